@@ -1,0 +1,95 @@
+# graphshim: turn repeated CUDA launch sequences into CUDA graphs, via LD_PRELOAD.
+#
+# Variables:
+#   CC         C compiler (default cc)
+#   CUDA_HOME  CUDA toolkit, for its headers (default /usr/local/cuda)
+#   PREFIX     install prefix (default /usr/local)
+#   BUILD      build directory (default build)
+#
+# Targets:
+#   all        build/libgraphshim.so and the graphshim launcher
+#   test       unit and integration tests over the fake driver (no GPU needed)
+#   demo       a sample under the shim with its report (fake driver without a GPU)
+#   gpu-test   samples with and without the shim on a GPU, compared bit for bit
+#   bench      eager vs graphshim vs hand-written graphs, on a GPU
+#   docs       regenerate docs/knobs.md from the knob table
+#   install, clean
+
+CC        ?= cc
+CUDA_HOME ?= /usr/local/cuda
+PREFIX    ?= /usr/local
+BUILD     ?= build
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden
+CPPFLAGS += -I$(CUDA_HOME)/include -Iinclude -I$(BUILD)/gen -Iinterpose
+LDLIBS   += -ldl -lpthread
+
+LIB      := $(BUILD)/libgraphshim.so
+LIB_SRC  := $(wildcard interpose/*.c) $(wildcard policy/*.c)
+LIB_SRC  := $(filter-out policy/knobs_doc.c,$(LIB_SRC))
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
+GEN      := $(BUILD)/gen/driver_names.def
+
+.PHONY: all test unit-test integration-test demo gpu-test bench docs install clean
+
+all: $(LIB) $(BUILD)/graphshim
+
+# The driver entry points of cuda.h that hooks.def does not list: each gets an
+# exported trampoline, so programs linked with -lcuda are guarded everywhere.
+$(GEN): $(CUDA_HOME)/include/cuda.h interpose/hooks.def
+	@mkdir -p $(@D)
+	printf '#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n' \
+	  | $(CC) -E -I$(CUDA_HOME)/include - | tr '\n' ' ' \
+	  | grep -oE 'CUresult +cu[A-Za-z0-9_]+ *\(' | sed -E 's/CUresult +(cu[A-Za-z0-9_]+).*/\1/' \
+	  | sort -u > $@.all
+	printf '#define GS_HOOK(n, a, ...) GSNAME a\n#define GS_HAND(n, a, ...) GSNAME a\n#define GS_PASS(n, a, ...) GSNAME a\n#include "hooks.def"\n' \
+	  | $(CC) -E -P -Iinterpose - | grep -oE 'GSNAME +[A-Za-z0-9_]+' | sed 's/GSNAME *//' | sort -u > $@.hooked
+	comm -23 $@.all $@.hooked | sed 's/.*/GS_DRIVER(&)/' > $@
+	rm -f $@.all $@.hooked
+
+$(BUILD)/obj/%.o: %.c $(GEN) $(wildcard interpose/*.h policy/*.h include/*.h) interpose/hooks.def
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/interpose/trampoline.o: interpose/trampoline.S interpose/hooks.def $(GEN)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ) interpose/graphshim.map
+	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,--version-script=interpose/graphshim.map -Wl,-z,defs $(LDLIBS)
+
+$(BUILD)/graphshim: scripts/graphshim
+	@mkdir -p $(@D)
+	cp $< $@
+
+# --- Documentation generated from tables ----------------------------------
+$(BUILD)/knobs_doc: policy/knobs_doc.c policy/config.c policy/log.c policy/config.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ policy/knobs_doc.c policy/config.c policy/log.c
+
+docs: $(BUILD)/knobs_doc
+	$(BUILD)/knobs_doc > docs/knobs.md
+
+# --- Tests over the fake driver ---------------------------------------------
+-include tests/fakecuda/fakecuda.mk
+-include tests/tests.mk
+
+# --- On a GPU machine ---------------------------------------------------------
+demo: all
+	bash scripts/demo.sh
+
+gpu-test: all
+	bash samples/gpu-test.sh
+
+bench: all
+	bash bench/bench.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/graphshim $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 include/graphshim.h $(DESTDIR)$(PREFIX)/include/
+
+clean:
+	rm -rf $(BUILD)

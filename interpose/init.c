@@ -1,0 +1,170 @@
+/*
+** init.c: loading graphshim.
+**
+** Nothing happens at load time beyond finding the real dlsym, so a process that
+** never touches CUDA is left alone.  The first intercepted driver call (or a
+** dlsym of a driver name from a loaded libcuda) runs gs__init() once: it reads the
+** knobs, finds libcuda, resolves the real pointer of every hooks.def row, opens the
+** trace, and decides whether the engine may run at all.
+*/
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interpose.h"
+#include "../policy/engine.h"
+#include "../policy/log.h"
+#include "../policy/trace.h"
+
+atomic_int gs__ready;
+int gs__passthrough;
+void *(*gs__real_dlsym)(void *, const char *);
+void *gs__libcuda;
+__thread struct gs_tls gs__tls __attribute__((tls_model("initial-exec")));
+void *gs__real[GS_NROWS];
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static uintptr_t libcuda_lo, libcuda_hi;
+
+/* Finds the real dlsym.  glibc 2.34 moved it into libc with a new version. */
+static void resolve_dlsym(void)
+{
+    if (gs__real_dlsym)
+        return;
+    gs__real_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!gs__real_dlsym)
+        gs__real_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+}
+
+__attribute__((constructor)) static void gs_load(void)
+{
+    resolve_dlsym();
+}
+
+void *gs__dlsym_real(void *handle, const char *name)
+{
+    resolve_dlsym();
+    return gs__real_dlsym ? gs__real_dlsym(handle, name) : NULL;
+}
+
+/* Records the address range of libcuda's loaded segments. */
+static int find_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct link_map *lm = arg;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+    (void)size;
+    if (info->dlpi_addr != lm->l_addr || strcmp(info->dlpi_name, lm->l_name) != 0)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (info->dlpi_addr + ph->p_vaddr < lo)
+            lo = info->dlpi_addr + ph->p_vaddr;
+        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+            hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    }
+    libcuda_lo = lo;
+    libcuda_hi = hi;
+    return 1;
+}
+
+int gs__in_libcuda(const void *p)
+{
+    return (uintptr_t)p >= libcuda_lo && (uintptr_t)p < libcuda_hi;
+}
+
+int gs__libcuda_loaded(void)
+{
+    void *h;
+
+    if (atomic_load_explicit(&gs__ready, memory_order_acquire))
+        return gs__libcuda != NULL;
+    h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        dlclose(h);
+    return h != NULL;
+}
+
+static void at_exit(void)
+{
+    gs__engine_exit();
+    gs__trace_summary();
+}
+
+static void before_fork(void) { gs__engine_fork(0); }
+static void after_fork_parent(void) { gs__engine_fork(1); }
+static void after_fork_child(void)
+{
+    gs__tls.tid = 0;
+    gs__engine_fork(2);
+}
+
+/* Decides whether the driver is new enough for the engine.  Held ops need the
+** kernel parameter layout, which only cuFuncGetParamInfo (CUDA 12.4) gives. */
+static void check_driver(void)
+{
+    int version = 0;
+
+    if (gs__real[GS_ID_cuDriverGetVersion])
+        GS_REAL(cuDriverGetVersion)(&version);
+    if (version < 12040 || !gs__real[GS_ID_cuFuncGetParamInfo]) {
+        gs__warn("the CUDA driver reports API version %d.%d, older than 12.4 (no cuFuncGetParamInfo): "
+                 "graphshim passes every call through",
+                 version / 1000, version % 1000 / 10);
+        gs__passthrough = 1;
+    }
+}
+
+static void init(void)
+{
+    struct link_map *lm = NULL;
+
+    gs__tls.depth++;
+    resolve_dlsym();
+    gs__config_load();
+    if (gs__cfg.trace)
+        gs__trace_open(gs__cfg.path[GS_KNOB_trace]);
+    gs__libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!gs__libcuda)
+        gs__libcuda = dlopen("libcuda.so.1", RTLD_LAZY);
+    if (!gs__libcuda) {
+        gs__warn("cannot load libcuda.so.1 (%s): driver calls return CUDA_ERROR_NOT_FOUND", dlerror());
+        gs__passthrough = 1;
+    } else {
+        if (dlinfo(gs__libcuda, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+            dl_iterate_phdr(find_range, lm);
+        for (int i = 0; i < GS_NROWS; i++)
+            gs__real[i] = gs__real_dlsym(gs__libcuda, gs__rows[i].abi);
+        check_driver();
+    }
+    if (!gs__cfg.enable)
+        gs__passthrough = 1;
+    gs__slots_init();
+    gs__engine_init();
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    atexit(at_exit);
+    atomic_store_explicit(&gs__ready, 1, memory_order_release);
+    gs__tls.depth--;
+}
+
+void gs__init(void)
+{
+    /* A call from inside init (libcuda's constructors may call dlsym) must not
+    ** wait on itself. */
+    if (gs__tls.depth)
+        return;
+    pthread_once(&init_once, init);
+}
+
+int gs__tid(void)
+{
+    if (!gs__tls.tid)
+        gs__tls.tid = (int)syscall(SYS_gettid);
+    return gs__tls.tid;
+}

@@ -1,0 +1,71 @@
+/*
+** config.h: the GRAPHSHIM_* knobs, as one table.
+**
+** GS_KNOBS lists every environment variable graphshim reads: its field, name,
+** type, default, range and a one-line doc.  config.c parses them all the same
+** way; knobs_doc.c renders docs/knobs.md from the same table.
+*/
+#ifndef GS_CONFIG_H
+#define GS_CONFIG_H
+
+enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH };
+
+enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
+
+/* X(field, env name, type, default, min, max, doc) */
+#define GS_KNOBS(X)                                                                   \
+    X(enable, "GRAPHSHIM", GS_KNOB_BOOL, 1, 0, 1,                                     \
+      "1 runs the engine; 0 turns it off and every call passes straight through")    \
+    X(warmup, "GRAPHSHIM_WARMUP", GS_KNOB_INT, 2, 1, 1000000,                         \
+      "identical occurrences of a sequence before it is stable and may be graphed")  \
+    X(min_ops, "GRAPHSHIM_MIN_OPS", GS_KNOB_INT, 2, 1, 1000000,                       \
+      "sequences shorter than this many ops are never graphed")                      \
+    X(max_graphs, "GRAPHSHIM_MAX_GRAPHS", GS_KNOB_INT, 256, 1, 1000000,               \
+      "graph executables kept at most; the least recently used goes first")          \
+    X(max_defer_us, "GRAPHSHIM_MAX_DEFER_US", GS_KNOB_INT, 2000, 1, 100000000,        \
+      "held work older than this (microseconds) is issued by a watchdog")            \
+    X(log, "GRAPHSHIM_LOG", GS_KNOB_LEVEL, GS_LOG_WARN, GS_LOG_ERROR, GS_LOG_DEBUG,   \
+      "messages on stderr: error, warn, info (adds the report table) or debug "     \
+      "(adds the effective settings and lookups)")                                   \
+    X(report, "GRAPHSHIM_REPORT", GS_KNOB_PATH, 0, 0, 0,                              \
+      "write the report at exit to this path; JSON when it ends in .json")           \
+    X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
+      "write one line per intercepted driver call to this path")
+
+/* Knob indices: GS_KNOB_<field>. */
+enum {
+#define GS_KNOB_INDEX(field, name, type, def, min, max, doc) GS_KNOB_##field,
+    GS_KNOBS(GS_KNOB_INDEX)
+#undef GS_KNOB_INDEX
+    GS_NKNOBS
+};
+
+/* The effective settings.  A path knob's long is 1 when it is set, and its text
+** is in path[GS_KNOB_<field>]. */
+struct gs_config {
+#define GS_KNOB_FIELD(field, name, type, def, min, max, doc) long field;
+    GS_KNOBS(GS_KNOB_FIELD)
+#undef GS_KNOB_FIELD
+    char path[GS_NKNOBS][1024];
+};
+
+extern struct gs_config gs__cfg;
+
+/* Descriptor of one knob, for parsing and for the docs. */
+struct gs_knob {
+    const char *name;
+    int type;
+    long def, min, max;
+    const char *doc;
+};
+extern const struct gs_knob gs__knobs[];
+
+/* Reads every knob from the environment into gs__cfg.  A bad value is reported
+** once on stderr, naming the variable and the default used.  Returns the number
+** of bad values. */
+int gs__config_load(void);
+
+/* Text of a default value, for the docs ("1", "warn", "unset"). */
+const char *gs__knob_default_text(const struct gs_knob *k, char *buf, int len);
+
+#endif

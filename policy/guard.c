@@ -1,0 +1,37 @@
+/*
+** guard.c: the guard layer (see guard.h).
+**
+** Until the engine holds work, the guard has nothing to resolve: it counts each
+** call by class (the unclassified count is the hook point the engine uses) and
+** writes the trace.
+*/
+#include "guard.h"
+
+#include "engine.h"
+#include "trace.h"
+
+atomic_long gs__calls_by_class[GS_NCLASSES];
+
+static const char *const class_names[GS_NCLASSES] = {
+    [GS_LAUNCH] = "launch", [GS_COPY] = "copy",       [GS_SET] = "set",         [GS_SYNC] = "sync",
+    [GS_EVENT] = "event",   [GS_HOSTFN] = "hostfn",   [GS_SYNCOP] = "syncop",   [GS_ALLOC] = "alloc",
+    [GS_STREAM] = "stream", [GS_CTX] = "ctx",         [GS_CAPTURE] = "capture", [GS_PROC] = "proc",
+    [GS_QUERY] = "query",   [GS_UNCLASSIFIED] = "unclassified",
+};
+
+const char *gs__class_name(int cls)
+{
+    return cls >= 0 && cls < GS_NCLASSES ? class_names[cls] : "?";
+}
+
+void gs__guard_before(const struct gs_call *c)
+{
+    atomic_fetch_add_explicit(&gs__calls_by_class[c->cls], 1, memory_order_relaxed);
+    gs__engine_boundary(c);
+}
+
+void gs__guard_after(const struct gs_call *c, CUresult rc)
+{
+    if (gs__trace_on)
+        gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));
+}

@@ -1,0 +1,32 @@
+/*
+** knobs_doc.c: renders docs/knobs.md from the knob table (make docs).  A test
+** compares its output with the committed file, so code and docs cannot drift.
+*/
+#include <stdio.h>
+
+#include "config.h"
+
+int main(void)
+{
+    printf("# graphshim knobs\n\n");
+    printf("Environment variables read when the first CUDA driver call is intercepted.\n");
+    printf("A bad value is reported once on stderr, naming the variable, and the default is used.\n");
+    printf("`GRAPHSHIM_LOG=debug` prints every effective setting.\n\n");
+    printf("Generated from `policy/config.h` by `make docs`; do not edit by hand.\n\n");
+    printf("| variable | type | default | range | meaning |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < GS_NKNOBS; i++) {
+        const struct gs_knob *k = &gs__knobs[i];
+        char dbuf[32], rbuf[64];
+        const char *type = k->type == GS_KNOB_BOOL ? "bool" : k->type == GS_KNOB_INT ? "integer"
+                           : k->type == GS_KNOB_LEVEL ? "level" : "path";
+        if (k->type == GS_KNOB_PATH)
+            snprintf(rbuf, sizeof rbuf, "a writable file");
+        else if (k->type == GS_KNOB_LEVEL)
+            snprintf(rbuf, sizeof rbuf, "error, warn, info, debug");
+        else
+            snprintf(rbuf, sizeof rbuf, "%ld to %ld", k->min, k->max);
+        printf("| `%s` | %s | %s | %s | %s |\n", k->name, type, gs__knob_default_text(k, dbuf, sizeof dbuf), rbuf,
+               k->doc);
+    }
+    return 0;
+}

@@ -1,0 +1,30 @@
+/*
+** trace.h: GRAPHSHIM_TRACE, one line per intercepted driver call.
+**
+** Line format (docs/trace.md):
+**   tid=<thread> <entry point> stream=<0x..|-> rc=<result>[ kernel=<name> grid=<x>,<y>,<z> block=<x>,<y>,<z>][ class=<class>]
+** Each line is written with one write(2) on a file opened with O_APPEND, so lines of
+** several threads (and of forked children) never interleave.
+*/
+#ifndef GS_TRACE_H
+#define GS_TRACE_H
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+/* Nonzero while tracing. */
+extern int gs__trace_on;
+
+/* Opens path for appending.  On failure: one warning, tracing stays off, the
+** program runs on.  Returns 0 or -1. */
+int gs__trace_open(const char *path);
+
+/* One launch or call line.  kernel may be NULL (then grid and block are
+** ignored); cls may be NULL. */
+void gs__trace_line(int tid, const char *entry, CUstream stream, CUresult rc, const char *kernel,
+                    const unsigned grid[3], const unsigned block[3], const char *cls);
+
+/* Writes the summary line ("N calls, M launches") at log level info. */
+void gs__trace_summary(void);
+
+#endif

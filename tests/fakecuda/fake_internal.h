@@ -1,0 +1,185 @@
+/* Internal declarations shared by the files of the CUDA driver fake.
+ * Nothing here is exported; exported ABI entry points live in fake_exports.c
+ * and only call the internal functions declared here. */
+#ifndef FAKE_INTERNAL_H
+#define FAKE_INTERNAL_H
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fakecuda.h"
+
+#define FAKE_DRIVER_VERSION_DEFAULT 13000
+#define POISON_BYTE 0xDB
+
+/* ---- handle registry ---------------------------------------------------- */
+enum kind { K_NONE, K_CTX, K_STREAM, K_EVENT, K_MODULE, K_LIBRARY, K_FUNC,
+            K_KERNEL, K_GRAPH, K_NODE, K_EXEC, K_COUNT };
+
+struct hdr { uint32_t kind; uint32_t id; };
+
+void reg_add(void *obj, int kind);          /* assigns hdr.kind and a sequential id */
+void reg_del(void *obj);
+void *reg_get(const void *p, int kind);     /* live object of that kind, or NULL */
+
+extern pthread_mutex_t g_lock;              /* recursive */
+#define LOCK() pthread_mutex_lock(&g_lock)
+#define UNLOCK() pthread_mutex_unlock(&g_lock)
+
+/* ---- global / thread state ---------------------------------------------- */
+int fake_driver_version(void);
+void fake_once(void);                       /* reads env, maps arenas */
+CUresult api_enter(bool need_ctx);          /* init / callback / context / sticky checks */
+extern __thread int t_in_callback;
+
+struct ctx { struct hdr h; int primary; int refcount; unsigned flags; };
+struct ctx *cur_ctx(void);
+
+/* ---- memory -------------------------------------------------------------- */
+struct block { uintptr_t addr; size_t size; int graph_owned; };
+struct arena {
+    const char *name;
+    char *base; size_t size, used;
+    struct block *b; size_t n, cap;
+};
+extern struct arena g_dev, g_host;
+struct block *arena_find(struct arena *a, uintptr_t p);
+bool in_arena(const struct arena *a, uintptr_t p);
+bool dev_range_ok(uintptr_t p, size_t n);   /* live device allocation or pinned host range */
+bool pinned_find(uintptr_t p, uintptr_t *start, size_t *size, int *registered);
+CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned);
+CUresult mem_free_raw(CUdeviceptr p);
+
+/* ---- kernels -------------------------------------------------------------- */
+struct kdef {
+    char *name;
+    fakecuda_kernel_fn fn;
+    size_t n, total;
+    size_t *sizes, *offs;
+};
+struct func {    /* CUfunction */
+    struct hdr h;
+    struct kdef *kd;
+    int max_dyn_smem;
+    struct kernel *from_kernel;
+};
+struct kernel {  /* CUkernel */
+    struct hdr h;
+    struct kdef *kd;
+    struct func *fn;          /* created by cuKernelGetFunction */
+    int max_dyn_smem;
+};
+/* Accepts a CUfunction or a CUkernel cast to CUfunction. */
+struct kdef *launchable_kdef(CUfunction f, int *max_dyn_smem);
+
+/* ---- graphs ------------------------------------------------------------- */
+struct graph;
+struct event;
+struct knode {
+    struct kdef *kd;
+    CUfunction handle;        /* as given (may be a CUkernel cast) */
+    unsigned grid[3], block[3], shmem;
+    unsigned char *buf;       /* packed parameter bytes (kd->total) */
+    void **ptrs;              /* ptrs[i] = buf + offs[i] */
+};
+struct node {
+    struct hdr h;
+    struct graph *g;
+    CUgraphNodeType type;
+    struct node **deps; size_t ndeps;
+    size_t idx;
+    struct node *orig, *upd;  /* exec copies: the graph node(s) this one stands for */
+    union {
+        struct knode k;
+        CUDA_MEMCPY3D cp;
+        CUDA_MEMSET_NODE_PARAMS ms;
+        CUDA_HOST_NODE_PARAMS host;
+        struct event *ev;
+        struct { CUdeviceptr p; size_t size; } ma;
+        CUdeviceptr mf;
+        struct graph *child;
+    } u;
+};
+struct graph {
+    struct hdr h;
+    struct node **nodes; size_t n, cap;
+    int registered;
+};
+struct exec {
+    struct hdr h;
+    struct graph *g;          /* private deep copy */
+    unsigned long long flags;
+};
+
+struct graph *graph_new(int registered);
+void graph_free(struct graph *g);
+struct node *graph_append(struct graph *g, const struct node *tmpl,
+                          struct node *const *deps, size_t ndeps);
+struct graph *graph_clone(const struct graph *src, int keep_orig);
+void node_payload_free(struct node *n);
+CUresult node_payload_copy(struct node *dst, const struct node *src);
+CUresult node_run(struct node *n);
+CUresult graph_run(struct graph *g);
+CUresult knode_build(struct knode *k, CUfunction f, const unsigned grid[3],
+                     const unsigned block[3], unsigned shmem,
+                     void **kernelParams, void **extra);
+
+/* ---- streams / events / capture ----------------------------------------- */
+enum { S_NORMAL = 0, S_LEGACY = 1, S_PERTHREAD = 2 };
+struct capture {
+    uint64_t id;
+    CUstreamCaptureMode mode;
+    int status;               /* CUstreamCaptureStatus; NONE once ended */
+    struct graph *graph;
+    struct stream *origin;
+    pthread_t thread;
+    struct stream **streams; size_t nstreams, capstreams;
+    struct capture *next;
+};
+struct stream {
+    struct hdr h;
+    unsigned flags;
+    int prio;
+    int special;
+    struct ctx *ctx;
+    struct capture *cap;
+    struct node **deps; size_t ndeps, capdeps;
+};
+struct event {
+    struct hdr h;
+    unsigned flags;
+    int recorded;
+    double t_ms;
+    struct capture *cap; uint64_t cap_id;
+    struct node **deps; size_t ndeps;
+};
+
+CUresult stream_resolve(CUstream h, int pt, struct stream **out);
+/* resolve + legacy-implicit (906) + invalidated-capture (901) checks */
+CUresult stream_prep(CUstream h, int pt, struct stream **out);
+/* run now, or record into the stream's capture; takes ownership of tmpl payload */
+CUresult stream_submit(struct stream *s, struct node *tmpl);
+CUresult unsafe_check(void);
+void capture_invalidate(struct capture *c);
+bool stream_capturing(const struct stream *s);
+
+/* ---- API implementations (pt = per-thread default stream variant) ------- */
+#include "fake_impl.h"
+
+/* ---- logging ------------------------------------------------------------ */
+struct lb { char *buf; size_t n, cap; int on; };
+void lb_begin(struct lb *l, const char *abi);
+void lb_end(struct lb *l, CUresult rc);
+void lb_raw(struct lb *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lb_stream(struct lb *l, const char *key, CUstream s);
+void lb_handle(struct lb *l, const char *key, const void *h, int kind);
+void lb_dptr(struct lb *l, const char *key, CUdeviceptr p);
+void lb_hptr(struct lb *l, const char *key, const void *p);
+void lb_launch(struct lb *l, CUfunction f, const unsigned grid[3], const unsigned block[3],
+               unsigned shmem, CUstream s, void **kernelParams, void **extra);
+void lb_bytes(struct lb *l, const char *key, const void *p, size_t n);
+#endif

@@ -1,0 +1,65 @@
+/*
+ * fakecuda.h - kernel-registration convention for programs that run over the
+ * CPU fake of the CUDA driver (build/fakecuda/libcuda.so.1).
+ *
+ * A "kernel" is a host function in the test program's own executable, which
+ * must be linked with -rdynamic so that the fake finds it with
+ * dlsym(RTLD_DEFAULT, ...).  For a kernel named NAME the program defines
+ *
+ *   void fakekernel_NAME(void **params, const struct fakecuda_dims *d);
+ *   const size_t fakekernel_NAME_params[] = { sizeof(arg0), ..., 0 };
+ *
+ * cuModuleGetFunction(&f, mod, "NAME") / cuLibraryGetKernel(&k, lib, "NAME")
+ * then resolve to it (any image pointer may be passed to cuModuleLoadData /
+ * cuLibraryLoadData).  params[i] points to a private COPY of argument i (the
+ * copy is made at launch time, as the real driver does); the function runs
+ * once per launch and loops over the grid/block itself if it wants to.
+ * Parameter layout (for cuFuncGetParamInfo and CU_LAUNCH_PARAM_BUFFER_POINTER):
+ * each parameter is aligned to min(size, 8) rounded up to a power of two.
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fakecuda_dims {
+    unsigned grid[3];      /* gridDimX, gridDimY, gridDimZ */
+    unsigned block[3];     /* blockDimX, blockDimY, blockDimZ */
+    unsigned shared_mem;   /* dynamic shared memory bytes */
+};
+
+typedef void (*fakecuda_kernel_fn)(void **params, const struct fakecuda_dims *d);
+
+#define FAKECUDA_EXPORT __attribute__((visibility("default"), used))
+
+/* FAKECUDA_KERNEL(scale, sizeof(float *), sizeof(float), sizeof(int)) { body }
+ * defines fakekernel_scale and fakekernel_scale_params.  Inside the body
+ * `params` and `d` are in scope; FAKECUDA_ARG(type, i) reads argument i. */
+#define FAKECUDA_KERNEL(name, ...)                                              \
+    FAKECUDA_EXPORT const size_t fakekernel_##name##_params[] = {__VA_ARGS__, 0}; \
+    FAKECUDA_EXPORT void fakekernel_##name(void **params,                       \
+                                           const struct fakecuda_dims *d)
+
+/* A kernel without parameters. */
+#define FAKECUDA_KERNEL0(name)                                                  \
+    FAKECUDA_EXPORT const size_t fakekernel_##name##_params[] = {0};           \
+    FAKECUDA_EXPORT void fakekernel_##name(void **params,                       \
+                                           const struct fakecuda_dims *d)
+
+#define FAKECUDA_ARG(type, i) (*(type *)params[(i)])
+
+/* Total number of threads of a launch (grid * block). */
+static inline unsigned long long fakecuda_threads(const struct fakecuda_dims *d)
+{
+    return (unsigned long long)d->grid[0] * d->grid[1] * d->grid[2] *
+           d->block[0] * d->block[1] * d->block[2];
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
