@@ -1,40 +1,588 @@
 /*
-** engine.c: the engine's entry points.
+** engine.c: learn repeating op sequences per stream, hold them while they match,
+** replay them as graphs (DESIGN.md section 3), and resolve held work at every
+** boundary (section 4).
 **
-** This first engine holds nothing: every op is issued at once, exactly as the
-** program issued it.  It is the pass-through that learning, holding and replay
-** (DESIGN.md section 3) build on.
+** The file is divided into:
+**   - stream states: lookup by handle, with a per-thread cache (no global lock on
+**     the launch path), and the per-thread default stream in thread-local storage;
+**   - issuing held ops eagerly, in order ("flush"), and replaying a sequence;
+**   - resolve: what a boundary does to one stream, and to all of them;
+**   - ops: the hold-or-issue decision for each launch, copy and memset;
+**   - boundaries: what each class of call resolves;
+**   - the watchdog, exit and fork.
+**
+** Locking: a state's lock guards it.  The table lock guards the list of states;
+** it may be taken before a state's lock, never after one.  Graph capture and the
+** real driver calls of a stream's ops happen under that stream's lock.
 */
+#define _GNU_SOURCE
 #include "engine.h"
 
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "graph_cache.h"
 #include "guard.h"
+#include "key.h"
+#include "log.h"
 #include "report.h"
+#include "stream.h"
 
-void gs__engine_init(void) {}
+/* --- Stream states ------------------------------------------------------- */
 
-void gs__engine_exit(void)
+#define STREAM_HASH 1024
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gs_stream *all_streams;
+static struct gs_stream *by_handle[STREAM_HASH];
+static int nstreams;
+
+/* Streams that hold work, for the legacy-stream rule. */
+static atomic_int blocking_holding, legacy_holding;
+/* Captures of the program's own in progress: while any runs, nothing is held. */
+static atomic_int app_captures;
+
+static __thread struct gs_stream *tls_last;
+static __thread CUstream tls_last_handle;
+static __thread struct gs_stream *tls_ptds;
+
+static uint64_t now_ns(void)
 {
-    gs__report_write();
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void gs__engine_fork(int phase)
+static unsigned handle_hash(CUstream h)
 {
-    (void)phase;
+    return (unsigned)(((uintptr_t)h * 0x9E3779B97F4A7C15ull) >> 40) & (STREAM_HASH - 1);
+}
+
+static struct gs_stream *stream_new(CUstream handle, int kind)
+{
+    struct gs_stream *s = calloc(1, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+    s->handle = handle;
+    s->kind = kind;
+    s->clean = 1;
+    s->cur = &s->trie.root;
+    s->id = nstreams++;
+    s->next = all_streams;
+    all_streams = s;
+    return s;
+}
+
+/* The state of a normalized stream handle; created on first use. */
+static struct gs_stream *stream_get(CUstream handle)
+{
+    struct gs_stream *s;
+    unsigned h;
+
+    if (handle == CU_STREAM_PER_THREAD) {
+        if (GS_UNLIKELY(!tls_ptds)) {
+            pthread_mutex_lock(&table_lock);
+            tls_ptds = stream_new(handle, GS_STREAM_PTDS);
+            tls_ptds->owner_tid = gs__tid();
+            pthread_mutex_unlock(&table_lock);
+        }
+        return tls_ptds;
+    }
+    if (GS_LIKELY(tls_last && tls_last_handle == handle))
+        return tls_last;
+    h = handle_hash(handle);
+    pthread_mutex_lock(&table_lock);
+    for (s = by_handle[h]; s && s->handle != handle; s = s->hnext)
+        ;
+    if (!s) {
+        s = stream_new(handle, handle == CU_STREAM_LEGACY ? GS_STREAM_LEGACY : GS_STREAM_CREATED);
+        s->hnext = by_handle[h];
+        by_handle[h] = s;
+    }
+    pthread_mutex_unlock(&table_lock);
+    tls_last = s;
+    tls_last_handle = handle;
+    return s;
+}
+
+/* Learns what the engine needs to know of a stream before holding its ops: its
+** context and whether it synchronizes with the legacy stream.  Called locked. */
+static void stream_ready(struct gs_stream *s)
+{
+    unsigned flags = 0;
+
+    s->ready = 1;
+    s->usable = 0;
+    if (GS_REAL(cuCtxGetCurrent)(&s->ctx) != CUDA_SUCCESS || !s->ctx)
+        return;
+    if (s->kind == GS_STREAM_CREATED) {
+        CUcontext c = NULL;
+        if (!gs__real[GS_ID_cuStreamGetCtx] || GS_REAL(cuStreamGetCtx)(s->handle, &c) != CUDA_SUCCESS ||
+            GS_REAL(cuStreamGetFlags)(s->handle, &flags) != CUDA_SUCCESS)
+            return;
+        s->ctx = c;
+        s->blocking = !(flags & CU_STREAM_NON_BLOCKING);
+    } else {
+        s->blocking = s->kind == GS_STREAM_PTDS;
+    }
+    s->usable = 1;
+}
+
+/* The stream the held ops of s are issued to from this thread.  Another thread
+** cannot name s's per-thread stream; the legacy stream orders the same way (the
+** per-thread stream synchronizes with it). */
+static CUstream issue_stream(const struct gs_stream *s)
+{
+    if (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid())
+        return CU_STREAM_LEGACY;
+    return s->handle;
+}
+
+/* Makes s's context current for the engine's own calls; returns the previous one. */
+static CUcontext enter_ctx(const struct gs_stream *s)
+{
+    CUcontext cur = NULL;
+    GS_REAL(cuCtxGetCurrent)(&cur);
+    if (cur != s->ctx)
+        GS_REAL(cuCtxSetCurrent)(s->ctx);
+    return cur;
+}
+
+static void leave_ctx(const struct gs_stream *s, CUcontext prev)
+{
+    if (prev != s->ctx)
+        GS_REAL(cuCtxSetCurrent)(prev);
+}
+
+static void set_holding(struct gs_stream *s, int on)
+{
+    if (s->kind == GS_STREAM_LEGACY)
+        atomic_fetch_add(&legacy_holding, on ? 1 : -1);
+    else if (s->blocking)
+        atomic_fetch_add(&blocking_holding, on ? 1 : -1);
+    atomic_store_explicit(&s->held_since, on ? now_ns() : 0, memory_order_relaxed);
+}
+
+/* --- Issuing held ops ------------------------------------------------------ */
+
+/* Records that the last issue on stream st read staging buffers of s. */
+static void staging_issued(struct gs_stream *s, CUstream st)
+{
+    if (!s->staging_done && GS_REAL(cuEventCreate)(&s->staging_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        s->staging_done = NULL;
+        GS_REAL(cuStreamSynchronize)(st); /* no event: wait here instead */
+        return;
+    }
+    GS_REAL(cuEventRecord)(s->staging_done, st);
+    s->staging_pending = 1;
+}
+
+/* Before a staging buffer of s is overwritten: the GPU must be done reading it. */
+static void staging_wait(struct gs_stream *s)
+{
+    if (s->staging_pending) {
+        GS_REAL(cuEventSynchronize)(s->staging_done);
+        s->staging_pending = 0;
+    }
+}
+
+/* Issues the held ops of s eagerly, in order, and stops holding.  Called locked. */
+static void flush(struct gs_stream *s, int reason)
+{
+    struct gs_node *stack[64], **path = stack;
+    unsigned n = s->cur->depth;
+    int staged = 0;
+    CUstream st = issue_stream(s);
+    CUcontext prev = enter_ctx(s);
+
+    if (n > 64)
+        path = malloc(n * sizeof *path);
+    gs__trie_path(s->cur, path);
+    for (unsigned i = 0; i < n; i++) {
+        if (gs__key_issue(&path[i]->key, st, path[i]->staging) != CUDA_SUCCESS)
+            s->issue_errors++;
+        staged |= path[i]->staging != NULL;
+    }
+    if (staged)
+        staging_issued(s, st);
+    leave_ctx(s, prev);
+    if (path != stack)
+        free(path);
+    s->holding = 0;
+    s->bails[reason]++;
+    set_holding(s, 0);
+}
+
+/* Replays the stable sequence ending at s->cur as one graph launch, capturing its
+** graph first if needed.  Returns 0, or -1 if no graph could be made or
+** launched (nothing was issued then).  Called locked. */
+static int replay(struct gs_stream *s)
+{
+    struct gs_node *t = s->cur;
+    CUstream st = issue_stream(s);
+    CUcontext prev = enter_ctx(s);
+    int rc = 0;
+
+    if (!t->exec) {
+        struct gs_node *stack[64], **path = t->depth > 64 ? malloc(t->depth * sizeof *path) : stack;
+        gs__trie_path(t, path);
+        if (gs__graph_capture(s, t, path) == 0)
+            s->captures++;
+        if (path != stack)
+            free(path);
+    }
+    if (!t->exec || GS_REAL(cuGraphLaunch)(t->exec, st) != CUDA_SUCCESS) {
+        rc = -1;
+    } else {
+        gs__graph_used(t);
+        if (t->reads_staging)
+            staging_issued(s, st);
+    }
+    leave_ctx(s, prev);
+    return rc;
+}
+
+/* --- Resolve --------------------------------------------------------------- */
+
+/* Ends the current segment of s: an exactly matched stable sequence is replayed
+** as a graph; other held ops are issued eagerly, counted under reason (enum
+** gs_bail); the sequence is counted for learning.  Called locked. */
+static void resolve_locked(struct gs_stream *s, int reason)
+{
+    struct gs_node *t = s->cur;
+
+    if (s->holding) {
+        if (t->stable && replay(s) == 0) {
+            s->replays++;
+            s->ops_replayed += t->depth;
+            t->replays++;
+            s->holding = 0;
+            set_holding(s, 0);
+        } else {
+            if (t->stable) {
+                gs__debug("graph of a %u-op sequence failed; it runs eagerly from now on", t->depth);
+                gs__trie_unstable(t);
+                flush(s, GS_BAIL_GRAPH_FAILED);
+            } else {
+                flush(s, reason);
+            }
+        }
+    }
+    if (t && s->clean)
+        gs__trie_ended(t, gs__cfg.warmup, gs__cfg.min_ops);
+    s->cur = &s->trie.root;
+    s->clean = 1;
+}
+
+static void resolve(struct gs_stream *s, int reason)
+{
+    pthread_mutex_lock(&s->lock);
+    resolve_locked(s, reason);
+    pthread_mutex_unlock(&s->lock);
+}
+
+#define ALL 0
+#define BLOCKING 1
+#define LEGACY 2
+
+/* Resolves every stream, or every blocking one, or the legacy stream(s), except
+** one (NULL for none). */
+static void resolve_some(int which, const struct gs_stream *except, int reason)
+{
+    pthread_mutex_lock(&table_lock);
+    for (struct gs_stream *s = all_streams; s; s = s->next) {
+        if (s == except || (which == BLOCKING && !(s->blocking && s->kind != GS_STREAM_LEGACY)) ||
+            (which == LEGACY && s->kind != GS_STREAM_LEGACY))
+            continue;
+        resolve(s, reason);
+    }
+    pthread_mutex_unlock(&table_lock);
+}
+
+/* The legacy stream waits for the blocking streams' earlier work, and they wait
+** for its: an op or boundary on one side issues what the other side holds. */
+static void legacy_rule(const struct gs_stream *s)
+{
+    if (s->kind == GS_STREAM_LEGACY) {
+        if (atomic_load_explicit(&blocking_holding, memory_order_relaxed))
+            resolve_some(BLOCKING, s, GS_BAIL_OTHER_STREAM);
+    } else if (s->blocking && atomic_load_explicit(&legacy_holding, memory_order_relaxed)) {
+        resolve_some(LEGACY, s, GS_BAIL_OTHER_STREAM);
+    }
+}
+
+/* --- Ops ------------------------------------------------------------------- */
+
+int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src)
+{
+    struct gs_stream *s;
+    struct gs_node *c;
+    uint64_t hash;
+
+    *out = NULL;
+    if (gs__passthrough || len < 0 || atomic_load_explicit(&app_captures, memory_order_relaxed))
+        return GS_OP_PASS;
+    s = stream_get(stream);
+    if (GS_UNLIKELY(!s->ready)) {
+        pthread_mutex_lock(&s->lock);
+        if (!s->ready)
+            stream_ready(s);
+        pthread_mutex_unlock(&s->lock);
+    }
+    if (atomic_load_explicit(&legacy_holding, memory_order_relaxed) ||
+        (s->kind == GS_STREAM_LEGACY && atomic_load_explicit(&blocking_holding, memory_order_relaxed)))
+        legacy_rule(s);
+    pthread_mutex_lock(&s->lock);
+    if (GS_UNLIKELY(!s->usable || s->app_capturing)) {
+        pthread_mutex_unlock(&s->lock);
+        return GS_OP_PASS;
+    }
+    s->ops_seen++;
+    *out = s;
+    if (!s->cur)
+        return GS_OP_ISSUE;
+    hash = gs__hash(key, (size_t)len);
+    c = gs__trie_child(s->cur, key, (uint32_t)len, hash);
+    if (c && c->stable_below && !c->barrier && (s->holding || s->cur->depth == 0)) {
+        /* Hold: the call returns success, the op waits for its sequence's end. */
+        if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
+            if (!c->staging && GS_REAL(cuMemAllocHost_v2)(&c->staging, ((struct gs_key *)key)->size) != CUDA_SUCCESS)
+                c->staging = NULL;
+            if (!c->staging)
+                goto issue;
+            staging_wait(s);
+            memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
+        }
+        if (!s->holding) {
+            s->holding = 1;
+            set_holding(s, 1);
+        }
+        s->cur = c;
+        s->ops_held++;
+        pthread_mutex_unlock(&s->lock);
+        *out = NULL;
+        return GS_OP_HELD;
+    }
+issue:
+    if (s->holding)
+        flush(s, GS_BAIL_MISMATCH);
+    s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, hash);
+    return GS_OP_ISSUE;
+}
+
+void gs__engine_op_end(struct gs_stream *s, CUresult rc)
+{
+    if (rc != CUDA_SUCCESS) {
+        s->clean = 0;
+        s->cur = NULL; /* a failed op is never part of a learned sequence */
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
                            CUstream stream, CUstream app_stream, const CUlaunchConfig *cfg, void **params,
                            void **extra)
 {
-    (void)stream;
+    _Alignas(16) unsigned char key[GS_KEY_MAX];
+    struct gs_stream *s;
+    CUresult rc;
+    int len = gs__passthrough ? -1 : gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
+
     atomic_fetch_add_explicit(&gs__calls_by_class[GS_LAUNCH], 1, memory_order_relaxed);
+    if (gs__engine_op_begin(&s, stream, key, len, NULL) == GS_OP_HELD)
+        return CUDA_SUCCESS;
     if (cfg)
-        return ((__typeof__(&cuLaunchKernelEx))gs__real[id])(cfg, f, params, extra);
-    return ((__typeof__(&cuLaunchKernel))gs__real[id])(f, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                                        shmem, app_stream, params, extra);
+        rc = ((__typeof__(&cuLaunchKernelEx))gs__real[id])(cfg, f, params, extra);
+    else
+        rc = ((__typeof__(&cuLaunchKernel))gs__real[id])(f, grid[0], grid[1], grid[2], block[0], block[1],
+                                                          block[2], shmem, app_stream, params, extra);
+    if (s)
+        gs__engine_op_end(s, rc);
+    return rc;
 }
+
+/* --- Boundaries -------------------------------------------------------------- */
 
 void gs__engine_boundary(const struct gs_call *c)
 {
-    (void)c;
+    struct gs_stream *s;
+
+    if (gs__passthrough)
+        return;
+    switch (c->cls) {
+    case GS_QUERY:
+    case GS_PROC:
+        return;
+    case GS_SYNC:
+    case GS_EVENT:
+    case GS_HOSTFN:
+    case GS_CAPTURE:
+    case GS_STREAM:
+        if (c->stream == GS_NONE)
+            break; /* context or event synchronize: every stream */
+        s = stream_get(c->stream);
+        legacy_rule(s);
+        resolve(s, GS_BAIL_BOUNDARY + c->cls);
+        if (c->cls == GS_CAPTURE)
+            gs__engine_capture_call(s, c->id);
+        if (c->cls == GS_STREAM)
+            gs__engine_stream_destroyed(s);
+        return;
+    default:
+        break;
+    }
+    /* Allocation, synchronous copies, context changes, and anything unclassified:
+    ** every stream. */
+    resolve_some(ALL, NULL, GS_BAIL_BOUNDARY + c->cls);
+    if (c->cls == GS_CTX)
+        gs__engine_reset();
+}
+
+/* The program's own capture: nothing is held anywhere while one is open. */
+void gs__engine_capture_call(struct gs_stream *s, int id)
+{
+    int begin = id == GS_ID_cuStreamBeginCapture_v2 || id == GS_ID_cuStreamBeginCapture_v2_ptsz ||
+                id == GS_ID_cuStreamBeginCaptureToGraph || id == GS_ID_cuStreamBeginCaptureToGraph_ptsz;
+    int end = id == GS_ID_cuStreamEndCapture || id == GS_ID_cuStreamEndCapture_ptsz;
+
+    if (begin) {
+        resolve_some(ALL, NULL, GS_BAIL_APP_CAPTURE);
+        pthread_mutex_lock(&s->lock);
+        if (!s->app_capturing) {
+            s->app_capturing = 1;
+            atomic_fetch_add(&app_captures, 1);
+        }
+        pthread_mutex_unlock(&s->lock);
+    } else if (end) {
+        pthread_mutex_lock(&s->lock);
+        if (s->app_capturing) {
+            s->app_capturing = 0;
+            atomic_fetch_sub(&app_captures, 1);
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
+/* Frees what the engine kept for s: its graphs and learned sequences. */
+static void stream_empty(struct gs_stream *s)
+{
+    staging_wait(s);
+    gs__trie_clear(&s->trie, gs__graph_drop_node, s);
+    s->cur = &s->trie.root;
+    s->clean = 1;
+    if (s->staging_done) {
+        GS_REAL(cuEventDestroy_v2)(s->staging_done);
+        s->staging_done = NULL;
+        s->staging_pending = 0;
+    }
+}
+
+void gs__engine_stream_destroyed(struct gs_stream *s)
+{
+    if (s->kind != GS_STREAM_CREATED)
+        return;
+    pthread_mutex_lock(&s->lock);
+    stream_empty(s);
+    s->ready = 0; /* a new stream may get the same handle */
+    pthread_mutex_unlock(&s->lock);
+}
+
+void gs__engine_reset(void)
+{
+    pthread_mutex_lock(&table_lock);
+    for (struct gs_stream *s = all_streams; s; s = s->next) {
+        pthread_mutex_lock(&s->lock);
+        stream_empty(s);
+        s->ready = 0;
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&table_lock);
+    gs__graph_reset();
+    gs__layouts_reset();
+}
+
+/* --- Watchdog, exit, fork ---------------------------------------------------- */
+
+static pthread_t watchdog_thread;
+static atomic_int watchdog_started;
+static atomic_int watchdog_stop;
+
+/* Issues work held longer than GRAPHSHIM_MAX_DEFER_US, so a host waiting for it
+** without a CUDA call (polling mapped memory) never waits forever.  The node where
+** it fired stops holding for good: that program point does not wait for a sync. */
+static void *watchdog(void *arg)
+{
+    uint64_t limit = (uint64_t)gs__cfg.max_defer_us * 1000u;
+    struct timespec nap = {0, (long)(limit / 4 > 50000 ? (limit / 4 < 10000000 ? limit / 4 : 10000000) : 50000)};
+
+    (void)arg;
+    gs__tls.depth++;
+    while (!atomic_load(&watchdog_stop)) {
+        uint64_t now;
+        nanosleep(&nap, NULL);
+        now = now_ns();
+        pthread_mutex_lock(&table_lock);
+        for (struct gs_stream *s = all_streams; s; s = s->next) {
+            uint64_t since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+            if (!since || now - since < limit)
+                continue;
+            pthread_mutex_lock(&s->lock);
+            if (s->holding && now - atomic_load_explicit(&s->held_since, memory_order_relaxed) >= limit) {
+                s->cur->barrier = 1;
+                flush(s, GS_BAIL_WATCHDOG);
+            }
+            pthread_mutex_unlock(&s->lock);
+        }
+        pthread_mutex_unlock(&table_lock);
+    }
+    return NULL;
+}
+
+void gs__engine_init(void)
+{
+    if (gs__passthrough)
+        return;
+    if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) == 0)
+        atomic_store(&watchdog_started, 1);
+    else
+        gs__warn("cannot start the watchdog thread: the engine is off");
+    if (!atomic_load(&watchdog_started))
+        gs__passthrough = 1;
+}
+
+void gs__engine_exit(void)
+{
+    if (!gs__passthrough) {
+        gs__tls.depth++;
+        resolve_some(ALL, NULL, GS_BAIL_EXIT);
+        gs__tls.depth--;
+    }
+    gs__report_write();
+}
+
+void gs__engine_fork(int phase)
+{
+    if (phase == 0) {
+        pthread_mutex_lock(&table_lock);
+    } else {
+        pthread_mutex_unlock(&table_lock);
+        if (phase == 2 && atomic_load(&watchdog_started)) {
+            /* The child has no watchdog thread: it must hold nothing. */
+            gs__passthrough = 1;
+        }
+    }
+}
+
+/* For the report: visits every stream state, under the table lock. */
+void gs__engine_each_stream(void (*fn)(struct gs_stream *, void *), void *arg)
+{
+    pthread_mutex_lock(&table_lock);
+    for (struct gs_stream *s = all_streams; s; s = s->next) {
+        pthread_mutex_lock(&s->lock);
+        fn(s, arg);
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&table_lock);
 }

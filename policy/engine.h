@@ -6,19 +6,42 @@
 
 #include "../interpose/interpose.h"
 
+struct gs_stream;
+
 /* Once, from gs__init(), after the real driver table is resolved. */
 void gs__engine_init(void);
 /* At exit: issues held work, writes the report. */
 void gs__engine_exit(void);
 /* Around fork(): phase 0 before, 1 in the parent after, 2 in the child after. */
 void gs__engine_fork(int phase);
+
+/* What to do with an op (gs__engine_op_begin). */
+enum { GS_OP_PASS, GS_OP_ISSUE, GS_OP_HELD };
+
+/* An op (launch, copy, memset) on the normalized stream, with its key (key.h;
+** len < 0: the op cannot be held).  stage_src: the pageable source of an
+** H2D_PAGEABLE copy, snapshotted if the op is held.
+**   GS_OP_HELD: the engine holds it; the call returns CUDA_SUCCESS.
+**   GS_OP_ISSUE: the caller issues it through the real driver, then calls
+**                gs__engine_op_end(*s, result); the stream stays locked until then.
+**   GS_OP_PASS: the caller issues it; nothing else to do. */
+int gs__engine_op_begin(struct gs_stream **s, CUstream stream, void *key, int len, const void *stage_src);
+void gs__engine_op_end(struct gs_stream *s, CUresult rc);
+
 /* A kernel launch (row id of the shim).  stream is normalized, app_stream is what
 ** the program passed; cfg is the cuLaunchKernelEx config or NULL.  Returns what
 ** the program must see. */
 CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const unsigned block[3],
                            unsigned shmem, CUstream stream, CUstream app_stream, const CUlaunchConfig *cfg,
                            void **params, void **extra);
+
 /* A call that is not an op: resolves the held work it could observe. */
 void gs__engine_boundary(const struct gs_call *c);
+
+/* Internal to the engine, shared with the report and the graph cache. */
+void gs__engine_capture_call(struct gs_stream *s, int id);
+void gs__engine_stream_destroyed(struct gs_stream *s);
+void gs__engine_reset(void);
+void gs__engine_each_stream(void (*fn)(struct gs_stream *, void *), void *arg);
 
 #endif

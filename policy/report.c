@@ -1,5 +1,9 @@
 /*
-** report.c: the report at exit (see report.h).
+** report.c: the report at exit (see report.h and docs/report.md).
+**
+** Totals, then per stream its counters and its stable sequences.  Hit rate is ops
+** replayed as part of a graph over ops seen by the engine; launches saved is
+** driver calls avoided (a replay of an n-op sequence is one call instead of n).
 */
 #include "report.h"
 
@@ -8,8 +12,179 @@
 #include <string.h>
 
 #include "config.h"
+#include "engine.h"
+#include "graph_cache.h"
 #include "guard.h"
 #include "log.h"
+#include "stream.h"
+
+static const char *bail_name(int b, char *buf, size_t len)
+{
+    static const char *const names[GS_BAIL_BOUNDARY] = {
+        [GS_BAIL_MISMATCH] = "mismatch",         [GS_BAIL_WATCHDOG] = "watchdog",
+        [GS_BAIL_GRAPH_FAILED] = "graph-failed", [GS_BAIL_OTHER_STREAM] = "legacy-stream-order",
+        [GS_BAIL_APP_CAPTURE] = "app-capture",   [GS_BAIL_EXIT] = "exit",
+    };
+    if (b < GS_BAIL_BOUNDARY)
+        return names[b];
+    snprintf(buf, len, "boundary-%s", gs__class_name(b - GS_BAIL_BOUNDARY));
+    return buf;
+}
+
+struct totals {
+    uint64_t ops, held, replayed, replays, issue_errors, bails[GS_NBAIL];
+    int nstreams;
+};
+
+static void add_stream(struct gs_stream *s, void *arg)
+{
+    struct totals *t = arg;
+    t->ops += s->ops_seen;
+    t->held += s->ops_held;
+    t->replayed += s->ops_replayed;
+    t->replays += s->replays;
+    t->issue_errors += s->issue_errors;
+    for (int b = 0; b < GS_NBAIL; b++)
+        t->bails[b] += s->bails[b];
+    t->nstreams++;
+}
+
+static double rate(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+static const char *kind_name(const struct gs_stream *s)
+{
+    return s->kind == GS_STREAM_LEGACY ? "legacy" : s->kind == GS_STREAM_PTDS ? "per-thread" : "created";
+}
+
+/* --- JSON ------------------------------------------------------------------ */
+
+struct out {
+    FILE *f;
+    int first;   /* first element of the current list */
+    int nseq;
+};
+
+static void json_bails(FILE *f, const uint64_t *bails)
+{
+    char buf[64];
+    int first = 1;
+    fprintf(f, "{");
+    for (int b = 0; b < GS_NBAIL; b++) {
+        if (!bails[b])
+            continue;
+        fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", bail_name(b, buf, sizeof buf), (unsigned long long)bails[b]);
+        first = 0;
+    }
+    fprintf(f, "}");
+}
+
+static void json_sequence(struct gs_node *n, void *arg)
+{
+    struct out *o = arg;
+    if (!n->stable && !n->replays && !n->ungraphable)
+        return;
+    if (o->nseq++ >= 32)
+        return;
+    fprintf(o->f, "%s\n        {\"ops\": %u, \"seen\": %u, \"replays\": %llu, \"launches_saved\": %llu, "
+            "\"graph\": %s}",
+            o->first ? "" : ",", n->depth, n->seen, (unsigned long long)n->replays,
+            (unsigned long long)(n->replays * (n->depth - 1)),
+            n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
+    o->first = 0;
+}
+
+static void json_stream(struct gs_stream *s, void *arg)
+{
+    struct out *o = arg;
+    struct out seq = {o->f, 1, 0};
+
+    fprintf(o->f, "%s\n    {\"stream\": \"%p\", \"kind\": \"%s\", \"ops\": %llu, \"ops_held\": %llu, "
+            "\"ops_replayed\": %llu, \"replays\": %llu, \"hit_rate\": %.4f, \"bails\": ",
+            o->first ? "" : ",", (void *)s->handle, kind_name(s), (unsigned long long)s->ops_seen,
+            (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
+            rate(s->ops_replayed, s->ops_seen));
+    json_bails(o->f, s->bails);
+    fprintf(o->f, ", \"sequences\": [");
+    gs__trie_walk(&s->trie.root, json_sequence, &seq);
+    fprintf(o->f, "%s]}", seq.first ? "" : "\n      ");
+    o->first = 0;
+}
+
+static void write_json(FILE *f, const struct totals *t, const struct gs_graph_stats *g)
+{
+    struct out o = {f, 1, 0};
+
+    fprintf(f, "{\n  \"engine\": %s,\n", gs__passthrough ? "false" : "true");
+    fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
+            "\"replays\": %llu, \"launches_saved\": %llu, \"graphs_captured\": %ld, \"graph_failures\": %ld, "
+            "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"issue_errors\": %llu, \"bails\": ",
+            (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
+            rate(t->replayed, t->ops), (unsigned long long)t->replays,
+            (unsigned long long)(t->replayed - t->replays), g->captured, g->failed, g->evicted, g->alive,
+            (unsigned long long)t->issue_errors);
+    json_bails(f, t->bails);
+    fprintf(f, "},\n  \"calls\": {");
+    for (int c = 0; c < GS_NCLASSES; c++)
+        fprintf(f, "%s\"%s\": %ld", c ? ", " : "", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
+    fprintf(f, "},\n  \"streams\": [");
+    gs__engine_each_stream(json_stream, &o);
+    fprintf(f, "%s]\n}\n", o.first ? "" : "\n  ");
+}
+
+/* --- Text ------------------------------------------------------------------ */
+
+static void text_sequence(struct gs_node *n, void *arg)
+{
+    struct out *o = arg;
+    if (!n->stable && !n->replays && !n->ungraphable)
+        return;
+    if (o->nseq++ >= 8)
+        return;
+    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s\n", n->depth, n->seen,
+            (unsigned long long)n->replays, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
+}
+
+static void text_stream(struct gs_stream *s, void *arg)
+{
+    struct out *o = arg;
+    struct out seq = {o->f, 1, 0};
+    char buf[64];
+
+    fprintf(o->f, "  stream %-14p %-10s ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", (void *)s->handle,
+            kind_name(s), (unsigned long long)s->ops_seen, (unsigned long long)s->ops_replayed,
+            100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
+    for (int b = 0; b < GS_NBAIL; b++)
+        if (s->bails[b])
+            fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],
+                    bail_name(b, buf, sizeof buf));
+    gs__trie_walk(&s->trie.root, text_sequence, &seq);
+}
+
+static void write_text(FILE *f, const struct totals *t, const struct gs_graph_stats *g)
+{
+    struct out o = {f, 1, 0};
+    char buf[64];
+
+    fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
+    fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu graph launches saved %llu driver "
+            "calls\n",
+            (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
+            (unsigned long long)t->replays, (unsigned long long)(t->replayed - t->replays));
+    fprintf(f, "  graphs: %ld captured, %ld failed, %ld evicted, %ld alive\n", g->captured, g->failed,
+            g->evicted, g->alive);
+    for (int b = 0; b < GS_NBAIL; b++)
+        if (t->bails[b])
+            fprintf(f, "  bailed out %llu x  %s\n", (unsigned long long)t->bails[b], bail_name(b, buf, sizeof buf));
+    fprintf(f, "  calls:");
+    for (int c = 0; c < GS_NCLASSES; c++)
+        if (atomic_load(&gs__calls_by_class[c]))
+            fprintf(f, " %s %ld", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
+    fprintf(f, "\n");
+    gs__engine_each_stream(text_stream, &o);
+}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -17,29 +192,18 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static void write_json(FILE *f)
-{
-    fprintf(f, "{\n  \"engine\": %s,\n  \"calls\": {", gs__passthrough ? "false" : "true");
-    for (int c = 0; c < GS_NCLASSES; c++)
-        fprintf(f, "%s\n    \"%s\": %ld", c ? "," : "", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
-    fprintf(f, "\n  }\n}\n");
-}
-
-static void write_text(FILE *f)
-{
-    fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
-    fprintf(f, "  %-14s %12s\n", "calls by class", "count");
-    for (int c = 0; c < GS_NCLASSES; c++)
-        fprintf(f, "  %-14s %12ld\n", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
-}
-
 int gs__report_write(void)
 {
     const char *path = gs__cfg.path[GS_KNOB_report];
+    struct totals t;
+    struct gs_graph_stats g;
     int rc = 0;
 
+    memset(&t, 0, sizeof t);
+    gs__engine_each_stream(add_stream, &t);
+    gs__graph_stats(&g);
     if (gs__cfg.log >= GS_LOG_INFO)
-        write_text(stderr);
+        write_text(stderr, &t, &g);
     if (gs__cfg.report) {
         FILE *f = fopen(path, "w");
         if (!f) {
@@ -47,9 +211,9 @@ int gs__report_write(void)
             return -1;
         }
         if (ends_with(path, ".json"))
-            write_json(f);
+            write_json(f, &t, &g);
         else
-            write_text(f);
+            write_text(f, &t, &g);
         if (fclose(f) != 0)
             rc = -1;
     }

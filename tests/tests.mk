@@ -1,0 +1,30 @@
+# tests.mk: the test suite over the fake driver (included by the Makefile).
+#
+#   make test              everything below; needs libcriterion-dev
+#   make unit-test         policy and interposer units, real driver swapped out
+#   make integration-test  driver-API programs over tests/fakecuda, with and
+#                          without the shim preloaded
+
+TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DBUILD_DIR=\"$(abspath $(BUILD))\"
+UNIT_SRC    := $(wildcard tests/unit/*.c)
+INTEG_SRC   := tests/integration/test_integration.c tests/integration/run.c
+
+$(BUILD)/tests/unit: $(UNIT_SRC) $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -o $@ $(UNIT_SRC) $(LIB_OBJ) -lcriterion $(LDLIBS)
+
+$(BUILD)/tests/integration: $(INTEG_SRC) tests/integration/run.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRC) -lcriterion
+
+$(BUILD)/tests/drvprog: tests/integration/drvprog.c $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
+
+unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
+	$(BUILD)/tests/unit
+
+integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(LIB) $(FAKECUDA_LIB)
+	$(BUILD)/tests/integration
+
+test: unit-test fakecuda-test integration-test

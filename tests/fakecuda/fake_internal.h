@@ -40,7 +40,7 @@ struct ctx { struct hdr h; int primary; int refcount; unsigned flags; };
 struct ctx *cur_ctx(void);
 
 /* ---- memory -------------------------------------------------------------- */
-struct block { uintptr_t addr; size_t size; int graph_owned; };
+struct block { uintptr_t addr; size_t size, req; int graph_owned; };  /* size: rounded, req: requested */
 struct arena {
     const char *name;
     char *base; size_t size, used;

@@ -41,14 +41,14 @@ typedef void (*fakecuda_kernel_fn)(void **params, const struct fakecuda_dims *d)
  * `params` and `d` are in scope; FAKECUDA_ARG(type, i) reads argument i. */
 #define FAKECUDA_KERNEL(name, ...)                                              \
     FAKECUDA_EXPORT const size_t fakekernel_##name##_params[] = {__VA_ARGS__, 0}; \
-    FAKECUDA_EXPORT void fakekernel_##name(void **params,                       \
-                                           const struct fakecuda_dims *d)
+    FAKECUDA_EXPORT void fakekernel_##name(void **params __attribute__((unused)), \
+                                           const struct fakecuda_dims *d __attribute__((unused)))
 
 /* A kernel without parameters. */
 #define FAKECUDA_KERNEL0(name)                                                  \
     FAKECUDA_EXPORT const size_t fakekernel_##name##_params[] = {0};           \
-    FAKECUDA_EXPORT void fakekernel_##name(void **params,                       \
-                                           const struct fakecuda_dims *d)
+    FAKECUDA_EXPORT void fakekernel_##name(void **params __attribute__((unused)), \
+                                           const struct fakecuda_dims *d __attribute__((unused)))
 
 #define FAKECUDA_ARG(type, i) (*(type *)params[(i)])
 

@@ -1,0 +1,181 @@
+/*
+** graph_cache.c: capture, instantiation and eviction of sequence graphs (see
+** graph_cache.h).
+**
+** The cache lock guards the list of live executables and the private streams.
+** It is taken with a stream's lock held, so it never waits for a stream's lock:
+** eviction of another stream's graph only tries that lock.
+*/
+#include "graph_cache.h"
+
+#include <stdlib.h>
+
+#include "log.h"
+
+struct exec_rec {
+    struct gs_node *node;
+    struct gs_stream *s;
+};
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct exec_rec *recs;
+static int nrecs, caprecs;
+static atomic_ulong use_clock;
+static long ncaptured, nfailed, nevicted;
+
+/* One private capture stream per context. */
+#define MAX_CTX 64
+static struct {
+    CUcontext ctx;
+    CUstream stream;
+} privs[MAX_CTX];
+static int nprivs;
+
+static CUstream private_stream(CUcontext ctx)
+{
+    CUstream p = NULL;
+
+    for (int i = 0; i < nprivs; i++)
+        if (privs[i].ctx == ctx)
+            return privs[i].stream;
+    if (nprivs < MAX_CTX && GS_REAL(cuStreamCreate)(&p, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+        privs[nprivs].ctx = ctx;
+        privs[nprivs++].stream = p;
+    }
+    return p;
+}
+
+static void rec_remove(int i)
+{
+    recs[i] = recs[--nrecs];
+}
+
+/* Destroys the least recently used graph other than keep's.  Called with the
+** cache lock; s (locked by the caller) may be used without its lock. */
+static void evict_one(struct gs_stream *s, struct gs_node *keep)
+{
+    for (int tries = 0; tries < 4; tries++) {
+        int victim = -1;
+        for (int i = 0; i < nrecs; i++)
+            if (recs[i].node != keep && (victim < 0 || recs[i].node->last_used < recs[victim].node->last_used))
+                victim = i;
+        if (victim < 0)
+            return;
+        if (recs[victim].s == s || pthread_mutex_trylock(&recs[victim].s->lock) == 0) {
+            struct gs_node *n = recs[victim].node;
+            struct gs_stream *owner = recs[victim].s;
+            GS_REAL(cuGraphExecDestroy)(n->exec);
+            n->exec = NULL;
+            rec_remove(victim);
+            nevicted++;
+            if (owner != s)
+                pthread_mutex_unlock(&owner->lock);
+            return;
+        }
+        /* Its stream is busy: touch it so another is picked next time. */
+        recs[victim].node->last_used = atomic_fetch_add(&use_clock, 1);
+    }
+}
+
+int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path)
+{
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    CUstream p;
+    CUresult rc;
+    int staging = 0;
+
+    pthread_mutex_lock(&cache_lock);
+    p = private_stream(s->ctx);
+    pthread_mutex_unlock(&cache_lock);
+    if (!p)
+        goto failed;
+    rc = GS_REAL(cuStreamBeginCapture_v2)(p, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (rc != CUDA_SUCCESS)
+        goto failed;
+    for (unsigned i = 0; i < t->depth && rc == CUDA_SUCCESS; i++) {
+        rc = gs__key_issue(&path[i]->key, p, path[i]->staging);
+        staging |= path[i]->staging != NULL;
+    }
+    if (GS_REAL(cuStreamEndCapture)(p, &g) != CUDA_SUCCESS || rc != CUDA_SUCCESS) {
+        gs__debug("capture of a %u-op sequence failed (error %d)", t->depth, rc);
+        goto failed;
+    }
+    rc = GS_REAL(cuGraphInstantiateWithFlags)(&x, g, 0);
+    GS_REAL(cuGraphDestroy)(g);
+    g = NULL;
+    if (rc != CUDA_SUCCESS) {
+        gs__debug("instantiating a %u-op graph failed (error %d)", t->depth, rc);
+        goto failed;
+    }
+    t->exec = x;
+    t->reads_staging = (uint8_t)staging;
+    t->last_used = atomic_fetch_add(&use_clock, 1);
+    pthread_mutex_lock(&cache_lock);
+    if (nrecs == caprecs) {
+        caprecs = caprecs ? 2 * caprecs : 64;
+        recs = realloc(recs, (size_t)caprecs * sizeof *recs);
+    }
+    recs[nrecs].node = t;
+    recs[nrecs++].s = s;
+    ncaptured++;
+    while (nrecs > gs__cfg.max_graphs) {
+        int before = nrecs;
+        evict_one(s, t);
+        if (nrecs == before)
+            break;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return 0;
+failed:
+    if (g)
+        GS_REAL(cuGraphDestroy)(g);
+    pthread_mutex_lock(&cache_lock);
+    nfailed++;
+    pthread_mutex_unlock(&cache_lock);
+    return -1;
+}
+
+void gs__graph_used(struct gs_node *t)
+{
+    t->last_used = atomic_fetch_add_explicit(&use_clock, 1, memory_order_relaxed);
+}
+
+void gs__graph_drop_node(struct gs_node *n, void *stream)
+{
+    (void)stream;
+    if (n->exec) {
+        pthread_mutex_lock(&cache_lock);
+        for (int i = 0; i < nrecs; i++)
+            if (recs[i].node == n) {
+                rec_remove(i);
+                break;
+            }
+        pthread_mutex_unlock(&cache_lock);
+        GS_REAL(cuGraphExecDestroy)(n->exec);
+        n->exec = NULL;
+    }
+    if (n->staging) {
+        GS_REAL(cuMemFreeHost)(n->staging);
+        n->staging = NULL;
+    }
+}
+
+void gs__graph_reset(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < nprivs; i++)
+        GS_REAL(cuStreamDestroy_v2)(privs[i].stream);
+    nprivs = 0;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+void gs__graph_stats(struct gs_graph_stats *st)
+{
+    pthread_mutex_lock(&cache_lock);
+    st->alive = nrecs;
+    st->captured = ncaptured;
+    st->failed = nfailed;
+    st->evicted = nevicted;
+    pthread_mutex_unlock(&cache_lock);
+}

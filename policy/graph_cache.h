@@ -1,0 +1,35 @@
+/*
+** graph_cache.h: the graphs of stable sequences.
+**
+** A sequence's graph is built by re-issuing its ops on a private non-blocking
+** stream captured in thread-local mode (the program's other threads keep working,
+** and the program's own code never runs inside the capture), then instantiated.
+** One executable per (sequence, stream), kept on the sequence's node; at most
+** GRAPHSHIM_MAX_GRAPHS of them, the least recently used destroyed first.
+*/
+#ifndef GS_GRAPH_CACHE_H
+#define GS_GRAPH_CACHE_H
+
+#include "learner.h"
+#include "stream.h"
+
+/* Builds t->exec for the sequence path[0 .. t->depth-1] of stream s (locked).
+** Returns 0, or -1 if capture or instantiation failed (t->exec stays NULL). */
+int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path);
+
+/* t's graph was just launched. */
+void gs__graph_used(struct gs_node *t);
+
+/* A node is being freed (its stream is locked): destroys its graph and staging. */
+void gs__graph_drop_node(struct gs_node *n, void *stream);
+
+/* Forgets the private capture streams (their context is going away). */
+void gs__graph_reset(void);
+
+/* Counters for the report. */
+struct gs_graph_stats {
+    long alive, captured, failed, evicted;
+};
+void gs__graph_stats(struct gs_graph_stats *st);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+** key.c: op keys, parameter layouts, and issuing an op from its key (key.h).
+**
+** Parameter layouts come from cuFuncGetParamInfo, or cuKernelGetParamInfo when the
+** handle is a CUkernel (cuFuncGetParamInfo rejects one with
+** CUDA_ERROR_INVALID_HANDLE).  They are cached per function in a table that
+** readers search without a lock: entries are immutable once published, and a
+** reset or a resize publishes a new table (the old one is left allocated, since
+** a reader may still be in it; both happen rarely).
+*/
+#include "key.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+/* --- Parameter layouts -------------------------------------------------- */
+
+struct layout {
+    CUfunction f;
+    int n;                 /* parameters; -1: unknown, the function passes through */
+    uint32_t size;         /* bytes of the packed parameter buffer */
+    const uint32_t *off;   /* n offsets, then n sizes */
+};
+
+struct layout_table {
+    unsigned cap;          /* power of two */
+    unsigned used;
+    struct layout *_Atomic *slots;
+};
+
+static struct layout_table *_Atomic layouts;
+static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct layout_table *table_new(unsigned cap)
+{
+    struct layout_table *t = calloc(1, sizeof *t);
+    t->cap = cap;
+    t->slots = calloc(cap, sizeof *t->slots);
+    return t;
+}
+
+static unsigned fhash(CUfunction f)
+{
+    uint64_t x = (uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull;
+    return (unsigned)(x >> 32);
+}
+
+static const struct layout *layout_find(struct layout_table *t, CUfunction f)
+{
+    for (unsigned h = fhash(f);; h++) {
+        struct layout *l = atomic_load_explicit(&t->slots[h & (t->cap - 1)], memory_order_acquire);
+        if (!l || l->f == f)
+            return l;
+    }
+}
+
+static void layout_put(struct layout_table *t, struct layout *l)
+{
+    unsigned h = fhash(l->f);
+    while (atomic_load_explicit(&t->slots[h & (t->cap - 1)], memory_order_relaxed))
+        h++;
+    atomic_store_explicit(&t->slots[h & (t->cap - 1)], l, memory_order_release);
+    t->used++;
+}
+
+/* Asks the driver for f's parameter layout. */
+static struct layout *layout_query(CUfunction f)
+{
+    struct layout *l = calloc(1, sizeof *l);
+    uint32_t *arr = NULL;
+    int cap = 0, n = 0, by_kernel = 0;
+    uint32_t end = 0;
+
+    l->f = f;
+    for (;;) {
+        size_t off = 0, size = 0;
+        CUresult rc;
+
+        if (!by_kernel)
+            rc = GS_REAL(cuFuncGetParamInfo)(f, (size_t)n, &off, &size);
+        else
+            rc = gs__real[GS_ID_cuKernelGetParamInfo] ? GS_REAL(cuKernelGetParamInfo)((CUkernel)f, (size_t)n, &off, &size)
+                                                      : CUDA_ERROR_NOT_FOUND;
+        if (rc == CUDA_ERROR_INVALID_HANDLE && n == 0 && !by_kernel) {
+            by_kernel = 1;
+            continue;
+        }
+        if (rc == CUDA_ERROR_INVALID_VALUE)
+            break; /* past the last parameter */
+        if (rc != CUDA_SUCCESS) {
+            gs__debug("no parameter layout for function %p (error %d): its launches pass through", (void *)f, rc);
+            free(arr);
+            l->n = -1;
+            return l;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            arr = realloc(arr, 2 * (size_t)cap * sizeof *arr);
+        }
+        arr[n] = (uint32_t)off;
+        arr[cap + n] = (uint32_t)size;
+        if (off + size > end)
+            end = (uint32_t)(off + size);
+        n++;
+    }
+    if (n) {
+        /* Offsets, then sizes, packed. */
+        uint32_t *packed = malloc(2 * (size_t)n * sizeof *packed);
+        memcpy(packed, arr, (size_t)n * sizeof *packed);
+        memcpy(packed + n, arr + cap, (size_t)n * sizeof *packed);
+        l->off = packed;
+    }
+    free(arr);
+    l->n = n;
+    l->size = end;
+    return l;
+}
+
+static const struct layout *layout_of(CUfunction f)
+{
+    struct layout_table *t = atomic_load_explicit(&layouts, memory_order_acquire);
+    const struct layout *l = t ? layout_find(t, f) : NULL;
+    struct layout *nl;
+
+    if (GS_LIKELY(l != NULL))
+        return l;
+    nl = layout_query(f);
+    pthread_mutex_lock(&layouts_lock);
+    t = atomic_load_explicit(&layouts, memory_order_relaxed);
+    if (!t) {
+        t = table_new(1024);
+        atomic_store_explicit(&layouts, t, memory_order_release);
+    }
+    if ((l = layout_find(t, f)) == NULL) {
+        if (2 * (t->used + 1) > t->cap) {
+            struct layout_table *big = table_new(2 * t->cap);
+            for (unsigned i = 0; i < t->cap; i++) {
+                struct layout *e = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+                if (e)
+                    layout_put(big, e);
+            }
+            atomic_store_explicit(&layouts, big, memory_order_release);
+            t = big;
+        }
+        layout_put(t, nl);
+        l = nl;
+        nl = NULL;
+    }
+    pthread_mutex_unlock(&layouts_lock);
+    if (nl) {
+        free((void *)nl->off);
+        free(nl);
+    }
+    return l;
+}
+
+void gs__layouts_reset(void)
+{
+    pthread_mutex_lock(&layouts_lock);
+    atomic_store_explicit(&layouts, table_new(1024), memory_order_release);
+    pthread_mutex_unlock(&layouts_lock);
+}
+
+/* --- Keys ------------------------------------------------------------- */
+
+uint64_t gs__hash(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+int gs__attr_supported(CUlaunchAttributeID id)
+{
+    switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int gs__key_launch(void *buf, CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
+                   const CUlaunchConfig *cfg, void **params, void **extra)
+{
+    struct gs_key *k = buf;
+    const struct layout *l = layout_of(f);
+    unsigned nattrs = cfg ? cfg->numAttrs : 0;
+    unsigned char *p;
+    uint32_t nbytes;
+
+    if (l->n < 0 || nattrs > 8 || (nattrs && !cfg->attrs))
+        return -1;
+    memset(k, 0, sizeof *k);
+    k->kind = GS_OP_LAUNCH;
+    k->f = f;
+    memcpy(k->grid, grid, sizeof k->grid);
+    memcpy(k->block, block, sizeof k->block);
+    k->shmem = shmem;
+    k->nattrs = nattrs;
+    for (unsigned i = 0; i < nattrs; i++) {
+        if (!gs__attr_supported(cfg->attrs[i].id))
+            return -1;
+        gs__key_attrs(k)[i] = cfg->attrs[i];
+    }
+    p = gs__key_params(k);
+    if (params) {
+        if (extra)
+            return -1;
+        nbytes = l->size;
+        memset(p, 0, nbytes);
+        for (int i = 0; i < l->n; i++)
+            memcpy(p + l->off[i], params[i], l->off[l->n + i]);
+    } else if (extra) {
+        void *ptr = NULL;
+        size_t size = 0;
+        int have_size = 0;
+        for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                ptr = extra[i + 1];
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+                size = *(size_t *)extra[i + 1], have_size = 1;
+            else
+                return -1;
+        }
+        if (!ptr || !have_size || size > 32768)
+            return -1;
+        nbytes = (uint32_t)size;
+        memcpy(p, ptr, nbytes);
+    } else {
+        if (l->n != 0)
+            return -1; /* the driver rejects it: let it say so */
+        nbytes = 0;
+    }
+    k->nparams = nbytes;
+    return (int)((size_t)(p - (unsigned char *)buf) + nbytes);
+}
+
+int gs__key_copy(void *buf, int kind, uint64_t dst, uint64_t src, uint64_t size)
+{
+    struct gs_key *k = buf;
+    memset(k, 0, sizeof *k);
+    k->kind = (uint32_t)kind;
+    k->dst = dst;
+    k->src = src;
+    k->size = size;
+    return (int)sizeof *k;
+}
+
+int gs__key_set(void *buf, uint64_t dst, uint32_t value, uint32_t elem, uint64_t n)
+{
+    struct gs_key *k = buf;
+    memset(k, 0, sizeof *k);
+    k->kind = GS_OP_SET;
+    k->dst = dst;
+    k->src = value;
+    k->size = n;
+    k->elem = elem;
+    return (int)sizeof *k;
+}
+
+CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_override)
+{
+    switch (k->kind) {
+    case GS_OP_LAUNCH: {
+        size_t size = k->nparams;
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, gs__key_params(k), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                         CU_LAUNCH_PARAM_END};
+        void **ex = size ? extra : NULL;
+        if (k->nattrs) {
+            CUlaunchConfig cfg = {k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+                                  k->shmem, s, gs__key_attrs(k), k->nattrs};
+            return GS_REAL(cuLaunchKernelEx)(&cfg, k->f, NULL, ex);
+        }
+        return GS_REAL(cuLaunchKernel)(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+                                       k->block[2], k->shmem, s, NULL, ex);
+    }
+    case GS_OP_H2D:
+    case GS_OP_H2D_PAGEABLE:
+        return GS_REAL(cuMemcpyHtoDAsync_v2)(k->dst, src_override ? src_override : (const void *)(uintptr_t)k->src,
+                                            k->size, s);
+    case GS_OP_D2H:
+        return GS_REAL(cuMemcpyDtoHAsync_v2)((void *)(uintptr_t)k->dst, k->src, k->size, s);
+    case GS_OP_D2D:
+        return GS_REAL(cuMemcpyDtoDAsync_v2)(k->dst, k->src, k->size, s);
+    case GS_OP_SET:
+        if (k->elem == 1)
+            return GS_REAL(cuMemsetD8Async)(k->dst, (unsigned char)k->src, k->size, s);
+        if (k->elem == 2)
+            return GS_REAL(cuMemsetD16Async)(k->dst, (unsigned short)k->src, k->size, s);
+        return GS_REAL(cuMemsetD32Async)(k->dst, (unsigned)k->src, k->size, s);
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}

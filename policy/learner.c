@@ -1,0 +1,96 @@
+/*
+** learner.c: the prefix tree of op sequences (see learner.h).
+*/
+#include "learner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len, uint64_t hash)
+{
+    size_t size = offsetof(struct gs_node, key) + len;
+    struct gs_node *c;
+
+    if (t->bytes + size > GS_TRIE_MAX_BYTES || !(c = calloc(1, size)))
+        return NULL;
+    t->bytes += size;
+    c->parent = n;
+    c->hash = hash;
+    c->len = len;
+    c->depth = n->depth + 1;
+    memcpy(&c->key, key, len);
+    c->sibling = n->child;
+    n->child = c;
+    return c;
+}
+
+static void add_stable_below(struct gs_node *n, int delta)
+{
+    for (; n; n = n->parent)
+        n->stable_below = (uint32_t)((int)n->stable_below + delta);
+}
+
+int gs__trie_ended(struct gs_node *n, long warmup, long min_ops)
+{
+    if (n->depth == 0)
+        return 0;
+    n->seen++;
+    if (n->stable || n->ungraphable || n->seen < warmup || n->depth < min_ops)
+        return 0;
+    n->stable = 1;
+    add_stable_below(n, 1);
+    return 1;
+}
+
+void gs__trie_unstable(struct gs_node *n)
+{
+    if (n->stable) {
+        n->stable = 0;
+        add_stable_below(n, -1);
+    }
+    n->ungraphable = 1;
+}
+
+void gs__trie_path(struct gs_node *n, struct gs_node **path)
+{
+    for (; n && n->depth; n = n->parent)
+        path[n->depth - 1] = n;
+}
+
+/* Both traversals are iterative: a tree may be a chain of many thousand ops. */
+void gs__trie_walk(struct gs_node *root, void (*fn)(struct gs_node *, void *), void *arg)
+{
+    struct gs_node *n = root;
+
+    for (;;) {
+        fn(n, arg);
+        if (n->child) {
+            n = n->child;
+            continue;
+        }
+        while (n != root && !n->sibling)
+            n = n->parent;
+        if (n == root)
+            return;
+        n = n->sibling;
+    }
+}
+
+void gs__trie_clear(struct gs_trie *t, void (*fn)(struct gs_node *, void *), void *arg)
+{
+    struct gs_node *n = t->root.child;
+
+    while (n) {
+        struct gs_node *p;
+        while (n->child)
+            n = n->child;
+        p = n->parent;
+        p->child = n->sibling;
+        if (fn)
+            fn(n, arg);
+        free(n);
+        n = p->child ? p->child : (p == &t->root ? NULL : p);
+    }
+    memset(&t->root, 0, sizeof t->root);
+    t->bytes = 0;
+}

@@ -1,0 +1,80 @@
+/*
+** learner.h: the prefix tree of op sequences a stream has run.
+**
+** Every segment of a stream (the ops between two boundaries) is a path from the
+** root; the node where a segment ended counts one more occurrence of that
+** sequence.  A sequence seen GRAPHSHIM_WARMUP times, at least GRAPHSHIM_MIN_OPS
+** long, is stable: while the next ops of a stream follow a path that can still
+** end in a stable sequence, the engine holds them.  Several sequences sharing a
+** prefix, or alternating on one stream, are all learned.
+**
+** A tree belongs to one stream and is only touched under that stream's lock.
+*/
+#ifndef GS_LEARNER_H
+#define GS_LEARNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "key.h"
+
+struct gs_exec;
+
+struct gs_node {
+    struct gs_node *parent, *child, *sibling;
+    uint64_t hash;
+    uint32_t len;            /* key bytes */
+    uint32_t depth;          /* ops from the root */
+    uint32_t seen;           /* segments that ended here */
+    uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
+    uint8_t stable;          /* this node ends a stable sequence */
+    uint8_t ungraphable;     /* capturing or launching its graph failed once */
+    uint8_t barrier;         /* the watchdog fired here: never hold this op */
+    uint8_t reads_staging;   /* its graph copies from staging buffers */
+    uint64_t replays;        /* graph launches of the sequence ending here */
+    uint64_t last_used;      /* replay clock, for the graph cache */
+    CUgraphExec exec;        /* graph of the sequence ending here, or NULL */
+    void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE */
+    union {
+        struct gs_key key;   /* len bytes, the key's variable part follows */
+        max_align_t align_;
+    };
+};
+
+struct gs_trie {
+    struct gs_node root;     /* depth 0, no key */
+    size_t bytes;            /* memory of all nodes */
+};
+
+/* Most memory one stream's tree may take; past it, new sequences are not learned. */
+#define GS_TRIE_MAX_BYTES (32u << 20)
+
+/* The child of n whose key equals key/len, or NULL. */
+static inline struct gs_node *gs__trie_child(const struct gs_node *n, const void *key, uint32_t len, uint64_t hash)
+{
+    for (struct gs_node *c = n->child; c; c = c->sibling)
+        if (c->hash == hash && c->len == len && __builtin_memcmp(&c->key, key, len) == 0)
+            return c;
+    return NULL;
+}
+
+/* Adds a child of n for key.  Returns it, or NULL when the tree is full. */
+struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len, uint64_t hash);
+
+/* A segment ended at n with every op issued successfully: counts it, and makes
+** it stable when it qualifies.  Returns 1 if it just became stable. */
+int gs__trie_ended(struct gs_node *n, long warmup, long min_ops);
+
+/* Stops treating the sequence ending at n as stable (its graph failed). */
+void gs__trie_unstable(struct gs_node *n);
+
+/* The path from the root to n, first op first, into path[] (n->depth entries). */
+void gs__trie_path(struct gs_node *n, struct gs_node **path);
+
+/* Calls fn on every node of the subtree at root, root included. */
+void gs__trie_walk(struct gs_node *root, void (*fn)(struct gs_node *, void *), void *arg);
+
+/* Frees every node below the root; fn, if not NULL, is called on each first. */
+void gs__trie_clear(struct gs_trie *t, void (*fn)(struct gs_node *, void *), void *arg);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+** stream.h: the engine's state of one stream.
+**
+** A state exists for every stream the program issued an op to: created streams by
+** handle, the legacy stream, and each thread's per-thread default stream.  States
+** are never freed: a destroyed stream's state is emptied and reused if the handle
+** comes back, so a pointer cached by any thread stays valid.  Everything in a
+** state is guarded by its lock, except held_since (read by the watchdog).
+*/
+#ifndef GS_STREAM_H
+#define GS_STREAM_H
+
+#include <stdint.h>
+
+#include "learner.h"
+
+enum gs_stream_kind { GS_STREAM_CREATED, GS_STREAM_LEGACY, GS_STREAM_PTDS };
+
+/* Why held ops were issued eagerly instead of as a graph. */
+enum gs_bail {
+    GS_BAIL_MISMATCH,      /* the next op differed from every stable sequence */
+    GS_BAIL_WATCHDOG,      /* held longer than GRAPHSHIM_MAX_DEFER_US */
+    GS_BAIL_GRAPH_FAILED,  /* capture, instantiate or launch of the graph failed */
+    GS_BAIL_OTHER_STREAM,  /* legacy-stream ordering with another stream */
+    GS_BAIL_APP_CAPTURE,   /* the program began a capture of its own */
+    GS_BAIL_EXIT,          /* the process exits */
+    GS_BAIL_BOUNDARY,      /* a boundary in the middle of a sequence: + class */
+    GS_NBAIL = GS_BAIL_BOUNDARY + GS_NCLASSES
+};
+
+struct gs_stream {
+    pthread_mutex_t lock;
+    CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
+    CUcontext ctx;
+    int kind;                 /* enum gs_stream_kind */
+    int blocking;             /* synchronizes with the legacy stream */
+    int owner_tid;            /* per-thread stream: its thread */
+    int ready;                /* ctx and flags are known */
+    int usable;               /* the engine may hold its ops */
+    int app_capturing;        /* the program captures this stream */
+    int id;                   /* order of first use, for the report */
+
+    struct gs_trie trie;
+    struct gs_node *cur;      /* the segment's path so far; NULL: not learned */
+    int holding;              /* the ops on cur's path are held, none issued */
+    int clean;                /* every op of the segment issued so far succeeded */
+    _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
+
+    CUevent staging_done;     /* recorded after the last issue that read staging */
+    int staging_pending;
+
+    /* Counters for the report. */
+    uint64_t ops_seen, ops_replayed, ops_held, replays, captures, issue_errors;
+    uint64_t bails[GS_NBAIL];
+
+    struct gs_stream *next;   /* every state */
+    struct gs_stream *hnext;  /* hash chain */
+};
+
+#endif

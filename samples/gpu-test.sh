@@ -1,0 +1,415 @@
+#!/usr/bin/env bash
+# gpu-test.sh: GPU check of graphshim with the samples in samples/.
+#
+#   bash samples/gpu-test.sh [sample ...]        (from the repo root; needs a GPU)
+#
+# For every sample (and, for the CUDA ones, every runtime: static, shared) it
+# runs
+#   plain   without the shim
+#   off     LD_PRELOAD=<shim> GRAPHSHIM=0
+#   trace   LD_PRELOAD=<shim> GRAPHSHIM_TRACE=<file>
+#   report  LD_PRELOAD=<shim> GRAPHSHIM_REPORT=<file>.json   (engine on: default)
+# and requires: exit code 0 everywhere, stdout of off/trace/report byte-identical
+# to plain, launch lines in the trace matching the program's `launches <N>`
+# (see the table below) and, unless GS_CHECK_REPORT=0, the report's replays /
+# hit_rate matching the expectation.
+#
+# Environment:
+#   OUT=dir              logs (default build/gpu-test; old results there are removed)
+#   GRAPHSHIM_LIB=path   the shim (default build/libgraphshim.so)
+#   GS_BUILD=dir         build dir given to samples/Makefile (default build)
+#   GS_CHECK_REPORT=0    do not check the JSON reports (engine not built yet)
+#   GS_MIN_HIT_RATE=x    also require hit_rate >= x where replays are expected >0
+#   GS_RUNTIMES="static shared"   CUDA runtimes to test
+#   GS_SKIP_TORCH=1      skip the PyTorch samples
+#   GS_TIMEOUT=120       per-run timeout (s);  GS_JOBS=8: make -j
+#   GS_KEEP_TRACE=1      keep full traces gzipped (default: head -200 + counts)
+#   GS_NO_BUILD=1        do not run make (binaries already in $GS_BUILD/samples)
+#   GS_PACK_LOGS=1       at the end, pack the per-run logs into $OUT/logs.tar.gz
+#                        (leaves 4 files: summary.txt env.txt build.log logs.tar.gz)
+#   PYTHON=python3       interpreter for the PyTorch samples
+#   NVCC_ARCH, NVCC, CUDA_HOME are passed through to samples/Makefile.
+
+set -u -o pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+ROOT=$PWD
+T0=$SECONDS
+
+abspath() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$ROOT/$1" ;; esac; }
+
+OUT=$(abspath "${OUT:-build/gpu-test}")
+SHIM=$(abspath "${GRAPHSHIM_LIB:-build/libgraphshim.so}")
+GS_BUILD=$(abspath "${GS_BUILD:-build}")
+CHECK_REPORT=${GS_CHECK_REPORT:-1}
+MIN_HIT_RATE=${GS_MIN_HIT_RATE:-}
+RUNTIMES=${GS_RUNTIMES:-static shared}
+SKIP_TORCH=${GS_SKIP_TORCH:-0}
+RUN_TIMEOUT=${GS_TIMEOUT:-120}
+JOBS=${GS_JOBS:-8}
+KEEP_TRACE=${GS_KEEP_TRACE:-0}
+NO_BUILD=${GS_NO_BUILD:-0}
+PACK_LOGS=${GS_PACK_LOGS:-0}
+PYTHON=${PYTHON:-python3}
+OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
+
+# ------------------------------------------------------------------ expectations
+# sample         type  launches  replays  extra
+#   type     cu: samples/<name>.cu built as .static/.shared; py: samples/<name>.py
+#   launches eq: launch lines in the trace == program's `launches N`
+#            ge: >= (libraries add their own) and the trace's gsamp_* launches == N
+#            -:  program does not count (python)
+#   replays  >0: report's replays must be > 0;  any: whatever the shim decides
+#   extra    gemms: >= `gemms N` launches of kernels not named gsamp_*
+#            tids4: launch lines from >= 4 distinct tids
+#            ex:    launches through cuLaunchKernel[_ptsz] AND cuLaunchKernelEx[_ptsz]
+EXPECT='
+tiny_stream     cu  eq  >0   -
+tiny_legacy     cu  eq  >0   -
+tiny_ptds       cu  eq  >0   -
+cublas_gemm     cu  ge  >0   gemms
+h2d_pinned      cu  eq  >0   -
+h2d_pageable    cu  eq  >0   -
+pingpong        cu  eq  >0   -
+two_seqs        cu  eq  >0   -
+events_timing   cu  eq  >0   -
+threads4        cu  eq  >0   tids4
+own_graph       cu  eq  any  -
+malloc_async    cu  eq  any  -
+host_func       cu  eq  any  -
+mapped_poll     cu  eq  any  -
+torch_basic     py  -   >0   ex
+torch_mlp       py  -   >0   ex
+'
+
+# ------------------------------------------------------------------ setup
+mkdir -p "$OUT" || exit 2
+# remove only what an earlier run of this script left there
+for f in "$OUT"/*.static "$OUT"/*.shared "$OUT"/*.py "$OUT"/summary.txt "$OUT"/env.txt "$OUT"/build.log \
+    "$OUT"/logs.tar.gz; do
+    [ -e "$f" ] && rm -rf -- "$f"
+done
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/gs-gpu-test.XXXXXX") || exit 2
+trap 'rm -rf "$TMPD"' EXIT
+
+log() { printf '%s\n' "$*"; }
+
+if [ ! -f "$SHIM" ]; then
+    log "gpu-test: shim not found: $SHIM (build it first: make)"
+    log "gpu-test: 0 passed, 1 failed"
+    exit 2
+fi
+
+# selected samples
+declare -a SEL=()
+if [ $# -gt 0 ]; then
+    for a in "$@"; do
+        if ! printf '%s\n' "$EXPECT" | awk -v n="$a" '$1==n{f=1} END{exit !f}'; then
+            log "gpu-test: unknown sample '$a'"
+            exit 2
+        fi
+        SEL+=("$a")
+    done
+else
+    while read -r n _; do
+        [ -n "${n:-}" ] && SEL+=("$n")
+    done <<<"$EXPECT"
+fi
+for f in samples/*.cu; do
+    n=$(basename "$f" .cu)
+    printf '%s\n' "$EXPECT" | awk -v n="$n" '$1==n{f=1} END{exit !f}' ||
+        log "gpu-test: warning: $f has no entry in the expectation table (not run)"
+done
+
+{
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "shim: $SHIM"
+    echo "check_report: $CHECK_REPORT"
+    nvidia-smi -L 2>&1 | head -8
+    "${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}" --version 2>&1 | tail -2
+} >"$OUT/env.txt"
+
+tb=$SECONDS
+if [ "$NO_BUILD" = 1 ]; then
+    log "gpu-test: not building the samples (GS_NO_BUILD=1)"
+elif log "gpu-test: building samples (log: $OUT/build.log)" &&
+    ! make -C samples -j"$JOBS" BUILD="$GS_BUILD" >"$OUT/build.log" 2>&1; then
+    tail -40 "$OUT/build.log"
+    log "gpu-test: building the samples failed"
+    log "gpu-test: 0 passed, 1 failed"
+    exit 1
+fi
+[ "$NO_BUILD" = 1 ] || log "gpu-test: samples built in $((SECONDS - tb)) s"
+BIN="$GS_BUILD/samples"
+
+# variables of the caller that must not leak into the runs
+declare -a UNSET=(-u LD_PRELOAD)
+while read -r v; do
+    [ -n "$v" ] && UNSET+=(-u "$v")
+done < <(compgen -e | grep '^GRAPHSHIM' || true)
+
+# ------------------------------------------------------------------ helpers
+
+# cap_file FILE MAX: keep head and tail of FILE if it is larger than MAX bytes
+cap_file() {
+    local f=$1 max=$2 sz
+    [ -f "$f" ] || return 0
+    sz=$(stat -c %s "$f" 2>/dev/null || echo 0)
+    if [ "$sz" -gt "$max" ]; then
+        { head -c $((max / 2)) "$f"
+          printf '\n... [%d bytes cut by gpu-test] ...\n' $((sz - max))
+          tail -c $((max / 2)) "$f"; } >"$f.cap" && mv "$f.cap" "$f"
+    fi
+}
+
+# run_variant DIR VARIANT [VAR=value ...] CMD...
+# writes DIR/VARIANT.stdout, DIR/VARIANT.stderr and a line
+# "VARIANT rc=<rc> time=<s> cmd=<command>" to DIR/runs.txt
+run_variant() {
+    local dir=$1 v=$2 t rc dt
+    shift 2
+    t=$(date +%s.%N)
+    timeout -k 10 "$RUN_TIMEOUT" env "${UNSET[@]}" PYTHONDONTWRITEBYTECODE=1 "$@" \
+        >"$dir/$v.stdout" 2>"$dir/$v.stderr" </dev/null
+    rc=$?
+    dt=$(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b - a}')
+    printf '%s rc=%s time=%s cmd=%s\n' "$v" "$rc" "$dt" "$(printf '%q ' "$@")" >>"$dir/runs.txt"
+    cap_file "$dir/$v.stderr" 65536
+}
+
+# run_field DIR VARIANT FIELD: rc or time of a run from DIR/runs.txt
+run_field() { awk -v v="$2" -v f="$3=" '$1 == v { for (i = 2; i <= NF; i++) if (index($i, f) == 1) { print substr($i, length(f) + 1); exit } }' "$1/runs.txt"; }
+
+# analyze_trace TRACE -> key value lines
+analyze_trace() {
+    awk -v own="$OWN_PREFIX" '
+    $2 ~ /^cuLaunchKernel/ {
+        L++
+        if ($2 ~ /^cuLaunchKernelEx/) ex++; else pl++
+        by[$2]++
+        rc = ""
+        if (match($0, / rc=-?[0-9]+/)) rc = substr($0, RSTART + 4, RLENGTH - 4)
+        if (rc != "0") bad++
+        k = ""
+        if (index($0, " kernel=")) { k = $0; sub(/.* kernel=/, "", k); sub(/ grid=.*/, "", k) }
+        if (k == "") noname++
+        else if (index(k, own)) mine++
+        else foreign++
+        if (match($0, /^tid=[0-9]+/)) tids[substr($0, 5, RLENGTH - 4)] = 1
+    }
+    END {
+        nt = 0
+        for (t in tids) nt++
+        printf "lines %d\nlaunches %d\nlaunch_plain %d\nlaunch_ex %d\n", NR, L, pl, ex
+        printf "launch_rc_nonzero %d\nown %d\nforeign %d\nnoname %d\nlaunch_tids %d\n", bad, mine, foreign, noname, nt
+        for (e in by) printf "ep.%s %d\n", e, by[e]
+    }' "$1"
+}
+
+# kv FILE KEY: value of "KEY value" line (empty if none)
+kv() { awk -v k="$2" '$1 == k { print $2; exit }' "$1" 2>/dev/null; }
+
+# parse_report FILE -> "replays hit_rate status"
+parse_report() {
+    python3 - "$1" <<'PYEOF'
+import json, math, sys
+p = sys.argv[1]
+try:
+    with open(p) as f:
+        d = json.load(f)
+except FileNotFoundError:
+    print("NA NA missing"); sys.exit(0)
+except Exception:
+    print("NA NA badjson"); sys.exit(0)
+if not isinstance(d, dict):
+    print("NA NA badjson"); sys.exit(0)
+t = d.get("totals")
+if not isinstance(t, dict):
+    t = {}
+def get(k):
+    return t[k] if k in t else d.get(k)
+def num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+r, h = get("replays"), get("hit_rate")
+rs = ("%d" % r if float(r).is_integer() else repr(r)) if num(r) else "NA"
+hs = ("%.4f" % h) if num(h) else "NA"
+print(rs, hs, "ok" if num(r) else "noreplays")
+PYEOF
+}
+
+# ------------------------------------------------------------------ one case
+declare -a ROWS=() FAILS=()
+NPASS=0
+NFAIL=0
+
+run_case() {
+    local name=$1 type=$2 lmode=$3 rexp=$4 extra=$5 rt=$6
+    local dir="$OUT/$name.$rt" tfile="$TMPD/$name.$rt.trace"
+    local -a cmd
+    local -a why=()
+    mkdir -p "$dir"
+    if [ "$type" = cu ]; then
+        cmd=("$BIN/$name.$rt")
+    else
+        cmd=("$PYTHON" "$ROOT/samples/$name.py")
+    fi
+    local tc=$SECONDS
+
+    run_variant "$dir" plain "${cmd[@]}"
+    run_variant "$dir" off LD_PRELOAD="$SHIM" GRAPHSHIM=0 "${cmd[@]}"
+    rm -f "$tfile"
+    run_variant "$dir" trace LD_PRELOAD="$SHIM" GRAPHSHIM_TRACE="$tfile" "${cmd[@]}"
+    run_variant "$dir" report LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$dir/report.json" "${cmd[@]}"
+
+    # exit codes
+    local v rc
+    for v in plain off trace report; do
+        rc=$(run_field "$dir" "$v" rc)
+        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+            why+=("$v: timeout (${RUN_TIMEOUT}s)")
+        elif [ "$rc" != 0 ]; then
+            why+=("$v: exit $rc ($(grep -v '^[[:space:]]*$' "$dir/$v.stderr" | tail -1 | cut -c1-160))")
+        fi
+    done
+
+    # stdout identity
+    local ident=yes
+    if [ ! -s "$dir/plain.stdout" ]; then
+        why+=("plain: empty stdout")
+        ident=no
+    fi
+    for v in off trace report; do
+        if ! cmp -s "$dir/plain.stdout" "$dir/$v.stdout"; then
+            ident=no
+            why+=("$v: stdout differs from plain")
+            diff "$dir/plain.stdout" "$dir/$v.stdout" >"$dir/$v.stdout.diff" 2>&1
+            cap_file "$dir/$v.stdout.diff" 16384
+        fi
+    done
+
+    # launches counted by the program
+    local prog="-" gemms=""
+    if [ "$type" = cu ]; then
+        prog=$(kv "$dir/plain.stdout" launches)
+        gemms=$(kv "$dir/plain.stdout" gemms)
+        [ -n "$prog" ] || { prog="?"; why+=("plain: no 'launches N' line"); }
+    else
+        grep -q '^out.sha256 ' "$dir/plain.stdout" || why+=("plain: no 'out.sha256' line")
+    fi
+
+    # trace
+    local seen="-"
+    if [ -f "$tfile" ]; then
+        analyze_trace "$tfile" >"$dir/trace.counts"
+        head -200 "$tfile" >"$dir/trace.head"
+        if [ "$KEEP_TRACE" = 1 ]; then gzip -c "$tfile" >"$dir/trace.gz"; fi
+        rm -f "$tfile"
+        seen=$(kv "$dir/trace.counts" launches)
+        local own foreign noname lpl lex ntid
+        own=$(kv "$dir/trace.counts" own)
+        foreign=$(kv "$dir/trace.counts" foreign)
+        noname=$(kv "$dir/trace.counts" noname)
+        lpl=$(kv "$dir/trace.counts" launch_plain)
+        lex=$(kv "$dir/trace.counts" launch_ex)
+        ntid=$(kv "$dir/trace.counts" launch_tids)
+        if [[ "$prog" =~ ^[0-9]+$ ]]; then
+            case $lmode in
+            eq) [ "$seen" -eq "$prog" ] || why+=("trace: $seen launch lines, program issued $prog") ;;
+            ge) [ "$seen" -ge "$prog" ] || why+=("trace: $seen launch lines < program's $prog")
+                [ "$own" -eq "$prog" ] || why+=("trace: $own ${OWN_PREFIX}* launches, program issued $prog") ;;
+            esac
+        fi
+        case $extra in
+        gemms)
+            if [[ "$gemms" =~ ^[0-9]+$ ]]; then
+                [ "$foreign" -ge "$gemms" ] || why+=("trace: $foreign non-${OWN_PREFIX} (library) launches < gemms $gemms")
+            else
+                why+=("plain: no 'gemms N' line")
+            fi ;;
+        tids4) [ "$ntid" -ge 4 ] || why+=("trace: launches from $ntid distinct tids (< 4)") ;;
+        ex)
+            [ "$lpl" -gt 0 ] || why+=("trace: no launches through cuLaunchKernel[_ptsz]")
+            [ "$lex" -gt 0 ] || why+=("trace: no launches through cuLaunchKernelEx[_ptsz]") ;;
+        esac
+        [ "$noname" -eq 0 ] || echo "note: $noname launch lines without kernel=" >>"$dir/notes"
+    else
+        why+=("trace: no trace file written")
+    fi
+
+    # report
+    local rep="NA NA missing" replays hit rstat
+    rep=$(parse_report "$dir/report.json")
+    read -r replays hit rstat <<<"$rep"
+    replays=${replays:-NA} hit=${hit:-NA} rstat=${rstat:-noparse}
+    if [ -f "$dir/report.json" ]; then
+        cap_file "$dir/report.json" 262144
+    fi
+    if [ "$CHECK_REPORT" != 0 ]; then
+        if [ "$rstat" != ok ]; then
+            why+=("report: $rstat (replays not a number)")
+        elif [ "$rexp" = ">0" ]; then
+            awk -v r="$replays" 'BEGIN{exit !(r > 0)}' || why+=("report: replays=$replays, expected > 0")
+            if [ "$hit" = NA ]; then
+                why+=("report: hit_rate missing or not a number")
+            elif [ -n "$MIN_HIT_RATE" ]; then
+                awk -v h="$hit" -v m="$MIN_HIT_RATE" 'BEGIN{exit !(h >= m)}' ||
+                    why+=("report: hit_rate=$hit < GS_MIN_HIT_RATE=$MIN_HIT_RATE")
+            fi
+        fi
+    fi
+
+    local res=PASS
+    if [ ${#why[@]} -gt 0 ]; then
+        res=FAIL
+        NFAIL=$((NFAIL + 1))
+        local w
+        for w in "${why[@]}"; do FAILS+=("$name/$rt: $w"); done
+        printf '%s\n' "${why[@]}" >"$dir/FAIL"
+    else
+        NPASS=$((NPASS + 1))
+    fi
+    ROWS+=("$(printf '%-14s %-7s %9s %9s %-9s %8s %8s %s' "$name" "$rt" "$prog" "$seen" "$ident" \
+        "$replays" "$hit" "$res")")
+    log "  $(printf '%-14s %-7s %s  (%ds; plain %ss, off %ss, trace %ss, report %ss)' "$name" "$rt" "$res" \
+        $((SECONDS - tc)) "$(run_field "$dir" plain time)" "$(run_field "$dir" off time)" \
+        "$(run_field "$dir" trace time)" "$(run_field "$dir" report time)")"
+}
+
+# ------------------------------------------------------------------ main loop
+log "gpu-test: running (report checks: $([ "$CHECK_REPORT" != 0 ] && echo on || echo off); logs: $OUT)"
+for name in "${SEL[@]}"; do
+    read -r _ type lmode rexp extra < <(printf '%s\n' "$EXPECT" | awk -v n="$name" '$1==n')
+    if [ "$type" = py ]; then
+        if [ "$SKIP_TORCH" = 1 ]; then
+            log "  $name: skipped (GS_SKIP_TORCH=1)"
+            continue
+        fi
+        run_case "$name" "$type" "$lmode" "$rexp" "$extra" py
+    else
+        for rt in $RUNTIMES; do
+            run_case "$name" "$type" "$lmode" "$rexp" "$extra" "$rt"
+        done
+    fi
+done
+
+# ------------------------------------------------------------------ summary
+{
+    echo
+    printf '%-14s %-7s %9s %9s %-9s %8s %8s %s\n' sample runtime launches in_trace identical replays hit_rate result
+    printf '%s\n' "${ROWS[@]}"
+    if [ ${#FAILS[@]} -gt 0 ]; then
+        echo
+        echo "failures:"
+        printf '  %s\n' "${FAILS[@]}"
+    fi
+    echo
+    echo "gpu-test: logs in $OUT; report checks $([ "$CHECK_REPORT" != 0 ] && echo on || echo 'off (GS_CHECK_REPORT=0)'); elapsed $((SECONDS - T0)) s"
+    echo "gpu-test: $NPASS passed, $NFAIL failed"
+} | tee "$OUT/summary.txt"
+
+if [ "$PACK_LOGS" = 1 ]; then
+    (cd "$OUT" && shopt -s nullglob && dirs=(*.static *.shared *.py) &&
+        [ ${#dirs[@]} -gt 0 ] && tar czf logs.tar.gz "${dirs[@]}" && rm -rf -- "${dirs[@]}")
+fi
+
+[ "$NFAIL" -eq 0 ] && [ "$NPASS" -gt 0 ]

@@ -1,0 +1,857 @@
+/* Criterion tests of the CUDA driver fake itself (linked directly against
+ * build/fakecuda/libcuda.so.1; the executable is linked with -rdynamic so the
+ * fake finds the fakekernel_* functions below).  Criterion runs each test in
+ * its own process, so every test starts with a fresh, uninitialised driver. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fakecuda.h"
+
+/* ---- kernels ------------------------------------------------------------- */
+FAKECUDA_KERNEL(scale, sizeof(float *), sizeof(float), sizeof(int))
+{
+    float *x = FAKECUDA_ARG(float *, 0);
+    float a = FAKECUDA_ARG(float, 1);
+    int n = FAKECUDA_ARG(int, 2);
+    for (int i = 0; i < n; i++) x[i] *= a;
+}
+
+FAKECUDA_KERNEL(add, sizeof(float *), sizeof(float), sizeof(int))
+{
+    float *x = FAKECUDA_ARG(float *, 0);
+    float a = FAKECUDA_ARG(float, 1);
+    int n = FAKECUDA_ARG(int, 2);
+    for (int i = 0; i < n; i++) x[i] += a;
+}
+
+/* Writes its first argument, then clobbers its own copy of it. */
+FAKECUDA_KERNEL(store, sizeof(int), sizeof(int *))
+{
+    *FAKECUDA_ARG(int *, 1) = FAKECUDA_ARG(int, 0);
+    FAKECUDA_ARG(int, 0) = -1;
+}
+
+FAKECUDA_KERNEL(mixed, 1, 8, 4, 2, 8, 12) {}
+
+FAKECUDA_KERNEL(dims, sizeof(unsigned *))
+{
+    unsigned *o = FAKECUDA_ARG(unsigned *, 0);
+    for (int i = 0; i < 3; i++) { o[i] = d->grid[i]; o[3 + i] = d->block[i]; }
+    o[6] = d->shared_mem;
+}
+
+static int g_order[64], g_norder;
+FAKECUDA_KERNEL(mark, sizeof(int))
+{
+    g_order[g_norder++] = FAKECUDA_ARG(int, 0);
+}
+
+FAKECUDA_KERNEL0(nop) {}
+
+/* ---- helpers ------------------------------------------------------------- */
+#define CK(x) cr_assert_eq((x), CUDA_SUCCESS, "%s -> %d", #x, (int)(x))
+
+static CUcontext setup(void)
+{
+    CUcontext ctx;
+    CK(cuInit(0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, 0));
+    CK(cuCtxSetCurrent(ctx));
+    return ctx;
+}
+
+static CUfunction get_fn(const char *name)
+{
+    CUmodule m;
+    CUfunction f;
+    CK(cuModuleLoadData(&m, "fake image"));
+    CK(cuModuleGetFunction(&f, m, name));
+    return f;
+}
+
+static void *libcuda(void)
+{
+    const char *p = getenv("FAKECUDA_TEST_LIB");
+    void *h = dlopen(p ? p : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen(p ? p : "libcuda.so.1", RTLD_NOW);
+    cr_assert_not_null(h, "dlopen: %s", dlerror());
+    return h;
+}
+
+static void *gpa(const char *sym, int ver, cuuint64_t flags, CUdriverProcAddressQueryResult *st)
+{
+    void *p = (void *)0x1;
+    CK(cuGetProcAddress(sym, &p, ver, flags, st));
+    return p;
+}
+
+static void launch_scale(CUfunction f, CUdeviceptr x, float a, int n, CUstream s)
+{
+    void *args[] = {&x, &a, &n};
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+/* ---- cuGetProcAddress ---------------------------------------------------- */
+Test(procaddr, version_and_flag_selection_match_dlsym)
+{
+    void *h = libcuda();
+    CUdriverProcAddressQueryResult st;
+    cr_assert_eq(gpa("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st),
+                 dlsym(h, "cuLaunchKernel_ptsz"));
+    cr_assert_eq(st, CU_GET_PROC_ADDRESS_SUCCESS);
+    cr_assert_eq(gpa("cuLaunchKernel", 12000, 0, &st), dlsym(h, "cuLaunchKernel"));
+    cr_assert_eq(gpa("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &st), dlsym(h, "cuLaunchKernel"));
+    cr_assert_eq(gpa("cuMemAlloc", 12000, 0, &st), dlsym(h, "cuMemAlloc_v2"));
+    cr_assert_eq(gpa("cuMemcpyHtoD", 12000, 2, &st), dlsym(h, "cuMemcpyHtoD_v2_ptds"));
+    cr_assert_eq(gpa("cuMemcpyHtoDAsync", 12000, 2, &st), dlsym(h, "cuMemcpyHtoDAsync_v2_ptsz"));
+    cr_assert_eq(gpa("cuStreamCreate", 12000, 2, &st), dlsym(h, "cuStreamCreate"));  /* no ptsz variant */
+    cr_assert_eq(gpa("cuStreamGetCaptureInfo", 10010, 0, &st), dlsym(h, "cuStreamGetCaptureInfo"));
+    cr_assert_eq(gpa("cuStreamGetCaptureInfo", 11030, 0, &st), dlsym(h, "cuStreamGetCaptureInfo_v2"));
+    cr_assert_eq(gpa("cuStreamGetCaptureInfo", 12080, 0, &st), dlsym(h, "cuStreamGetCaptureInfo_v3"));
+    cr_assert_eq(gpa("cuStreamGetCaptureInfo", 12030, 2, &st), dlsym(h, "cuStreamGetCaptureInfo_v3_ptsz"));
+    cr_assert_eq(gpa("cuCtxSynchronize", 12080, 0, &st), dlsym(h, "cuCtxSynchronize"));
+    cr_assert_eq(gpa("cuCtxSynchronize", 13000, 0, &st), dlsym(h, "cuCtxSynchronize_v2"));
+    cr_assert_eq(gpa("cuGraphInstantiate", 12000, 0, &st), dlsym(h, "cuGraphInstantiateWithFlags"));
+    cr_assert_eq(gpa("cuEventElapsedTime", 12080, 0, &st), dlsym(h, "cuEventElapsedTime_v2"));
+    cr_assert_eq(gpa("cuEventElapsedTime", 12060, 0, &st), dlsym(h, "cuEventElapsedTime"));
+    /* unknown symbol: success, NULL, not found */
+    cr_assert_null(gpa("cuNoSuchThing", 12000, 0, &st));
+    cr_assert_eq(st, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    /* ABI names are not base names */
+    cr_assert_null(gpa("cuMemAlloc_v2", 12000, 0, &st));
+    /* known but too new for the requested version */
+    cr_assert_null(gpa("cuLibraryLoadData", 11080, 0, &st));
+    cr_assert_eq(st, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    /* requested version newer than the driver */
+    void *p = NULL;
+    cr_assert_eq(cuGetProcAddress("cuInit", &p, 13010, 0, &st), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuGetProcAddress("cuInit", NULL, 12000, 0, &st), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(procaddr, self_lookup_and_every_export_reachable)
+{
+    void *h = libcuda();
+    CUdriverProcAddressQueryResult st;
+    cr_assert_eq(gpa("cuGetProcAddress", 12000, 0, &st), dlsym(h, "cuGetProcAddress_v2"));
+    cr_assert_eq(gpa("cuGetProcAddress", 11080, 0, &st), dlsym(h, "cuGetProcAddress"));
+    cr_assert_eq(gpa("cuDriverGetVersion", 12000, 0, &st), dlsym(h, "cuDriverGetVersion"));
+    /* 4-argument ABI through dlsym */
+    CUresult (*gpa4)(const char *, void **, int, cuuint64_t) = (CUresult (*)(const char *, void **, int, cuuint64_t))dlsym(h, "cuGetProcAddress");
+    void *p = NULL;
+    CK(gpa4("cuFuncGetParamInfo", &p, 12040, 0));
+    cr_assert_eq(p, dlsym(h, "cuFuncGetParamInfo"));
+    /* calling through the returned pointer works */
+    CUresult (*ver)(int *) = (CUresult (*)(int *))gpa("cuDriverGetVersion", 12000, 0, &st);
+    int v = 0;
+    CK(ver(&v));
+    cr_assert_eq(v, 13000);
+}
+
+static void old_driver(void) { setenv("FAKECUDA_DRIVER_VERSION", "12000", 1); }
+
+Test(procaddr, old_driver_mode, .init = old_driver)
+{
+    CUdriverProcAddressQueryResult st = 99;
+    int v;
+    CK(cuDriverGetVersion(&v));
+    cr_assert_eq(v, 12000);
+    cr_assert_null(gpa("cuFuncGetParamInfo", 12000, 0, &st));
+    cr_assert_eq(st, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    cr_assert_null(gpa("cuKernelGetName", 12000, 0, &st));
+    void *p = (void *)1;
+    cr_assert_eq(cuGetProcAddress("cuFuncGetParamInfo", &p, 12040, 0, &st), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_null(p);
+    /* the driver's own 12.0 entry points are there */
+    cr_assert_not_null(gpa("cuLibraryLoadData", 12000, 0, &st));
+    cr_assert_not_null(gpa("cuGetProcAddress", 12000, 0, &st));
+    cr_assert_eq(gpa("cuCtxSynchronize", 12000, 0, &st), dlsym(libcuda(), "cuCtxSynchronize"));
+    /* the symbol is still in the library, but does not work there */
+    setup();
+    size_t off, size;
+    cr_assert_eq(cuFuncGetParamInfo(get_fn("scale"), 0, &off, &size), CUDA_ERROR_NOT_SUPPORTED);
+}
+
+/* ---- basic state ----------------------------------------------------------- */
+Test(basic, init_and_context_errors)
+{
+    CUdeviceptr d;
+    int n;
+    cr_assert_eq(cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED);
+    cr_assert_eq(cuMemAlloc(&d, 16), CUDA_ERROR_NOT_INITIALIZED);
+    CK(cuInit(0));
+    CK(cuDeviceGetCount(&n));
+    cr_assert_eq(n, 1);
+    cr_assert_eq(cuMemAlloc(&d, 16), CUDA_ERROR_INVALID_CONTEXT);
+    CUdevice dev;
+    cr_assert_eq(cuDeviceGet(&dev, 1), CUDA_ERROR_INVALID_DEVICE);
+    const char *s;
+    CK(cuGetErrorName(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, &s));
+    cr_assert_str_eq(s, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT");
+    CK(cuGetErrorString(CUDA_ERROR_INVALID_VALUE, &s));
+    cr_assert_not_null(strstr(s, "parameters"));
+    cr_assert_eq(cuGetErrorName((CUresult)12345, &s), CUDA_ERROR_INVALID_VALUE);
+    setup();
+    CK(cuMemAlloc(&d, 16));
+    int mt;
+    CK(cuDeviceGetAttribute(&mt, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0));
+    cr_assert_eq(mt, 1024);
+}
+
+/* ---- kernels ----------------------------------------------------------------- */
+Test(kernel, module_function_launch_and_param_info)
+{
+    setup();
+    CUmodule m;
+    CUfunction f, f2;
+    CK(cuModuleLoadData(&m, "image"));
+    CK(cuModuleGetFunction(&f, m, "scale"));
+    CK(cuModuleGetFunction(&f2, m, "scale"));
+    cr_assert_eq(f, f2);
+    cr_assert_eq(cuModuleGetFunction(&f2, m, "missing"), CUDA_ERROR_NOT_FOUND);
+    const char *name;
+    CK(cuFuncGetName(&name, f));
+    cr_assert_str_eq(name, "scale");
+    int v;
+    CK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f));
+    cr_assert_eq(v, 1024);
+    CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
+    CK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+    cr_assert_eq(v, 100000);
+
+    CUdeviceptr x;
+    float h[4] = {1, 2, 3, 4};
+    CK(cuMemAlloc(&x, sizeof h));
+    CK(cuMemcpyHtoD(x, h, sizeof h));
+    launch_scale(f, x, 3.0f, 4, NULL);
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[3], 12.0f, 1e-6);
+
+    CUfunction fm;
+    CK(cuModuleGetFunction(&fm, m, "mixed"));
+    size_t expect_off[] = {0, 8, 16, 20, 24, 32}, expect_size[] = {1, 8, 4, 2, 8, 12};
+    for (size_t i = 0; i < 6; i++) {
+        size_t off, size;
+        CK(cuFuncGetParamInfo(fm, i, &off, &size));
+        cr_assert_eq(off, expect_off[i], "param %zu offset %zu", i, off);
+        cr_assert_eq(size, expect_size[i]);
+    }
+    size_t off, size;
+    cr_assert_eq(cuFuncGetParamInfo(fm, 6, &off, &size), CUDA_ERROR_INVALID_VALUE);
+    CK(cuModuleUnload(m));
+    cr_assert_eq(cuFuncGetParamInfo(fm, 0, &off, &size), CUDA_ERROR_INVALID_HANDLE);
+}
+
+Test(kernel, library_and_cukernel)
+{
+    setup();
+    CUlibrary lib;
+    CUkernel k;
+    CK(cuLibraryLoadData(&lib, "image", NULL, NULL, 0, NULL, NULL, 0));
+    CK(cuLibraryGetKernel(&k, lib, "scale"));
+    cr_assert_eq(cuLibraryGetKernel(&k, lib, "missing"), CUDA_ERROR_NOT_FOUND);
+    CK(cuLibraryGetKernel(&k, lib, "scale"));
+    size_t off, size;
+    /* measured on the real driver: a CUkernel is not a CUfunction here */
+    cr_assert_eq(cuFuncGetParamInfo((CUfunction)k, 0, &off, &size), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuKernelGetParamInfo(k, 1, &off, &size));
+    cr_assert_eq(off, 8);
+    cr_assert_eq(size, 4);
+    cr_assert_eq(cuKernelGetParamInfo(k, 3, &off, &size), CUDA_ERROR_INVALID_VALUE);
+    const char *name;
+    CK(cuKernelGetName(&name, k));
+    cr_assert_str_eq(name, "scale");
+    CUfunction f;
+    CK(cuKernelGetFunction(&f, k));
+    CK(cuFuncGetParamInfo(f, 2, &off, &size));
+    cr_assert_eq(off, 12);
+    cr_assert_eq(cuKernelGetParamInfo((CUkernel)f, 0, &off, &size), CUDA_ERROR_INVALID_HANDLE);
+
+    /* the runtime launches a CUkernel cast to CUfunction */
+    CUdeviceptr x;
+    float h[2] = {1, 2};
+    CK(cuMemAlloc(&x, sizeof h));
+    CK(cuMemcpyHtoD(x, h, sizeof h));
+    launch_scale((CUfunction)k, x, 2.0f, 2, NULL);
+    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                          .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1, .hStream = NULL};
+    float a = 5.0f;
+    int n = 2;
+    void *args[] = {&x, &a, &n};
+    CK(cuLaunchKernelEx(&cfg, (CUfunction)k, args, NULL));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[1], 20.0f, 1e-6);
+    CK(cuLibraryUnload(lib));
+    cr_assert_eq(cuKernelGetName(&name, k), CUDA_ERROR_INVALID_HANDLE);
+}
+
+Test(kernel, params_are_copied_at_launch)
+{
+    setup();
+    CUfunction f = get_fn("store");
+    int *out;
+    CK(cuMemAllocHost((void **)&out, sizeof(int)));
+    int v = 5;
+    void *args[] = {&v, &out};
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    cr_assert_eq(*out, 5);
+    cr_assert_eq(v, 5, "kernel wrote through to the caller's argument");
+
+    /* a captured launch keeps the bytes of the launch, not the caller's variable */
+    CUstream s;
+    CUgraph g;
+    CUgraphExec x;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    v = 7;
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+    v = 8;
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphInstantiate(&x, g, 0));
+    CK(cuGraphLaunch(x, s));
+    cr_assert_eq(*out, 7);
+    CK(cuGraphLaunch(x, s));   /* the kernel's clobbering of its copy does not persist */
+    cr_assert_eq(*out, 7);
+
+    /* the extra / buffer form */
+    struct { int v; int pad; int *out; } buf = {9, 0, out};
+    size_t bs = sizeof buf;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &bs, CU_LAUNCH_PARAM_END};
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    cr_assert_eq(*out, 9);
+
+    /* invalid launches */
+    cr_assert_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, extra), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuLaunchKernel(f, 1, 1, 1, 0, 1, 1, 0, NULL, args, NULL), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuLaunchKernel(f, 1, 1, 1, 1025, 1, 1, 0, NULL, args, NULL), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuLaunchKernel(f, 1, 1, 1, 512, 2, 2, 0, NULL, args, NULL), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuLaunchKernel(get_fn("nop"), 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+}
+
+Test(kernel, dims_reach_the_kernel)
+{
+    setup();
+    unsigned *o;
+    CK(cuMemAllocHost((void **)&o, 7 * sizeof *o));
+    void *args[] = {&o};
+    CK(cuLaunchKernel(get_fn("dims"), 2, 3, 4, 8, 4, 2, 128, NULL, args, NULL));
+    unsigned expect[] = {2, 3, 4, 8, 4, 2, 128};
+    cr_assert_arr_eq(o, expect, sizeof expect);
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+Test(memory, pinned_vs_pageable_and_poison)
+{
+    setup();
+    unsigned t;
+    void *pinned, *mapped;
+    static char pageable[4096];
+    CUdeviceptr d, dp;
+    CK(cuMemAlloc(&d, 100));
+    CK(cuMemAllocHost(&pinned, 64));
+    CK(cuMemHostAlloc(&mapped, 64, CU_MEMHOSTALLOC_DEVICEMAP));
+    CK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d));
+    cr_assert_eq(t, CU_MEMORYTYPE_DEVICE);
+    CK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d + 50));
+    cr_assert_eq(t, CU_MEMORYTYPE_DEVICE);
+    CK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)pinned));
+    cr_assert_eq(t, CU_MEMORYTYPE_HOST);
+    cr_assert_eq(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)pageable),
+                 CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemHostRegister(pageable, sizeof pageable, 0));
+    CK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)pageable + 10));
+    cr_assert_eq(t, CU_MEMORYTYPE_HOST);
+    cr_assert_eq(cuMemHostRegister(pageable + 100, 10, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    CK(cuMemHostGetDevicePointer(&dp, mapped, 0));
+    cr_assert_eq((void *)dp, mapped);
+    CK(cuMemHostUnregister(pageable));
+    cr_assert_eq(cuMemHostUnregister(pageable), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    cr_assert_eq(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)pageable),
+                 CUDA_ERROR_INVALID_VALUE);
+    unsigned managed = 7;
+    CK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, d));
+    cr_assert_eq(managed, 0);
+
+    CK(cuMemsetD32(d, 0x11223344, 25));
+    cr_assert_eq(((unsigned *)d)[24], 0x11223344);
+    cr_assert_eq(cuMemsetD32(d, 0, 26), CUDA_ERROR_INVALID_VALUE);   /* past the allocation */
+    CK(cuMemFree(d));
+    cr_assert_eq(((unsigned char *)d)[0], 0xDB, "freed device memory is poisoned");
+    char h[8];
+    cr_assert_eq(cuMemcpyDtoH(h, d, 8), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuMemFree(d), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemFreeHost(pinned));
+    cr_assert_eq(cuMemFreeHost(pinned), CUDA_ERROR_INVALID_VALUE);
+    size_t fr, tot;
+    CK(cuMemGetInfo(&fr, &tot));
+    cr_assert_gt(tot, 0);
+    cr_assert_leq(fr, tot);
+}
+
+/* ---- capture -------------------------------------------------------------- */
+Test(capture, sync_copy_inside_capture_invalidates)
+{
+    setup();
+    CUstream s;
+    CUdeviceptr d;
+    CUgraph g = (CUgraph)0x1;
+    char h[16] = {0};
+    CK(cuMemAlloc(&d, 16));
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(cuMemcpyHtoD(d, h, 16), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUstreamCaptureStatus st;
+    CK(cuStreamIsCapturing(s, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cr_assert_eq(cuMemsetD8Async(d, 0, 16, s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_null(g);
+    CK(cuStreamIsCapturing(s, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+    CK(cuMemcpyHtoD(d, h, 16));
+
+    /* synchronizing the capturing stream, or the context */
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    cr_assert_eq(cuStreamSynchronize(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(cuMemcpyHtoD(d, h, 16));   /* relaxed: allowed */
+    cr_assert_eq(cuCtxSynchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* misuse */
+    cr_assert_eq(cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_ILLEGAL_STATE);
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_ILLEGAL_STATE);
+    CK(cuStreamEndCapture(s, &g));
+    cr_assert_not_null(g);
+}
+
+Test(capture, legacy_stream_vs_capturing_blocking_stream)
+{
+    setup();
+    CUfunction f = get_fn("nop");
+    CUstream blocking, nonblocking;
+    CUgraph g;
+    CK(cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+    CK(cuStreamCreate(&nonblocking, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture(nonblocking, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));   /* legacy: fine */
+    CK(cuStreamEndCapture(nonblocking, &g));
+
+    CK(cuStreamBeginCapture(blocking, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUstreamCaptureStatus st;
+    cr_assert_eq(cuStreamIsCapturing(NULL, &st), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    cr_assert_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_LEGACY, NULL, NULL),
+                 CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    CK(cuStreamIsCapturing(blocking, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cr_assert_eq(cuStreamEndCapture(blocking, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+}
+
+struct thr { CUcontext ctx; CUresult rc; CUstream s; };
+
+static void *alloc_thread(void *arg)
+{
+    struct thr *t = arg;
+    CUdeviceptr d;
+    cuCtxSetCurrent(t->ctx);
+    t->rc = cuMemAlloc(&d, 64);
+    return NULL;
+}
+
+static CUresult alloc_from_other_thread(CUcontext ctx)
+{
+    struct thr t = {.ctx = ctx};
+    pthread_t th;
+    pthread_create(&th, NULL, alloc_thread, &t);
+    pthread_join(th, NULL);
+    return t.rc;
+}
+
+Test(capture, global_mode_blocks_other_threads_thread_local_does_not)
+{
+    CUcontext ctx = setup();
+    CUstream s;
+    CUgraph g;
+    CUdeviceptr d;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(alloc_from_other_thread(ctx), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CK(alloc_from_other_thread(ctx));
+    cr_assert_eq(cuMemAlloc(&d, 64), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);  /* but not here */
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+
+    /* this thread opts out with cuThreadExchangeStreamCaptureMode */
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CK(cuThreadExchangeStreamCaptureMode(&mode));
+    cr_assert_eq(mode, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    CK(cuMemAlloc(&d, 64));
+    CK(cuThreadExchangeStreamCaptureMode(&mode));
+    CK(cuStreamEndCapture(s, &g));
+}
+
+static void *end_capture_thread(void *arg)
+{
+    struct thr *t = arg;
+    CUgraph g;
+    cuCtxSetCurrent(t->ctx);
+    t->rc = cuStreamEndCapture(t->s, &g);
+    return NULL;
+}
+
+Test(capture, end_from_wrong_thread)
+{
+    struct thr t = {.ctx = setup()};
+    CUgraph g;
+    pthread_t th;
+    CK(cuStreamCreate(&t.s, 0));
+    CK(cuStreamBeginCapture(t.s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    pthread_create(&th, NULL, end_capture_thread, &t);
+    pthread_join(th, NULL);
+    cr_assert_eq(t.rc, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+    CK(cuStreamEndCapture(t.s, &g));
+
+    CK(cuStreamBeginCapture(t.s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    pthread_create(&th, NULL, end_capture_thread, &t);
+    pthread_join(th, NULL);
+    CK(t.rc);
+}
+
+Test(capture, per_thread_stream_variants)
+{
+    setup();
+    void *h = libcuda();
+    CUresult (*launch_ptsz)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, CUstream, void **, void **) =
+        (CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                      unsigned, CUstream, void **, void **))dlsym(h, "cuLaunchKernel_ptsz");
+    CUgraph g;
+    size_t n = 0;
+    int v = 3;
+    void *args[] = {&v};
+    CK(cuStreamBeginCapture(CU_STREAM_PER_THREAD, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(launch_ptsz(get_fn("mark"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));  /* NULL = per-thread */
+    cr_assert_eq(g_norder, 0, "captured launch must not run");
+    CK(cuStreamEndCapture(CU_STREAM_PER_THREAD, &g));
+    CK(cuGraphGetNodes(g, NULL, &n));
+    cr_assert_eq(n, 1);
+}
+
+/* ---- graphs ---------------------------------------------------------------- */
+Test(graph, memcpy_node_reads_host_memory_at_launch)
+{
+    setup();
+    CUstream s;
+    CUgraph g;
+    CUgraphExec x;
+    CUdeviceptr d;
+    static int src[4] = {1, 1, 1, 1};
+    int out[4];
+    CK(cuMemAlloc(&d, sizeof src));
+    CK(cuMemsetD32(d, 0, 4));
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemcpyHtoDAsync(d, src, sizeof src, s));   /* pageable source is fine */
+    CK(cuStreamEndCapture(s, &g));
+    cr_assert_eq(*(int *)d, 0, "capture executed the copy");
+    CK(cuGraphInstantiate(&x, g, 0));
+    src[0] = 2;
+    CK(cuGraphLaunch(x, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuMemcpyDtoH(out, d, sizeof out));
+    cr_assert_eq(out[0], 2);
+    src[0] = 3;
+    CK(cuGraphLaunch(x, s));
+    CK(cuMemcpyDtoH(out, d, sizeof out));
+    cr_assert_eq(out[0], 3);
+    CUgraphNode nodes[2];
+    size_t n = 2;
+    CK(cuGraphGetNodes(g, nodes, &n));
+    cr_assert_eq(n, 1);
+    CUgraphNodeType t;
+    CK(cuGraphNodeGetType(nodes[0], &t));
+    cr_assert_eq(t, CU_GRAPH_NODE_TYPE_MEMCPY);
+}
+
+static CUgraph capture_scale(CUstream s, CUfunction f, CUdeviceptr x, float a, int twice)
+{
+    CUgraph g;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    launch_scale(f, x, a, 2, s);
+    if (twice) launch_scale(f, x, a, 2, s);
+    CK(cuStreamEndCapture(s, &g));
+    return g;
+}
+
+Test(graph, exec_update)
+{
+    setup();
+    CUstream s;
+    CUdeviceptr x;
+    CUgraphExec e;
+    CUfunction scale = get_fn("scale"), add = get_fn("add");
+    float h[2] = {1, 1};
+    CK(cuStreamCreate(&s, 0));
+    CK(cuMemAlloc(&x, sizeof h));
+    CK(cuMemcpyHtoD(x, h, sizeof h));
+    CUgraph g1 = capture_scale(s, scale, x, 2.0f, 0);
+    CK(cuGraphInstantiateWithFlags(&e, g1, 0));
+    CUgraph g2 = capture_scale(s, scale, x, 3.0f, 0);
+    CUgraphExecUpdateResultInfo info;
+    CK(cuGraphExecUpdate(e, g2, &info));
+    cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    CK(cuGraphLaunch(e, s));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[0], 3.0f, 1e-6);
+
+    CUgraph g3 = capture_scale(s, add, x, 3.0f, 0);
+    cr_assert_eq(cuGraphExecUpdate(e, g3, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED);
+    CUgraph g4 = capture_scale(s, scale, x, 3.0f, 1);
+    cr_assert_eq(cuGraphExecUpdate(e, g4, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+
+    /* per-node parameter update, addressed by the original graph's node */
+    CUgraphNode node;
+    size_t n = 1;
+    CK(cuGraphGetNodes(g1, &node, &n));
+    CUDA_KERNEL_NODE_PARAMS p;
+    CK(cuGraphKernelNodeGetParams(node, &p));
+    cr_assert_eq(p.func, scale);
+    cr_assert_float_eq(*(float *)p.kernelParams[1], 2.0f, 1e-6);
+    float a = 0.5f;
+    int cnt = 2;
+    void *args[] = {&x, &a, &cnt};
+    p.kernelParams = args;
+    CK(cuGraphExecKernelNodeSetParams(e, node, &p));
+    CK(cuGraphLaunch(e, s));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[0], 1.5f, 1e-6);
+    p.func = add;
+    cr_assert_eq(cuGraphExecKernelNodeSetParams(e, node, &p), CUDA_ERROR_INVALID_VALUE);
+    CK(cuGraphExecDestroy(e));
+    cr_assert_eq(cuGraphLaunch(e, s), CUDA_ERROR_INVALID_HANDLE);
+}
+
+Test(graph, capture_instantiate_launch_many_times)
+{
+    setup();
+    CUstream s;
+    CUdeviceptr x;
+    CUgraph g;
+    CUgraphExec e;
+    CUfunction add = get_fn("add");
+    float h[2] = {0, 0};
+    CK(cuStreamCreate(&s, 0));
+    CK(cuMemAlloc(&x, sizeof h));
+    CK(cuMemsetD32Async(x, 0, 2, s));
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    float one = 1.0f;
+    int n = 2;
+    void *args[] = {&x, &one, &n};
+    CK(cuLaunchKernel(add, 1, 1, 1, 2, 1, 1, 0, s, args, NULL));
+    CK(cuLaunchKernel(add, 1, 1, 1, 2, 1, 1, 0, s, args, NULL));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphInstantiate(&e, g, 0));
+    CK(cuGraphDestroy(g));   /* the exec is a snapshot */
+    for (int i = 0; i < 100; i++) CK(cuGraphLaunch(e, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[1], 200.0f, 1e-6);
+
+    /* hand-built graph with memset + kernel + host node */
+    CUgraph hg;
+    CUgraphNode ms, kn;
+    CK(cuGraphCreate(&hg, 0));
+    CUDA_MEMSET_NODE_PARAMS mp = {.dst = x, .value = 0, .elementSize = 4, .width = 2, .height = 1};
+    CK(cuGraphAddMemsetNode(&ms, hg, NULL, 0, &mp, NULL));
+    CUDA_KERNEL_NODE_PARAMS kp = {.func = add, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                                  .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};
+    CK(cuGraphAddKernelNode(&kn, hg, &ms, 1, &kp));
+    CK(cuGraphInstantiate(&e, hg, 0));
+    CK(cuGraphLaunch(e, NULL));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[0], 1.0f, 1e-6);
+}
+
+/* ---- events, fork/join ------------------------------------------------------ */
+Test(event, record_query_elapsed_and_capture)
+{
+    setup();
+    CUevent a, b, nt;
+    CUstream s, side;
+    float ms = -1;
+    CK(cuEventCreate(&a, CU_EVENT_DEFAULT));
+    CK(cuEventCreate(&b, CU_EVENT_DEFAULT));
+    CK(cuEventCreate(&nt, CU_EVENT_DISABLE_TIMING));
+    CK(cuStreamCreate(&s, 0));
+    CK(cuStreamCreate(&side, CU_STREAM_NON_BLOCKING));
+    cr_assert_eq(cuEventElapsedTime(&ms, a, b), CUDA_ERROR_INVALID_HANDLE);  /* never recorded */
+    CK(cuEventRecord(a, s));
+    CK(cuEventRecord(b, s));
+    CK(cuEventSynchronize(b));
+    CK(cuEventQuery(b));
+    CK(cuEventElapsedTime(&ms, a, b));
+    cr_assert_geq(ms, 0.0f);
+    CK(cuEventRecord(nt, s));
+    cr_assert_eq(cuEventElapsedTime(&ms, a, nt), CUDA_ERROR_INVALID_HANDLE);
+    cr_assert_eq(cuEventRecord(NULL, s), CUDA_ERROR_INVALID_HANDLE);
+
+    /* fork / join inside a capture */
+    CUfunction mark = get_fn("mark");
+    int one = 1, two = 2, three = 3;
+    void *a1[] = {&one}, *a2[] = {&two}, *a3[] = {&three};
+    CUgraph g;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, s, a1, NULL));
+    CK(cuEventRecord(a, s));
+    cr_assert_eq(cuEventQuery(a), CUDA_ERROR_CAPTURED_EVENT);
+    CK(cuStreamWaitEvent(side, a, 0));              /* side joins the capture */
+    CUstreamCaptureStatus st;
+    CK(cuStreamIsCapturing(side, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, side, a2, NULL));
+    CK(cuEventRecord(b, side));
+    CK(cuStreamWaitEvent(s, b, 0));                  /* join back */
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, s, a3, NULL));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuStreamIsCapturing(side, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+    CUgraphExec e;
+    CK(cuGraphInstantiate(&e, g, 0));
+    CK(cuGraphLaunch(e, s));
+    int expect[] = {1, 2, 3};
+    cr_assert_eq(g_norder, 3);
+    cr_assert_arr_eq(g_order, expect, sizeof expect);
+
+    /* a fork that is never joined */
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuEventRecord(a, s));
+    CK(cuStreamWaitEvent(side, a, 0));
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, side, a2, NULL));
+    cr_assert_eq(cuStreamEndCapture(side, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+
+    /* waiting on an event recorded outside the capture */
+    CK(cuEventRecord(b, side));
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cr_assert_eq(cuStreamWaitEvent(s, b, 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CK(cuEventDestroy(a));
+    cr_assert_eq(cuEventQuery(a), CUDA_ERROR_INVALID_HANDLE);
+}
+
+/* ---- host functions ------------------------------------------------------ */
+static void host_mark(void *ud) { g_order[g_norder++] = (int)(intptr_t)ud; }
+static void cb_mark(CUstream s, CUresult st, void *ud) { (void)s; (void)st; host_mark(ud); }
+static CUresult g_inner_rc;
+static void host_calls_cuda(void *ud) { (void)ud; CUdeviceptr d; g_inner_rc = cuMemAlloc(&d, 8); }
+
+Test(host, host_funcs_run_in_issue_order)
+{
+    setup();
+    CUstream s;
+    CUfunction mark = get_fn("mark");
+    CK(cuStreamCreate(&s, 0));
+    int two = 2, four = 4;
+    void *a2[] = {&two}, *a4[] = {&four};
+    CK(cuLaunchHostFunc(s, host_mark, (void *)1));
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, s, a2, NULL));
+    CK(cuStreamAddCallback(s, cb_mark, (void *)3, 0));
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, NULL, a4, NULL));
+    CK(cuLaunchHostFunc(NULL, host_mark, (void *)5));
+    int expect[] = {1, 2, 3, 4, 5};
+    cr_assert_eq(g_norder, 5);
+    cr_assert_arr_eq(g_order, expect, sizeof expect);
+
+    /* captured host funcs run at graph launch, in order */
+    CUgraph g;
+    CUgraphExec e;
+    g_norder = 0;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchHostFunc(s, host_mark, (void *)7));
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, s, a2, NULL));
+    cr_assert_eq(cuStreamAddCallback(s, cb_mark, (void *)3, 0), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchHostFunc(s, host_mark, (void *)7));
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, s, a2, NULL));
+    CK(cuStreamEndCapture(s, &g));
+    cr_assert_eq(g_norder, 0);
+    CK(cuGraphInstantiate(&e, g, 0));
+    CK(cuGraphLaunch(e, s));
+    CK(cuGraphLaunch(e, s));
+    int expect2[] = {7, 2, 7, 2};
+    cr_assert_eq(g_norder, 4);
+    cr_assert_arr_eq(g_order, expect2, sizeof expect2);
+
+    /* CUDA calls from a host function are not permitted */
+    CK(cuLaunchHostFunc(s, host_calls_cuda, NULL));
+    cr_assert_eq(g_inner_rc, CUDA_ERROR_NOT_PERMITTED);
+}
+
+/* ---- call log --------------------------------------------------------------- */
+static char g_logpath[256];
+static void log_init(void)
+{
+    snprintf(g_logpath, sizeof g_logpath, "/tmp/fakecuda_test_log_%d.txt", (int)getpid());
+    unlink(g_logpath);
+    setenv("FAKECUDA_LOG", g_logpath, 1);
+}
+
+Test(log, call_log_format, .init = log_init)
+{
+    CUcontext ctx = setup();
+    CUdeviceptr d, d2;
+    CUstream s;
+    CK(cuMemAlloc(&d, 1000));
+    CK(cuMemAlloc(&d2, 16));
+    CK(cuStreamCreate(&s, 0));
+    CUfunction f = get_fn("scale");
+    launch_scale(f, d2, 2.0f, 4, s);
+    float h[4] = {0};
+    CK(cuMemcpyHtoDAsync(d2, h, sizeof h, s));
+    CK(cuStreamSynchronize(s));
+    cr_assert_eq(cuStreamDestroy((CUstream)&h), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuMemFree(d));
+    CK(cuCtxSetCurrent(ctx));
+    FILE *fp = fopen(g_logpath, "r");
+    cr_assert_not_null(fp);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    unlink(g_logpath);
+    const char *expect =
+        "cuInit flags=0 -> 0\n"
+        "cuDevicePrimaryCtxRetain dev=0 out=c1 -> 0\n"
+        "cuCtxSetCurrent ctx=c1 -> 0\n"
+        "cuMemAlloc_v2 size=1000 out=d+0 -> 0\n"
+        "cuMemAlloc_v2 size=16 out=d+1024 -> 0\n"
+        "cuStreamCreate flags=0x0 out=s1 -> 0\n"
+        "cuModuleLoadData out=m1 -> 0\n"
+        "cuModuleGetFunction mod=m1 name=scale out=f1:scale -> 0\n"
+        "cuLaunchKernel f=f1:scale grid=1,1,1 block=1,1,1 shmem=0 stream=s1 params=d+1024,00000040,04000000 -> 0\n"
+        "cuMemcpyHtoDAsync_v2 dst=d+1024 src=h n=16 stream=s1 -> 0\n"
+        "cuStreamSynchronize stream=s1 -> 0\n"
+        "cuStreamDestroy_v2 stream=s? -> 400\n"
+        "cuMemFree_v2 ptr=d+0 -> 0\n"
+        "cuCtxSetCurrent ctx=c1 -> 0\n";
+    cr_assert_str_eq(buf, expect);
+}

@@ -1,0 +1,40 @@
+/*
+** run.h: running a test program with and without graphshim, for the criterion
+** integration tests.
+*/
+#ifndef GS_TEST_RUN_H
+#define GS_TEST_RUN_H
+
+#include <stddef.h>
+
+/* Directory of the build (compiled in as BUILD_DIR). */
+#ifndef BUILD_DIR
+#define BUILD_DIR "build"
+#endif
+
+struct run {
+    int status;      /* exit status, or 128+signal */
+    char *out;       /* stdout, NUL-terminated */
+    char *err;       /* stderr */
+    char dir[64];    /* scratch directory of this run: logs, trace, report */
+};
+
+/* Runs argv with the fake driver on the library path, plus the environment
+** assignments in env (NULL-terminated "NAME=value"; "@" in a value is replaced
+** by the run's scratch directory).  shim: preload libgraphshim.so.  The run is
+** killed after timeout_s seconds. */
+void run_prog(struct run *r, int shim, const char *const *env, const char *const *argv, int timeout_s);
+
+/* Contents of a file in the run's directory (NULL if missing), NUL-terminated. */
+char *run_file(const struct run *r, const char *name);
+
+/* Lines of text that contain needle. */
+int count_lines(const char *text, const char *needle);
+
+/* Removes the lines whose first word is one of the NULL-terminated words;
+** returns a new string. */
+char *drop_lines(const char *text, const char *const *first_words);
+
+void run_free(struct run *r);
+
+#endif
