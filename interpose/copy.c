@@ -37,7 +37,7 @@ static int copy_kind(enum mem dst, enum mem src)
     if (dst == MEM_DEVICE && src == MEM_PINNED)
         return GS_OP_H2D;
     if (dst == MEM_DEVICE && src == MEM_PAGEABLE)
-        return GS_OP_H2D_PAGEABLE;
+        return GS_DROPPED(GS_RULE_STAGING) ? GS_OP_H2D : GS_OP_H2D_PAGEABLE;
     if (dst == MEM_PINNED && src == MEM_DEVICE)
         return GS_OP_D2H;
     return -1;
@@ -59,13 +59,15 @@ static int copy_kind(enum mem dst, enum mem src)
             return REAL_CALL;                                                           \
         atomic_fetch_add_explicit(&gs__calls_by_class[c_.cls], 1, memory_order_relaxed); \
         len_ = gs__passthrough ? -1 : (build_key);                                      \
-        if (len_ == -2) {                                                               \
+        if (len_ == -2 && !GS_DROPPED(GS_RULE_PAGEABLE_D2H)) {                          \
             /* Completes before returning: a boundary of its stream. */                \
             struct gs_call b_ = c_;                                                     \
             b_.cls = GS_SYNC;                                                           \
             gs__engine_boundary(&b_);                                                   \
             len_ = -1;                                                                  \
         }                                                                               \
+        if (len_ == -2)                                                                 \
+            len_ = -1;                                                                  \
         if (gs__engine_op_begin(&s_, c_.stream, key_, len_, stage_src) == GS_OP_HELD) { \
             rc_ = CUDA_SUCCESS;                                                         \
         } else {                                                                        \

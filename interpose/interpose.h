@@ -31,7 +31,9 @@ enum gs_class {
     GS_SYNCOP,       /* synchronous copy or memset */
     GS_ALLOC,        /* allocation or free of any kind */
     GS_STREAM,       /* stream destroy */
-    GS_CTX,          /* changes what held ops mean */
+    GS_CTX,          /* context destroy or reset */
+    GS_MODULE,       /* module or library unload: function handles may be reused */
+    GS_ATTR,         /* limits and function attributes: graphs must be rebuilt */
     GS_CAPTURE,      /* the program's own capture or graph launch */
     GS_PROC,         /* entry-point lookup */
     GS_QUERY,        /* harmless: cannot observe or enqueue behind held work */

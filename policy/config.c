@@ -34,6 +34,7 @@ const char *gs__knob_default_text(const struct gs_knob *k, char *buf, int len)
     case GS_KNOB_LEVEL:
         return level_names[k->def];
     case GS_KNOB_PATH:
+    case GS_KNOB_TEXT:
         return "unset";
     default:
         snprintf(buf, (size_t)len, "%ld", k->def);
@@ -90,7 +91,7 @@ int gs__config_load(void)
         gs__cfg.path[i][0] = '\0';
         if (!s || !*s)
             continue;
-        if (k->type == GS_KNOB_PATH) {
+        if (k->type == GS_KNOB_PATH || k->type == GS_KNOB_TEXT) {
             snprintf(gs__cfg.path[i], sizeof gs__cfg.path[i], "%s", s);
             *fields[i] = 1;
         } else if (parse_value(k, s, fields[i]) != 0) {
@@ -105,7 +106,7 @@ int gs__config_load(void)
         char vbuf[32];
         const char *v = vbuf;
 
-        if (k->type == GS_KNOB_PATH)
+        if (k->type == GS_KNOB_PATH || k->type == GS_KNOB_TEXT)
             v = gs__cfg.path[i][0] ? gs__cfg.path[i] : "unset";
         else if (k->type == GS_KNOB_LEVEL)
             v = level_names[*fields[i]];

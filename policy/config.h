@@ -8,9 +8,14 @@
 #ifndef GS_CONFIG_H
 #define GS_CONFIG_H
 
-enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH };
+enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_KNOB_TEXT };
 
 enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
+
+/* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (engine.c). */
+#define GS_RULE_NAMES                                                                  \
+    "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
+    "params, watchdog, staging"
 
 /* X(field, env name, type, default, min, max, doc) */
 #define GS_KNOBS(X)                                                                   \
@@ -30,7 +35,10 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
     X(report, "GRAPHSHIM_REPORT", GS_KNOB_PATH, 0, 0, 0,                              \
       "write the report at exit to this path; JSON when it ends in .json")           \
     X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
-      "write one line per intercepted driver call to this path")
+      "write one line per intercepted driver call to this path")                     \
+    X(drop_rule, "GRAPHSHIM_TEST_DROP_RULE", GS_KNOB_TEXT, 0, 0, 0,                   \
+      "for graphshim's own tests only: turns one guard rule off, so a test can show " \
+      "the wrong result it prevents (" GS_RULE_NAMES ")")
 
 /* Knob indices: GS_KNOB_<field>. */
 enum {
@@ -40,8 +48,8 @@ enum {
     GS_NKNOBS
 };
 
-/* The effective settings.  A path knob's long is 1 when it is set, and its text
-** is in path[GS_KNOB_<field>]. */
+/* The effective settings.  A path or text knob's long is 1 when it is set, and
+** its text is in path[GS_KNOB_<field>]. */
 struct gs_config {
 #define GS_KNOB_FIELD(field, name, type, def, min, max, doc) long field;
     GS_KNOBS(GS_KNOB_FIELD)

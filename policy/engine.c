@@ -31,6 +31,8 @@
 #include "report.h"
 #include "stream.h"
 
+int gs__dropped_rule;
+
 /* --- Stream states ------------------------------------------------------- */
 
 #define STREAM_HASH 1024
@@ -305,6 +307,8 @@ static void resolve_some(int which, const struct gs_stream *except, int reason)
 ** for its: an op or boundary on one side issues what the other side holds. */
 static void legacy_rule(const struct gs_stream *s)
 {
+    if (GS_DROPPED(GS_RULE_LEGACY))
+        return;
     if (s->kind == GS_STREAM_LEGACY) {
         if (atomic_load_explicit(&blocking_holding, memory_order_relaxed))
             resolve_some(BLOCKING, s, GS_BAIL_OTHER_STREAM);
@@ -320,6 +324,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     struct gs_stream *s;
     struct gs_node *c;
     uint64_t hash;
+    uint32_t cmp;
 
     *out = NULL;
     if (gs__passthrough || len < 0 || atomic_load_explicit(&app_captures, memory_order_relaxed))
@@ -343,8 +348,10 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     *out = s;
     if (!s->cur)
         return GS_OP_ISSUE;
-    hash = gs__hash(key, (size_t)len);
-    c = gs__trie_child(s->cur, key, (uint32_t)len, hash);
+    /* Without the parameter rule (a test), only the fixed part of a key counts. */
+    cmp = GS_DROPPED(GS_RULE_PARAMS) ? (uint32_t)sizeof(struct gs_key) : (uint32_t)len;
+    hash = gs__hash(key, cmp);
+    c = gs__trie_child(s->cur, key, (uint32_t)len, cmp, hash);
     if (c && c->stable_below && !c->barrier && (s->holding || s->cur->depth == 0)) {
         /* Hold: the call returns success, the op waits for its sequence's end. */
         if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
@@ -405,12 +412,32 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
 
 /* --- Boundaries -------------------------------------------------------------- */
 
+/* The rule a class of boundary belongs to, for GRAPHSHIM_TEST_DROP_RULE. */
+static int rule_of(int cls)
+{
+    switch (cls) {
+    case GS_SYNC: return GS_RULE_SYNC;
+    case GS_EVENT: return GS_RULE_EVENT;
+    case GS_HOSTFN: return GS_RULE_HOSTFN;
+    case GS_ALLOC: return GS_RULE_ALLOC;
+    case GS_SYNCOP: return GS_RULE_SYNCOP;
+    case GS_CAPTURE: return GS_RULE_CAPTURE;
+    case GS_UNCLASSIFIED: return GS_RULE_UNCLASSIFIED;
+    default: return -1;
+    }
+}
+
 void gs__engine_boundary(const struct gs_call *c)
 {
     struct gs_stream *s;
 
     if (gs__passthrough)
         return;
+    if (GS_DROPPED(rule_of(c->cls))) {
+        if (c->cls == GS_CAPTURE && c->stream != GS_NONE)
+            gs__engine_capture_call(stream_get(c->stream), c->id);
+        return;
+    }
     switch (c->cls) {
     case GS_QUERY:
     case GS_PROC:
@@ -436,14 +463,15 @@ void gs__engine_boundary(const struct gs_call *c)
     /* Allocation, synchronous copies, context changes, and anything unclassified:
     ** every stream. */
     resolve_some(ALL, NULL, GS_BAIL_BOUNDARY + c->cls);
-    if (c->cls == GS_CTX)
-        gs__engine_reset();
+    if (c->cls == GS_CTX || c->cls == GS_MODULE || c->cls == GS_ATTR)
+        gs__engine_reset(c->cls);
 }
 
 /* The program's own capture: nothing is held anywhere while one is open. */
 void gs__engine_capture_call(struct gs_stream *s, int id)
 {
-    int begin = id == GS_ID_cuStreamBeginCapture_v2 || id == GS_ID_cuStreamBeginCapture_v2_ptsz ||
+    int begin = id == GS_ID_cuStreamBeginCapture || id == GS_ID_cuStreamBeginCapture_ptsz ||
+                id == GS_ID_cuStreamBeginCapture_v2 || id == GS_ID_cuStreamBeginCapture_v2_ptsz ||
                 id == GS_ID_cuStreamBeginCaptureToGraph || id == GS_ID_cuStreamBeginCaptureToGraph_ptsz;
     int end = id == GS_ID_cuStreamEndCapture || id == GS_ID_cuStreamEndCapture_ptsz;
 
@@ -465,14 +493,18 @@ void gs__engine_capture_call(struct gs_stream *s, int id)
     }
 }
 
-/* Frees what the engine kept for s: its graphs and learned sequences. */
-static void stream_empty(struct gs_stream *s)
+/* Destroys the graphs kept for s; with learned, also forgets its sequences. */
+static void stream_empty(struct gs_stream *s, int learned)
 {
     staging_wait(s);
-    gs__trie_clear(&s->trie, gs__graph_drop_node, s);
-    s->cur = &s->trie.root;
-    s->clean = 1;
-    if (s->staging_done) {
+    if (learned) {
+        gs__trie_clear(&s->trie, gs__graph_drop_node, s);
+        s->cur = &s->trie.root;
+        s->clean = 1;
+    } else {
+        gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
+    }
+    if (learned && s->staging_done) {
         GS_REAL(cuEventDestroy_v2)(s->staging_done);
         s->staging_done = NULL;
         s->staging_pending = 0;
@@ -484,23 +516,30 @@ void gs__engine_stream_destroyed(struct gs_stream *s)
     if (s->kind != GS_STREAM_CREATED)
         return;
     pthread_mutex_lock(&s->lock);
-    stream_empty(s);
+    stream_empty(s, 1);
     s->ready = 0; /* a new stream may get the same handle */
     pthread_mutex_unlock(&s->lock);
 }
 
-void gs__engine_reset(void)
+/* After a call of class cls (held work already resolved): a context going away
+** takes every graph, sequence and private stream with it; an unloaded module may
+** hand its function handles to new functions, so learned sequences and parameter
+** layouts go; changed attributes or limits only need the graphs rebuilt. */
+void gs__engine_reset(int cls)
 {
     pthread_mutex_lock(&table_lock);
     for (struct gs_stream *s = all_streams; s; s = s->next) {
         pthread_mutex_lock(&s->lock);
-        stream_empty(s);
-        s->ready = 0;
+        stream_empty(s, cls != GS_ATTR);
+        if (cls == GS_CTX)
+            s->ready = 0;
         pthread_mutex_unlock(&s->lock);
     }
     pthread_mutex_unlock(&table_lock);
-    gs__graph_reset();
-    gs__layouts_reset();
+    if (cls == GS_CTX)
+        gs__graph_reset();
+    if (cls != GS_ATTR)
+        gs__layouts_reset();
 }
 
 /* --- Watchdog, exit, fork ---------------------------------------------------- */
@@ -540,16 +579,34 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
+static const char *const rule_names[] = {
+    [GS_RULE_SYNC] = "sync", [GS_RULE_EVENT] = "event", [GS_RULE_HOSTFN] = "hostfn",
+    [GS_RULE_ALLOC] = "alloc", [GS_RULE_SYNCOP] = "syncop", [GS_RULE_PAGEABLE_D2H] = "pageable-d2h",
+    [GS_RULE_LEGACY] = "legacy", [GS_RULE_CAPTURE] = "capture", [GS_RULE_UNCLASSIFIED] = "unclassified",
+    [GS_RULE_PARAMS] = "params", [GS_RULE_WATCHDOG] = "watchdog", [GS_RULE_STAGING] = "staging",
+};
+
 void gs__engine_init(void)
 {
+    const char *drop = gs__cfg.path[GS_KNOB_drop_rule];
+
     if (gs__passthrough)
         return;
-    if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) == 0)
+    for (int r = 1; drop[0] && r < (int)(sizeof rule_names / sizeof rule_names[0]); r++)
+        if (strcmp(drop, rule_names[r]) == 0)
+            gs__dropped_rule = r;
+    if (drop[0] && !gs__dropped_rule)
+        gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s); ignored", drop, GS_RULE_NAMES);
+    else if (gs__dropped_rule)
+        gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s: this guard rule is OFF, results may be wrong", drop);
+    if (GS_DROPPED(GS_RULE_WATCHDOG))
+        return;
+    if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) == 0) {
         atomic_store(&watchdog_started, 1);
-    else
+    } else {
         gs__warn("cannot start the watchdog thread: the engine is off");
-    if (!atomic_load(&watchdog_started))
         gs__passthrough = 1;
+    }
 }
 
 void gs__engine_exit(void)

@@ -8,6 +8,16 @@
 
 struct gs_stream;
 
+/* Guard rules a test may turn off (GRAPHSHIM_TEST_DROP_RULE), to show the wrong
+** result each one prevents.  GS_RULE_NONE in normal use. */
+enum gs_rule {
+    GS_RULE_NONE, GS_RULE_SYNC, GS_RULE_EVENT, GS_RULE_HOSTFN, GS_RULE_ALLOC, GS_RULE_SYNCOP,
+    GS_RULE_PAGEABLE_D2H, GS_RULE_LEGACY, GS_RULE_CAPTURE, GS_RULE_UNCLASSIFIED, GS_RULE_PARAMS,
+    GS_RULE_WATCHDOG, GS_RULE_STAGING
+};
+extern int gs__dropped_rule;
+#define GS_DROPPED(rule) GS_UNLIKELY(gs__dropped_rule == (rule))
+
 /* Once, from gs__init(), after the real driver table is resolved. */
 void gs__engine_init(void);
 /* At exit: issues held work, writes the report. */
@@ -41,7 +51,7 @@ void gs__engine_boundary(const struct gs_call *c);
 /* Internal to the engine, shared with the report and the graph cache. */
 void gs__engine_capture_call(struct gs_stream *s, int id);
 void gs__engine_stream_destroyed(struct gs_stream *s);
-void gs__engine_reset(void);
+void gs__engine_reset(int cls);
 void gs__engine_each_stream(void (*fn)(struct gs_stream *, void *), void *arg);
 
 #endif

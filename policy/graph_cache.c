@@ -2,7 +2,7 @@
 ** graph_cache.c: capture, instantiation and eviction of sequence graphs (see
 ** graph_cache.h).
 **
-** The cache lock guards the list of live executables and the private streams.
+** The cache lock guards the list of live executables.
 ** It is taken with a stream's lock held, so it never waits for a stream's lock:
 ** eviction of another stream's graph only tries that lock.
 */
@@ -23,18 +23,26 @@ static int nrecs, caprecs;
 static atomic_ulong use_clock;
 static long ncaptured, nfailed, nevicted;
 
-/* One private capture stream per context. */
-#define MAX_CTX 64
-static struct {
+/* One private capture stream per thread and context: two threads never capture
+** on one stream.  A reset (context teardown) bumps the generation, and a thread
+** then makes new ones. */
+#define MAX_CTX 8
+static __thread struct {
     CUcontext ctx;
     CUstream stream;
 } privs[MAX_CTX];
-static int nprivs;
+static __thread int nprivs;
+static __thread unsigned privs_gen;
+static atomic_uint reset_gen;
 
 static CUstream private_stream(CUcontext ctx)
 {
     CUstream p = NULL;
 
+    if (privs_gen != atomic_load(&reset_gen)) {
+        nprivs = 0; /* their context is gone, and the streams with it */
+        privs_gen = atomic_load(&reset_gen);
+    }
     for (int i = 0; i < nprivs; i++)
         if (privs[i].ctx == ctx)
             return privs[i].stream;
@@ -85,9 +93,7 @@ int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **p
     CUresult rc;
     int staging = 0;
 
-    pthread_mutex_lock(&cache_lock);
     p = private_stream(s->ctx);
-    pthread_mutex_unlock(&cache_lock);
     if (!p)
         goto failed;
     rc = GS_REAL(cuStreamBeginCapture_v2)(p, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
@@ -141,7 +147,7 @@ void gs__graph_used(struct gs_node *t)
     t->last_used = atomic_fetch_add_explicit(&use_clock, 1, memory_order_relaxed);
 }
 
-void gs__graph_drop_node(struct gs_node *n, void *stream)
+void gs__graph_drop_exec(struct gs_node *n, void *stream)
 {
     (void)stream;
     if (n->exec) {
@@ -155,6 +161,11 @@ void gs__graph_drop_node(struct gs_node *n, void *stream)
         GS_REAL(cuGraphExecDestroy)(n->exec);
         n->exec = NULL;
     }
+}
+
+void gs__graph_drop_node(struct gs_node *n, void *stream)
+{
+    gs__graph_drop_exec(n, stream);
     if (n->staging) {
         GS_REAL(cuMemFreeHost)(n->staging);
         n->staging = NULL;
@@ -163,11 +174,7 @@ void gs__graph_drop_node(struct gs_node *n, void *stream)
 
 void gs__graph_reset(void)
 {
-    pthread_mutex_lock(&cache_lock);
-    for (int i = 0; i < nprivs; i++)
-        GS_REAL(cuStreamDestroy_v2)(privs[i].stream);
-    nprivs = 0;
-    pthread_mutex_unlock(&cache_lock);
+    atomic_fetch_add(&reset_gen, 1);
 }
 
 void gs__graph_stats(struct gs_graph_stats *st)

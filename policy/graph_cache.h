@@ -23,7 +23,11 @@ void gs__graph_used(struct gs_node *t);
 /* A node is being freed (its stream is locked): destroys its graph and staging. */
 void gs__graph_drop_node(struct gs_node *n, void *stream);
 
-/* Forgets the private capture streams (their context is going away). */
+/* Destroys a node's graph only (walk callback). */
+void gs__graph_drop_exec(struct gs_node *n, void *stream);
+
+/* Forgets the private capture streams: their context is going away, and the
+** streams with it. */
 void gs__graph_reset(void);
 
 /* Counters for the report. */

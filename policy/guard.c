@@ -15,7 +15,8 @@ atomic_long gs__calls_by_class[GS_NCLASSES];
 static const char *const class_names[GS_NCLASSES] = {
     [GS_LAUNCH] = "launch", [GS_COPY] = "copy",       [GS_SET] = "set",         [GS_SYNC] = "sync",
     [GS_EVENT] = "event",   [GS_HOSTFN] = "hostfn",   [GS_SYNCOP] = "syncop",   [GS_ALLOC] = "alloc",
-    [GS_STREAM] = "stream", [GS_CTX] = "ctx",         [GS_CAPTURE] = "capture", [GS_PROC] = "proc",
+    [GS_STREAM] = "stream", [GS_CTX] = "ctx",         [GS_MODULE] = "module",   [GS_ATTR] = "attr",
+    [GS_CAPTURE] = "capture", [GS_PROC] = "proc",
     [GS_QUERY] = "query",   [GS_UNCLASSIFIED] = "unclassified",
 };
 

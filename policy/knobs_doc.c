@@ -18,9 +18,11 @@ int main(void)
         const struct gs_knob *k = &gs__knobs[i];
         char dbuf[32], rbuf[64];
         const char *type = k->type == GS_KNOB_BOOL ? "bool" : k->type == GS_KNOB_INT ? "integer"
-                           : k->type == GS_KNOB_LEVEL ? "level" : "path";
+                           : k->type == GS_KNOB_LEVEL ? "level" : k->type == GS_KNOB_PATH ? "path" : "text";
         if (k->type == GS_KNOB_PATH)
             snprintf(rbuf, sizeof rbuf, "a writable file");
+        else if (k->type == GS_KNOB_TEXT)
+            snprintf(rbuf, sizeof rbuf, "a rule name");
         else if (k->type == GS_KNOB_LEVEL)
             snprintf(rbuf, sizeof rbuf, "error, warn, info, debug");
         else

@@ -49,11 +49,13 @@ struct gs_trie {
 /* Most memory one stream's tree may take; past it, new sequences are not learned. */
 #define GS_TRIE_MAX_BYTES (32u << 20)
 
-/* The child of n whose key equals key/len, or NULL. */
-static inline struct gs_node *gs__trie_child(const struct gs_node *n, const void *key, uint32_t len, uint64_t hash)
+/* The child of n whose key equals key/len in its first cmp bytes (cmp == len but
+** in a test without the parameter rule), or NULL.  hash is of those bytes. */
+static inline struct gs_node *gs__trie_child(const struct gs_node *n, const void *key, uint32_t len, uint32_t cmp,
+                                             uint64_t hash)
 {
     for (struct gs_node *c = n->child; c; c = c->sibling)
-        if (c->hash == hash && c->len == len && __builtin_memcmp(&c->key, key, len) == 0)
+        if (c->hash == hash && c->len == len && __builtin_memcmp(&c->key, key, cmp) == 0)
             return c;
     return NULL;
 }

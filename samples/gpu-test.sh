@@ -79,7 +79,7 @@ malloc_async    cu  eq  any  -
 host_func       cu  eq  any  -
 mapped_poll     cu  eq  any  -
 torch_basic     py  -   >0   ex
-torch_mlp       py  -   >0   ex
+torch_mlp       py  -   >0   -
 '
 
 # ------------------------------------------------------------------ setup
@@ -183,6 +183,7 @@ run_field() { awk -v v="$2" -v f="$3=" '$1 == v { for (i = 2; i <= NF; i++) if (
 # analyze_trace TRACE -> key value lines
 analyze_trace() {
     awk -v own="$OWN_PREFIX" '
+    { calls[$2 " " $NF]++ }
     $2 ~ /^cuLaunchKernel/ {
         L++
         if ($2 ~ /^cuLaunchKernelEx/) ex++; else pl++
@@ -203,6 +204,7 @@ analyze_trace() {
         printf "lines %d\nlaunches %d\nlaunch_plain %d\nlaunch_ex %d\n", NR, L, pl, ex
         printf "launch_rc_nonzero %d\nown %d\nforeign %d\nnoname %d\nlaunch_tids %d\n", bad, mine, foreign, noname, nt
         for (e in by) printf "ep.%s %d\n", e, by[e]
+        for (c in calls) printf "call.%s %d\n", c, calls[c]
     }' "$1"
 }
 

@@ -7,7 +7,7 @@
 
 TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DBUILD_DIR=\"$(abspath $(BUILD))\"
 UNIT_SRC    := $(wildcard tests/unit/*.c)
-INTEG_SRC   := tests/integration/test_integration.c tests/integration/run.c
+INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/run.c
 
 $(BUILD)/tests/unit: $(UNIT_SRC) $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -21,10 +21,14 @@ $(BUILD)/tests/drvprog: tests/integration/drvprog.c $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
 	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
 
+$(BUILD)/tests/guardprog: tests/integration/guardprog.c $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread
+
 unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(BUILD)/tests/unit
 
-integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(LIB) $(FAKECUDA_LIB)
+integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(LIB) $(FAKECUDA_LIB)
 	$(BUILD)/tests/integration
 
 test: unit-test fakecuda-test integration-test

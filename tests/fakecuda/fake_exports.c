@@ -565,6 +565,17 @@ STREAM1(cuStreamQuery_ptsz, x_StreamQuery, 1)
 GETFLAGS(cuStreamGetFlags, 0)
 GETFLAGS(cuStreamGetFlags_ptsz, 1)
 
+#define WRITEVALUE(abi, pt)                                                               \
+    EXPORT CUresult abi(CUstream s, CUdeviceptr addr, cuuint32_t value, unsigned int flags) \
+    {                                                                                     \
+        ENTER(abi); lb_stream(&L, "stream", s); lb_dptr(&L, "addr", addr);                \
+        lb_raw(&L, " value=%u flags=%u", value, flags);                                   \
+        RUN(x_StreamWriteValue32(s, addr, value, flags, pt));                             \
+        LEAVE();                                                                          \
+    }
+WRITEVALUE(cuStreamWriteValue32_v2, 0)
+WRITEVALUE(cuStreamWriteValue32_v2_ptsz, 1)
+
 #define GETCTX(abi, pt)                                                                   \
     EXPORT CUresult abi(CUstream s, CUcontext *ctx)                                       \
     {                                                                                     \

@@ -33,6 +33,7 @@ CUresult x_StreamGetFlags(CUstream h, unsigned *flags, int pt);
 CUresult x_StreamGetCtx(CUstream h, CUcontext *ctx, int pt);
 CUresult x_StreamWaitEvent(CUstream h, CUevent he, unsigned flags, int pt);
 CUresult x_LaunchHostFunc(CUstream h, CUhostFn fn, void *ud, int pt);
+CUresult x_StreamWriteValue32(CUstream h, CUdeviceptr addr, unsigned value, unsigned flags, int pt);
 CUresult x_StreamAddCallback(CUstream h, CUstreamCallback cb, void *ud, unsigned flags, int pt);
 CUresult x_EventCreate(CUevent *ph, unsigned flags);
 CUresult x_EventRecord(CUevent he, CUstream h, unsigned flags, int pt);

@@ -926,6 +926,24 @@ CUresult x_LaunchHostFunc(CUstream h, CUhostFn fn, void *ud, int pt)
     return rc;
 }
 
+/* cuStreamWriteValue32: a 32-bit store in stream order, modelled as a host node. */
+struct write_value { CUdeviceptr addr; unsigned value; };
+static void write_value_fn(void *ud)
+{
+    struct write_value *w = ud;
+    *(volatile unsigned *)(uintptr_t)w->addr = w->value;
+}
+
+CUresult x_StreamWriteValue32(CUstream h, CUdeviceptr addr, unsigned value, unsigned flags, int pt)
+{
+    struct write_value *w;
+    if (!addr || (addr & 3) || flags) return CUDA_ERROR_INVALID_VALUE;
+    if (!(w = malloc(sizeof *w))) return CUDA_ERROR_OUT_OF_MEMORY;
+    w->addr = addr;
+    w->value = value;
+    return x_LaunchHostFunc(h, write_value_fn, w, pt); /* held by the node: never freed */
+}
+
 CUresult x_StreamAddCallback(CUstream h, CUstreamCallback cb, void *ud, unsigned flags, int pt)
 {
     CUresult rc = api_enter(true);

@@ -202,7 +202,7 @@ Test(integration, debug_log_prints_every_setting)
     run_prog(&r, 1, (const char *[]){"GRAPHSHIM_LOG=debug", "GRAPHSHIM_WARMUP=7", NULL}, argv, 20);
     cr_assert_eq(r.status, 0);
     cr_assert_eq(count_lines(r.err, "graphshim: setting GRAPHSHIM_WARMUP=7"), 1, "%s", r.err);
-    cr_assert_eq(count_lines(r.err, "graphshim: setting GRAPHSHIM"), 8);
+    cr_assert_eq(count_lines(r.err, "graphshim: setting GRAPHSHIM"), 9);
     run_free(&r);
 }
 

@@ -1,0 +1,458 @@
+/*
+** guardprog.c: one driver-API program per guard rule, for the engine tests.
+**
+**   guardprog SCENARIO [ITERS]
+**
+** Each scenario repeats a short op sequence on a stream, so that under graphshim
+** the sequence becomes stable and is held, then observes the sequence's result
+** in the way the rule is about (a sync, an event, a host function, a free, ...),
+** and prints what it observed, every iteration.  Run without graphshim it prints
+** the right values; under graphshim it must print the same; with the rule turned
+** off (GRAPHSHIM_TEST_DROP_RULE) it prints something else, or hangs.
+**
+** Kernels are fake-driver host functions (tests/fakecuda/fakecuda.h).  Device
+** memory of the fake driver is host memory, and pinned host memory is readable by
+** kernels, like mapped memory on a GPU.
+*/
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../fakecuda/fakecuda.h"
+
+#define N 64
+
+FAKECUDA_KERNEL(fill, sizeof(float *), sizeof(float), sizeof(int))
+{
+    float *x = FAKECUDA_ARG(float *, 0), v = FAKECUDA_ARG(float, 1);
+    (void)d;
+    for (int i = 0; i < FAKECUDA_ARG(int, 2); i++)
+        x[i] = v + (float)i;
+}
+
+FAKECUDA_KERNEL(axpb, sizeof(float *), sizeof(float), sizeof(float), sizeof(int))
+{
+    float *x = FAKECUDA_ARG(float *, 0), a = FAKECUDA_ARG(float, 1), b = FAKECUDA_ARG(float, 2);
+    (void)d;
+    for (int i = 0; i < FAKECUDA_ARG(int, 3); i++)
+        x[i] = a * x[i] + b;
+}
+
+FAKECUDA_KERNEL(copy, sizeof(float *), sizeof(float *), sizeof(int))
+{
+    float *dst = FAKECUDA_ARG(float *, 0), *src = FAKECUDA_ARG(float *, 1);
+    (void)d;
+    for (int i = 0; i < FAKECUDA_ARG(int, 2); i++)
+        dst[i] = src[i];
+}
+
+FAKECUDA_KERNEL(setflag, sizeof(int *), sizeof(int))
+{
+    (void)d;
+    *(volatile int *)FAKECUDA_ARG(int *, 0) = FAKECUDA_ARG(int, 1);
+}
+
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        CUresult rc_ = (call);                                                       \
+        if (rc_ != CUDA_SUCCESS) {                                                   \
+            fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, (int)rc_); \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+static CUfunction k_fill, k_axpb, k_copy, k_setflag;
+static int n = N;
+
+static void launch(CUfunction f, CUstream s, void **args)
+{
+    CHECK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, args, NULL));
+}
+
+static void fill(CUstream s, CUdeviceptr x, float v)
+{
+    launch(k_fill, s, (void *[]){&x, &v, &n});
+}
+
+static void axpb(CUstream s, CUdeviceptr x)
+{
+    float a = 2.0f, b = 1.0f;
+    launch(k_axpb, s, (void *[]){&x, &a, &b, &n});
+}
+
+static void copy(CUstream s, CUdeviceptr dst, CUdeviceptr src)
+{
+    launch(k_copy, s, (void *[]){&dst, &src, &n});
+}
+
+static void show(int it, const char *what, const float *v)
+{
+    printf("%d %s %g %g\n", it, what, v[0], v[N - 1]);
+}
+
+static float *pinned(void)
+{
+    float *p;
+    CHECK(cuMemAllocHost_v2((void **)&p, N * sizeof(float)));
+    memset(p, 0, N * sizeof(float));
+    return p;
+}
+
+static CUdeviceptr dev(void)
+{
+    CUdeviceptr x;
+    CHECK(cuMemAlloc_v2(&x, N * sizeof(float)));
+    return x;
+}
+
+#define P(ptr) ((CUdeviceptr)(uintptr_t)(ptr))
+
+/* The iteration's input, written by the host into pinned memory that the first
+** kernel reads: the op sequence stays the same, the data changes. */
+static float *in;
+static void input(CUstream s, CUdeviceptr x, int it)
+{
+    if (!in)
+        in = pinned();
+    for (int i = 0; i < N; i++)
+        in[i] = (float)(it * 10 + i);
+    copy(s, x, P(in));
+}
+
+/* Stream synchronize: the host reads what the sequence wrote into pinned memory. */
+static void sync_(int iters)
+{
+    CUstream s;
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e, 0));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+        CHECK(cuEventRecord(e, s)); /* also ends the sequence when syncs do not */
+    }
+}
+
+/* Event record / stream wait: stream b orders on a's event. */
+static void event(int iters)
+{
+    CUstream a, b;
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < iters; it++) {
+        input(a, x, it);
+        axpb(a, x);
+        CHECK(cuEventRecord(e, a));
+        CHECK(cuStreamWaitEvent(b, e, 0));
+        copy(b, P(out), x);
+        CHECK(cuStreamSynchronize(b));
+        show(it, "out", out);
+        CHECK(cuStreamSynchronize(a));
+    }
+}
+
+static float seen_by_host;
+static void host_fn(void *p)
+{
+    seen_by_host = *(float *)p;
+}
+
+/* A host function runs after the stream's earlier work. */
+static void hostfn(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        copy(s, P(out), x);
+        CHECK(cuLaunchHostFunc(s, host_fn, out));
+        CHECK(cuStreamSynchronize(s));
+        printf("%d host function saw %g\n", it, seen_by_host);
+    }
+}
+
+/* A free of memory the held work uses: the work must run before it. */
+static void alloc(int iters)
+{
+    CUstream s;
+    float *out = pinned(), init[N];
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        CUdeviceptr x = dev(); /* the same address each time: first fit */
+        for (int i = 0; i < N; i++)
+            init[i] = (float)(it * 100 + i);
+        CHECK(cuMemcpyHtoD_v2(x, init, sizeof init));
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuMemFree_v2(x));
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
+/* A synchronous copy completes, with the work before it, before it returns. */
+static void syncop(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float host[N];
+    CHECK(cuStreamCreate(&s, 0)); /* blocking: ordered with the legacy stream */
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        CHECK(cuMemcpyDtoH_v2(host, x, sizeof host));
+        show(it, "host", host);
+        CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* An async copy into pageable memory completes before it returns. */
+static void pageable_d2h(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float host[N];
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        CHECK(cuMemcpyDtoHAsync_v2(host, x, sizeof host, s));
+        show(it, "host", host);
+        CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* The legacy stream waits for the blocking streams' earlier work. */
+static void legacy(int iters)
+{
+    CUstream a;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&a, 0));
+    for (int it = 0; it < iters; it++) {
+        input(a, x, it);
+        axpb(a, x);
+        copy(CU_STREAM_LEGACY, P(out), x);
+        CHECK(cuStreamSynchronize(CU_STREAM_LEGACY));
+        show(it, "out", out);
+        CHECK(cuStreamSynchronize(a));
+    }
+}
+
+/* The program's own graph, launched on a stream that holds work. */
+static void capture(int iters)
+{
+    CUstream s, c;
+    CUgraph g;
+    CUgraphExec ge;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamBeginCapture_v2(c, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    copy(c, P(out), x);
+    CHECK(cuStreamEndCapture(c, &g));
+    CHECK(cuGraphInstantiateWithFlags(&ge, g, 0));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        CHECK(cuGraphLaunch(ge, s));
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
+/* An entry point graphshim does not know enqueues behind held work: here a
+** stream-ordered store of a flag the host then trusts. */
+static void unclassified(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    unsigned *flag;
+    CHECK(cuMemAllocHost_v2((void **)&flag, sizeof *flag));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        copy(s, P(out), x);
+        *(volatile unsigned *)flag = 0;
+        CHECK(cuStreamWriteValue32_v2(s, P(flag), 1, 0));
+        if (*(volatile unsigned *)flag == 1) /* the work before the store is done */
+            show(it, "out", out);
+        CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* One launch per segment: shorter than GRAPHSHIM_MIN_OPS by default. */
+static void single(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
+/* Kernel pointers alternate between two buffers. */
+static void params(int iters)
+{
+    CUstream s;
+    CUdeviceptr x[2] = {dev(), dev()};
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        fill(s, x[it % 2], (float)(it % 2 ? 1000 : 0));
+        axpb(s, x[it % 2]);
+        copy(s, P(out), x[it % 2]);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
+/* The host polls mapped memory that a kernel sets, with no CUDA call. */
+static void watchdog(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    int *flag;
+    CHECK(cuMemHostAlloc((void **)&flag, sizeof *flag, CU_MEMHOSTALLOC_DEVICEMAP));
+    *flag = 0;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        int v = 1;
+        time_t t0 = time(NULL);
+        *flag = 0;
+        input(s, x, it);
+        axpb(s, x);
+        launch(k_setflag, s, (void *[]){&flag, &v});
+        while (*(volatile int *)flag != v) {
+            if (time(NULL) - t0 > 3) {
+                fprintf(stderr, "iteration %d: the flag never came\n", it);
+                exit(3);
+            }
+        }
+        printf("%d flag %d\n", it, *(volatile int *)flag);
+        CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* A pageable source is rewritten right after the async copy returns. */
+static void staging(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned(), *src = malloc(N * sizeof(float));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        for (int i = 0; i < N; i++)
+            src[i] = (float)(it * 10 + i);
+        CHECK(cuMemcpyHtoDAsync_v2(x, src, N * sizeof(float), s));
+        for (int i = 0; i < N; i++)
+            src[i] = -1.0f; /* allowed: the copy took the bytes at the call */
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
+/* Four threads, each its own stream and sequence. */
+struct worker {
+    int id, iters;
+    float result[64];
+};
+static void *thread_main(void *arg)
+{
+    struct worker *w = arg;
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < w->iters && it < 64; it++) {
+        fill(s, x, (float)(w->id * 1000 + it % 3));
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        w->result[it] = out[N - 1];
+    }
+    CHECK(cuStreamDestroy_v2(s));
+    return NULL;
+}
+
+static CUcontext ctx;
+static void *thread_entry(void *arg)
+{
+    CHECK(cuCtxSetCurrent(ctx));
+    return thread_main(arg);
+}
+
+static void threads(int iters)
+{
+    pthread_t th[4];
+    struct worker w[4];
+    for (int t = 0; t < 4; t++) {
+        w[t].id = t;
+        w[t].iters = iters;
+        pthread_create(&th[t], NULL, thread_entry, &w[t]);
+    }
+    for (int t = 0; t < 4; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < 4; t++)
+        for (int it = 0; it < iters && it < 64; it++)
+            printf("thread %d %d %g\n", t, it, w[t].result[it]);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(int);
+} scenarios[] = {
+    {"sync", sync_},       {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
+    {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
+    {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
+    {"threads", threads},  {"single", single},
+};
+
+int main(int argc, char **argv)
+{
+    CUdevice d;
+    CUmodule m;
+    int iters = argc > 2 ? atoi(argv[2]) : 8;
+
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&d, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&m, "image"));
+    CHECK(cuModuleGetFunction(&k_fill, m, "fill"));
+    CHECK(cuModuleGetFunction(&k_axpb, m, "axpb"));
+    CHECK(cuModuleGetFunction(&k_copy, m, "copy"));
+    CHECK(cuModuleGetFunction(&k_setflag, m, "setflag"));
+    for (size_t i = 0; argc > 1 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        if (strcmp(argv[1], scenarios[i].name) == 0) {
+            scenarios[i].fn(iters);
+            CHECK(cuCtxSynchronize());
+            return 0;
+        }
+    }
+    fprintf(stderr, "usage: guardprog SCENARIO [ITERS]\n");
+    return 2;
+}

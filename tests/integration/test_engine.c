@@ -1,0 +1,146 @@
+/*
+** test_engine.c: the engine over the fake driver.
+**
+** For every guard rule, guardprog runs a scenario without graphshim, with it, and
+** with the rule turned off (GRAPHSHIM_TEST_DROP_RULE): the output with graphshim
+** must equal the output without it, the engine must really have held ops, and
+** without the rule the output must be wrong (or the program must hang, for the
+** watchdog).  Then the knobs that shape learning, and threads.
+*/
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+#define GUARDPROG BUILD_DIR "/tests/guardprog"
+
+/* A number in the report's totals, e.g. total(report, "replays"). */
+static long total(const char *report, const char *key)
+{
+    char pat[64];
+    const char *t = report ? strstr(report, "\"totals\"") : NULL, *p;
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    p = t ? strstr(t, pat) : NULL;
+    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+struct rule {
+    char scenario[16], rule[16];
+};
+
+static struct rule rules[] = {
+    {"sync", "sync"},         {"event", "event"},     {"hostfn", "hostfn"},
+    {"alloc", "alloc"},       {"syncop", "syncop"},   {"pageable-d2h", "pageable-d2h"},
+    {"legacy", "legacy"},     {"capture", "capture"}, {"unclassified", "unclassified"},
+    {"params", "params"},     {"watchdog", "watchdog"}, {"staging", "staging"},
+};
+
+ParameterizedTestParameters(engine, guard_rule)
+{
+    return cr_make_param_array(struct rule, rules, sizeof rules / sizeof rules[0]);
+}
+
+ParameterizedTest(struct rule *r, engine, guard_rule, .timeout = 60)
+{
+    const char *argv[] = {GUARDPROG, r->scenario, "8", NULL};
+    char drop[64];
+    const char *drop_env[] = {drop, "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, on, off;
+    char *report;
+
+    snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", r->rule);
+    run_prog(&base, 0, NULL, argv, 20);
+    cr_assert_eq(base.status, 0, "%s without graphshim: %s", r->scenario, base.err);
+    cr_assert(strlen(base.out) > 0);
+
+    run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", NULL}, argv, 20);
+    cr_assert_eq(on.status, 0, "%s under graphshim: %s", r->scenario, on.err);
+    cr_assert_str_eq(on.out, base.out, "%s: graphshim changed the output", r->scenario);
+    report = run_file(&on, "report.json");
+    cr_assert_gt(total(report, "ops_held"), 0, "%s: the engine held nothing, so the test proves nothing: %s",
+                 r->scenario, report);
+    free(report);
+
+    run_prog(&off, 1, drop_env, argv, 10);
+    cr_assert(off.status != 0 || strcmp(off.out, base.out) != 0,
+              "%s: without the %s rule the output is still right, so the test cannot fail", r->scenario, r->rule);
+    run_free(&base), run_free(&on), run_free(&off);
+}
+
+/* Replays of a sequence seen every iteration: the first WARMUP run eagerly. */
+static long replays_with(const char *scenario, const char *const *env, const char *iters, char **out)
+{
+    const char *argv[] = {GUARDPROG, scenario, iters, NULL};
+    const char *e[8] = {"GRAPHSHIM_REPORT=@/report.json"};
+    struct run base, r;
+    char *report;
+    long n;
+
+    for (int i = 0; env && env[i] && i < 6; i++)
+        e[i + 1] = env[i];
+    run_prog(&base, 0, NULL, argv, 20);
+    run_prog(&r, 1, e, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    report = run_file(&r, "report.json");
+    n = total(report, "replays");
+    if (out)
+        *out = report;
+    else
+        free(report);
+    run_free(&base), run_free(&r);
+    return n;
+}
+
+Test(engine, warmup_decides_when_a_sequence_is_graphed)
+{
+    cr_assert_eq(replays_with("sync", NULL, "8", NULL), 8 - 2);
+    cr_assert_eq(replays_with("sync", (const char *[]){"GRAPHSHIM_WARMUP=5", NULL}, "8", NULL), 8 - 5);
+    cr_assert_eq(replays_with("sync", (const char *[]){"GRAPHSHIM_WARMUP=9", NULL}, "8", NULL), 0);
+}
+
+Test(engine, short_sequences_are_not_graphed)
+{
+    cr_assert_eq(replays_with("single", NULL, "8", NULL), 0);
+    cr_assert_eq(replays_with("single", (const char *[]){"GRAPHSHIM_MIN_OPS=1", NULL}, "8", NULL), 8 - 2);
+}
+
+Test(engine, alternating_sequences_are_both_graphed)
+{
+    char *report;
+    /* Two pointer sets alternate: each becomes stable after two of its own. */
+    cr_assert_eq(replays_with("params", NULL, "12", &report), 12 - 4);
+    cr_assert_eq(total(report, "graphs_captured"), 2, "%s", report);
+    free(report);
+}
+
+Test(engine, graph_cache_is_bounded)
+{
+    char *report;
+    cr_assert_eq(replays_with("params", (const char *[]){"GRAPHSHIM_MAX_GRAPHS=1", NULL}, "12", &report), 12 - 4);
+    cr_assert_geq(total(report, "graphs_evicted"), 6, "%s", report);
+    cr_assert_leq(total(report, "graphs_alive"), 1, "%s", report);
+    free(report);
+}
+
+Test(engine, engine_off_holds_nothing)
+{
+    char *report;
+    cr_assert_eq(replays_with("sync", (const char *[]){"GRAPHSHIM=0", NULL}, "8", &report), 0);
+    cr_assert_eq(total(report, "ops_held"), 0);
+    free(report);
+}
+
+Test(engine, threads_each_replay_their_own_stream, .timeout = 60)
+{
+    char *report;
+    /* Four threads, each a sequence with period 3: stable after 6 iterations. */
+    for (int round = 0; round < 5; round++) {
+        long n = replays_with("threads", NULL, "40", &report);
+        cr_assert_eq(n, 4 * (40 - 6), "round %d: %s", round, report);
+        free(report);
+    }
+}
