@@ -31,7 +31,7 @@ LIB_SRC  := $(filter-out policy/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
 
-.PHONY: all test unit-test integration-test demo gpu-test bench docs install clean
+.PHONY: all test unit-test integration-test demo gpu-test bench shim-cost docs install clean
 
 all: $(LIB) $(BUILD)/graphshim
 
@@ -93,3 +93,11 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# --- Host cost of the shim itself, with the driver stubbed out (no GPU needed)
+$(BUILD)/bench/shim_cost: bench/shim_cost.c $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/shim_cost.c $(LIB_OBJ) $(LDLIBS)
+
+shim-cost: $(BUILD)/bench/shim_cost
+	$(BUILD)/bench/shim_cost

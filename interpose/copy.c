@@ -57,7 +57,6 @@ static int copy_kind(enum mem dst, enum mem src)
             return CUDA_ERROR_NOT_FOUND;                                                \
         if (gs__tls.depth || (gs__passthrough && !gs__trace_on))                        \
             return REAL_CALL;                                                           \
-        atomic_fetch_add_explicit(&gs__calls_by_class[c_.cls], 1, memory_order_relaxed); \
         len_ = gs__passthrough ? -1 : (build_key);                                      \
         if (len_ == -2 && !GS_DROPPED(GS_RULE_PAGEABLE_D2H)) {                          \
             /* Completes before returning: a boundary of its stream. */                \

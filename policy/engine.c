@@ -33,6 +33,9 @@
 
 int gs__dropped_rule;
 
+/* Watchdog firings at one node after which the engine never holds through it. */
+#define GS_WATCHDOG_HITS 2
+
 /* --- Stream states ------------------------------------------------------- */
 
 #define STREAM_HASH 1024
@@ -323,7 +326,6 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
 {
     struct gs_stream *s;
     struct gs_node *c;
-    uint64_t hash;
     uint32_t cmp;
 
     *out = NULL;
@@ -350,9 +352,8 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         return GS_OP_ISSUE;
     /* Without the parameter rule (a test), only the fixed part of a key counts. */
     cmp = GS_DROPPED(GS_RULE_PARAMS) ? (uint32_t)sizeof(struct gs_key) : (uint32_t)len;
-    hash = gs__hash(key, cmp);
-    c = gs__trie_child(s->cur, key, (uint32_t)len, cmp, hash);
-    if (c && c->stable_below && !c->barrier && (s->holding || s->cur->depth == 0)) {
+    c = gs__trie_child(s->cur, key, (uint32_t)len, cmp);
+    if (c && c->stable_below && c->watchdog_hits < GS_WATCHDOG_HITS && (s->holding || s->cur->depth == 0)) {
         /* Hold: the call returns success, the op waits for its sequence's end. */
         if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
             if (!c->staging && GS_REAL(cuMemAllocHost_v2)(&c->staging, ((struct gs_key *)key)->size) != CUDA_SUCCESS)
@@ -375,7 +376,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
 issue:
     if (s->holding)
         flush(s, GS_BAIL_MISMATCH);
-    s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, hash);
+    s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len);
     return GS_OP_ISSUE;
 }
 
@@ -397,7 +398,6 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
     CUresult rc;
     int len = gs__passthrough ? -1 : gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
 
-    atomic_fetch_add_explicit(&gs__calls_by_class[GS_LAUNCH], 1, memory_order_relaxed);
     if (gs__engine_op_begin(&s, stream, key, len, NULL) == GS_OP_HELD)
         return CUDA_SUCCESS;
     if (cfg)
@@ -549,8 +549,9 @@ static atomic_int watchdog_started;
 static atomic_int watchdog_stop;
 
 /* Issues work held longer than GRAPHSHIM_MAX_DEFER_US, so a host waiting for it
-** without a CUDA call (polling mapped memory) never waits forever.  The node where
-** it fired stops holding for good: that program point does not wait for a sync. */
+** without a CUDA call (polling mapped memory) never waits forever.  Where it fired
+** GS_WATCHDOG_HITS times, the engine stops holding for good: that program point
+** does not wait for a sync.  (Once may be a descheduled thread.) */
 static void *watchdog(void *arg)
 {
     uint64_t limit = (uint64_t)gs__cfg.max_defer_us * 1000u;
@@ -569,7 +570,8 @@ static void *watchdog(void *arg)
                 continue;
             pthread_mutex_lock(&s->lock);
             if (s->holding && now - atomic_load_explicit(&s->held_since, memory_order_relaxed) >= limit) {
-                s->cur->barrier = 1;
+                if (s->cur->watchdog_hits < GS_WATCHDOG_HITS)
+                    s->cur->watchdog_hits++;
                 flush(s, GS_BAIL_WATCHDOG);
             }
             pthread_mutex_unlock(&s->lock);

@@ -15,7 +15,7 @@ void gs__guard_after(const struct gs_call *c, CUresult rc);
 /* Name of a class, for the trace and the report. */
 const char *gs__class_name(int cls);
 
-/* Calls counted by class since start. */
+/* Calls counted by class since start (not ops: they are counted per stream). */
 extern atomic_long gs__calls_by_class[GS_NCLASSES];
 
 #endif

@@ -165,23 +165,6 @@ void gs__layouts_reset(void)
 
 /* --- Keys ------------------------------------------------------------- */
 
-uint64_t gs__hash(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i = 0;
-
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    for (; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 int gs__attr_supported(CUlaunchAttributeID id)
 {
     switch (id) {

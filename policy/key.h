@@ -65,8 +65,6 @@ static inline unsigned char *gs__key_params(const struct gs_key *k)
     return (unsigned char *)(gs__key_attrs(k) + k->nattrs);
 }
 
-uint64_t gs__hash(const void *p, size_t n);
-
 /* Issues the op a key describes on stream s, through the real driver.  src_override,
 ** if not NULL, replaces a host source (the staged copy of a pageable source).
 ** Returns the driver's result. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len, uint64_t hash)
+struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len)
 {
     size_t size = offsetof(struct gs_node, key) + len;
     struct gs_node *c;
@@ -15,7 +15,6 @@ struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *k
         return NULL;
     t->bytes += size;
     c->parent = n;
-    c->hash = hash;
     c->len = len;
     c->depth = n->depth + 1;
     memcpy(&c->key, key, len);

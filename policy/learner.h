@@ -22,14 +22,13 @@ struct gs_exec;
 
 struct gs_node {
     struct gs_node *parent, *child, *sibling;
-    uint64_t hash;
     uint32_t len;            /* key bytes */
     uint32_t depth;          /* ops from the root */
     uint32_t seen;           /* segments that ended here */
     uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
     uint8_t stable;          /* this node ends a stable sequence */
     uint8_t ungraphable;     /* capturing or launching its graph failed once */
-    uint8_t barrier;         /* the watchdog fired here: never hold this op */
+    uint8_t watchdog_hits;   /* times the watchdog issued work held up to here */
     uint8_t reads_staging;   /* its graph copies from staging buffers */
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t last_used;      /* replay clock, for the graph cache */
@@ -50,18 +49,19 @@ struct gs_trie {
 #define GS_TRIE_MAX_BYTES (32u << 20)
 
 /* The child of n whose key equals key/len in its first cmp bytes (cmp == len but
-** in a test without the parameter rule), or NULL.  hash is of those bytes. */
-static inline struct gs_node *gs__trie_child(const struct gs_node *n, const void *key, uint32_t len, uint32_t cmp,
-                                             uint64_t hash)
+** in a test without the parameter rule), or NULL.  A node has few children, and
+** keys that differ mostly differ early (kind, function, shape): a plain compare
+** beats hashing the key first. */
+static inline struct gs_node *gs__trie_child(const struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
 {
     for (struct gs_node *c = n->child; c; c = c->sibling)
-        if (c->hash == hash && c->len == len && __builtin_memcmp(&c->key, key, cmp) == 0)
+        if (c->len == len && __builtin_memcmp(&c->key, key, cmp) == 0)
             return c;
     return NULL;
 }
 
 /* Adds a child of n for key.  Returns it, or NULL when the tree is full. */
-struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len, uint64_t hash);
+struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len);
 
 /* A segment ended at n with every op issued successfully: counts it, and makes
 ** it stable when it qualifies.  Returns 1 if it just became stable. */

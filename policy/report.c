@@ -127,8 +127,8 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
             (unsigned long long)t->issue_errors);
     json_bails(f, t->bails);
     fprintf(f, "},\n  \"calls\": {");
-    for (int c = 0; c < GS_NCLASSES; c++)
-        fprintf(f, "%s\"%s\": %ld", c ? ", " : "", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
+    for (int c = GS_SYNC; c < GS_NCLASSES; c++)
+        fprintf(f, "%s\"%s\": %ld", c > GS_SYNC ? ", " : "", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
     fprintf(f, "},\n  \"streams\": [");
     gs__engine_each_stream(json_stream, &o);
     fprintf(f, "%s]\n}\n", o.first ? "" : "\n  ");
@@ -178,8 +178,8 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
     for (int b = 0; b < GS_NBAIL; b++)
         if (t->bails[b])
             fprintf(f, "  bailed out %llu x  %s\n", (unsigned long long)t->bails[b], bail_name(b, buf, sizeof buf));
-    fprintf(f, "  calls:");
-    for (int c = 0; c < GS_NCLASSES; c++)
+    fprintf(f, "  calls other than ops:");
+    for (int c = GS_SYNC; c < GS_NCLASSES; c++)
         if (atomic_load(&gs__calls_by_class[c]))
             fprintf(f, " %s %ld", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
     fprintf(f, "\n");

@@ -375,24 +375,26 @@ static void staging(int iters)
     }
 }
 
-/* Four threads, each its own stream and sequence. */
+/* Four threads, each its own stream and sequence.  Memory is allocated before the
+** threads start: an allocation resolves every stream's held work, which would
+** cut the other threads' sequences at random places. */
 struct worker {
     int id, iters;
+    CUdeviceptr x;
+    float *out;
     float result[64];
 };
 static void *thread_main(void *arg)
 {
     struct worker *w = arg;
     CUstream s;
-    CUdeviceptr x = dev();
-    float *out = pinned();
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < w->iters && it < 64; it++) {
-        fill(s, x, (float)(w->id * 1000 + it % 3));
-        axpb(s, x);
-        copy(s, P(out), x);
+        fill(s, w->x, (float)(w->id * 1000 + it % 3));
+        axpb(s, w->x);
+        copy(s, P(w->out), w->x);
         CHECK(cuStreamSynchronize(s));
-        w->result[it] = out[N - 1];
+        w->result[it] = w->out[N - 1];
     }
     CHECK(cuStreamDestroy_v2(s));
     return NULL;
@@ -412,6 +414,10 @@ static void threads(int iters)
     for (int t = 0; t < 4; t++) {
         w[t].id = t;
         w[t].iters = iters;
+        w[t].x = dev();
+        w[t].out = pinned();
+    }
+    for (int t = 0; t < 4; t++) {
         pthread_create(&th[t], NULL, thread_entry, &w[t]);
     }
     for (int t = 0; t < 4; t++)
