@@ -113,8 +113,10 @@ struct Work {
             bench_axpb<<<(m * m + 255) / 256, 256, 0, s>>>(c, 0.5f, 0.25f, m * m);
         }
         for (int j = 0; j < k; j++) {
-            float a_ = norepeat ? 1.0f + (float)((iter * k + j) % 100003) * 1e-9f : 0.999f;
-            bench_axpb<<<blocks, 256, 0, s>>>(x, a_, 0.001f * (float)(j % 3), n);
+            if (norepeat) // every launch's argument differs from every earlier one
+                bench_axpb<<<blocks, 256, 0, s>>>(x, 0.5f, (float)((iter * k + j) % 8388608), n);
+            else
+                bench_axpb<<<blocks, 256, 0, s>>>(x, 0.999f, 0.001f * (float)(j % 3), n);
         }
         if (copies)
             CK(cudaMemcpyAsync(hout, x, 1024 * sizeof(float), cudaMemcpyDeviceToHost, s));

@@ -193,19 +193,20 @@ static void staging_wait(struct gs_stream *s)
     }
 }
 
-/* Issues the held ops of s eagerly, in order, and stops holding.  Called locked. */
-static void flush(struct gs_stream *s, int reason)
+/* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
+** order.  Called locked. */
+static void issue_held(struct gs_stream *s, struct gs_node *to)
 {
     struct gs_node *stack[64], **path = stack;
-    unsigned n = s->cur->depth;
+    unsigned n = to->depth;
     int staged = 0;
     CUstream st = issue_stream(s);
     CUcontext prev = enter_ctx(s);
 
     if (n > 64)
         path = malloc(n * sizeof *path);
-    gs__trie_path(s->cur, path);
-    for (unsigned i = 0; i < n; i++) {
+    gs__trie_path(to, path);
+    for (unsigned i = s->chunk_depth; i < n; i++) {
         if (gs__key_issue(&path[i]->key, st, path[i]->staging) != CUDA_SUCCESS)
             s->issue_errors++;
         staged |= path[i]->staging != NULL;
@@ -215,25 +216,36 @@ static void flush(struct gs_stream *s, int reason)
     leave_ctx(s, prev);
     if (path != stack)
         free(path);
+    s->chunk_depth = n;
+}
+
+/* Issues the held ops eagerly and stops holding, counting why.  Called locked. */
+static void flush(struct gs_stream *s, int reason)
+{
+    issue_held(s, s->cur);
     s->holding = 0;
     s->bails[reason]++;
     set_holding(s, 0);
 }
 
-/* Replays the stable sequence ending at s->cur as one graph launch, capturing its
-** graph first if needed.  Returns 0, or -1 if no graph could be made or
+/* Launches the held ops up to node t (those past s->chunk_depth) as one graph,
+** capturing it first if needed.  Returns 0, or -1 if no graph could be made or
 ** launched (nothing was issued then).  Called locked. */
-static int replay(struct gs_stream *s)
+static int launch_graph(struct gs_stream *s, struct gs_node *t)
 {
-    struct gs_node *t = s->cur;
     CUstream st = issue_stream(s);
-    CUcontext prev = enter_ctx(s);
+    CUcontext prev;
     int rc = 0;
 
+    if (t->depth == s->chunk_depth)
+        return 0; /* everything already went out in chunks */
+    prev = enter_ctx(s);
+    if (t->exec && t->exec_from != s->chunk_depth)
+        gs__graph_drop_exec(t, s); /* a graph of another range ending here */
     if (!t->exec) {
         struct gs_node *stack[64], **path = t->depth > 64 ? malloc(t->depth * sizeof *path) : stack;
         gs__trie_path(t, path);
-        if (gs__graph_capture(s, t, path) == 0)
+        if (gs__graph_capture(s, t, path, s->chunk_depth) == 0)
             s->captures++;
         if (path != stack)
             free(path);
@@ -242,11 +254,44 @@ static int replay(struct gs_stream *s)
         rc = -1;
     } else {
         gs__graph_used(t);
+        s->ops_replayed += t->depth - s->chunk_depth;
+        s->chunk_depth = t->depth;
         if (t->reads_staging)
             staging_issued(s, st);
     }
     leave_ctx(s, prev);
     return rc;
+}
+
+/* Held work that waits long for its boundary leaves the GPU idle while the host
+** works (a Python loop between launches, say).  Where held ops have waited more
+** than GRAPHSHIM_CHUNK_US twice, the ops held so far go out early as a graph of
+** their own ("chunk") and holding goes on after them; the place is kept, so the
+** chunks of a repeating sequence are the same every time.  Called locked, after
+** the op at s->cur was held. */
+static void maybe_chunk(struct gs_stream *s)
+{
+    struct gs_node *c = s->cur;
+    uint32_t held = c->depth - s->chunk_depth;
+    uint64_t now;
+
+    if (held < 2 || c->chunk_failed)
+        return;
+    if (c->chunk_votes < 2) {
+        if (held & 3)
+            return; /* the clock is read every fourth held op */
+        now = now_ns();
+        if (now - s->chunk_since < (uint64_t)gs__cfg.chunk_us * 1000u || ++c->chunk_votes < 2)
+            return;
+    }
+    if (launch_graph(s, c) == 0) {
+        s->chunks++;
+    } else {
+        c->chunk_failed = 1;
+        issue_held(s, c);
+    }
+    s->chunk_since = now_ns();
+    atomic_store_explicit(&s->held_since, s->chunk_since, memory_order_relaxed);
 }
 
 /* --- Resolve --------------------------------------------------------------- */
@@ -259,9 +304,8 @@ static void resolve_locked(struct gs_stream *s, int reason)
     struct gs_node *t = s->cur;
 
     if (s->holding) {
-        if (t->stable && replay(s) == 0) {
+        if (t->stable && launch_graph(s, t) == 0) {
             s->replays++;
-            s->ops_replayed += t->depth;
             t->replays++;
             s->holding = 0;
             set_holding(s, 0);
@@ -279,6 +323,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
         gs__trie_ended(t, gs__cfg.warmup, gs__cfg.min_ops);
     s->cur = &s->trie.root;
     s->clean = 1;
+    s->chunk_depth = 0;
 }
 
 static void resolve(struct gs_stream *s, int reason)
@@ -366,9 +411,12 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         if (!s->holding) {
             s->holding = 1;
             set_holding(s, 1);
+            s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
         }
         s->cur = c;
         s->ops_held++;
+        if (gs__cfg.chunk_us)
+            maybe_chunk(s);
         pthread_mutex_unlock(&s->lock);
         *out = NULL;
         return GS_OP_HELD;

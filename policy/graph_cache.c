@@ -85,7 +85,7 @@ static void evict_one(struct gs_stream *s, struct gs_node *keep)
     }
 }
 
-int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path)
+int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path, uint32_t from)
 {
     CUgraph g = NULL;
     CUgraphExec x = NULL;
@@ -99,7 +99,7 @@ int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **p
     rc = GS_REAL(cuStreamBeginCapture_v2)(p, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     if (rc != CUDA_SUCCESS)
         goto failed;
-    for (unsigned i = 0; i < t->depth && rc == CUDA_SUCCESS; i++) {
+    for (unsigned i = from; i < t->depth && rc == CUDA_SUCCESS; i++) {
         rc = gs__key_issue(&path[i]->key, p, path[i]->staging);
         staging |= path[i]->staging != NULL;
     }
@@ -115,6 +115,7 @@ int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **p
         goto failed;
     }
     t->exec = x;
+    t->exec_from = from;
     t->reads_staging = (uint8_t)staging;
     t->last_used = atomic_fetch_add(&use_clock, 1);
     pthread_mutex_lock(&cache_lock);

@@ -13,9 +13,10 @@
 #include "learner.h"
 #include "stream.h"
 
-/* Builds t->exec for the sequence path[0 .. t->depth-1] of stream s (locked).
-** Returns 0, or -1 if capture or instantiation failed (t->exec stays NULL). */
-int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path);
+/* Builds t->exec for the ops path[from .. t->depth-1] of stream s (locked); path
+** holds the whole path from the root.  Returns 0, or -1 if capture or
+** instantiation failed (t->exec stays NULL). */
+int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path, uint32_t from);
 
 /* t's graph was just launched. */
 void gs__graph_used(struct gs_node *t);

@@ -265,17 +265,26 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
 {
     switch (k->kind) {
     case GS_OP_LAUNCH: {
-        size_t size = k->nparams;
-        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, gs__key_params(k), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-                         CU_LAUNCH_PARAM_END};
-        void **ex = size ? extra : NULL;
+        /* kernelParams, one pointer per parameter into the key's packed bytes: the
+        ** form the CUDA runtime itself launches with. */
+        const struct layout *l = layout_of(k->f);
+        void *stack[64], **params = stack;
+        CUresult rc;
+        if (l->n > 64 && !(params = malloc((size_t)l->n * sizeof *params)))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        for (int i = 0; i < l->n; i++)
+            params[i] = gs__key_params(k) + l->off[i];
         if (k->nattrs) {
             CUlaunchConfig cfg = {k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
                                   k->shmem, s, gs__key_attrs(k), k->nattrs};
-            return GS_REAL(cuLaunchKernelEx)(&cfg, k->f, NULL, ex);
+            rc = GS_REAL(cuLaunchKernelEx)(&cfg, k->f, l->n ? params : NULL, NULL);
+        } else {
+            rc = GS_REAL(cuLaunchKernel)(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+                                         k->block[2], k->shmem, s, l->n ? params : NULL, NULL);
         }
-        return GS_REAL(cuLaunchKernel)(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-                                       k->block[2], k->shmem, s, NULL, ex);
+        if (params != stack)
+            free(params);
+        return rc;
     }
     case GS_OP_H2D:
     case GS_OP_H2D_PAGEABLE:

@@ -11,8 +11,9 @@ struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *k
     size_t size = offsetof(struct gs_node, key) + len;
     struct gs_node *c;
 
-    if (t->bytes + size > GS_TRIE_MAX_BYTES || !(c = calloc(1, size)))
+    if (t->bytes + size > GS_TRIE_MAX_BYTES || n->nchildren >= GS_TRIE_MAX_CHILDREN || !(c = calloc(1, size)))
         return NULL;
+    n->nchildren++;
     t->bytes += size;
     c->parent = n;
     c->len = len;

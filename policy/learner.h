@@ -24,15 +24,19 @@ struct gs_node {
     struct gs_node *parent, *child, *sibling;
     uint32_t len;            /* key bytes */
     uint32_t depth;          /* ops from the root */
+    uint32_t nchildren;
     uint32_t seen;           /* segments that ended here */
     uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
     uint8_t stable;          /* this node ends a stable sequence */
     uint8_t ungraphable;     /* capturing or launching its graph failed once */
     uint8_t watchdog_hits;   /* times the watchdog issued work held up to here */
     uint8_t reads_staging;   /* its graph copies from staging buffers */
+    uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
+    uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t last_used;      /* replay clock, for the graph cache */
-    CUgraphExec exec;        /* graph of the sequence ending here, or NULL */
+    CUgraphExec exec;        /* graph of the ops exec_from+1 .. depth of the path here, or NULL */
+    uint32_t exec_from;
     void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE */
     union {
         struct gs_key key;   /* len bytes, the key's variable part follows */
@@ -45,18 +49,28 @@ struct gs_trie {
     size_t bytes;            /* memory of all nodes */
 };
 
-/* Most memory one stream's tree may take; past it, new sequences are not learned. */
+/* Most memory one stream's tree may take, and most children of one node: past
+** them, new sequences are not learned (a program whose work never repeats must
+** not pay for an ever wider search). */
 #define GS_TRIE_MAX_BYTES (32u << 20)
+#define GS_TRIE_MAX_CHILDREN 32
 
 /* The child of n whose key equals key/len in its first cmp bytes (cmp == len but
-** in a test without the parameter rule), or NULL.  A node has few children, and
-** keys that differ mostly differ early (kind, function, shape): a plain compare
-** beats hashing the key first. */
-static inline struct gs_node *gs__trie_child(const struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
+** in a test without the parameter rule), or NULL.  A node has few children: a
+** plain compare beats hashing the key first.  The child found moves to the front,
+** so alternating sequences are found at once. */
+static inline struct gs_node *gs__trie_child(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
 {
-    for (struct gs_node *c = n->child; c; c = c->sibling)
-        if (c->len == len && __builtin_memcmp(&c->key, key, cmp) == 0)
+    for (struct gs_node **pc = &n->child, *c; (c = *pc) != NULL; pc = &c->sibling) {
+        if (c->len == len && __builtin_memcmp(&c->key, key, cmp) == 0) {
+            if (pc != &n->child) {
+                *pc = c->sibling;
+                c->sibling = n->child;
+                n->child = c;
+            }
             return c;
+        }
+    }
     return NULL;
 }
 

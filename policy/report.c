@@ -32,7 +32,7 @@ static const char *bail_name(int b, char *buf, size_t len)
 }
 
 struct totals {
-    uint64_t ops, held, replayed, replays, issue_errors, bails[GS_NBAIL];
+    uint64_t ops, held, replayed, replays, chunks, issue_errors, bails[GS_NBAIL];
     int nstreams;
 };
 
@@ -43,6 +43,7 @@ static void add_stream(struct gs_stream *s, void *arg)
     t->held += s->ops_held;
     t->replayed += s->ops_replayed;
     t->replays += s->replays;
+    t->chunks += s->chunks;
     t->issue_errors += s->issue_errors;
     for (int b = 0; b < GS_NBAIL; b++)
         t->bails[b] += s->bails[b];
@@ -119,11 +120,12 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
 
     fprintf(f, "{\n  \"engine\": %s,\n", gs__passthrough ? "false" : "true");
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
-            "\"replays\": %llu, \"launches_saved\": %llu, \"graphs_captured\": %ld, \"graph_failures\": %ld, "
+            "\"replays\": %llu, \"chunks\": %llu, \"launches_saved\": %llu, \"graphs_captured\": %ld, "
+            "\"graph_failures\": %ld, "
             "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"issue_errors\": %llu, \"bails\": ",
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
-            rate(t->replayed, t->ops), (unsigned long long)t->replays,
-            (unsigned long long)(t->replayed - t->replays), g->captured, g->failed, g->evicted, g->alive,
+            rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
+            (unsigned long long)(t->replayed - t->replays - t->chunks), g->captured, g->failed, g->evicted, g->alive,
             (unsigned long long)t->issue_errors);
     json_bails(f, t->bails);
     fprintf(f, "},\n  \"calls\": {");
@@ -169,10 +171,11 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
     char buf[64];
 
     fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
-    fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu graph launches saved %llu driver "
-            "calls\n",
+    fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu replays and %llu early chunks "
+            "saved %llu driver calls\n",
             (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
-            (unsigned long long)t->replays, (unsigned long long)(t->replayed - t->replays));
+            (unsigned long long)t->replays, (unsigned long long)t->chunks,
+            (unsigned long long)(t->replayed - t->replays - t->chunks));
     fprintf(f, "  graphs: %ld captured, %ld failed, %ld evicted, %ld alive\n", g->captured, g->failed,
             g->evicted, g->alive);
     for (int b = 0; b < GS_NBAIL; b++)

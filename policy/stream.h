@@ -42,7 +42,9 @@ struct gs_stream {
 
     struct gs_trie trie;
     struct gs_node *cur;      /* the segment's path so far; NULL: not learned */
-    int holding;              /* the ops on cur's path are held, none issued */
+    int holding;              /* the ops on cur's path past chunk_depth are held */
+    uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
+    uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait */
     int clean;                /* every op of the segment issued so far succeeded */
     _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
 
@@ -50,7 +52,7 @@ struct gs_stream {
     int staging_pending;
 
     /* Counters for the report. */
-    uint64_t ops_seen, ops_replayed, ops_held, replays, captures, issue_errors;
+    uint64_t ops_seen, ops_replayed, ops_held, replays, chunks, captures, issue_errors;
     uint64_t bails[GS_NBAIL];
 
     struct gs_stream *next;   /* every state */

@@ -312,6 +312,32 @@ static void single(int iters)
     }
 }
 
+/* A host that works between launches: held ops wait long for their boundary,
+** so they go out early in chunks.  Every fifth iteration the last op differs,
+** after the chunks went out. */
+static void slow(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    struct timespec nap = {0, 300000};
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        nanosleep(&nap, NULL);
+        axpb(s, x);
+        axpb(s, x);
+        nanosleep(&nap, NULL);
+        axpb(s, x);
+        if (it % 5 == 4)
+            axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Kernel pointers alternate between two buffers. */
 static void params(int iters)
 {
@@ -434,7 +460,7 @@ static const struct {
     {"sync", sync_},       {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
-    {"threads", threads},  {"single", single},
+    {"threads", threads},  {"single", single},  {"slow", slow},
 };
 
 int main(int argc, char **argv)
