@@ -73,6 +73,8 @@ static struct gs_stream *stream_new(CUstream handle, int kind)
     s->handle = handle;
     s->kind = kind;
     s->clean = 1;
+    s->trie.drop = gs__graph_drop_node;
+    s->trie.drop_arg = s;
     s->cur = &s->trie.root;
     s->id = nstreams++;
     s->next = all_streams;
@@ -296,6 +298,33 @@ static void maybe_chunk(struct gs_stream *s)
 
 /* --- Resolve --------------------------------------------------------------- */
 
+#define GS_DORMANT_AFTER 64
+#define GS_DORMANT_MAX 4096
+
+/* Where the next segment of s starts: the root, or NULL (not learned) while
+** learning rests.  Learning rests when the tree keeps dropping subtrees to make
+** room and nothing replays: the stream's work does not repeat, and learning it
+** would cost every op an allocation. */
+static struct gs_node *segment_start(struct gs_stream *s)
+{
+    if (s->dormant) {
+        s->dormant--;
+        return NULL;
+    }
+    if (s->replays != s->replays_mark) {
+        s->replays_mark = s->replays;
+        s->evicted_mark = s->trie.evicted;
+        s->dormant_len = 0;
+    } else if (s->trie.evicted - s->evicted_mark >= GS_DORMANT_AFTER) {
+        s->dormant_len = s->dormant_len ? (s->dormant_len < GS_DORMANT_MAX ? 2 * s->dormant_len : GS_DORMANT_MAX)
+                                        : GS_DORMANT_AFTER;
+        s->dormant = s->dormant_len;
+        s->evicted_mark = s->trie.evicted;
+        return NULL;
+    }
+    return &s->trie.root;
+}
+
 /* Ends the current segment of s: an exactly matched stable sequence is replayed
 ** as a graph; other held ops are issued eagerly, counted under reason (enum
 ** gs_bail); the sequence is counted for learning.  Called locked. */
@@ -321,7 +350,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     }
     if (t && s->clean)
         gs__trie_ended(t, gs__cfg.warmup, gs__cfg.min_ops);
-    s->cur = &s->trie.root;
+    s->cur = segment_start(s);
     s->clean = 1;
     s->chunk_depth = 0;
 }
@@ -546,7 +575,7 @@ static void stream_empty(struct gs_stream *s, int learned)
 {
     staging_wait(s);
     if (learned) {
-        gs__trie_clear(&s->trie, gs__graph_drop_node, s);
+        gs__trie_clear(&s->trie);
         s->cur = &s->trie.root;
         s->clean = 1;
     } else {

@@ -6,12 +6,61 @@
 #include <stdlib.h>
 #include <string.h>
 
+static size_t node_size(const struct gs_node *n)
+{
+    return offsetof(struct gs_node, key) + n->len;
+}
+
+/* Frees the subtree at top (not linked from its parent any more). */
+static void free_subtree(struct gs_trie *t, struct gs_node *top)
+{
+    struct gs_node *n = top;
+
+    for (;;) {
+        struct gs_node *p;
+        while (n->child)
+            n = n->child;
+        p = n->parent;
+        if (n != top)
+            p->child = n->sibling;
+        if (t->drop)
+            t->drop(n, t->drop_arg);
+        t->bytes -= node_size(n);
+        free(n);
+        if (n == top)
+            return;
+        n = p->child ? p->child : p;
+    }
+}
+
+/* Makes room for a child of full node n: drops its least recently matched child
+** (the list's last) unless a stable sequence lies below it.  Returns 0 or -1. */
+static int evict_child(struct gs_trie *t, struct gs_node *n)
+{
+    struct gs_node **pv = &n->child;
+
+    while (*pv && (*pv)->sibling)
+        pv = &(*pv)->sibling;
+    if (!*pv || (*pv)->stable_below)
+        return -1;
+    {
+        struct gs_node *v = *pv;
+        *pv = NULL;
+        n->nchildren--;
+        t->evicted++;
+        free_subtree(t, v);
+    }
+    return 0;
+}
+
 struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len)
 {
     size_t size = offsetof(struct gs_node, key) + len;
     struct gs_node *c;
 
-    if (t->bytes + size > GS_TRIE_MAX_BYTES || n->nchildren >= GS_TRIE_MAX_CHILDREN || !(c = calloc(1, size)))
+    if (n->nchildren >= GS_TRIE_MAX_CHILDREN && evict_child(t, n) != 0)
+        return NULL;
+    if (t->bytes + size > GS_TRIE_MAX_BYTES || !(c = calloc(1, size)))
         return NULL;
     n->nchildren++;
     t->bytes += size;
@@ -76,20 +125,12 @@ void gs__trie_walk(struct gs_node *root, void (*fn)(struct gs_node *, void *), v
     }
 }
 
-void gs__trie_clear(struct gs_trie *t, void (*fn)(struct gs_node *, void *), void *arg)
+void gs__trie_clear(struct gs_trie *t)
 {
-    struct gs_node *n = t->root.child;
-
-    while (n) {
-        struct gs_node *p;
-        while (n->child)
-            n = n->child;
-        p = n->parent;
-        p->child = n->sibling;
-        if (fn)
-            fn(n, arg);
-        free(n);
-        n = p->child ? p->child : (p == &t->root ? NULL : p);
+    while (t->root.child) {
+        struct gs_node *c = t->root.child;
+        t->root.child = c->sibling;
+        free_subtree(t, c);
     }
     memset(&t->root, 0, sizeof t->root);
     t->bytes = 0;

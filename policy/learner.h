@@ -47,11 +47,15 @@ struct gs_node {
 struct gs_trie {
     struct gs_node root;     /* depth 0, no key */
     size_t bytes;            /* memory of all nodes */
+    uint64_t evicted;        /* subtrees dropped to make room */
+    /* Called on every node before it is freed (its graph and staging go too). */
+    void (*drop)(struct gs_node *, void *);
+    void *drop_arg;
 };
 
-/* Most memory one stream's tree may take, and most children of one node: past
-** them, new sequences are not learned (a program whose work never repeats must
-** not pay for an ever wider search). */
+/* Most memory one stream's tree may take, and most children of one node.  A node
+** that is full drops its least recently matched child that leads to no stable
+** sequence, so work that never repeats costs bounded memory and search. */
 #define GS_TRIE_MAX_BYTES (32u << 20)
 #define GS_TRIE_MAX_CHILDREN 32
 
@@ -74,7 +78,8 @@ static inline struct gs_node *gs__trie_child(struct gs_node *n, const void *key,
     return NULL;
 }
 
-/* Adds a child of n for key.  Returns it, or NULL when the tree is full. */
+/* Adds a child of n for key, dropping an old child if n is full.  Returns it, or
+** NULL when the tree is full. */
 struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len);
 
 /* A segment ended at n with every op issued successfully: counts it, and makes
@@ -90,7 +95,7 @@ void gs__trie_path(struct gs_node *n, struct gs_node **path);
 /* Calls fn on every node of the subtree at root, root included. */
 void gs__trie_walk(struct gs_node *root, void (*fn)(struct gs_node *, void *), void *arg);
 
-/* Frees every node below the root; fn, if not NULL, is called on each first. */
-void gs__trie_clear(struct gs_trie *t, void (*fn)(struct gs_node *, void *), void *arg);
+/* Frees every node below the root (t->drop is called on each first). */
+void gs__trie_clear(struct gs_trie *t);
 
 #endif

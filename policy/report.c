@@ -32,7 +32,7 @@ static const char *bail_name(int b, char *buf, size_t len)
 }
 
 struct totals {
-    uint64_t ops, held, replayed, replays, chunks, issue_errors, bails[GS_NBAIL];
+    uint64_t ops, held, replayed, replays, chunks, issue_errors, evicted, bails[GS_NBAIL];
     int nstreams;
 };
 
@@ -44,6 +44,7 @@ static void add_stream(struct gs_stream *s, void *arg)
     t->replayed += s->ops_replayed;
     t->replays += s->replays;
     t->chunks += s->chunks;
+    t->evicted += s->trie.evicted;
     t->issue_errors += s->issue_errors;
     for (int b = 0; b < GS_NBAIL; b++)
         t->bails[b] += s->bails[b];
@@ -122,11 +123,12 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
             "\"replays\": %llu, \"chunks\": %llu, \"launches_saved\": %llu, \"graphs_captured\": %ld, "
             "\"graph_failures\": %ld, "
-            "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"issue_errors\": %llu, \"bails\": ",
+            "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"learned_dropped\": %llu, \"issue_errors\": %llu, "
+            "\"bails\": ",
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
             rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
             (unsigned long long)(t->replayed - t->replays - t->chunks), g->captured, g->failed, g->evicted, g->alive,
-            (unsigned long long)t->issue_errors);
+            (unsigned long long)t->evicted, (unsigned long long)t->issue_errors);
     json_bails(f, t->bails);
     fprintf(f, "},\n  \"calls\": {");
     for (int c = GS_SYNC; c < GS_NCLASSES; c++)

@@ -48,6 +48,11 @@ struct gs_stream {
     int clean;                /* every op of the segment issued so far succeeded */
     _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
 
+    /* Work that never repeats: after GS_DORMANT_AFTER dropped subtrees with no
+    ** replay, learning rests for `dormant` segments (doubling each time). */
+    uint64_t evicted_mark, replays_mark;
+    uint32_t dormant, dormant_len;
+
     CUevent staging_done;     /* recorded after the last issue that read staging */
     int staging_pending;
 

@@ -338,6 +338,23 @@ static void slow(int iters)
     }
 }
 
+/* ITERS segments that never repeat (a setup phase), then 40 that do (a loop):
+** the setup must not keep the loop from being learned. */
+static void setup_then_loop(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters + 40; it++) {
+        fill(s, x, it < iters ? (float)it : 0.5f);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Kernel pointers alternate between two buffers. */
 static void params(int iters)
 {
@@ -460,7 +477,7 @@ static const struct {
     {"sync", sync_},       {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
-    {"threads", threads},  {"single", single},  {"slow", slow},
+    {"threads", threads},  {"single", single},  {"slow", slow},  {"setup-then-loop", setup_then_loop},
 };
 
 int main(int argc, char **argv)

@@ -157,3 +157,13 @@ Test(engine, slow_hosts_get_held_work_launched_early_in_chunks)
     cr_assert_eq(total(report, "chunks"), 0, "%s", report);
     free(report);
 }
+
+Test(engine, work_that_never_repeats_costs_bounded_learning)
+{
+    char *report;
+    /* 400 distinct segments, then a loop that repeats. */
+    long n = replays_with("setup-then-loop", NULL, "400", &report);
+    cr_assert_gt(total(report, "learned_dropped"), 100, "%s", report);
+    cr_assert_gt(n, 0, "the loop after the setup was not learned: %s", report);
+    free(report);
+}
