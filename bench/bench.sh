@@ -10,7 +10,7 @@
 # hand-graph time (1.00 is the limit).  Checksums must agree between modes.
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
-# Environment: ROUNDS (3), OUT (where to write bench.txt; default build/bench),
+# Environment: ROUNDS (3), SHIM_ENV (extra settings of the graphshim runs), OUT (where to write bench.txt; default build/bench),
 # SKIP_TORCH=1, NVCC_ARCH (-arch=native).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ run_workload() {
     local te="" ts="" tg="" ce cs cg o
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); te+="$(echo "$o" | field us_per_iter) "; ce=$(echo "$o" | field checksum)
-        o=$(LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
+        o=$(env ${SHIM_ENV:-} LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
         ts+="$(echo "$o" | field us_per_iter) "; cs=$(echo "$o" | field checksum)
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
     done
@@ -67,6 +67,9 @@ run_workload cublas 500 bench cublas
 if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch d256 L8 B1" 200 torch_mlp 256 8 1
     run_workload "torch d1024 L12 B8" 100 torch_mlp 1024 12 8
+    SHIM_ENV=GRAPHSHIM_CHUNK_US=0 run_workload "torch d256 chunk=0" 200 torch_mlp 256 8 1
+    SHIM_ENV=GRAPHSHIM_CHUNK_US=200 run_workload "torch d256 chunk=200" 200 torch_mlp 256 8 1
+    SHIM_ENV=GRAPHSHIM_CHUNK_US=0 run_workload "torch d1024 chunk=0" 100 torch_mlp 1024 12 8
 fi
 echo | tee -a "$OUT/bench.txt"
 "${BUILD:-build}/bench/shim_cost" | tee -a "$OUT/bench.txt"
