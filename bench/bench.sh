@@ -32,7 +32,8 @@ run_workload() {
     local te="" ts="" tg="" ce cs cg o
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); te+="$(echo "$o" | field us_per_iter) "; ce=$(echo "$o" | field checksum)
-        o=$(env ${SHIM_ENV:-} LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
+        o=$(if [ -n "${SHIM_ENV:-}" ]; then export "${SHIM_ENV?}"; fi
+            LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
         ts+="$(echo "$o" | field us_per_iter) "; cs=$(echo "$o" | field checksum)
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
     done
@@ -67,9 +68,8 @@ run_workload cublas 500 bench cublas
 if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch d256 L8 B1" 200 torch_mlp 256 8 1
     run_workload "torch d1024 L12 B8" 100 torch_mlp 1024 12 8
-    SHIM_ENV=GRAPHSHIM_CHUNK_US=0 run_workload "torch d256 chunk=0" 200 torch_mlp 256 8 1
+    SHIM_ENV=GRAPHSHIM_CHUNK_US=50 run_workload "torch d256 chunk=50" 200 torch_mlp 256 8 1
     SHIM_ENV=GRAPHSHIM_CHUNK_US=200 run_workload "torch d256 chunk=200" 200 torch_mlp 256 8 1
-    SHIM_ENV=GRAPHSHIM_CHUNK_US=0 run_workload "torch d1024 chunk=0" 100 torch_mlp 1024 12 8
 fi
 echo | tee -a "$OUT/bench.txt"
 "${BUILD:-build}/bench/shim_cost" | tee -a "$OUT/bench.txt"

@@ -29,10 +29,11 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "graph executables kept at most; the least recently used goes first")          \
     X(max_defer_us, "GRAPHSHIM_MAX_DEFER_US", GS_KNOB_INT, 2000, 1, 100000000,        \
       "held work older than this (microseconds) is issued by a watchdog")            \
-    X(chunk_us, "GRAPHSHIM_CHUNK_US", GS_KNOB_INT, 50, 0, 100000000,                  \
+    X(chunk_us, "GRAPHSHIM_CHUNK_US", GS_KNOB_INT, 0, 0, 100000000,                   \
       "held ops that waited this long (microseconds) at the same place twice are "  \
       "launched early as a graph of their own, so the GPU works while the host goes " \
-      "on; 0 holds everything until the boundary")                                   \
+      "on; 0 (the default, see docs/PERFORMANCE.md) holds everything until the "    \
+      "boundary")                                                                    \
     X(log, "GRAPHSHIM_LOG", GS_KNOB_LEVEL, GS_LOG_WARN, GS_LOG_ERROR, GS_LOG_DEBUG,   \
       "messages on stderr: error, warn, info (adds the report table) or debug "     \
       "(adds the effective settings and lookups)")                                   \
