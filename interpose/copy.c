@@ -58,7 +58,13 @@ static int copy_kind(enum mem dst, enum mem src)
         if (gs__tls.depth || (gs__passthrough && !gs__trace_on))                        \
             return REAL_CALL;                                                           \
         len_ = gs__passthrough ? -1 : (build_key);                                      \
-        if (len_ == -2 && !GS_DROPPED(GS_RULE_PAGEABLE_D2H)) {                          \
+        if (len_ == -2 && GS_DROPPED(GS_RULE_PAGEABLE_D2H)) {                           \
+            /* A test without the rule: the copy goes straight to the driver. */       \
+            rc_ = REAL_CALL;                                                            \
+            gs__guard_after(&c_, rc_);                                                  \
+            return rc_;                                                                 \
+        }                                                                               \
+        if (len_ == -2) {                                                               \
             /* Completes before returning: a boundary of its stream. */                \
             struct gs_call b_ = c_;                                                     \
             b_.cls = GS_SYNC;                                                           \

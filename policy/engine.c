@@ -403,7 +403,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     uint32_t cmp;
 
     *out = NULL;
-    if (gs__passthrough || len < 0 || atomic_load_explicit(&app_captures, memory_order_relaxed))
+    if (gs__passthrough)
         return GS_OP_PASS;
     s = stream_get(stream);
     if (GS_UNLIKELY(!s->ready)) {
@@ -416,7 +416,14 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         (s->kind == GS_STREAM_LEGACY && atomic_load_explicit(&blocking_holding, memory_order_relaxed)))
         legacy_rule(s);
     pthread_mutex_lock(&s->lock);
-    if (GS_UNLIKELY(!s->usable || s->app_capturing)) {
+    if (GS_UNLIKELY(len < 0 || !s->usable || s->app_capturing ||
+                    atomic_load_explicit(&app_captures, memory_order_relaxed))) {
+        /* An op the engine cannot hold still goes after the ones it holds, and a
+        ** segment with such an op is not learned. */
+        if (s->holding)
+            flush(s, len < 0 ? GS_BAIL_UNHOLDABLE : GS_BAIL_APP_CAPTURE);
+        if (len < 0)
+            s->cur = NULL;
         pthread_mutex_unlock(&s->lock);
         return GS_OP_PASS;
     }
@@ -553,13 +560,14 @@ void gs__engine_capture_call(struct gs_stream *s, int id)
     int end = id == GS_ID_cuStreamEndCapture || id == GS_ID_cuStreamEndCapture_ptsz;
 
     if (begin) {
-        resolve_some(ALL, NULL, GS_BAIL_APP_CAPTURE);
+        /* Counted first: from here on no op is held, then what is held goes out. */
         pthread_mutex_lock(&s->lock);
         if (!s->app_capturing) {
             s->app_capturing = 1;
             atomic_fetch_add(&app_captures, 1);
         }
         pthread_mutex_unlock(&s->lock);
+        resolve_some(ALL, NULL, GS_BAIL_APP_CAPTURE);
     } else if (end) {
         pthread_mutex_lock(&s->lock);
         if (s->app_capturing) {

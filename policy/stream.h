@@ -23,6 +23,7 @@ enum gs_bail {
     GS_BAIL_GRAPH_FAILED,  /* capture, instantiate or launch of the graph failed */
     GS_BAIL_OTHER_STREAM,  /* legacy-stream ordering with another stream */
     GS_BAIL_APP_CAPTURE,   /* the program began a capture of its own */
+    GS_BAIL_UNHOLDABLE,    /* an op the engine cannot hold (unknown attribute, memory kind) */
     GS_BAIL_EXIT,          /* the process exits */
     GS_BAIL_BOUNDARY,      /* a boundary in the middle of a sequence: + class */
     GS_NBAIL = GS_BAIL_BOUNDARY + GS_NCLASSES

@@ -1,7 +1,7 @@
 /*
 ** trace.h: GRAPHSHIM_TRACE, one line per intercepted driver call.
 **
-** Line format (docs/trace.md):
+** Line format (docs/guide.md, "The trace"):
 **   tid=<thread> <entry point> stream=<0x..|-> rc=<result>[ kernel=<name> grid=<x>,<y>,<z> block=<x>,<y>,<z>][ class=<class>]
 ** Each line is written with one write(2) on a file opened with O_APPEND, so lines of
 ** several threads (and of forked children) never interleave.

@@ -355,6 +355,34 @@ static void setup_then_loop(int iters)
     }
 }
 
+/* Ops the engine cannot hold, after ops it holds: every third iteration, a launch
+** with a launch attribute it does not know and a pinned-to-pinned copy replace the
+** sequence's last op (learned from the other iterations). */
+static void unholdable(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned(), *out2 = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        CUlaunchAttribute attr;
+        CUlaunchConfig cfg = {1, 1, 1, 32, 1, 1, 0, s, &attr, 1};
+        CUdeviceptr dst = P(out), src = x;
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+        input(s, x, it);
+        axpb(s, x);
+        if (it % 3 == 2) {
+            CHECK(cuLaunchKernelEx(&cfg, k_copy, (void *[]){&dst, &src, &n}, NULL));
+            CHECK(cuMemcpyAsync(P(out2), P(out), N * sizeof(float), s));
+        } else {
+            copy(s, P(out2), x);
+        }
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out2);
+    }
+}
+
 /* Kernel pointers alternate between two buffers. */
 static void params(int iters)
 {
@@ -478,6 +506,7 @@ static const struct {
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"setup-then-loop", setup_then_loop},
+    {"unholdable", unholdable},
 };
 
 int main(int argc, char **argv)

@@ -167,3 +167,13 @@ Test(engine, work_that_never_repeats_costs_bounded_learning)
     cr_assert_gt(n, 0, "the loop after the setup was not learned: %s", report);
     free(report);
 }
+
+Test(engine, ops_that_cannot_be_held_go_after_held_ones)
+{
+    char *report;
+    /* The held input and axpb must run before the unholdable launch and copy. */
+    cr_assert_gt(replays_with("unholdable", NULL, "12", &report), 0);
+    cr_assert_gt(total(report, "ops_held"), 0, "%s", report);
+    cr_assert_not_null(strstr(report, "\"unholdable-op\": "), "%s", report);
+    free(report);
+}
