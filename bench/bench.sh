@@ -10,7 +10,7 @@
 # hand-graph time (1.00 is the limit).  Checksums must agree between modes.
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
-# Environment: ROUNDS (3), SHIM_ENV (extra settings of the graphshim runs), OUT (where to write bench.txt; default build/bench),
+# Environment: ROUNDS (3), ONLY (a regex of workload names to run), SHIM_ENV (extra settings of the graphshim runs), OUT (where to write bench.txt; default build/bench),
 # SKIP_TORCH=1, NVCC_ARCH (-arch=native).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +29,7 @@ field() { awk -v k="$1" '$1 == k { print $2 }'; }
 # run_workload NAME ITERS CMD...: fills T_eager T_shim T_graph, C_* checksums
 run_workload() {
     local name=$1 iters=$2; shift 2
+    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
     local te="" ts="" tg="" ce cs cg o
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); te+="$(echo "$o" | field us_per_iter) "; ce=$(echo "$o" | field checksum)

@@ -34,6 +34,9 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "launched early as a graph of their own, so the GPU works while the host goes " \
       "on; 0 (the default, see docs/PERFORMANCE.md) holds everything until the "    \
       "boundary")                                                                    \
+    X(gain_check, "GRAPHSHIM_GAIN_CHECK", GS_KNOB_BOOL, 1, 0, 1,                        \
+      "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
+      "runs it eagerly for good where the graph is more than 3% slower")            \
     X(log, "GRAPHSHIM_LOG", GS_KNOB_LEVEL, GS_LOG_WARN, GS_LOG_ERROR, GS_LOG_DEBUG,   \
       "messages on stderr: error, warn, info (adds the report table) or debug "     \
       "(adds the effective settings and lookups)")                                   \

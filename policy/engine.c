@@ -331,9 +331,11 @@ static struct gs_node *segment_start(struct gs_stream *s)
 static void resolve_locked(struct gs_stream *s, int reason)
 {
     struct gs_node *t = s->cur;
+    int replayed = 0;
 
     if (s->holding) {
         if (t->stable && launch_graph(s, t) == 0) {
+            replayed = 1;
             s->replays++;
             t->replays++;
             s->holding = 0;
@@ -350,6 +352,11 @@ static void resolve_locked(struct gs_stream *s, int reason)
     }
     if (t && s->clean)
         gs__trie_ended(t, gs__cfg.warmup, gs__cfg.min_ops);
+    s->last_term = t && t->depth && s->clean && s->seg_start ? t : NULL;
+    s->last_start = s->seg_start;
+    s->last_replayed = replayed;
+    s->last_evicted = s->trie.evicted;
+    s->seg_start = 0;
     s->cur = segment_start(s);
     s->clean = 1;
     s->chunk_depth = 0;
@@ -429,6 +436,8 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     }
     s->ops_seen++;
     *out = s;
+    if (!s->seg_start && gs__cfg.gain_check)
+        s->seg_start = now_ns();
     if (!s->cur)
         return GS_OP_ISSUE;
     /* Without the parameter rule (a test), only the fixed part of a key counts. */
@@ -551,6 +560,43 @@ void gs__engine_boundary(const struct gs_call *c)
         gs__engine_reset(c->cls);
 }
 
+/* After a stream synchronize returned: the segment that ended there took from its
+** first op until now.  Counted for the sequence, eager or replayed (the first
+** replay, which built the graph, is not); a graph that is slower than eager is
+** dropped, and the sequence runs eagerly for good. */
+void gs__engine_synced(CUstream stream)
+{
+    struct gs_stream *s;
+    struct gs_node *t;
+    uint64_t d;
+
+    if (gs__passthrough || !gs__cfg.gain_check)
+        return;
+    s = stream_get(stream);
+    pthread_mutex_lock(&s->lock);
+    t = s->last_term;
+    s->last_term = NULL;
+    if (t && s->last_evicted == s->trie.evicted) {
+        d = now_ns() - s->last_start;
+        if (!s->last_replayed) {
+            t->eager_ns = d;
+        } else if (t->replays > 1) {
+            t->replay_sum_ns += d;
+            t->replay_n++;
+            if (gs__gain_verdict(t->eager_ns, t->replay_sum_ns, t->replay_n) == 0) {
+                gs__debug("a %u-op sequence takes %.1f us as a graph, %.1f us eagerly: it runs eagerly from now on",
+                          t->depth, t->replay_sum_ns / 1e3 / t->replay_n, t->eager_ns / 1e3);
+                gs__trie_unstable(t);
+                gs__graph_drop_exec(t, s);
+                s->bails[GS_BAIL_NO_GAIN]++;
+            }
+            if (t->replay_n >= GS_GAIN_REPLAYS)
+                t->replay_n = 0, t->replay_sum_ns = 0; /* a fresh window: the program may change pace */
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* The program's own capture: nothing is held anywhere while one is open. */
 void gs__engine_capture_call(struct gs_stream *s, int id)
 {
@@ -582,6 +628,7 @@ void gs__engine_capture_call(struct gs_stream *s, int id)
 static void stream_empty(struct gs_stream *s, int learned)
 {
     staging_wait(s);
+    s->last_term = NULL;
     if (learned) {
         gs__trie_clear(&s->trie);
         s->cur = &s->trie.root;

@@ -47,6 +47,8 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
 
 /* A call that is not an op: resolves the held work it could observe. */
 void gs__engine_boundary(const struct gs_call *c);
+/* After a stream synchronize returned successfully (for the gain check). */
+void gs__engine_synced(CUstream stream);
 
 /* Internal to the engine, shared with the report and the graph cache. */
 void gs__engine_capture_call(struct gs_stream *s, int id);

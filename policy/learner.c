@@ -100,6 +100,13 @@ void gs__trie_unstable(struct gs_node *n)
     n->ungraphable = 1;
 }
 
+int gs__gain_verdict(uint64_t eager_ns, uint64_t sum_ns, uint32_t n)
+{
+    if (n < GS_GAIN_REPLAYS || !eager_ns)
+        return -1;
+    return sum_ns / n * 100 <= eager_ns * 103;
+}
+
 void gs__trie_path(struct gs_node *n, struct gs_node **path)
 {
     for (; n && n->depth; n = n->parent)

@@ -34,6 +34,9 @@ struct gs_node {
     uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
     uint64_t replays;        /* graph launches of the sequence ending here */
+    uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
+    uint64_t replay_sum_ns;  /* the same as a graph, summed over replay_n replays */
+    uint32_t replay_n;
     uint64_t last_used;      /* replay clock, for the graph cache */
     CUgraphExec exec;        /* graph of the ops exec_from+1 .. depth of the path here, or NULL */
     uint32_t exec_from;
@@ -88,6 +91,12 @@ int gs__trie_ended(struct gs_node *n, long warmup, long min_ops);
 
 /* Stops treating the sequence ending at n as stable (its graph failed). */
 void gs__trie_unstable(struct gs_node *n);
+
+/* Does the graph of a sequence pay?  eager_ns: its time run eagerly; sum_ns over n
+** replays: its time as a graph.  Returns 1 (keep it), 0 (the graph is slower by
+** more than 3%: run it eagerly), or -1 (too few replays to say). */
+int gs__gain_verdict(uint64_t eager_ns, uint64_t sum_ns, uint32_t n);
+#define GS_GAIN_REPLAYS 8
 
 /* The path from the root to n, first op first, into path[] (n->depth entries). */
 void gs__trie_path(struct gs_node *n, struct gs_node **path);

@@ -24,7 +24,7 @@ static const char *bail_name(int b, char *buf, size_t len)
         [GS_BAIL_MISMATCH] = "mismatch",         [GS_BAIL_WATCHDOG] = "watchdog",
         [GS_BAIL_GRAPH_FAILED] = "graph-failed", [GS_BAIL_OTHER_STREAM] = "legacy-stream-order",
         [GS_BAIL_APP_CAPTURE] = "app-capture",   [GS_BAIL_EXIT] = "exit",
-        [GS_BAIL_UNHOLDABLE] = "unholdable-op",
+        [GS_BAIL_UNHOLDABLE] = "unholdable-op",   [GS_BAIL_NO_GAIN] = "no-gain",
     };
     if (b < GS_BAIL_BOUNDARY)
         return names[b];

@@ -24,6 +24,7 @@ enum gs_bail {
     GS_BAIL_OTHER_STREAM,  /* legacy-stream ordering with another stream */
     GS_BAIL_APP_CAPTURE,   /* the program began a capture of its own */
     GS_BAIL_UNHOLDABLE,    /* an op the engine cannot hold (unknown attribute, memory kind) */
+    GS_BAIL_NO_GAIN,       /* the sequence ran slower as a graph than eagerly: eager for good */
     GS_BAIL_EXIT,          /* the process exits */
     GS_BAIL_BOUNDARY,      /* a boundary in the middle of a sequence: + class */
     GS_NBAIL = GS_BAIL_BOUNDARY + GS_NCLASSES
@@ -48,6 +49,13 @@ struct gs_stream {
     uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait */
     int clean;                /* every op of the segment issued so far succeeded */
     _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
+
+    /* Timing of segments that end in a synchronize, for the gain check: when the
+    ** segment now open began, and the one that ended last. */
+    uint64_t seg_start;
+    struct gs_node *last_term;
+    uint64_t last_start, last_evicted;
+    int last_replayed;
 
     /* Work that never repeats: after GS_DORMANT_AFTER dropped subtrees with no
     ** replay, learning rests for `dormant` segments (doubling each time). */

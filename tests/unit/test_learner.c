@@ -1,0 +1,82 @@
+/*
+** test_learner.c: the prefix tree of sequences and the gain verdict.
+*/
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../../policy/learner.h"
+
+static struct gs_key key_of(int i)
+{
+    struct gs_key k;
+    memset(&k, 0, sizeof k);
+    k.kind = GS_OP_LAUNCH;
+    k.f = (CUfunction)(uintptr_t)(0x100 + i);
+    return k;
+}
+
+Test(learner, sequence_becomes_stable_after_warmup)
+{
+    struct gs_trie t;
+    struct gs_node *n = NULL;
+    memset(&t, 0, sizeof t);
+    for (int occ = 0; occ < 3; occ++) {
+        struct gs_node *cur = &t.root;
+        for (int i = 0; i < 3; i++) {
+            struct gs_key k = key_of(i);
+            struct gs_node *c = gs__trie_child(cur, &k, sizeof k, sizeof k);
+            cur = c ? c : gs__trie_add(&t, cur, &k, sizeof k);
+        }
+        n = cur;
+        cr_assert_eq(gs__trie_ended(n, 2, 2), occ == 1, "occurrence %d", occ);
+    }
+    cr_assert(n->stable);
+    cr_assert_eq(t.root.stable_below, 1);
+    gs__trie_unstable(n);
+    cr_assert_eq(t.root.stable_below, 0);
+    cr_assert(n->ungraphable);
+    gs__trie_clear(&t);
+    cr_assert_eq(t.bytes, 0);
+}
+
+Test(learner, short_sequences_never_stable)
+{
+    struct gs_trie t;
+    struct gs_key k = key_of(0);
+    struct gs_node *n;
+    memset(&t, 0, sizeof t);
+    n = gs__trie_add(&t, &t.root, &k, sizeof k);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(gs__trie_ended(n, 2, 2), 0);
+    gs__trie_clear(&t);
+}
+
+Test(learner, full_node_drops_its_least_recently_matched_child)
+{
+    struct gs_trie t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < GS_TRIE_MAX_CHILDREN; i++) {
+        struct gs_key k = key_of(i);
+        cr_assert_not_null(gs__trie_add(&t, &t.root, &k, sizeof k));
+    }
+    {
+        /* Child 0 was added first and matched never: it goes. Child 1 is matched. */
+        struct gs_key k1 = key_of(1), kn = key_of(1000), k0 = key_of(0);
+        cr_assert_not_null(gs__trie_child(&t.root, &k1, sizeof k1, sizeof k1));
+        cr_assert_not_null(gs__trie_add(&t, &t.root, &kn, sizeof kn));
+        cr_assert_eq(t.evicted, 1);
+        cr_assert_null(gs__trie_child(&t.root, &k0, sizeof k0, sizeof k0));
+        cr_assert_not_null(gs__trie_child(&t.root, &k1, sizeof k1, sizeof k1));
+    }
+    gs__trie_clear(&t);
+}
+
+Test(learner, gain_verdict)
+{
+    cr_assert_eq(gs__gain_verdict(1000, 7 * 500, 7), -1);       /* too few replays */
+    cr_assert_eq(gs__gain_verdict(0, 8 * 500, 8), -1);          /* no eager time */
+    cr_assert_eq(gs__gain_verdict(1000, 8 * 500, 8), 1);        /* twice as fast */
+    cr_assert_eq(gs__gain_verdict(1000, 8 * 1030, 8), 1);       /* within 3% */
+    cr_assert_eq(gs__gain_verdict(1000, 8 * 1040, 8), 0);       /* slower */
+    cr_assert_eq(gs__gain_verdict(841000, 8 * 1267000ull, 8), 0);
+}
