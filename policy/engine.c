@@ -413,6 +413,19 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     if (gs__passthrough)
         return GS_OP_PASS;
     s = stream_get(stream);
+    if (GS_UNLIKELY(atomic_load_explicit(&app_captures, memory_order_relaxed))) {
+        /* The program captures: nothing is held, and a new stream's state is not
+        ** even completed (its queries could disturb the capture).  What a stream
+        ** held before goes out first. */
+        if (s->ready) {
+            pthread_mutex_lock(&s->lock);
+            if (s->holding)
+                flush(s, GS_BAIL_APP_CAPTURE);
+            s->cur = NULL;
+            pthread_mutex_unlock(&s->lock);
+        }
+        return GS_OP_PASS;
+    }
     if (GS_UNLIKELY(!s->ready)) {
         pthread_mutex_lock(&s->lock);
         if (!s->ready)

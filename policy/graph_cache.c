@@ -159,7 +159,8 @@ void gs__graph_drop_exec(struct gs_node *n, void *stream)
                 break;
             }
         pthread_mutex_unlock(&cache_lock);
-        GS_REAL(cuGraphExecDestroy)(n->exec);
+        if (gs__real[GS_ID_cuGraphExecDestroy])
+            GS_REAL(cuGraphExecDestroy)(n->exec);
         n->exec = NULL;
     }
 }
