@@ -57,7 +57,7 @@ static int copy_kind(enum mem dst, enum mem src)
             return CUDA_ERROR_NOT_FOUND;                                                \
         if (gs__tls.depth || (gs__passthrough && !gs__trace_on))                        \
             return REAL_CALL;                                                           \
-        len_ = gs__passthrough ? -1 : (build_key);                                      \
+        len_ = gs__passthrough || gs__engine_capturing() ? -1 : (build_key);            \
         if (len_ == -2 && GS_DROPPED(GS_RULE_PAGEABLE_D2H)) {                           \
             /* A test without the rule: the copy goes straight to the driver. */       \
             rc_ = REAL_CALL;                                                            \

@@ -502,7 +502,8 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
     _Alignas(16) unsigned char key[GS_KEY_MAX];
     struct gs_stream *s;
     CUresult rc;
-    int len = gs__passthrough ? -1 : gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
+    int len = gs__passthrough || gs__engine_capturing() ? -1
+                                                         : gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
 
     if (gs__engine_op_begin(&s, stream, key, len, NULL) == GS_OP_HELD)
         return CUDA_SUCCESS;
@@ -608,6 +609,11 @@ void gs__engine_synced(CUstream stream)
         }
     }
     pthread_mutex_unlock(&s->lock);
+}
+
+int gs__engine_capturing(void)
+{
+    return atomic_load_explicit(&app_captures, memory_order_relaxed) != 0;
 }
 
 /* The program's own capture: nothing is held anywhere while one is open. */

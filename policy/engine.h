@@ -45,6 +45,10 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
                            unsigned shmem, CUstream stream, CUstream app_stream, const CUlaunchConfig *cfg,
                            void **params, void **extra);
 
+/* Nonzero while the program captures a stream of its own: then nothing is held,
+** and graphshim makes no driver call of its own (not even to build a key). */
+int gs__engine_capturing(void);
+
 /* A call that is not an op: resolves the held work it could observe. */
 void gs__engine_boundary(const struct gs_call *c);
 /* After a stream synchronize returned successfully (for the gain check). */

@@ -179,3 +179,35 @@ Test(engine, ops_that_cannot_be_held_go_after_held_ones)
     cr_assert_not_null(strstr(report, "\"unholdable-op\": "), "%s", report);
     free(report);
 }
+
+/* The lines of a call log from the first line starting with `from` to the next
+** starting with `to`, inclusive. */
+static char *between(const char *log, const char *from, const char *to)
+{
+    const char *a = strstr(log, from), *b = a ? strstr(a, to) : NULL;
+    const char *e = b ? strchr(b, '\n') : NULL;
+    return a && e ? strndup(a, (size_t)(e - a + 1)) : strdup("");
+}
+
+Test(engine, the_programs_own_capture_sees_only_its_own_calls)
+{
+    /* The real driver fails a global-mode capture on calls it deems unsafe: while
+    ** the program captures, graphshim may make no driver call of its own. */
+    const char *argv[] = {GUARDPROG, "capture", "6", NULL};
+    const char *env[] = {"FAKECUDA_LOG=@/fake.log", NULL};
+    struct run base, r;
+    char *lb, *lr, *wb, *wr;
+
+    run_prog(&base, 0, env, argv, 20);
+    run_prog(&r, 1, env, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    lb = run_file(&base, "fake.log");
+    lr = run_file(&r, "fake.log");
+    wb = between(lb, "cuStreamBeginCapture_v2 ", "cuStreamEndCapture ");
+    wr = between(lr, "cuStreamBeginCapture_v2 ", "cuStreamEndCapture ");
+    cr_assert(strlen(wb) > 0, "no capture in the log");
+    cr_assert_str_eq(wr, wb, "graphshim called the driver during the program's capture");
+    free(lb), free(lr), free(wb), free(wr);
+    run_free(&base), run_free(&r);
+}
