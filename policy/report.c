@@ -133,7 +133,9 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
     json_bails(f, t->bails);
     fprintf(f, "},\n  \"calls\": {");
     for (int c = GS_SYNC; c < GS_NCLASSES; c++)
-        fprintf(f, "%s\"%s\": %ld", c > GS_SYNC ? ", " : "", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
+        if (c != GS_PROC && c != GS_QUERY) /* not counted: they pass straight through */
+            fprintf(f, "%s\"%s\": %ld", c > GS_SYNC ? ", " : "", gs__class_name(c),
+                    atomic_load(&gs__calls_by_class[c]));
     fprintf(f, "},\n  \"streams\": [");
     gs__engine_each_stream(json_stream, &o);
     fprintf(f, "%s]\n}\n", o.first ? "" : "\n  ");

@@ -50,6 +50,15 @@ FAKECUDA_KERNEL(copy, sizeof(float *), sizeof(float *), sizeof(int))
         dst[i] = src[i];
 }
 
+/* Named like an NCCL kernel: its launches must never be held. */
+FAKECUDA_KERNEL(ncclDevKernel_copy, sizeof(float *), sizeof(float *), sizeof(int))
+{
+    float *dst = FAKECUDA_ARG(float *, 0), *src = FAKECUDA_ARG(float *, 1);
+    (void)d;
+    for (int i = 0; i < FAKECUDA_ARG(int, 2); i++)
+        dst[i] = src[i];
+}
+
 FAKECUDA_KERNEL(setflag, sizeof(int *), sizeof(int))
 {
     (void)d;
@@ -65,7 +74,7 @@ FAKECUDA_KERNEL(setflag, sizeof(int *), sizeof(int))
         }                                                                            \
     } while (0)
 
-static CUfunction k_fill, k_axpb, k_copy, k_setflag;
+static CUfunction k_fill, k_axpb, k_copy, k_setflag, k_nccl;
 static int n = N;
 
 static void launch(CUfunction f, CUstream s, void **args)
@@ -383,6 +392,26 @@ static void unholdable(int iters)
     }
 }
 
+/* A collective-like kernel after held work: it passes through, after them. */
+static void nccl(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        CUdeviceptr dst = P(out);
+        input(s, x, it);
+        axpb(s, x);
+        if (it % 3 == 2)
+            launch(k_nccl, s, (void *[]){&dst, &x, &n});
+        else
+            copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Kernel pointers alternate between two buffers. */
 static void params(int iters)
 {
@@ -506,7 +535,7 @@ static const struct {
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"setup-then-loop", setup_then_loop},
-    {"unholdable", unholdable},
+    {"unholdable", unholdable}, {"nccl", nccl},
 };
 
 int main(int argc, char **argv)
@@ -524,6 +553,7 @@ int main(int argc, char **argv)
     CHECK(cuModuleGetFunction(&k_axpb, m, "axpb"));
     CHECK(cuModuleGetFunction(&k_copy, m, "copy"));
     CHECK(cuModuleGetFunction(&k_setflag, m, "setflag"));
+    CHECK(cuModuleGetFunction(&k_nccl, m, "ncclDevKernel_copy"));
     for (size_t i = 0; argc > 1 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
         if (strcmp(argv[1], scenarios[i].name) == 0) {
             scenarios[i].fn(iters);
