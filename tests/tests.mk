@@ -17,11 +17,11 @@ $(BUILD)/tests/integration: $(INTEG_SRC) tests/integration/run.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRC) -lcriterion
 
-$(BUILD)/tests/drvprog: tests/integration/drvprog.c $(FAKECUDA_LIB)
+$(BUILD)/tests/drvprog: tests/integration/drvprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
 	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
 
-$(BUILD)/tests/guardprog: tests/integration/guardprog.c $(FAKECUDA_LIB)
+$(BUILD)/tests/guardprog: tests/integration/guardprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
 	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread
 

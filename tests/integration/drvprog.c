@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../fakecuda/fakecuda.h"
+#include "cucheck.h"
 
 #define N 256
 
@@ -207,15 +208,6 @@ static unsigned checksum(const void *p, size_t n)
         h = (h ^ *b++) * 16777619u;
     return h;
 }
-
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        CUresult rc_ = (call);                                                       \
-        if (rc_ != CUDA_SUCCESS) {                                                   \
-            fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, (int)rc_); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 
 int main(int argc, char **argv)
 {

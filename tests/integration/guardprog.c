@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "../fakecuda/fakecuda.h"
+#include "cucheck.h"
 
 #define N 64
 
@@ -64,15 +65,6 @@ FAKECUDA_KERNEL(setflag, sizeof(int *), sizeof(int))
     (void)d;
     *(volatile int *)FAKECUDA_ARG(int *, 0) = FAKECUDA_ARG(int, 1);
 }
-
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        CUresult rc_ = (call);                                                       \
-        if (rc_ != CUDA_SUCCESS) {                                                   \
-            fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, (int)rc_); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 
 static CUfunction k_fill, k_axpb, k_copy, k_setflag, k_nccl;
 static int n = N;
