@@ -384,6 +384,31 @@ static void unholdable(int iters)
     }
 }
 
+/* Segments end at an event record; the last one ends at the stream's destroy,
+** which must not lose what the stream held. */
+static void stream_destroy(int iters)
+{
+    CUstream s;
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e, 0));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        if (it < iters - 1) {
+            CHECK(cuEventRecord(e, s));
+            CHECK(cuEventSynchronize(e));
+        } else {
+            CHECK(cuStreamDestroy_v2(s));
+            CHECK(cuCtxSynchronize());
+        }
+        show(it, "out", out);
+    }
+}
+
 /* A collective-like kernel after held work: it passes through, after them. */
 static void nccl(int iters)
 {
@@ -528,6 +553,7 @@ static const struct {
     {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
+    {"stream-destroy", stream_destroy},
 };
 
 int main(int argc, char **argv)

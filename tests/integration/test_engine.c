@@ -36,6 +36,7 @@ static struct rule rules[] = {
     {"alloc", "alloc"},       {"syncop", "syncop"},   {"pageable-d2h", "pageable-d2h"},
     {"legacy", "legacy"},     {"capture", "capture"}, {"unclassified", "unclassified"},
     {"params", "params"},     {"watchdog", "watchdog"}, {"staging", "staging"},
+    {"stream-destroy", "stream-destroy"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)
