@@ -495,15 +495,37 @@ void gs__engine_op_end(struct gs_stream *s, CUresult rc)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* The calling thread's buffer for a launch key (up to 32 KiB of parameters: too
+** much for the stack of every thread that launches).  NULL if out of memory. */
+static pthread_key_t key_buffer_key;
+static pthread_once_t key_buffer_once = PTHREAD_ONCE_INIT;
+static __thread unsigned char *key_buf;
+
+static void key_buffer_init(void)
+{
+    pthread_key_create(&key_buffer_key, free);
+}
+
+static unsigned char *key_buffer(void)
+{
+    if (GS_UNLIKELY(!key_buf)) {
+        pthread_once(&key_buffer_once, key_buffer_init);
+        key_buf = aligned_alloc(16, (GS_KEY_MAX + 15) & ~(size_t)15);
+        pthread_setspecific(key_buffer_key, key_buf); /* freed when the thread exits */
+    }
+    return key_buf;
+}
+
 CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
                            CUstream stream, CUstream app_stream, const CUlaunchConfig *cfg, void **params,
                            void **extra)
 {
-    _Alignas(16) unsigned char key[GS_KEY_MAX];
+    unsigned char *key = key_buffer();
     struct gs_stream *s;
     CUresult rc;
-    int len = gs__passthrough || gs__engine_capturing() ? -1
-                                                         : gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
+    int len = !key || gs__passthrough || gs__engine_capturing()
+                  ? -1
+                  : gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
 
     if (gs__engine_op_begin(&s, stream, key, len, NULL) == GS_OP_HELD)
         return CUDA_SUCCESS;
