@@ -52,7 +52,7 @@ $(BUILD)/obj/%.o: %.c $(GEN) $(wildcard interpose/*.h policy/*.h include/*.h) in
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/interpose/trampoline.o: interpose/trampoline.S interpose/hooks.def $(GEN)
+$(BUILD)/obj/interpose/trampoline.o: interpose/trampoline.S interpose/nslots.h interpose/hooks.def $(GEN)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -c $< -o $@
 

@@ -119,7 +119,7 @@ void *gs__wrap_symbol(const char *abi, void *real);
 void *gs__wrap_proc(const char *name, void *real, int version, cuuint64_t flags);
 
 /* Trampoline slots (slots.c). */
-#define GS_NSLOTS 4096
+#include "nslots.h"
 void *gs__slot_for(const char *name, void *real, int cls);
 void gs__slots_init(void);
 

@@ -19,7 +19,7 @@
 ** -lcuda.  The remaining slots are handed out at run time (slots.c) for entry
 ** points obtained through dlsym or cuGetProcAddress.
 */
-#define GS_NSLOTS 4096
+#include "nslots.h"
 
         .text
         .p2align 4

@@ -18,8 +18,6 @@
 
 #include "key.h"
 
-struct gs_exec;
-
 struct gs_node {
     struct gs_node *parent, *child, *sibling;
     uint32_t len;            /* key bytes */

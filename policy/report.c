@@ -104,9 +104,9 @@ static void json_stream(struct gs_stream *s, void *arg)
     struct out *o = arg;
     struct out seq = {o->f, 1, 0};
 
-    fprintf(o->f, "%s\n    {\"stream\": \"%p\", \"kind\": \"%s\", \"ops\": %llu, \"ops_held\": %llu, "
+    fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ops\": %llu, \"ops_held\": %llu, "
             "\"ops_replayed\": %llu, \"replays\": %llu, \"hit_rate\": %.4f, \"bails\": ",
-            o->first ? "" : ",", (void *)s->handle, kind_name(s), (unsigned long long)s->ops_seen,
+            o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
             rate(s->ops_replayed, s->ops_seen));
     json_bails(o->f, s->bails);
@@ -160,7 +160,8 @@ static void text_stream(struct gs_stream *s, void *arg)
     struct out seq = {o->f, 1, 0};
     char buf[64];
 
-    fprintf(o->f, "  stream %-14p %-10s ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", (void *)s->handle,
+    fprintf(o->f, "  stream %d %-14p %-10s ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", s->id,
+            (void *)s->handle,
             kind_name(s), (unsigned long long)s->ops_seen, (unsigned long long)s->ops_replayed,
             100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
     for (int b = 0; b < GS_NBAIL; b++)

@@ -40,7 +40,7 @@ struct gs_stream {
     int ready;                /* ctx and flags are known */
     int usable;               /* the engine may hold its ops */
     int app_capturing;        /* the program captures this stream */
-    int id;                   /* order of first use, for the report */
+    int id;                   /* order of first use: the report names streams by it */
 
     struct gs_trie trie;
     struct gs_node *cur;      /* the segment's path so far; NULL: not learned */
