@@ -47,7 +47,8 @@ static int nstreams;
 
 /* Streams that hold work, for the legacy-stream rule. */
 static atomic_int blocking_holding, legacy_holding;
-/* Captures of the program's own in progress: while any runs, nothing is held. */
+/* Captures of the program's own in progress, plus gs_pause() calls not yet
+** resumed: while any, nothing is held. */
 static atomic_int app_captures;
 
 static __thread struct gs_stream *tls_last;
@@ -637,6 +638,24 @@ void gs__engine_synced(CUstream stream)
 int gs__engine_capturing(void)
 {
     return atomic_load_explicit(&app_captures, memory_order_relaxed) != 0;
+}
+
+/* Public API (include/graphshim.h): a pause counts like a capture of the
+** program's own, without the driver calls that would disturb one. */
+GS_EXPORT void gs_pause(void)
+{
+    gs__ensure_init();
+    if (gs__passthrough)
+        return;
+    atomic_fetch_add(&app_captures, 1);
+    resolve_some(ALL, NULL, GS_BAIL_APP_CAPTURE);
+}
+
+GS_EXPORT void gs_resume(void)
+{
+    int n = atomic_load(&app_captures);
+    while (n > 0 && !atomic_compare_exchange_weak(&app_captures, &n, n - 1))
+        ;
 }
 
 /* The program's own capture: nothing is held anywhere while one is open. */

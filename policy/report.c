@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "graphshim.h"
 #include "graph_cache.h"
 #include "guard.h"
 #include "log.h"
@@ -199,6 +200,26 @@ static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+GS_EXPORT int gs_stats(struct gs_stats *st)
+{
+    struct totals t;
+    struct gs_graph_stats g;
+
+    memset(st, 0, sizeof *st);
+    if (!atomic_load_explicit(&gs__ready, memory_order_acquire) || gs__passthrough)
+        return -1;
+    memset(&t, 0, sizeof t);
+    gs__engine_each_stream(add_stream, &t);
+    gs__graph_stats(&g);
+    st->ops = t.ops;
+    st->ops_held = t.held;
+    st->ops_replayed = t.replayed;
+    st->replays = t.replays;
+    st->graphs = (unsigned long long)g.captured;
+    st->hit_rate = rate(t.replayed, t.ops);
+    return 0;
 }
 
 int gs__report_write(void)

@@ -23,7 +23,7 @@ $(BUILD)/tests/drvprog: tests/integration/drvprog.c tests/integration/cucheck.h 
 
 $(BUILD)/tests/guardprog: tests/integration/guardprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
-	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread
+	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
 unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(BUILD)/tests/unit

@@ -16,12 +16,14 @@
 */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../../include/graphshim.h"
 #include "../fakecuda/fakecuda.h"
 #include "cucheck.h"
 
@@ -429,6 +431,34 @@ static void nccl(int iters)
     }
 }
 
+/* The public API, looked up at run time: iterations 4 and 5 run paused. */
+static void api(int iters)
+{
+    int (*stats)(struct gs_stats *) = (int (*)(struct gs_stats *))dlsym(RTLD_DEFAULT, "gs_stats");
+    void (*pause)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_pause");
+    void (*resume)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_resume");
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    struct gs_stats st;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        if (it == 4 && pause)
+            pause();
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        if (it == 5 && resume)
+            resume();
+        show(it, "out", out);
+    }
+    if (stats) { /* stderr: the output must not depend on graphshim's presence */
+        int rc = stats(&st);
+        fprintf(stderr, "gs_stats=%d ops=%llu replays=%llu graphs=%llu\n", rc, st.ops, st.replays, st.graphs);
+    }
+}
+
 /* Kernel pointers alternate between two buffers. */
 static void params(int iters)
 {
@@ -553,7 +583,7 @@ static const struct {
     {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
-    {"stream-destroy", stream_destroy},
+    {"stream-destroy", stream_destroy}, {"api", api},
 };
 
 int main(int argc, char **argv)

@@ -223,3 +223,20 @@ Test(engine, nccl_kernels_are_never_held)
     cr_assert_not_null(strstr(report, "\"unholdable-op\": "), "%s", report);
     free(report);
 }
+
+Test(engine, public_api_pauses_and_counts)
+{
+    const char *argv[] = {GUARDPROG, "api", "10", NULL};
+    struct run base, r;
+    char *report;
+
+    /* Iterations 4 and 5 run paused: 10 - 2 (warm-up) - 2 replays, and their 6
+    ** ops pass straight through, unseen: 30 - 6 ops. */
+    cr_assert_eq(replays_with("api", NULL, "10", &report), 10 - 2 - 2);
+    free(report);
+    run_prog(&base, 0, NULL, argv, 20);
+    run_prog(&r, 1, NULL, argv, 20);
+    cr_assert_str_empty(base.err, "without graphshim the API is absent: %s", base.err);
+    cr_assert_eq(count_lines(r.err, "gs_stats=0 ops=24 replays=6 graphs=1"), 1, "%s", r.err);
+    run_free(&base), run_free(&r);
+}
