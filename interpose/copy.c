@@ -71,8 +71,6 @@ static int copy_kind(enum mem dst, enum mem src)
             gs__engine_boundary(&b_);                                                   \
             len_ = -1;                                                                  \
         }                                                                               \
-        if (len_ == -2)                                                                 \
-            len_ = -1;                                                                  \
         if (gs__engine_op_begin(&s_, c_.stream, key_, len_, stage_src) == GS_OP_HELD) { \
             rc_ = CUDA_SUCCESS;                                                         \
         } else {                                                                        \

@@ -1,9 +1,10 @@
 /*
 ** guard.c: the guard layer (see guard.h).
 **
-** Until the engine holds work, the guard has nothing to resolve: it counts each
-** call by class (the unclassified count is the hook point the engine uses) and
-** writes the trace.
+** Before a call it counts the call by class and hands it to the engine, which
+** resolves the held work the call could observe (gs__engine_boundary).  After
+** it, it writes the trace and tells the engine a stream synchronize returned
+** (the gain check).
 */
 #include "guard.h"
 
