@@ -20,6 +20,7 @@
 //   cublas                      cublasSgemm 128x128x128 + an elementwise kernel
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -27,15 +28,6 @@
 #include <ctime>
 #include <string>
 #include <vector>
-
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
 
 __global__ void bench_axpb(float *x, float a, float b, int n)
 {

@@ -9,6 +9,7 @@
 // Run it with and without the shim: the difference is the shim's cost per launch.
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -16,15 +17,6 @@
 #include <vector>
 
 __global__ void empty_kernel(int) {}
-
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cudaError_t e_ = (x);                                                      \
-        if (e_ != cudaSuccess) {                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                               \
-        }                                                                          \
-    } while (0)
 
 static double now_ns()
 {
@@ -43,7 +35,7 @@ template <class F> static double median_ns_per_launch(int batches, cudaStream_t 
         for (int i = 0; i < kBatch; i++)
             launch(i);
         double t1 = now_ns();
-        CHECK(cudaStreamSynchronize(s));
+        CK(cudaStreamSynchronize(s));
         if (b >= 10) // warm-up batches are not counted
             per.push_back((t1 - t0) / kBatch);
     }
@@ -55,20 +47,20 @@ int main(int argc, char **argv)
 {
     int batches = argc > 1 ? atoi(argv[1]) : 2000;
     cudaStream_t s;
-    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     empty_kernel<<<1, 32, 0, s>>>(0);
-    CHECK(cudaStreamSynchronize(s));
+    CK(cudaStreamSynchronize(s));
 
     double rt = median_ns_per_launch(batches, s, [&](int i) { empty_kernel<<<1, 32, 0, s>>>(i); });
-    CHECK(cudaGetLastError());
+    CK(cudaGetLastError());
 
     cudaFunction_t fn;
-    CHECK(cudaGetFuncBySymbol(&fn, (const void *)empty_kernel));
+    CK(cudaGetFuncBySymbol(&fn, (const void *)empty_kernel));
     double drv = median_ns_per_launch(batches, s, [&](int i) {
         void *args[] = {&i};
         cuLaunchKernel((CUfunction)fn, 1, 1, 1, 32, 1, 1, 0, (CUstream)s, args, nullptr);
     });
-    CHECK(cudaStreamSynchronize(s));
+    CK(cudaStreamSynchronize(s));
     printf("runtime_launch_ns %.1f\n", rt);
     printf("driver_launch_ns %.1f\n", drv);
     return 0;
