@@ -10,7 +10,10 @@
 # hand-graph time (1.00 is the limit).  Checksums must agree between modes.
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
-# Environment: ROUNDS (3), ONLY (a regex of workload names to run), SHIM_ENV (extra settings of the graphshim runs), OUT (where to write bench.txt; default build/bench),
+# Environment: ROUNDS (3), ONLY (a regex of workload names to run), SHIM_ENV (one
+# extra setting of the graphshim runs, e.g. GRAPHSHIM_CHUNK_OPS=8), SWEEP (more such
+# settings, space-separated: one more graphshim row each, measured in the same
+# rounds), OUT (where to write bench.txt; default build/bench),
 # SKIP_TORCH=1, NVCC_ARCH (-arch=native).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,29 +29,41 @@ make -s shim-cost >/dev/null || exit 1
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) print a[int((NR+1)/2)]; else print "nan" }'; }
 field() { awk -v k="$1" '$1 == k { print $2 }'; }
 
-# run_workload NAME ITERS CMD...: fills T_eager T_shim T_graph, C_* checksums
+# run_workload NAME ITERS CMD...: one row per graphshim setting (the defaults, then
+# each of SWEEP), eager and hand graph measured once per round beside them.
 run_workload() {
     local name=$1 iters=$2; shift 2
     if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
-    local te="" ts="" tg="" ce cs cg o
+    local settings=("${SHIM_ENV:-}")
+    for v in ${SWEEP:-}; do settings+=("$v"); done
+    local te="" tg="" ce cg o i
+    local -a ts cs
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); te+="$(echo "$o" | field us_per_iter) "; ce=$(echo "$o" | field checksum)
-        o=$(if [ -n "${SHIM_ENV:-}" ]; then export "${SHIM_ENV?}"; fi
-            LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
-        ts+="$(echo "$o" | field us_per_iter) "; cs=$(echo "$o" | field checksum)
+        for i in "${!settings[@]}"; do
+            o=$(if [ -n "${settings[i]}" ]; then export "${settings[i]?}"; fi
+                LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.$i.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
+            ts[i]+="$(echo "$o" | field us_per_iter) "; cs[i]=$(echo "$o" | field checksum)
+        done
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
     done
-    local e s g
-    e=$(echo "$te" | median); s=$(echo "$ts" | median); g=$(echo "$tg" | median)
-    local same=yes
-    [ "$ce" = "$cs" ] || same=NO
-    { [ "$cg" = "$ce" ] || [ "$g" = nan ]; } || same="${same}/graph-differs"
-    local hit
-    hit=$(python3 -c "import json;t=json.load(open('$OUT/report.$name.json'))['totals'];print('%.2f' % t['hit_rate'])" 2>/dev/null || echo "?")
-    awk -v n="$name" -v e="$e" -v s="$s" -v g="$g" -v same="$same" -v hit="$hit" 'BEGIN {
-        r1 = (s > 0) ? e / s : 0
-        if (g == "nan") r2 = "-"; else r2 = sprintf("%.2f", s / g)
-        printf "%-22s %10.1f %10.1f %10s %8.2fx %10s %6s %s\n", n, e, s, g, r1, r2, hit, same }' | tee -a "$OUT/bench.txt"
+    local e g s same hit label
+    e=$(echo "$te" | median); g=$(echo "$tg" | median)
+    for i in "${!settings[@]}"; do
+        s=$(echo "${ts[i]}" | median)
+        same=yes
+        [ "$ce" = "${cs[i]}" ] || same=NO
+        { [ "$cg" = "$ce" ] || [ "$g" = nan ]; } || same="${same}/graph-differs"
+        hit=$(python3 -c "import json;t=json.load(open('$OUT/report.$name.$i.json'))['totals'];print('%.2f %d' % (t['hit_rate'], t['chunks']))" 2>/dev/null || echo "? ?")
+        label=$name
+        [ -z "${settings[i]}" ] || label="$name ${settings[i]#GRAPHSHIM_}"
+        awk -v n="$label" -v e="$e" -v s="$s" -v g="$g" -v same="$same" -v hit="$hit" 'BEGIN {
+            r1 = (s > 0) ? e / s : 0
+            if (g == "nan") r2 = "-"; else r2 = sprintf("%.2f", s / g)
+            split(hit, h, " ")
+            printf "%-30s %10.1f %10.1f %10s %8.2fx %10s %6s %6s %s\n", n, e, s, g, r1, r2, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
+    done
+    rm -f "$OUT"/report."$name".*.json
 }
 
 bench() { "$B/bench" "$@"; }
@@ -58,7 +73,7 @@ torch_mlp() { local d=$1 l=$2 b=$3 mode=$4 iters=$5; python3 bench/torch_mlp_ben
 {
     echo "graphshim benchmark: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), CUDA $($NVCC --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "median us per iteration over $ROUNDS rounds (each the median of its own repetitions)"
-    printf "%-22s %10s %10s %10s %9s %10s %6s %s\n" workload eager graphshim graph speedup shim/graph hit same-output
+    printf "%-30s %10s %10s %10s %9s %10s %6s %6s %s\n" workload eager graphshim graph speedup shim/graph hit chunks same-output
 } | tee -a "$OUT/bench.txt"
 for k in 1 5 20 100; do run_workload "tiny$k" 500 bench "tiny$k"; done
 run_workload large20 100 bench large20
@@ -69,8 +84,6 @@ run_workload cublas 500 bench cublas
 if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch d256 L8 B1" 200 torch_mlp 256 8 1
     run_workload "torch d1024 L12 B8" 100 torch_mlp 1024 12 8
-    SHIM_ENV=GRAPHSHIM_CHUNK_US=50 run_workload "torch d256 chunk=50" 200 torch_mlp 256 8 1
-    SHIM_ENV=GRAPHSHIM_CHUNK_US=200 run_workload "torch d256 chunk=200" 200 torch_mlp 256 8 1
 fi
 echo | tee -a "$OUT/bench.txt"
 "${BUILD:-build}/bench/shim_cost" | tee -a "$OUT/bench.txt"

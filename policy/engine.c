@@ -266,12 +266,16 @@ static int launch_graph(struct gs_stream *s, struct gs_node *t)
     return rc;
 }
 
-/* Held work that waits long for its boundary leaves the GPU idle while the host
-** works (a Python loop between launches, say).  Where held ops have waited more
-** than GRAPHSHIM_CHUNK_US twice, the ops held so far go out early as a graph of
-** their own ("chunk") and holding goes on after them; the place is kept, so the
-** chunks of a repeating sequence are the same every time.  Called locked, after
-** the op at s->cur was held. */
+/* Held work leaves the GPU idle while the host goes on issuing.  Early chunks
+** shorten that wait: the ops held so far go out as a graph of their own and
+** holding goes on after them.  Chunks end at the same places every time a
+** sequence repeats, so their graphs are reused:
+**   GRAPHSHIM_CHUNK_OPS=n  by count, at depths n, 2n, 4n, ... of the segment (each
+**                          chunk as long as all before it), a handful of graph
+**                          launches however long the sequence;
+**   GRAPHSHIM_CHUNK_US=t   by time, where held ops have waited more than t twice
+**                          at the same place.
+** Called locked, after the op at s->cur was held. */
 static void maybe_chunk(struct gs_stream *s)
 {
     struct gs_node *c = s->cur;
@@ -280,7 +284,11 @@ static void maybe_chunk(struct gs_stream *s)
 
     if (held < 2 || c->chunk_failed)
         return;
-    if (c->chunk_votes < 2) {
+    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops && held >= s->chunk_depth) {
+        /* by count */
+    } else if (!gs__cfg.chunk_us) {
+        return;
+    } else if (c->chunk_votes < 2) {
         if (held & 3)
             return; /* the clock is read every fourth held op */
         now = now_ns();
@@ -474,7 +482,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         }
         s->cur = c;
         s->ops_held++;
-        if (gs__cfg.chunk_us)
+        if (gs__cfg.chunk_ops | gs__cfg.chunk_us)
             maybe_chunk(s);
         pthread_mutex_unlock(&s->lock);
         *out = NULL;

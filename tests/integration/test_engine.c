@@ -164,6 +164,18 @@ Test(engine, slow_hosts_get_held_work_launched_early_in_chunks)
     free(report);
 }
 
+Test(engine, chunks_by_count_end_at_the_same_places_every_time)
+{
+    char *report;
+    /* slow's 6-op sequence, 7 ops every fifth iteration: chunks at depths 2 and 4,
+    ** so graphs of ops 1-2, 3-4, 5-6 and (the longer one) 5-7, reused each time. */
+    cr_assert_gt(replays_with("slow", (const char *[]){"GRAPHSHIM_CHUNK_OPS=2", NULL}, "20", &report), 0);
+    cr_assert_gt(total(report, "chunks"), 0, "%s", report);
+    cr_assert_eq(total(report, "graphs_captured"), 4, "%s", report);
+    cr_assert_eq(total(report, "issue_errors"), 0, "%s", report);
+    free(report);
+}
+
 Test(engine, work_that_never_repeats_costs_bounded_learning)
 {
     char *report;
