@@ -363,7 +363,8 @@ static void resolve_locked(struct gs_stream *s, int reason)
         gs__trie_ended(t, gs__cfg.warmup, gs__cfg.min_ops);
     s->last_term = t && t->depth && s->clean && s->seg_start ? t : NULL;
     s->last_start = s->seg_start;
-    s->last_replayed = replayed;
+    s->last_how = replayed ? 1 : s->seg_held ? -1 : 0;
+    s->seg_held = 0;
     s->last_evicted = s->trie.evicted;
     s->seg_start = 0;
     s->cur = segment_start(s);
@@ -477,6 +478,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         }
         if (!s->holding) {
             s->holding = 1;
+            s->seg_held = 1;
             set_holding(s, 1);
             s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
         }
@@ -608,7 +610,8 @@ void gs__engine_boundary(const struct gs_call *c)
 
 /* After a stream synchronize returned: the segment that ended there took from its
 ** first op until now.  Counted for the sequence, eager or replayed (the first
-** replay, which built the graph, is not); a graph that is slower than eager is
+** replay, which built the graph, is not, nor a segment that held ops and then issued
+** them eagerly, which is neither); a graph that is slower than eager is
 ** dropped, and the sequence runs eagerly for good. */
 void gs__engine_synced(CUstream stream)
 {
@@ -624,9 +627,9 @@ void gs__engine_synced(CUstream stream)
     s->last_term = NULL;
     if (t && s->last_evicted == s->trie.evicted) {
         d = now_ns() - s->last_start;
-        if (!s->last_replayed) {
+        if (s->last_how == 0) {
             t->eager_ns = d;
-        } else if (t->replays > 1) {
+        } else if (s->last_how == 1 && t->replays > 1) {
             t->replay_sum_ns += d;
             t->replay_n++;
             if (gs__gain_verdict(t->eager_ns, t->replay_sum_ns, t->replay_n) == 0) {

@@ -55,7 +55,8 @@ struct gs_stream {
     uint64_t seg_start;
     struct gs_node *last_term;
     uint64_t last_start, last_evicted;
-    int last_replayed;
+    int seg_held;             /* the segment open now held an op */
+    int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
 
     /* Work that never repeats: after GS_DORMANT_AFTER dropped subtrees with no
     ** replay, learning rests for `dormant` segments (doubling each time). */

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 CUresult run_copy3d(const CUDA_MEMCPY3D *p);
 CUresult run_memset(const CUDA_MEMSET_NODE_PARAMS *m);
@@ -367,6 +368,10 @@ CUresult x_GraphLaunch(CUgraphExec he, CUstream h, int pt)
         }
     }
     UNLOCK();
+    if (!rc && fake_graph_launch_us() > 0) {
+        struct timespec t = {fake_graph_launch_us() / 1000000, fake_graph_launch_us() % 1000000 * 1000};
+        nanosleep(&t, NULL);
+    }
     return rc;
 }
 

@@ -90,6 +90,7 @@ void *reg_get(const void *p, int kind)
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_inited;
 static int g_drv_version = FAKE_DRIVER_VERSION_DEFAULT;
+static long g_graph_launch_us;
 static CUresult g_sticky;
 static struct ctx g_primary;
 static __thread struct ctx *t_ctx;
@@ -126,6 +127,8 @@ static void once_init(void)
     pthread_atfork(fork_prepare, fork_release, fork_release);
     const char *v = getenv("FAKECUDA_DRIVER_VERSION");
     if (v && *v) g_drv_version = atoi(v);
+    const char *gl = getenv("FAKECUDA_GRAPH_LAUNCH_US");
+    if (gl && *gl) g_graph_launch_us = atol(gl);
     size_t mb = 8192;
     const char *m = getenv("FAKECUDA_MEM_MB");
     if (m && *m) mb = strtoull(m, NULL, 10);
@@ -142,6 +145,7 @@ static void once_init(void)
 
 void fake_once(void) { pthread_once(&g_once, once_init); }
 int fake_driver_version(void) { fake_once(); return g_drv_version; }
+long fake_graph_launch_us(void) { fake_once(); return g_graph_launch_us; }
 
 CUresult api_enter(bool need_ctx)
 {

@@ -341,6 +341,23 @@ static void slow(int iters)
     }
 }
 
+/* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark. */
+static void long_(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        for (int j = 0; j < 98; j++)
+            axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* ITERS segments that never repeat (a setup phase), then 40 that do (a loop):
 ** the setup must not keep the loop from being learned. */
 static void setup_then_loop(int iters)
@@ -581,7 +598,7 @@ static const struct {
     {"sync", sync_},       {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
-    {"threads", threads},  {"single", single},  {"slow", slow},  {"setup-then-loop", setup_then_loop},
+    {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
 };
