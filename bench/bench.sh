@@ -63,13 +63,14 @@ run_workload() {
             split(hit, h, " ")
             printf "%-30s %10.1f %10.1f %10s %8.2fx %10s %6s %6s %s\n", n, e, s, g, r1, r2, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
     done
-    rm -f "$OUT"/report."$name".*.json
+    mkdir -p "$B/reports" && mv "$OUT"/report."$name".*.json "$B/reports/" 2>/dev/null
 }
 
 bench() { "$B/bench" "$@"; }
 torch_mlp() { local d=$1 l=$2 b=$3 mode=$4 iters=$5; python3 bench/torch_mlp_bench.py --d "$d" --layers "$l" --batch "$b" --mode "$mode" --iters "$iters"; }
 
 : >"$OUT/bench.txt"
+rm -rf "$B/reports"
 {
     echo "graphshim benchmark: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), CUDA $($NVCC --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "median us per iteration over $ROUNDS rounds (each the median of its own repetitions)"
@@ -85,6 +86,7 @@ if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch d256 L8 B1" 200 torch_mlp 256 8 1
     run_workload "torch d1024 L12 B8" 100 torch_mlp 1024 12 8
 fi
+tar czf "$OUT/reports.tar.gz" -C "$B" reports && rm -rf "$B/reports" # the graphshim runs' reports
 echo | tee -a "$OUT/bench.txt"
 "${BUILD:-build}/bench/shim_cost" | tee -a "$OUT/bench.txt"
 echo | tee -a "$OUT/bench.txt"

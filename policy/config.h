@@ -32,12 +32,12 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
     X(chunk_us, "GRAPHSHIM_CHUNK_US", GS_KNOB_INT, 0, 0, 100000000,                   \
       "held ops that waited this long (microseconds) at the same place twice are "  \
       "launched early as a graph of their own, so the GPU works while the host goes " \
-      "on; 0 (the default, see docs/PERFORMANCE.md) holds everything until the "    \
-      "boundary")                                                                    \
-    X(chunk_ops, "GRAPHSHIM_CHUNK_OPS", GS_KNOB_INT, 0, 0, 1000000,                   \
+      "on; 0 (the default) turns this off")                                         \
+    X(chunk_ops, "GRAPHSHIM_CHUNK_OPS", GS_KNOB_INT, 8, 0, 1000000,                   \
       "held ops go out early as graphs of their own, so the GPU works while the "   \
       "host goes on: the first chunk after this many held ops, each later chunk as " \
-      "long as all before it together; 0 holds everything until the boundary")     \
+      "long as all before it together; 0 holds everything until the boundary "     \
+      "(see docs/PERFORMANCE.md)")                                                   \
     X(gain_check, "GRAPHSHIM_GAIN_CHECK", GS_KNOB_BOOL, 1, 0, 1,                        \
       "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
       "runs it eagerly for good where the graph is more than 3% slower")            \

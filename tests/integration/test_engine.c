@@ -174,6 +174,15 @@ Test(engine, chunks_by_count_end_at_the_same_places_every_time)
     cr_assert_eq(total(report, "graphs_captured"), 4, "%s", report);
     cr_assert_eq(total(report, "issue_errors"), 0, "%s", report);
     free(report);
+    /* By default (8) a 100-op sequence goes out in chunks of 8, 8, 16, 32 ops and
+    ** a last graph of 36: four chunks per replay. */
+    cr_assert_eq(replays_with("long", NULL, "12", &report), 10);
+    cr_assert_eq(total(report, "chunks"), 4 * 10, "%s", report);
+    cr_assert_eq(total(report, "graphs_captured"), 5, "%s", report);
+    free(report);
+    cr_assert_eq(replays_with("long", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, "12", &report), 10);
+    cr_assert_eq(total(report, "chunks"), 0, "%s", report);
+    free(report);
 }
 
 Test(engine, a_graph_slower_than_eager_work_runs_eagerly_for_good)
