@@ -44,6 +44,7 @@ run_workload() {
             o=$(if [ -n "${settings[i]}" ]; then export "${settings[i]?}"; fi
                 LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.$i.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
             ts[i]+="$(echo "$o" | field us_per_iter) "; cs[i]=$(echo "$o" | field checksum)
+            echo "raw $name|${settings[i]:-default}|round $r|$(echo "$o" | field us_per_iter)" >>"$OUT/bench.err"
         done
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
     done

@@ -361,7 +361,8 @@ static void resolve_locked(struct gs_stream *s, int reason)
     }
     if (t && s->clean)
         gs__trie_ended(t, gs__cfg.warmup, gs__cfg.min_ops);
-    s->last_term = t && t->depth && s->clean && s->seg_start ? t : NULL;
+    /* Timed for the gain check: a learned segment that a synchronize ended. */
+    s->last_term = t && t->depth && s->clean && s->seg_start && reason == GS_BAIL_BOUNDARY + GS_SYNC ? t : NULL;
     s->last_start = s->seg_start;
     s->last_how = replayed ? 1 : s->seg_held ? -1 : 0;
     s->seg_held = 0;
@@ -608,42 +609,60 @@ void gs__engine_boundary(const struct gs_call *c)
         gs__engine_reset(c->cls);
 }
 
-/* After a stream synchronize returned: the segment that ended there took from its
+/* After a synchronize returned: the segment of s that ended at it took from its
 ** first op until now.  Counted for the sequence, eager or replayed (the first
 ** replay, which built the graph, is not, nor a segment that held ops and then issued
-** them eagerly, which is neither); a graph that is slower than eager is
-** dropped, and the sequence runs eagerly for good. */
+** them eagerly, which is neither); a graph that is slower than eager is dropped,
+** and the sequence runs eagerly for good.  Called locked. */
+static void segment_timed(struct gs_stream *s)
+{
+    struct gs_node *t = s->last_term;
+    uint64_t d;
+
+    s->last_term = NULL;
+    if (!t || s->last_evicted != s->trie.evicted)
+        return;
+    d = now_ns() - s->last_start;
+    if (s->last_how == 0) {
+        t->eager_ns = d;
+    } else if (s->last_how == 1 && t->replays > 1) {
+        t->replay_sum_ns += d;
+        t->replay_n++;
+        if (gs__gain_verdict(t->eager_ns, t->replay_sum_ns, t->replay_n) == 0) {
+            gs__debug("a %u-op sequence takes %.1f us as a graph, %.1f us eagerly: it runs eagerly from now on",
+                      t->depth, t->replay_sum_ns / 1e3 / t->replay_n, t->eager_ns / 1e3);
+            gs__trie_unstable(t);
+            gs__graph_drop_exec(t, s);
+            s->bails[GS_BAIL_NO_GAIN]++;
+        }
+        if (t->replay_n >= GS_GAIN_REPLAYS)
+            t->replay_n = 0, t->replay_sum_ns = 0; /* a fresh window: the program may change pace */
+    }
+}
+
 void gs__engine_synced(CUstream stream)
 {
     struct gs_stream *s;
-    struct gs_node *t;
-    uint64_t d;
 
     if (gs__passthrough || !gs__cfg.gain_check)
         return;
     s = stream_get(stream);
     pthread_mutex_lock(&s->lock);
-    t = s->last_term;
-    s->last_term = NULL;
-    if (t && s->last_evicted == s->trie.evicted) {
-        d = now_ns() - s->last_start;
-        if (s->last_how == 0) {
-            t->eager_ns = d;
-        } else if (s->last_how == 1 && t->replays > 1) {
-            t->replay_sum_ns += d;
-            t->replay_n++;
-            if (gs__gain_verdict(t->eager_ns, t->replay_sum_ns, t->replay_n) == 0) {
-                gs__debug("a %u-op sequence takes %.1f us as a graph, %.1f us eagerly: it runs eagerly from now on",
-                          t->depth, t->replay_sum_ns / 1e3 / t->replay_n, t->eager_ns / 1e3);
-                gs__trie_unstable(t);
-                gs__graph_drop_exec(t, s);
-                s->bails[GS_BAIL_NO_GAIN]++;
-            }
-            if (t->replay_n >= GS_GAIN_REPLAYS)
-                t->replay_n = 0, t->replay_sum_ns = 0; /* a fresh window: the program may change pace */
-        }
-    }
+    segment_timed(s);
     pthread_mutex_unlock(&s->lock);
+}
+
+void gs__engine_ctx_synced(void)
+{
+    if (gs__passthrough || !gs__cfg.gain_check)
+        return;
+    pthread_mutex_lock(&table_lock);
+    for (struct gs_stream *s = all_streams; s; s = s->next) {
+        pthread_mutex_lock(&s->lock);
+        segment_timed(s);
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&table_lock);
 }
 
 int gs__engine_capturing(void)
@@ -754,8 +773,9 @@ static atomic_int watchdog_stop;
 
 /* Issues work held longer than GRAPHSHIM_MAX_DEFER_US, so a host waiting for it
 ** without a CUDA call (polling mapped memory) never waits forever.  Where it fired
-** GS_WATCHDOG_HITS times, the engine stops holding for good: that program point
-** does not wait for a sync.  (Once may be a descheduled thread.) */
+** GS_WATCHDOG_HITS times with no replay on the stream between, the engine stops
+** holding there for good: that program point does not wait for a sync.  (A hit
+** between replays is a descheduled thread, which a busy machine sees now and then.) */
 static void *watchdog(void *arg)
 {
     uint64_t limit = (uint64_t)gs__cfg.max_defer_us * 1000u;
@@ -774,8 +794,12 @@ static void *watchdog(void *arg)
                 continue;
             pthread_mutex_lock(&s->lock);
             if (s->holding && now - atomic_load_explicit(&s->held_since, memory_order_relaxed) >= limit) {
-                if (s->cur->watchdog_hits < GS_WATCHDOG_HITS)
-                    s->cur->watchdog_hits++;
+                struct gs_node *n = s->cur;
+                if (n->watchdog_mark != (uint32_t)s->replays)
+                    n->watchdog_hits = 0; /* the stream replayed since the last hit here */
+                n->watchdog_mark = (uint32_t)s->replays;
+                if (n->watchdog_hits < GS_WATCHDOG_HITS)
+                    n->watchdog_hits++;
                 flush(s, GS_BAIL_WATCHDOG);
             }
             pthread_mutex_unlock(&s->lock);

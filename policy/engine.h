@@ -53,6 +53,9 @@ int gs__engine_capturing(void);
 void gs__engine_boundary(const struct gs_call *c);
 /* After a stream synchronize returned successfully (for the gain check). */
 void gs__engine_synced(CUstream stream);
+/* After a context synchronize returned successfully: every stream's segment that
+** ended at it (the gain check). */
+void gs__engine_ctx_synced(void);
 
 /* Internal to the engine, shared with the report and the graph cache. */
 void gs__engine_capture_call(struct gs_stream *s, int id);

@@ -3,8 +3,8 @@
 **
 ** Before a call it counts the call by class and hands it to the engine, which
 ** resolves the held work the call could observe (gs__engine_boundary).  After
-** it, it writes the trace and tells the engine a stream synchronize returned
-** (the gain check).
+** it, it writes the trace and tells the engine a stream or context synchronize
+** returned (the gain check).
 */
 #include "guard.h"
 
@@ -37,6 +37,9 @@ void gs__guard_after(const struct gs_call *c, CUresult rc)
     if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && c->id >= 0 &&
         (c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz))
         gs__engine_synced(c->stream);
+    else if (c->cls == GS_SYNC && rc == CUDA_SUCCESS &&
+             (c->id == GS_ID_cuCtxSynchronize || c->id == GS_ID_cuCtxSynchronize_v2))
+        gs__engine_ctx_synced();
     if (gs__trace_on)
         gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));
 }

@@ -27,7 +27,7 @@ struct gs_node {
     uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
     uint8_t stable;          /* this node ends a stable sequence */
     uint8_t ungraphable;     /* capturing or launching its graph failed once */
-    uint8_t watchdog_hits;   /* times the watchdog issued work held up to here */
+    uint8_t watchdog_hits;   /* times in a row the watchdog issued work held up to here */
     uint8_t reads_staging;   /* its graph copies from staging buffers */
     uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
@@ -35,6 +35,7 @@ struct gs_node {
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
     uint64_t replay_sum_ns;  /* the same as a graph, summed over replay_n replays */
     uint32_t replay_n;
+    uint32_t watchdog_mark;  /* the stream's replay count at the last watchdog hit here */
     uint64_t last_used;      /* replay clock, for the graph cache */
     CUgraphExec exec;        /* graph of the ops exec_from+1 .. depth of the path here, or NULL */
     uint32_t exec_from;

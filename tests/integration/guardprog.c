@@ -145,6 +145,43 @@ static void sync_(int iters)
     }
 }
 
+/* The same, ended by a context synchronize (as torch.cuda.synchronize does). */
+static void ctx_sync(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuCtxSynchronize());
+        show(it, "out", out);
+    }
+}
+
+/* Every fourth iteration the host stalls 5 ms before its synchronize, as a
+** descheduled thread does: the watchdog issues the held work then, and the
+** sequence goes on replaying between stalls. */
+static void stall(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    struct timespec nap = {0, 5000000};
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        if (it % 4 == 3)
+            nanosleep(&nap, NULL);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Event record / stream wait: stream b orders on a's event. */
 static void event(int iters)
 {
@@ -595,7 +632,7 @@ static const struct {
     const char *name;
     void (*fn)(int);
 } scenarios[] = {
-    {"sync", sync_},       {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
+    {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},

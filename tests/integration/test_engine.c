@@ -185,16 +185,22 @@ Test(engine, chunks_by_count_end_at_the_same_places_every_time)
     free(report);
 }
 
-Test(engine, a_graph_slower_than_eager_work_runs_eagerly_for_good)
+ParameterizedTestParameters(engine, a_graph_slower_than_eager_work_runs_eagerly_for_good)
 {
-    const char *argv[] = {GUARDPROG, "sync", "40", NULL};
+    static char scenarios[][16] = {"sync", "ctx-sync"};
+    return cr_make_param_array(char[16], scenarios, 2);
+}
+
+ParameterizedTest(char (*scenario)[16], engine, a_graph_slower_than_eager_work_runs_eagerly_for_good)
+{
+    const char *argv[] = {GUARDPROG, *scenario, "40", NULL};
     const char *slow_graphs = "FAKECUDA_GRAPH_LAUNCH_US=3000";
     struct run base, on, off;
     char *report;
 
     /* Each graph launch takes 3 ms of host time: after a window of replays the
-    ** gain check drops the graph; without it every iteration from the third on
-    ** replays. */
+    ** gain check drops the graph, where a stream or a context synchronize ends
+    ** the sequence; without it every iteration from the third on replays. */
     run_prog(&base, 0, NULL, argv, 20);
     run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", slow_graphs, NULL}, argv, 30);
     cr_assert_eq(on.status, 0, "%s", on.err);
@@ -210,6 +216,29 @@ Test(engine, a_graph_slower_than_eager_work_runs_eagerly_for_good)
     cr_assert_eq(total(report, "replays"), 40 - 2, "%s", report);
     free(report);
     run_free(&base), run_free(&on), run_free(&off);
+}
+
+Test(engine, a_stall_now_and_then_does_not_stop_holding)
+{
+    const char *argv[] = {GUARDPROG, "stall", "40", NULL};
+    struct run base, r;
+    char *report;
+
+    /* The watchdog (1 ms) fires at each of the 10 stalls; between them the
+    ** sequence replays (30 iterations less the warm-up, less the ones right after
+    ** a stall that the watchdog's flush kept from being counted as a whole). */
+    run_prog(&base, 0, NULL, argv, 20);
+    run_prog(&r, 1,
+             (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
+                              "GRAPHSHIM_MAX_DEFER_US=1000", NULL},
+             argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    report = run_file(&r, "report.json");
+    cr_assert_geq(total(report, "replays"), 20, "%s", report);
+    cr_assert(strstr(report, "\"watchdog\": "), "%s", report);
+    free(report);
+    run_free(&base), run_free(&r);
 }
 
 Test(engine, work_that_never_repeats_costs_bounded_learning)
