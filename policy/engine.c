@@ -625,18 +625,19 @@ static void segment_timed(struct gs_stream *s)
     d = now_ns() - s->last_start;
     if (s->last_how == 0) {
         t->eager_ns = d;
-    } else if (s->last_how == 1 && t->replays > 1) {
-        t->replay_sum_ns += d;
+    } else if (s->last_how == 1 && t->replays > 1 && t->eager_ns) {
+        t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
         t->replay_n++;
-        if (gs__gain_verdict(t->eager_ns, t->replay_sum_ns, t->replay_n) == 0) {
-            gs__debug("a %u-op sequence takes %.1f us as a graph, %.1f us eagerly: it runs eagerly from now on",
-                      t->depth, t->replay_sum_ns / 1e3 / t->replay_n, t->eager_ns / 1e3);
+        if (gs__gain_verdict(t->replay_slow, t->replay_n) == 0) {
+            gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays: "
+                      "it runs eagerly from now on",
+                      t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
             gs__trie_unstable(t);
             gs__graph_drop_exec(t, s);
             s->bails[GS_BAIL_NO_GAIN]++;
         }
         if (t->replay_n >= GS_GAIN_REPLAYS)
-            t->replay_n = 0, t->replay_sum_ns = 0; /* a fresh window: the program may change pace */
+            t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
     }
 }
 

@@ -100,11 +100,16 @@ void gs__trie_unstable(struct gs_node *n)
     n->ungraphable = 1;
 }
 
-int gs__gain_verdict(uint64_t eager_ns, uint64_t sum_ns, uint32_t n)
+int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns)
 {
-    if (n < GS_GAIN_REPLAYS || !eager_ns)
+    return eager_ns && replay_ns * 100 > eager_ns * 110;
+}
+
+int gs__gain_verdict(uint32_t slow, uint32_t n)
+{
+    if (n < GS_GAIN_REPLAYS)
         return -1;
-    return sum_ns / n * 100 <= eager_ns * 103;
+    return slow * 4 < n * 3;
 }
 
 void gs__trie_path(struct gs_node *n, struct gs_node **path)

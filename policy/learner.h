@@ -33,7 +33,7 @@ struct gs_node {
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
-    uint64_t replay_sum_ns;  /* the same as a graph, summed over replay_n replays */
+    uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check) */
     uint32_t replay_n;
     uint32_t watchdog_mark;  /* the stream's replay count at the last watchdog hit here */
     uint64_t last_used;      /* replay clock, for the graph cache */
@@ -91,10 +91,14 @@ int gs__trie_ended(struct gs_node *n, long warmup, long min_ops);
 /* Stops treating the sequence ending at n as stable (its graph failed). */
 void gs__trie_unstable(struct gs_node *n);
 
-/* Does the graph of a sequence pay?  eager_ns: its time run eagerly; sum_ns over n
-** replays: its time as a graph.  Returns 1 (keep it), 0 (the graph is slower by
-** more than 3%: run it eagerly), or -1 (too few replays to say). */
-int gs__gain_verdict(uint64_t eager_ns, uint64_t sum_ns, uint32_t n);
+/* Does the graph of a sequence pay?  Each replay is timed against the sequence's
+** eager time; a replay is slow when it took more than 10% longer.  A window of n
+** replays with `slow` slow ones says: 1 (keep the graph), 0 (at least three in four
+** were slow: run it eagerly), or -1 (too few replays to say).  Single slow replays
+** (a descheduled thread, a garbage collection in the program) do not count against
+** a graph that pays. */
+int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns);
+int gs__gain_verdict(uint32_t slow, uint32_t n);
 #define GS_GAIN_REPLAYS 8
 
 /* The path from the root to n, first op first, into path[] (n->depth entries). */

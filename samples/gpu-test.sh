@@ -63,6 +63,9 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 #   extra    gemms: >= `gemms N` launches of kernels not named gsamp_*
 #            tids4: launch lines from >= 4 distinct tids
 #            ex:    launches through cuLaunchKernel[_ptsz] AND cuLaunchKernelEx[_ptsz]
+# torch_basic checks PyTorch's launch paths and bytes; its sequences rarely repeat
+# exactly (a scalar argument of period 4, the caching allocator's addresses), and
+# its replays varied between 0 and 36 across GPU runs, so they are not required.
 EXPECT='
 tiny_stream     cu  eq  >0   -
 tiny_legacy     cu  eq  >0   -
@@ -78,7 +81,7 @@ own_graph       cu  eq  any  -
 malloc_async    cu  eq  any  -
 host_func       cu  eq  any  -
 mapped_poll     cu  eq  any  -
-torch_basic     py  -   >0   ex
+torch_basic     py  -   any  ex
 torch_mlp       py  -   >0   -
 '
 

@@ -73,10 +73,14 @@ Test(learner, full_node_drops_its_least_recently_matched_child)
 
 Test(learner, gain_verdict)
 {
-    cr_assert_eq(gs__gain_verdict(1000, 7 * 500, 7), -1);       /* too few replays */
-    cr_assert_eq(gs__gain_verdict(0, 8 * 500, 8), -1);          /* no eager time */
-    cr_assert_eq(gs__gain_verdict(1000, 8 * 500, 8), 1);        /* twice as fast */
-    cr_assert_eq(gs__gain_verdict(1000, 8 * 1030, 8), 1);       /* within 3% */
-    cr_assert_eq(gs__gain_verdict(1000, 8 * 1040, 8), 0);       /* slower */
-    cr_assert_eq(gs__gain_verdict(841000, 8 * 1267000ull, 8), 0);
+    cr_assert_eq(gs__gain_slow(1000, 500), 0);         /* twice as fast */
+    cr_assert_eq(gs__gain_slow(1000, 1100), 0);        /* within 10% */
+    cr_assert_eq(gs__gain_slow(1000, 1110), 1);        /* slower */
+    cr_assert_eq(gs__gain_slow(841000, 1267000), 1);
+    cr_assert_eq(gs__gain_slow(0, 1267000), 0);        /* no eager time */
+    cr_assert_eq(gs__gain_verdict(7, 7), -1);          /* too few replays */
+    cr_assert_eq(gs__gain_verdict(0, 8), 1);
+    cr_assert_eq(gs__gain_verdict(5, 8), 1);           /* a few slow ones: noise */
+    cr_assert_eq(gs__gain_verdict(6, 8), 0);           /* three in four */
+    cr_assert_eq(gs__gain_verdict(8, 8), 0);
 }
