@@ -794,7 +794,10 @@ static void *watchdog(void *arg)
             if (!since || now - since < limit)
                 continue;
             pthread_mutex_lock(&s->lock);
-            if (s->holding && now - atomic_load_explicit(&s->held_since, memory_order_relaxed) >= limit) {
+            /* Again under the lock, with the clock read now: the held work may have
+            ** gone out meanwhile and newer work be held since after `now`. */
+            since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+            if (s->holding && since && now_ns() - since >= limit) {
                 struct gs_node *n = s->cur;
                 if (n->watchdog_mark != (uint32_t)s->replays)
                     n->watchdog_hits = 0; /* the stream replayed since the last hit here */

@@ -202,7 +202,8 @@ ParameterizedTest(char (*scenario)[16], engine, a_graph_slower_than_eager_work_r
     ** gain check drops the graph, where a stream or a context synchronize ends
     ** the sequence; without it every iteration from the third on replays. */
     run_prog(&base, 0, NULL, argv, 20);
-    run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", slow_graphs, NULL}, argv, 30);
+    run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_MAX_DEFER_US=1000000", slow_graphs, NULL},
+             argv, 30);
     cr_assert_eq(on.status, 0, "%s", on.err);
     cr_assert_str_eq(on.out, base.out);
     report = run_file(&on, "report.json");
@@ -210,7 +211,9 @@ ParameterizedTest(char (*scenario)[16], engine, a_graph_slower_than_eager_work_r
     cr_assert_lt(total(report, "replays"), 20, "%s", report);
     cr_assert(strstr(report, "\"no-gain\": 1"), "%s", report);
     free(report);
-    run_prog(&off, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0", slow_graphs, NULL},
+    run_prog(&off, 1,
+             (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
+                              "GRAPHSHIM_MAX_DEFER_US=1000000", slow_graphs, NULL},
              argv, 30);
     report = run_file(&off, "report.json");
     cr_assert_eq(total(report, "replays"), 40 - 2, "%s", report);
