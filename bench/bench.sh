@@ -14,7 +14,8 @@
 # extra setting of the graphshim runs, e.g. GRAPHSHIM_CHUNK_OPS=8), SWEEP (more such
 # settings, space-separated: one more graphshim row each, measured in the same
 # rounds), OUT (where to write bench.txt; default build/bench),
-# SKIP_TORCH=1, NVCC_ARCH (-arch=native).
+# SKIP_TORCH=1, NVCC_ARCH (-arch=native), BENCH_CPUS (run every program under
+# `taskset -c BENCH_CPUS`, e.g. 2-5, for steadier host timings).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}/bench
@@ -67,8 +68,9 @@ run_workload() {
     mkdir -p "$B/reports" && mv "$OUT"/report."$name".*.json "$B/reports/" 2>/dev/null
 }
 
-bench() { "$B/bench" "$@"; }
-torch_mlp() { local d=$1 l=$2 b=$3 mode=$4 iters=$5; python3 bench/torch_mlp_bench.py --d "$d" --layers "$l" --batch "$b" --mode "$mode" --iters "$iters"; }
+pin() { if [ -n "${BENCH_CPUS:-}" ]; then taskset -c "$BENCH_CPUS" "$@"; else "$@"; fi; }
+bench() { pin "$B/bench" "$@"; }
+torch_mlp() { local d=$1 l=$2 b=$3 mode=$4 iters=$5; pin python3 bench/torch_mlp_bench.py --d "$d" --layers "$l" --batch "$b" --mode "$mode" --iters "$iters"; }
 
 : >"$OUT/bench.txt"
 rm -rf "$B/reports"
