@@ -40,8 +40,8 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "(see docs/PERFORMANCE.md)")                                                   \
     X(gain_check, "GRAPHSHIM_GAIN_CHECK", GS_KNOB_BOOL, 1, 0, 1,                        \
       "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
-      "runs it eagerly for good where three in four replays took more than 10% "   \
-      "longer than eager")                                                           \
+      "runs it eagerly for good where, twice, three in four replays took more "      \
+      "than 10% longer than eager")                                                  \
     X(log, "GRAPHSHIM_LOG", GS_KNOB_LEVEL, GS_LOG_WARN, GS_LOG_ERROR, GS_LOG_DEBUG,   \
       "messages on stderr: error, warn, info (adds the report table) or debug "     \
       "(adds the effective settings and lookups)")                                   \

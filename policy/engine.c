@@ -628,13 +628,23 @@ static void segment_timed(struct gs_stream *s)
     } else if (s->last_how == 1 && t->replays > 1 && t->eager_ns) {
         t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
         t->replay_n++;
-        if (gs__gain_verdict(t->replay_slow, t->replay_n) == 0) {
+        int v = gs__gain_verdict(t->replay_slow, t->replay_n);
+        if (v == 0 && !t->gain_retimed) {
+            /* The eager time may be stale (the program changed pace): measure it
+            ** again, then judge a fresh window. */
             gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays: "
-                      "it runs eagerly from now on",
-                      t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
+                      "timing it eagerly again", t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
+            t->gain_retimed = 1;
+            t->eager_ns = 0;
+            gs__trie_relearn(t);
+        } else if (v == 0) {
+            gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays, "
+                      "again: it runs eagerly from now on", t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
             gs__trie_unstable(t);
             gs__graph_drop_exec(t, s);
             s->bails[GS_BAIL_NO_GAIN]++;
+        } else if (v == 1) {
+            t->gain_retimed = 0;
         }
         if (t->replay_n >= GS_GAIN_REPLAYS)
             t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */

@@ -91,6 +91,15 @@ int gs__trie_ended(struct gs_node *n, long warmup, long min_ops)
     return 1;
 }
 
+void gs__trie_relearn(struct gs_node *n)
+{
+    if (n->stable) {
+        n->stable = 0;
+        add_stable_below(n, -1);
+    }
+    n->seen = 0;
+}
+
 void gs__trie_unstable(struct gs_node *n)
 {
     if (n->stable) {

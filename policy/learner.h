@@ -31,6 +31,7 @@ struct gs_node {
     uint8_t reads_staging;   /* its graph copies from staging buffers */
     uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
+    uint8_t gain_retimed;    /* the gain check found the graph slow once and re-times eager */
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
     uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check) */
@@ -90,6 +91,8 @@ int gs__trie_ended(struct gs_node *n, long warmup, long min_ops);
 
 /* Stops treating the sequence ending at n as stable (its graph failed). */
 void gs__trie_unstable(struct gs_node *n);
+/* Stops treating it as stable until it has been seen `warmup` more times. */
+void gs__trie_relearn(struct gs_node *n);
 
 /* Does the graph of a sequence pay?  Each replay is timed against the sequence's
 ** eager time; a replay is slow when it took more than 10% longer.  A window of n

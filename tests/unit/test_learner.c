@@ -71,6 +71,28 @@ Test(learner, full_node_drops_its_least_recently_matched_child)
     gs__trie_clear(&t);
 }
 
+Test(learner, relearn_waits_for_warmup_again)
+{
+    struct gs_trie t;
+    struct gs_key k = {0};
+    struct gs_node *a;
+
+    memset(&t, 0, sizeof t);
+    a = gs__trie_add(&t, &t.root, &k, sizeof k);
+    cr_assert_not_null(a);
+    gs__trie_ended(a, 2, 1);
+    cr_assert_eq(gs__trie_ended(a, 2, 1), 1);
+    cr_assert_eq(t.root.stable_below, 1);
+    gs__trie_relearn(a);
+    cr_assert_eq(t.root.stable_below, 0);
+    cr_assert_eq(gs__trie_ended(a, 2, 1), 0);
+    cr_assert_eq(gs__trie_ended(a, 2, 1), 1); /* stable again, unlike after gs__trie_unstable */
+    gs__trie_unstable(a);
+    gs__trie_ended(a, 2, 1);
+    cr_assert_eq(gs__trie_ended(a, 2, 1), 0);
+    gs__trie_clear(&t);
+}
+
 Test(learner, gain_verdict)
 {
     cr_assert_eq(gs__gain_slow(1000, 500), 0);         /* twice as fast */
