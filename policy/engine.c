@@ -276,25 +276,26 @@ static int launch_graph(struct gs_stream *s, struct gs_node *t)
 **   GRAPHSHIM_CHUNK_US=t   by time, where held ops have waited more than t twice
 **                          at the same place.
 ** Called locked, after the op at s->cur was held. */
+static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
+{
+    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops && held >= s->chunk_depth)
+        return 1;
+    if (!gs__cfg.chunk_us)
+        return 0;
+    if (c->chunk_votes >= 2)
+        return 1;
+    if (held & 3)
+        return 0; /* the clock is read every fourth held op */
+    return now_ns() - s->chunk_since >= (uint64_t)gs__cfg.chunk_us * 1000u && ++c->chunk_votes >= 2;
+}
+
 static void maybe_chunk(struct gs_stream *s)
 {
     struct gs_node *c = s->cur;
     uint32_t held = c->depth - s->chunk_depth;
-    uint64_t now;
 
-    if (held < 2 || c->chunk_failed)
+    if (held < 2 || c->chunk_failed || !chunk_ends_here(s, c, held))
         return;
-    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops && held >= s->chunk_depth) {
-        /* by count */
-    } else if (!gs__cfg.chunk_us) {
-        return;
-    } else if (c->chunk_votes < 2) {
-        if (held & 3)
-            return; /* the clock is read every fourth held op */
-        now = now_ns();
-        if (now - s->chunk_since < (uint64_t)gs__cfg.chunk_us * 1000u || ++c->chunk_votes < 2)
-            return;
-    }
     if (launch_graph(s, c) == 0) {
         s->chunks++;
     } else {
