@@ -145,8 +145,8 @@ static void sync_(int iters)
     }
 }
 
-/* The same, ended by a context synchronize (as torch.cuda.synchronize does). */
-static void ctx_sync(int iters)
+/* sync's sequence, each iteration ended by end(s, it). */
+static void three_ops_loop(int iters, void (*end)(CUstream, int))
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -156,31 +156,32 @@ static void ctx_sync(int iters)
         input(s, x, it);
         axpb(s, x);
         copy(s, P(out), x);
-        CHECK(cuCtxSynchronize());
+        end(s, it);
         show(it, "out", out);
     }
 }
 
+/* Ended by a context synchronize (as torch.cuda.synchronize does). */
+static void end_ctx_sync(CUstream s, int it)
+{
+    (void)s, (void)it;
+    CHECK(cuCtxSynchronize());
+}
+
+static void ctx_sync(int iters) { three_ops_loop(iters, end_ctx_sync); }
+
 /* Every fourth iteration the host stalls 5 ms before its synchronize, as a
 ** descheduled thread does: the watchdog issues the held work then, and the
 ** sequence goes on replaying between stalls. */
-static void stall(int iters)
+static void end_stall(CUstream s, int it)
 {
-    CUstream s;
-    CUdeviceptr x = dev();
-    float *out = pinned();
     struct timespec nap = {0, 5000000};
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++) {
-        input(s, x, it);
-        axpb(s, x);
-        copy(s, P(out), x);
-        if (it % 4 == 3)
-            nanosleep(&nap, NULL);
-        CHECK(cuStreamSynchronize(s));
-        show(it, "out", out);
-    }
+    if (it % 4 == 3)
+        nanosleep(&nap, NULL);
+    CHECK(cuStreamSynchronize(s));
 }
+
+static void stall(int iters) { three_ops_loop(iters, end_stall); }
 
 /* Event record / stream wait: stream b orders on a's event. */
 static void event(int iters)
