@@ -91,21 +91,23 @@ int gs__trie_ended(struct gs_node *n, long warmup, long min_ops)
     return 1;
 }
 
-void gs__trie_relearn(struct gs_node *n)
+static void drop_stable(struct gs_node *n)
 {
     if (n->stable) {
         n->stable = 0;
         add_stable_below(n, -1);
     }
+}
+
+void gs__trie_relearn(struct gs_node *n)
+{
+    drop_stable(n);
     n->seen = 0;
 }
 
 void gs__trie_unstable(struct gs_node *n)
 {
-    if (n->stable) {
-        n->stable = 0;
-        add_stable_below(n, -1);
-    }
+    drop_stable(n);
     n->ungraphable = 1;
 }
 
