@@ -60,9 +60,29 @@ struct kdef *launchable_kdef(CUfunction f, int *max_dyn)
     return NULL;
 }
 
+/* Handles of unloaded functions and kernels come back for new ones, most recently
+ * freed first, as the real driver's handles (pointers into its heap) can: a
+ * handle is only valid for the life of its module or library. */
+static void *free_funcs, *free_kernels;
+
+static void handle_free(void **list, void *obj)
+{
+    *(void **)obj = *list;
+    *list = obj;
+}
+
+static void *handle_alloc(void **list, size_t size)
+{
+    void *obj = *list;
+    if (!obj) return calloc(1, size);
+    *list = *(void **)obj;
+    memset(obj, 0, size);
+    return obj;
+}
+
 static struct func *func_new(struct kdef *kd, struct kernel *from)
 {
-    struct func *f = calloc(1, sizeof *f);
+    struct func *f = handle_alloc(&free_funcs, sizeof *f);
     f->kd = kd;
     f->max_dyn_smem = 49152;
     f->from_kernel = from;
@@ -109,7 +129,10 @@ CUresult x_ModuleUnload(CUmodule hm)
     struct module *m = reg_get(hm, K_MODULE);
     if (!m) rc = CUDA_ERROR_INVALID_HANDLE;
     else {
-        for (size_t i = 0; i < m->n; i++) reg_del(m->fns[i]);  /* structs kept */
+        for (size_t i = 0; i < m->n; i++) {
+            reg_del(m->fns[i]);
+            handle_free(&free_funcs, m->fns[i]);
+        }
         reg_del(m);
         free(m->fns);
         free(m);
@@ -141,7 +164,7 @@ CUresult x_LibraryGetKernel(CUkernel *pk, CUlibrary hl, const char *name)
         if (!strcmp(l->ks[i]->kd->name, name)) { *pk = (CUkernel)l->ks[i]; goto out; }
     struct kdef *kd = kdef_lookup(name);
     if (!kd) { rc = CUDA_ERROR_NOT_FOUND; goto out; }
-    struct kernel *k = calloc(1, sizeof *k);
+    struct kernel *k = handle_alloc(&free_kernels, sizeof *k);
     k->kd = kd;
     k->max_dyn_smem = 49152;
     reg_add(k, K_KERNEL);
@@ -179,7 +202,11 @@ CUresult x_LibraryUnload(CUlibrary hl)
     else {
         for (size_t i = 0; i < l->n; i++) {
             reg_del(l->ks[i]);
-            if (l->ks[i]->fn) reg_del(l->ks[i]->fn);
+            if (l->ks[i]->fn) {
+                reg_del(l->ks[i]->fn);
+                handle_free(&free_funcs, l->ks[i]->fn);
+            }
+            handle_free(&free_kernels, l->ks[i]);
         }
         reg_del(l);
         free(l->ks);
