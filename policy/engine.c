@@ -566,6 +566,7 @@ static int rule_of(int cls)
     case GS_CAPTURE: return GS_RULE_CAPTURE;
     case GS_UNCLASSIFIED: return GS_RULE_UNCLASSIFIED;
     case GS_STREAM: return GS_RULE_STREAM_DESTROY;
+    case GS_MODULE: return GS_RULE_MODULE;
     default: return -1;
     }
 }
@@ -829,7 +830,7 @@ static const char *const rule_names[] = {
     [GS_RULE_ALLOC] = "alloc", [GS_RULE_SYNCOP] = "syncop", [GS_RULE_PAGEABLE_D2H] = "pageable-d2h",
     [GS_RULE_LEGACY] = "legacy", [GS_RULE_CAPTURE] = "capture", [GS_RULE_UNCLASSIFIED] = "unclassified",
     [GS_RULE_PARAMS] = "params", [GS_RULE_WATCHDOG] = "watchdog", [GS_RULE_STAGING] = "staging",
-    [GS_RULE_STREAM_DESTROY] = "stream-destroy",
+    [GS_RULE_STREAM_DESTROY] = "stream-destroy", [GS_RULE_MODULE] = "module",
 };
 
 void gs__engine_init(void)

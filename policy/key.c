@@ -31,13 +31,18 @@ struct layout_table {
 };
 
 static struct layout_table *_Atomic layouts;
+static const struct layout unknown_layout = {NULL, -1, 0, NULL};
 static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct layout_table *table_new(unsigned cap)
 {
     struct layout_table *t = calloc(1, sizeof *t);
-    t->cap = cap;
-    t->slots = calloc(cap, sizeof *t->slots);
+    if (t && !(t->slots = calloc(cap, sizeof *t->slots))) {
+        free(t);
+        t = NULL;
+    }
+    if (t)
+        t->cap = cap;
     return t;
 }
 
@@ -78,27 +83,44 @@ static int host_progress_kernel(CUfunction f)
     return name && strstr(name, "nccl") != NULL;
 }
 
-/* Asks the driver for f's parameter layout (n = -1: its launches pass through). */
+/* Is a layout one that a real kernel can have?  Parameters lie in order, do not
+** overlap, are at least a byte each, and end within the driver's limit. */
+static int layout_plausible(int n, const uint32_t *off, const uint32_t *size, uint32_t *end)
+{
+    uint32_t e = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (size[i] == 0 || off[i] < e || size[i] > GS_PARAM_BYTES_MAX || off[i] > GS_PARAM_BYTES_MAX - size[i])
+            return 0;
+        e = off[i] + size[i];
+    }
+    *end = e;
+    return 1;
+}
+
+/* Asks the driver for f's parameter layout.  n = -1 (its launches pass through)
+** when the driver gives none, or one that is not plausible: a layout is never
+** guessed. */
 static struct layout *layout_query(CUfunction f)
 {
     struct layout *l = calloc(1, sizeof *l);
-    uint32_t *arr = NULL;
+    uint32_t *off = NULL, *size = NULL, end = 0;
     int cap = 0, n = 0, by_kernel = 0;
-    uint32_t end = 0;
 
+    if (!l)
+        return NULL;
     l->f = f;
-    if (host_progress_kernel(f)) {
-        l->n = -1;
+    l->n = -1;
+    if (host_progress_kernel(f))
         return l;
-    }
     for (;;) {
-        size_t off = 0, size = 0;
+        size_t o = 0, sz = 0;
         CUresult rc;
 
         if (!by_kernel)
-            rc = GS_REAL(cuFuncGetParamInfo)(f, (size_t)n, &off, &size);
+            rc = GS_REAL(cuFuncGetParamInfo)(f, (size_t)n, &o, &sz);
         else
-            rc = gs__real[GS_ID_cuKernelGetParamInfo] ? GS_REAL(cuKernelGetParamInfo)((CUkernel)f, (size_t)n, &off, &size)
+            rc = gs__real[GS_ID_cuKernelGetParamInfo] ? GS_REAL(cuKernelGetParamInfo)((CUkernel)f, (size_t)n, &o, &sz)
                                                       : CUDA_ERROR_NOT_FOUND;
         if (rc == CUDA_ERROR_INVALID_HANDLE && n == 0 && !by_kernel) {
             by_kernel = 1;
@@ -106,32 +128,46 @@ static struct layout *layout_query(CUfunction f)
         }
         if (rc == CUDA_ERROR_INVALID_VALUE)
             break; /* past the last parameter */
-        if (rc != CUDA_SUCCESS) {
-            gs__debug("no parameter layout for function %p (error %d): its launches pass through", (void *)f, rc);
-            free(arr);
-            l->n = -1;
-            return l;
+        if (rc != CUDA_SUCCESS || n >= GS_PARAMS_MAX || o > GS_PARAM_BYTES_MAX || sz > GS_PARAM_BYTES_MAX) {
+            gs__debug("no parameter layout for function %p (parameter %d: error %d, offset %zu, size %zu): "
+                      "its launches pass through", (void *)f, n, rc, o, sz);
+            goto unknown;
         }
         if (n == cap) {
+            uint32_t *o2, *s2;
             cap = cap ? 2 * cap : 16;
-            arr = realloc(arr, 2 * (size_t)cap * sizeof *arr);
+            o2 = realloc(off, (size_t)cap * sizeof *off);
+            if (o2)
+                off = o2;
+            s2 = realloc(size, (size_t)cap * sizeof *size);
+            if (s2)
+                size = s2;
+            if (!o2 || !s2)
+                goto unknown;
         }
-        arr[n] = (uint32_t)off;
-        arr[cap + n] = (uint32_t)size;
-        if (off + size > end)
-            end = (uint32_t)(off + size);
+        off[n] = (uint32_t)o;
+        size[n] = (uint32_t)sz;
         n++;
+    }
+    if (!layout_plausible(n, off, size, &end)) {
+        gs__debug("implausible parameter layout for function %p (%d parameters): its launches pass through",
+                  (void *)f, n);
+        goto unknown;
     }
     if (n) {
         /* Offsets, then sizes, packed. */
         uint32_t *packed = malloc(2 * (size_t)n * sizeof *packed);
-        memcpy(packed, arr, (size_t)n * sizeof *packed);
-        memcpy(packed + n, arr + cap, (size_t)n * sizeof *packed);
+        if (!packed)
+            goto unknown;
+        memcpy(packed, off, (size_t)n * sizeof *packed);
+        memcpy(packed + n, size, (size_t)n * sizeof *packed);
         l->off = packed;
     }
-    free(arr);
     l->n = n;
     l->size = end;
+unknown:
+    free(off);
+    free(size);
     return l;
 }
 
@@ -143,34 +179,36 @@ static const struct layout *layout_of(CUfunction f)
 
     if (GS_LIKELY(l != NULL))
         return l;
-    nl = layout_query(f);
+    if (!(nl = layout_query(f)))
+        return &unknown_layout;
     pthread_mutex_lock(&layouts_lock);
     t = atomic_load_explicit(&layouts, memory_order_relaxed);
-    if (!t) {
-        t = table_new(1024);
+    if (!t && (t = table_new(1024)) != NULL)
         atomic_store_explicit(&layouts, t, memory_order_release);
-    }
-    if ((l = layout_find(t, f)) == NULL) {
+    if (t && (l = layout_find(t, f)) == NULL) {
         if (2 * (t->used + 1) > t->cap) {
             struct layout_table *big = table_new(2 * t->cap);
-            for (unsigned i = 0; i < t->cap; i++) {
+            for (unsigned i = 0; big && i < t->cap; i++) {
                 struct layout *e = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
                 if (e)
                     layout_put(big, e);
             }
-            atomic_store_explicit(&layouts, big, memory_order_release);
+            if (big)
+                atomic_store_explicit(&layouts, big, memory_order_release);
             t = big;
         }
-        layout_put(t, nl);
-        l = nl;
-        nl = NULL;
+        if (t) {
+            layout_put(t, nl);
+            l = nl;
+            nl = NULL;
+        }
     }
     pthread_mutex_unlock(&layouts_lock);
     if (nl) {
         free((void *)nl->off);
         free(nl);
     }
-    return l;
+    return l ? l : &unknown_layout;
 }
 
 void gs__layouts_reset(void)
@@ -182,21 +220,38 @@ void gs__layouts_reset(void)
 
 /* --- Keys ------------------------------------------------------------- */
 
+/* The bytes of an attribute's value that carry meaning; -1: not supported. */
+static int attr_value_size(CUlaunchAttributeID id)
+{
+    CUlaunchAttributeValue v;
+
+    switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        return 0;
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        return sizeof v.cooperative;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        return sizeof v.clusterDim;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        return sizeof v.clusterSchedulingPolicyPreference;
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+        return sizeof v.programmaticStreamSerializationAllowed;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        return sizeof v.priority;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+        return sizeof v.memSyncDomainMap;
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+        return sizeof v.memSyncDomain;
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        return sizeof v.sharedMemCarveout;
+    default:
+        return -1;
+    }
+}
+
 int gs__attr_supported(CUlaunchAttributeID id)
 {
-    switch (id) {
-    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
-    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
-    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
-    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
-    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
-        return 1;
-    default:
-        return 0;
-    }
+    return attr_value_size(id) >= 0;
 }
 
 int gs__key_launch(void *buf, CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
@@ -218,9 +273,15 @@ int gs__key_launch(void *buf, CUfunction f, const unsigned grid[3], const unsign
     k->shmem = shmem;
     k->nattrs = nattrs;
     for (unsigned i = 0; i < nattrs; i++) {
-        if (!gs__attr_supported(cfg->attrs[i].id))
+        /* Only the bytes of the value that mean something: the rest of the union
+        ** is whatever the caller's stack held, and would make equal launches differ. */
+        CUlaunchAttribute *a = &gs__key_attrs(k)[i];
+        int vs = attr_value_size(cfg->attrs[i].id);
+        if (vs < 0)
             return -1;
-        gs__key_attrs(k)[i] = cfg->attrs[i];
+        memset(a, 0, sizeof *a);
+        a->id = cfg->attrs[i].id;
+        memcpy(&a->value, &cfg->attrs[i].value, (size_t)vs);
     }
     p = gs__key_params(k);
     if (params) {
@@ -242,7 +303,9 @@ int gs__key_launch(void *buf, CUfunction f, const unsigned grid[3], const unsign
             else
                 return -1;
         }
-        if (!ptr || !have_size || size > 32768)
+        /* The buffer must hold the whole layout: a held launch is issued again
+        ** through its kernelParams, read from these bytes. */
+        if (!ptr || !have_size || size < l->size || size > GS_PARAM_BYTES_MAX)
             return -1;
         nbytes = (uint32_t)size;
         memcpy(p, ptr, nbytes);
@@ -287,6 +350,8 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
         const struct layout *l = layout_of(k->f);
         void *stack[64], **params = stack;
         CUresult rc;
+        if (l->n < 0 || l->size > k->nparams)
+            return CUDA_ERROR_INVALID_HANDLE; /* the layout that made the key is gone: never guess */
         if (l->n > 64 && !(params = malloc((size_t)l->n * sizeof *params)))
             return CUDA_ERROR_OUT_OF_MEMORY;
         for (int i = 0; i < l->n; i++)

@@ -39,7 +39,12 @@ struct gs_key {
     uint32_t pad;
 };
 
-#define GS_KEY_MAX (sizeof(struct gs_key) + 8 * sizeof(CUlaunchAttribute) + 32768)
+/* The driver's limit on a kernel's parameter bytes (CUDA 12.1 on, Volta on), and
+** on the number of parameters graphshim will hold (one byte each at most). */
+#define GS_PARAM_BYTES_MAX 32764u
+#define GS_PARAMS_MAX 32764
+
+#define GS_KEY_MAX (sizeof(struct gs_key) + 8 * sizeof(CUlaunchAttribute) + GS_PARAM_BYTES_MAX)
 
 /* Launch attributes an op may carry and still be held; any other makes the
 ** launch pass through. */

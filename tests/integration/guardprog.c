@@ -18,6 +18,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,6 +531,177 @@ static void params(int iters)
     }
 }
 
+/* --- Parameter layouts as library kernels have them ------------------------- */
+
+/* Mixes every byte of every parameter (after the output pointer) into *out, in
+** order: a launch whose key missed a byte would replay a graph with the wrong one. */
+static void mix_params(void **params, int n, const size_t *sizes)
+{
+    uint64_t *out = FAKECUDA_ARG(uint64_t *, 0), h = *out;
+    for (int i = 1; i < n; i++)
+        for (size_t b = 0; b < sizes[i]; b++)
+            h = (h ^ ((const unsigned char *)params[i])[b]) * 0x100000001b3ull;
+    *out = h;
+}
+
+#define MANY_SIZES 8, 1, 2, 4, 256, 3, 16, 1, 8, 128, 2, 4, 64, 1, 12, 8, 32, 2, 1, 4, \
+                   200, 8, 1, 2, 24, 4, 8, 96, 1, 2, 4, 8, 16, 33, 1, 8, 4, 2, 1, 8
+FAKECUDA_KERNEL(many, MANY_SIZES)
+{
+    static const size_t sizes[] = {MANY_SIZES};
+    (void)d;
+    mix_params(params, 40, sizes);
+}
+
+struct big { unsigned char bytes[4096]; };
+FAKECUDA_KERNEL(big, sizeof(uint64_t *), sizeof(struct big))
+{
+    static const size_t sizes[] = {sizeof(uint64_t *), sizeof(struct big)};
+    (void)d;
+    mix_params(params, 2, sizes);
+}
+
+/* Three kernels for the module scenario: two of one layout, different code. */
+FAKECUDA_KERNEL(mod_add, sizeof(uint64_t *), sizeof(unsigned))
+{
+    (void)d;
+    *FAKECUDA_ARG(uint64_t *, 0) += FAKECUDA_ARG(unsigned, 1);
+}
+FAKECUDA_KERNEL(mod_mul, sizeof(uint64_t *), sizeof(unsigned))
+{
+    (void)d;
+    *FAKECUDA_ARG(uint64_t *, 0) *= FAKECUDA_ARG(unsigned, 1);
+}
+FAKECUDA_KERNEL(mod_wide, sizeof(uint64_t *), 1, sizeof(uint64_t), 2)
+{
+    static const size_t sizes[] = {sizeof(uint64_t *), 1, sizeof(uint64_t), 2};
+    (void)d;
+    mix_params(params, 4, sizes);
+}
+
+static void show64(int it, const char *what, const uint64_t *v)
+{
+    printf("%d %s %016llx\n", it, what, (unsigned long long)*v);
+}
+
+/* A kernel with 40 parameters of 1 to 256 bytes; a parameter among the first 16
+** alternates between two values, so two sequences differ only there. */
+static void many_params(int iters)
+{
+    CUmodule m;
+    CUfunction f;
+    CUstream s;
+    uint64_t *out;
+    unsigned char args[40][256];
+    void *argv[40];
+    static const size_t sizes[] = {MANY_SIZES};
+
+    CHECK(cuModuleLoadData(&m, "image"));
+    CHECK(cuModuleGetFunction(&f, m, "many"));
+    CHECK(cuMemAllocHost_v2((void **)&out, sizeof *out));
+    *out = 1;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < 40; i++) {
+        memset(args[i], 0x11 * (i % 15) + 1, sizes[i]);
+        argv[i] = args[i];
+    }
+    *(uint64_t **)args[0] = out;
+    for (int it = 0; it < iters; it++) {
+        args[5][1] = (unsigned char)(it % 2);
+        CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, argv, NULL));
+        CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, argv, NULL));
+        CHECK(cuStreamSynchronize(s));
+        show64(it, "out", out);
+    }
+}
+
+/* A kernel whose one parameter (after the output) is a 4 KiB struct; its last
+** bytes alternate. */
+static void big_struct(int iters)
+{
+    CUmodule m;
+    CUfunction f;
+    CUstream s;
+    uint64_t *out;
+    static struct big b;
+
+    CHECK(cuModuleLoadData(&m, "image"));
+    CHECK(cuModuleGetFunction(&f, m, "big"));
+    CHECK(cuMemAllocHost_v2((void **)&out, sizeof *out));
+    *out = 1;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (size_t i = 0; i < sizeof b.bytes; i++)
+        b.bytes[i] = (unsigned char)(i * 7);
+    for (int it = 0; it < iters; it++) {
+        b.bytes[sizeof b.bytes - 1] = (unsigned char)(it % 2);
+        CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &b}, NULL));
+        CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &b}, NULL));
+        CHECK(cuStreamSynchronize(s));
+        show64(it, "out", out);
+    }
+}
+
+/* Modules loaded and unloaded in turn, each with one kernel; an unloaded
+** module's function handle comes back for the next module's kernel, of the same
+** layout and other code (mod_add, mod_mul) or of another layout (mod_wide). */
+static void module(int iters)
+{
+    static const char *const names[] = {"mod_add", "mod_mul", "mod_wide"};
+    CUstream s;
+    uint64_t *out;
+
+    CHECK(cuMemAllocHost_v2((void **)&out, sizeof *out));
+    *out = 1;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int r = 0; r < iters; r++) {
+        CUmodule m;
+        CUfunction f;
+        unsigned v = 3;
+        CHECK(cuModuleLoadData(&m, "image"));
+        CHECK(cuModuleGetFunction(&f, m, names[r % 3]));
+        for (int it = 0; it < 4; it++) {
+            if (r % 3 == 2) {
+                unsigned char c = 5;
+                uint64_t w = 0x0102030405060708ull;
+                unsigned short h = 9;
+                CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &c, &w, &h}, NULL));
+                CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &c, &w, &h}, NULL));
+            } else {
+                CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
+                CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
+            }
+            CHECK(cuStreamSynchronize(s));
+            show64(r * 4 + it, names[r % 3], out);
+        }
+        CHECK(cuModuleUnload(m));
+    }
+}
+
+/* cuLaunchKernelEx with attributes whose unused union bytes are garbage that
+** changes every call, as a caller's stack has them. */
+static void attrs(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    float a = 2.0f, b = 1.0f;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        CUlaunchAttribute at[2];
+        CUlaunchConfig cfg = {1, 1, 1, 32, 1, 1, 0, s, at, 2};
+        memset(at, 0x40 + it, sizeof at);
+        at[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+        at[0].value.priority = 0;
+        at[1].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at[1].value.clusterDim.x = at[1].value.clusterDim.y = at[1].value.clusterDim.z = 1;
+        input(s, x, it);
+        CHECK(cuLaunchKernelEx(&cfg, k_axpb, (void *[]){&x, &a, &b, &n}, NULL));
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* The host polls mapped memory that a kernel sets, with no CUDA call. */
 static void watchdog(int iters)
 {
@@ -639,6 +811,8 @@ static const struct {
     {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
+    {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
+    {"attrs", attrs},
 };
 
 int main(int argc, char **argv)

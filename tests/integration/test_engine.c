@@ -36,7 +36,8 @@ static struct rule rules[] = {
     {"alloc", "alloc"},       {"syncop", "syncop"},   {"pageable-d2h", "pageable-d2h"},
     {"legacy", "legacy"},     {"capture", "capture"}, {"unclassified", "unclassified"},
     {"params", "params"},     {"watchdog", "watchdog"}, {"staging", "staging"},
-    {"stream-destroy", "stream-destroy"},
+    {"stream-destroy", "stream-destroy"}, {"module", "module"},
+    {"many-params", "params"}, {"big-struct", "params"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)
@@ -106,6 +107,12 @@ Test(engine, warmup_decides_when_a_sequence_is_graphed)
     cr_assert_eq(replays_with("sync", NULL, "8", NULL), 8 - 2);
     cr_assert_eq(replays_with("sync", (const char *[]){"GRAPHSHIM_WARMUP=5", NULL}, "8", NULL), 8 - 5);
     cr_assert_eq(replays_with("sync", (const char *[]){"GRAPHSHIM_WARMUP=9", NULL}, "8", NULL), 0);
+}
+
+Test(engine, launch_attributes_are_keyed_by_their_value_alone)
+{
+    /* The bytes of an attribute's union that its id does not use differ every call. */
+    cr_assert_eq(replays_with("attrs", NULL, "8", NULL), 8 - 2);
 }
 
 Test(engine, short_sequences_are_not_graphed)
