@@ -1,5 +1,6 @@
 /* fake_kernel.c - modules, libraries, CUfunction / CUkernel, kernel launch.
- * Kernels are host functions `fakekernel_<name>` found with dlsym (see fakecuda.h). */
+ * Kernels are host functions `fakekernel_<name>` found with dlsym, or defined at
+ * run time with fakecuda_define_kernel (see fakecuda.h). */
 #define _GNU_SOURCE
 #include "fake_internal.h"
 
@@ -21,6 +22,52 @@ static size_t align_of(size_t size)
     return p;
 }
 
+/* The real driver's limit on a kernel's parameter bytes (CUDA 12.1 and later). */
+#define PARAM_BYTES_MAX 32764
+
+/* A kernel definition for the 0-terminated parameter sizes, laid out per
+ * fakecuda.h; NULL when the layout exceeds PARAM_BYTES_MAX. */
+static struct kdef *kdef_new(const char *name, fakecuda_kernel_fn fn, const size_t *sizes)
+{
+    size_t n = 0, off = 0;
+    while (sizes[n]) {
+        size_t a = align_of(sizes[n]);
+        if (sizes[n] > PARAM_BYTES_MAX) return NULL;
+        off = ((off + a - 1) & ~(a - 1)) + sizes[n];
+        if (off > PARAM_BYTES_MAX) return NULL;
+        n++;
+    }
+    struct kdef *k = calloc(1, sizeof *k);
+    k->name = strdup(name);
+    k->fn = fn;
+    k->n = n;
+    k->total = off;
+    k->sizes = calloc(n + 1, sizeof *k->sizes);
+    k->offs = calloc(n + 1, sizeof *k->offs);
+    off = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t a = align_of(sizes[i]);
+        off = (off + a - 1) & ~(a - 1);
+        k->sizes[i] = sizes[i];
+        k->offs[i] = off;
+        off += sizes[i];
+    }
+    return k;
+}
+
+/* Adds k to the table of known kernels, in place of an earlier kernel of the
+ * same name (functions already resolved keep the earlier one).  Under LOCK. */
+static void kdef_put(struct kdef *k)
+{
+    for (size_t i = 0; i < g_nkdefs; i++)
+        if (!strcmp(g_kdefs[i]->name, k->name)) { g_kdefs[i] = k; return; }
+    g_kdefs = realloc(g_kdefs, (g_nkdefs + 1) * sizeof *g_kdefs);
+    g_kdefs[g_nkdefs++] = k;
+}
+
+/* The kernel called name: defined at run time, or the executable's
+ * fakekernel_<name> symbols; NULL if neither (or its layout is too large).
+ * Under LOCK. */
 static struct kdef *kdef_lookup(const char *name)
 {
     for (size_t i = 0; i < g_nkdefs; i++)
@@ -31,24 +78,23 @@ static struct kdef *kdef_lookup(const char *name)
     snprintf(sym, sizeof sym, "fakekernel_%s_params", name);
     const size_t *sizes = dlsym(RTLD_DEFAULT, sym);
     if (!fn || !sizes) return NULL;
-    struct kdef *k = calloc(1, sizeof *k);
-    k->name = strdup(name);
-    *(void **)&k->fn = fn;
-    while (sizes[k->n]) k->n++;
-    k->sizes = calloc(k->n + 1, sizeof *k->sizes);
-    k->offs = calloc(k->n + 1, sizeof *k->offs);
-    size_t off = 0;
-    for (size_t i = 0; i < k->n; i++) {
-        size_t a = align_of(sizes[i]);
-        off = (off + a - 1) & ~(a - 1);
-        k->sizes[i] = sizes[i];
-        k->offs[i] = off;
-        off += sizes[i];
-    }
-    k->total = off;
-    g_kdefs = realloc(g_kdefs, (g_nkdefs + 1) * sizeof *g_kdefs);
-    g_kdefs[g_nkdefs++] = k;
+    fakecuda_kernel_fn kfn;
+    *(void **)&kfn = fn;
+    struct kdef *k = kdef_new(name, kfn, sizes);
+    if (k) kdef_put(k);
     return k;
+}
+
+__attribute__((visibility("default")))
+int fakecuda_define_kernel(const char *name, fakecuda_kernel_fn fn, const size_t *sizes)
+{
+    if (!name || !*name || !fn || !sizes) return -1;
+    struct kdef *k = kdef_new(name, fn, sizes);
+    if (!k) return -1;
+    LOCK();
+    kdef_put(k);
+    UNLOCK();
+    return 0;
 }
 
 struct kdef *launchable_kdef(CUfunction f, int *max_dyn)

@@ -16,6 +16,8 @@
  * once per launch and loops over the grid/block itself if it wants to.
  * Parameter layout (for cuFuncGetParamInfo and CU_LAUNCH_PARAM_BUFFER_POINTER):
  * each parameter is aligned to min(size, 8) rounded up to a power of two.
+ * Kernels may also be defined at run time, with any layout, by
+ * fakecuda_define_kernel below.
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H
@@ -51,6 +53,15 @@ typedef void (*fakecuda_kernel_fn)(void **params, const struct fakecuda_dims *d)
                                            const struct fakecuda_dims *d __attribute__((unused)))
 
 #define FAKECUDA_ARG(type, i) (*(type *)params[(i)])
+
+/* Defines (or redefines) the kernel called name at run time: fn with the
+ * parameters of the 0-terminated sizes, laid out as above.  Later
+ * cuModuleGetFunction / cuLibraryGetKernel calls for name find it, before any
+ * fakekernel_<name> symbol; functions and kernels resolved earlier keep the
+ * definition they were resolved to.  Returns 0, or -1 for a NULL or empty
+ * argument or a layout of more than 32764 bytes (the real driver's limit on
+ * parameter bytes).  The fake copies name and sizes. */
+int fakecuda_define_kernel(const char *name, fakecuda_kernel_fn fn, const size_t *sizes);
 
 /* Total number of threads of a launch (grid * block). */
 static inline unsigned long long fakecuda_threads(const struct fakecuda_dims *d)

@@ -291,6 +291,105 @@ Test(kernel, library_and_cukernel)
     cr_assert_eq(cuKernelGetName(&name, k), CUDA_ERROR_INVALID_HANDLE);
 }
 
+/* A kernel defined at run time: sums its parameter bytes, weighted by position,
+ * into the unsigned long long its last parameter points to. */
+static void sum_bytes(void **params, const struct fakecuda_dims *d)
+{
+    static const size_t sizes[] = {1, 4096, 3, 8};
+    unsigned long long s = d->shared_mem, *out = *(unsigned long long **)params[3];
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < sizes[i]; j++)
+            s = s * 31 + ((unsigned char *)params[i])[j];
+    *out = s;
+}
+
+static void other_fn(void **params, const struct fakecuda_dims *d)
+{
+    (void)d;
+    **(int **)params[0] = 7;
+}
+
+Test(kernel, defined_at_run_time)
+{
+    setup();
+    static const size_t sizes[] = {1, 4096, 3, 8, 0};
+    cr_assert_eq(fakecuda_define_kernel("sum", sum_bytes, sizes), 0);
+    size_t too_big[] = {4096, 4096, 4096, 4096, 4096, 4096, 4096, 4092, 1, 0};
+    cr_assert_eq(fakecuda_define_kernel("big", sum_bytes, too_big), -1);
+    too_big[8] = 0; /* 32764 bytes: the limit itself */
+    cr_assert_eq(fakecuda_define_kernel("big", sum_bytes, too_big), 0);
+    size_t aligned_over[] = {1, 32760, 0}; /* 8 + 32760: over after alignment */
+    cr_assert_eq(fakecuda_define_kernel("big2", sum_bytes, aligned_over), -1);
+    cr_assert_eq(fakecuda_define_kernel(NULL, sum_bytes, sizes), -1);
+    cr_assert_eq(fakecuda_define_kernel("x", NULL, sizes), -1);
+
+    CUmodule m;
+    CUfunction f;
+    CK(cuModuleLoadData(&m, "image"));
+    cr_assert_eq(cuModuleGetFunction(&f, m, "big2"), CUDA_ERROR_NOT_FOUND);
+    CK(cuModuleGetFunction(&f, m, "sum"));
+    size_t expect_off[] = {0, 8, 4104, 4112};
+    for (size_t i = 0; i < 4; i++) {
+        size_t off, size;
+        CK(cuFuncGetParamInfo(f, i, &off, &size));
+        cr_assert_eq(off, expect_off[i], "param %zu offset %zu", i, off);
+        cr_assert_eq(size, sizes[i]);
+    }
+
+    unsigned long long *out, want = 0;
+    CK(cuMemAllocHost((void **)&out, sizeof *out));
+    unsigned char c = 9, big[4096], three[3] = {1, 2, 3};
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (unsigned char)(i * 7);
+    void *args[] = {&c, big, three, &out};
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 5, NULL, args, NULL));
+    want = 5;
+    want = want * 31 + c;
+    for (size_t i = 0; i < sizeof big; i++) want = want * 31 + big[i];
+    for (size_t i = 0; i < 3; i++) want = want * 31 + three[i];
+    cr_assert_eq(*out, want);
+
+    /* the same bytes, packed per the layout, through `extra` */
+    unsigned char packed[4120] = {0};
+    packed[0] = c;
+    memcpy(packed + 8, big, sizeof big);
+    memcpy(packed + 4104, three, 3);
+    memcpy(packed + 4112, &out, 8);
+    size_t n = sizeof packed;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &n,
+                     CU_LAUNCH_PARAM_END};
+    *out = 0;
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 5, NULL, NULL, extra));
+    cr_assert_eq(*out, want);
+
+    /* unloading frees the handle; a new module's kernel of another layout gets it */
+    CK(cuModuleUnload(m));
+    static const size_t other[] = {8, 0};
+    cr_assert_eq(fakecuda_define_kernel("other", other_fn, other), 0);
+    CUfunction g;
+    CK(cuModuleLoadData(&m, "image"));
+    CK(cuModuleGetFunction(&g, m, "other"));
+    cr_assert_eq(g, f);
+    size_t off, size;
+    CK(cuFuncGetParamInfo(g, 0, &off, &size));
+    cr_assert_eq(size, 8);
+    cr_assert_eq(cuFuncGetParamInfo(g, 1, &off, &size), CUDA_ERROR_INVALID_VALUE);
+
+    /* a redefinition applies to later lookups only; defined kernels come before
+     * fakekernel_ symbols */
+    CUfunction s1, s2;
+    CK(cuModuleGetFunction(&s1, m, "scale"));
+    cr_assert_eq(fakecuda_define_kernel("scale", other_fn, other), 0);
+    CK(cuFuncGetParamInfo(s1, 2, &off, &size));
+    CUmodule m2;
+    CK(cuModuleLoadData(&m2, "image"));
+    CK(cuModuleGetFunction(&s2, m2, "scale"));
+    cr_assert_eq(cuFuncGetParamInfo(s2, 1, &off, &size), CUDA_ERROR_INVALID_VALUE);
+    int *flag;
+    CK(cuMemAllocHost((void **)&flag, sizeof *flag));
+    CK(cuLaunchKernel(s2, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&flag}, NULL));
+    cr_assert_eq(*flag, 7);
+}
+
 Test(kernel, params_are_copied_at_launch)
 {
     setup();
