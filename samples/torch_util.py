@@ -30,3 +30,40 @@ def require_cuda(name):
     if not torch.cuda.is_available():
         print(f"{name}: FAILED: torch.cuda.is_available() is False", file=sys.stderr)
         sys.exit(2)
+
+
+# Exit code of a sample whose framework (JAX, CuPy, torchvision) is not
+# installed: gpu-test.sh reports the sample as SKIP when the plain run exits
+# with it.
+SKIP_RC = 77
+
+
+def skip(name, why):
+    print(f"{name}: SKIP: {why}", file=sys.stderr)
+    sys.exit(SKIP_RC)
+
+
+def deterministic_torch(strict=False):
+    """Plain FP32 everywhere (no TF32), deterministic cuDNN algorithm choice;
+    with strict, torch.use_deterministic_algorithms(True) too (needs
+    CUBLAS_WORKSPACE_CONFIG set before torch initialises cuBLAS)."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    if strict:
+        torch.use_deterministic_algorithms(True)
+
+
+def print_array_values(label, arr, idxs):
+    """Print a few values exactly (float.hex) of a host (numpy) array."""
+    flat = arr.reshape(-1)
+    for i in idxs:
+        print(f"{label}[{i}] {float(flat[i]).hex()}")
+
+
+def fail_if_not_finite(name, ok):
+    if not ok:
+        print(f"{name}: FAILED: non-finite values in the output", file=sys.stderr)
+        sys.exit(1)
