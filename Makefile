@@ -31,7 +31,7 @@ LIB_SRC  := $(filter-out policy/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
 
-.PHONY: all test unit-test integration-test demo gpu-test bench shim-cost docs install clean
+.PHONY: all test unit-test integration-test demo gpu-test sanitize bench shim-cost docs install clean
 
 all: $(LIB) $(BUILD)/graphshim
 
@@ -81,6 +81,10 @@ demo: all
 
 gpu-test: all
 	bash samples/gpu-test.sh
+
+# compute-sanitizer memcheck over the samples, without and with the shim
+sanitize: all
+	bash samples/sanitize.sh
 
 bench: all
 	bash bench/bench.sh
