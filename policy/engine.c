@@ -233,12 +233,13 @@ static void flush(struct gs_stream *s, int reason)
 
 /* Launches the held ops up to node t (those past s->chunk_depth) as one graph,
 ** capturing it first if needed.  Returns 0, or -1 if no graph could be made or
-** launched (nothing was issued then).  Called locked. */
+** launched, or GS_CAPTURE_BUSY if it could not be captured now (nothing was
+** issued then).  Called locked. */
 static int launch_graph(struct gs_stream *s, struct gs_node *t)
 {
     CUstream st = issue_stream(s);
     CUcontext prev;
-    int rc = 0;
+    int rc = 0, cap = 0;
 
     if (t->depth == s->chunk_depth)
         return 0; /* everything already went out in chunks */
@@ -248,13 +249,14 @@ static int launch_graph(struct gs_stream *s, struct gs_node *t)
     if (!t->exec) {
         struct gs_node *stack[64], **path = t->depth > 64 ? malloc(t->depth * sizeof *path) : stack;
         gs__trie_path(t, path);
-        if (gs__graph_capture(s, t, path, s->chunk_depth) == 0)
+        cap = gs__graph_capture(s, t, path, s->chunk_depth);
+        if (cap == 0)
             s->captures++;
         if (path != stack)
             free(path);
     }
     if (!t->exec || GS_REAL(cuGraphLaunch)(t->exec, st) != CUDA_SUCCESS) {
-        rc = -1;
+        rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
     } else {
         gs__graph_used(t);
         s->ops_replayed += t->depth - s->chunk_depth;
@@ -296,10 +298,11 @@ static void maybe_chunk(struct gs_stream *s)
 
     if (held < 2 || c->chunk_failed || !chunk_ends_here(s, c, held))
         return;
-    if (launch_graph(s, c) == 0) {
+    int rc = launch_graph(s, c);
+    if (rc == 0) {
         s->chunks++;
     } else {
-        c->chunk_failed = 1;
+        c->chunk_failed = rc != GS_CAPTURE_BUSY;
         issue_held(s, c);
     }
     s->chunk_since = now_ns();
@@ -341,15 +344,17 @@ static struct gs_node *segment_start(struct gs_stream *s)
 static void resolve_locked(struct gs_stream *s, int reason)
 {
     struct gs_node *t = s->cur;
-    int replayed = 0;
+    int replayed = 0, rc = -1;
 
     if (s->holding) {
-        if (t->stable && launch_graph(s, t) == 0) {
+        if (t->stable && (rc = launch_graph(s, t)) == 0) {
             replayed = 1;
             s->replays++;
             t->replays++;
             s->holding = 0;
             set_holding(s, 0);
+        } else if (rc == GS_CAPTURE_BUSY) {
+            flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */
         } else {
             if (t->stable) {
                 gs__debug("graph of a %u-op sequence failed; it runs eagerly from now on", t->depth);
@@ -728,15 +733,20 @@ void gs__engine_capture_call(struct gs_stream *s, int id)
     }
 }
 
-/* Destroys the graphs kept for s; with learned, also forgets its sequences. */
-static void stream_empty(struct gs_stream *s, int learned)
+/* Destroys the graphs kept for s; with learned, also forgets its sequences.
+** Work that s holds goes out first: another thread may have begun holding since
+** the boundary that led here resolved every stream.  Called locked. */
+static void stream_empty(struct gs_stream *s, int learned, int reason)
 {
+    if (s->holding)
+        flush(s, reason);
     staging_wait(s);
     s->last_term = NULL;
     if (learned) {
         gs__trie_clear(&s->trie);
         s->cur = &s->trie.root;
         s->clean = 1;
+        s->chunk_depth = 0;
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
     }
@@ -752,7 +762,7 @@ void gs__engine_stream_destroyed(struct gs_stream *s)
     if (s->kind != GS_STREAM_CREATED)
         return;
     pthread_mutex_lock(&s->lock);
-    stream_empty(s, 1);
+    stream_empty(s, 1, GS_BAIL_BOUNDARY + GS_STREAM);
     s->ready = 0; /* a new stream may get the same handle */
     pthread_mutex_unlock(&s->lock);
 }
@@ -766,7 +776,7 @@ void gs__engine_reset(int cls)
     pthread_mutex_lock(&table_lock);
     for (struct gs_stream *s = all_streams; s; s = s->next) {
         pthread_mutex_lock(&s->lock);
-        stream_empty(s, cls != GS_ATTR);
+        stream_empty(s, cls != GS_ATTR, GS_BAIL_BOUNDARY + cls);
         if (cls == GS_CTX)
             s->ready = 0;
         pthread_mutex_unlock(&s->lock);
@@ -831,6 +841,7 @@ static const char *const rule_names[] = {
     [GS_RULE_LEGACY] = "legacy", [GS_RULE_CAPTURE] = "capture", [GS_RULE_UNCLASSIFIED] = "unclassified",
     [GS_RULE_PARAMS] = "params", [GS_RULE_WATCHDOG] = "watchdog", [GS_RULE_STAGING] = "staging",
     [GS_RULE_STREAM_DESTROY] = "stream-destroy", [GS_RULE_MODULE] = "module",
+    [GS_RULE_SYNC_CAPTURE] = "sync-capture",
 };
 
 void gs__engine_init(void)

@@ -8,6 +8,7 @@
 */
 #include "graph_cache.h"
 
+#include <sched.h>
 #include <stdlib.h>
 
 #include "log.h"
@@ -22,6 +23,27 @@ static struct exec_rec *recs;
 static int nrecs, caprecs;
 static atomic_ulong use_clock;
 static long ncaptured, nfailed, nevicted;
+
+/* Context synchronizes and the engine's captures in progress (sequentially
+** consistent: each side raises its count, then reads the other's). */
+static atomic_int ctx_syncs, captures;
+
+void gs__graph_sync_enter(void)
+{
+    for (;;) {
+        atomic_fetch_add(&ctx_syncs, 1);
+        if (!atomic_load(&captures))
+            return;
+        atomic_fetch_sub(&ctx_syncs, 1);
+        while (atomic_load(&captures))
+            sched_yield(); /* a capture issues a few ops: microseconds */
+    }
+}
+
+void gs__graph_sync_leave(void)
+{
+    atomic_fetch_sub(&ctx_syncs, 1);
+}
 
 /* One private capture stream per thread and context: two threads never capture
 ** on one stream.  A reset (context teardown) bumps the generation, and a thread
@@ -96,14 +118,24 @@ int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **p
     p = private_stream(s->ctx);
     if (!p)
         goto failed;
-    rc = GS_REAL(cuStreamBeginCapture_v2)(p, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-    if (rc != CUDA_SUCCESS)
-        goto failed;
-    for (unsigned i = from; i < t->depth && rc == CUDA_SUCCESS; i++) {
-        rc = gs__key_issue(&path[i]->key, p, path[i]->staging);
-        staging |= path[i]->staging != NULL;
+    atomic_fetch_add(&captures, 1);
+    if (atomic_load(&ctx_syncs)) {
+        atomic_fetch_sub(&captures, 1);
+        return GS_CAPTURE_BUSY;
     }
-    if (GS_REAL(cuStreamEndCapture)(p, &g) != CUDA_SUCCESS || rc != CUDA_SUCCESS) {
+    rc = GS_REAL(cuStreamBeginCapture_v2)(p, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (rc == CUDA_SUCCESS) {
+        CUresult end;
+        for (unsigned i = from; i < t->depth && rc == CUDA_SUCCESS; i++) {
+            rc = gs__key_issue(&path[i]->key, p, path[i]->staging);
+            staging |= path[i]->staging != NULL;
+        }
+        end = GS_REAL(cuStreamEndCapture)(p, &g);
+        if (rc == CUDA_SUCCESS)
+            rc = end;
+    }
+    atomic_fetch_sub(&captures, 1);
+    if (rc != CUDA_SUCCESS) {
         gs__debug("capture of a %u-op sequence failed (error %d)", t->depth, rc);
         goto failed;
     }

@@ -14,9 +14,20 @@
 #include "stream.h"
 
 /* Builds t->exec for the ops path[from .. t->depth-1] of stream s (locked); path
-** holds the whole path from the root.  Returns 0, or -1 if capture or
-** instantiation failed (t->exec stays NULL). */
+** holds the whole path from the root.  Returns 0, -1 if capture or instantiation
+** failed, or GS_CAPTURE_BUSY if a context synchronize is in progress (nothing was
+** tried); t->exec stays NULL on failure. */
+#define GS_CAPTURE_BUSY (-2)
 int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path, uint32_t from);
+
+/* A context synchronize is invalid while any stream of the context captures,
+** in whatever mode and thread (it returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+** The program's synchronizes go between these two calls, which wait for the
+** engine's captures in progress to end; a capture does not start while a
+** synchronize is in progress (GS_CAPTURE_BUSY).  Nothing here blocks on a
+** synchronize, so no wait is added to the program's. */
+void gs__graph_sync_enter(void);
+void gs__graph_sync_leave(void);
 
 /* t's graph was just launched. */
 void gs__graph_used(struct gs_node *t);

@@ -2,13 +2,15 @@
 ** guard.c: the guard layer (see guard.h).
 **
 ** Before a call it counts the call by class and hands it to the engine, which
-** resolves the held work the call could observe (gs__engine_boundary).  After
-** it, it writes the trace and tells the engine a stream or context synchronize
-** returned (the gain check).
+** resolves the held work the call could observe (gs__engine_boundary); a
+** context synchronize also waits for the engine's captures in progress, which
+** would make it fail.  After it, it writes the trace and tells the engine a
+** stream or context synchronize returned (the gain check).
 */
 #include "guard.h"
 
 #include "engine.h"
+#include "graph_cache.h"
 #include "trace.h"
 
 atomic_long gs__calls_by_class[GS_NCLASSES];
@@ -26,19 +28,34 @@ const char *gs__class_name(int cls)
     return cls >= 0 && cls < GS_NCLASSES ? class_names[cls] : "?";
 }
 
+static int is_ctx_sync(const struct gs_call *c)
+{
+    return c->id == GS_ID_cuCtxSynchronize || c->id == GS_ID_cuCtxSynchronize_v2;
+}
+
+/* A context synchronize that must wait for the engine's captures. */
+static int gates_captures(const struct gs_call *c)
+{
+    return is_ctx_sync(c) && !gs__passthrough && !GS_DROPPED(GS_RULE_SYNC_CAPTURE);
+}
+
 void gs__guard_before(const struct gs_call *c)
 {
     atomic_fetch_add_explicit(&gs__calls_by_class[c->cls], 1, memory_order_relaxed);
     gs__engine_boundary(c);
+    if (gates_captures(c))
+        gs__graph_sync_enter();
 }
 
 void gs__guard_after(const struct gs_call *c, CUresult rc)
 {
+    if (gates_captures(c))
+        gs__graph_sync_leave();
     if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && c->id >= 0 &&
         (c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz))
         gs__engine_synced(c->stream);
     else if (c->cls == GS_SYNC && rc == CUDA_SUCCESS &&
-             (c->id == GS_ID_cuCtxSynchronize || c->id == GS_ID_cuCtxSynchronize_v2))
+             is_ctx_sync(c))
         gs__engine_ctx_synced();
     if (gs__trace_on)
         gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));

@@ -26,6 +26,7 @@ static const char *bail_name(int b, char *buf, size_t len)
         [GS_BAIL_GRAPH_FAILED] = "graph-failed", [GS_BAIL_OTHER_STREAM] = "legacy-stream-order",
         [GS_BAIL_APP_CAPTURE] = "app-capture",   [GS_BAIL_EXIT] = "exit",
         [GS_BAIL_UNHOLDABLE] = "unholdable-op",   [GS_BAIL_NO_GAIN] = "no-gain",
+        [GS_BAIL_SYNC_BUSY] = "ctx-sync-in-progress",
     };
     if (b < GS_BAIL_BOUNDARY)
         return names[b];

@@ -26,6 +26,7 @@ enum gs_bail {
     GS_BAIL_UNHOLDABLE,    /* an op the engine cannot hold (unknown attribute, memory kind) */
     GS_BAIL_NO_GAIN,       /* the sequence ran slower as a graph than eagerly: eager for good */
     GS_BAIL_EXIT,          /* the process exits */
+    GS_BAIL_SYNC_BUSY,     /* no capture while another thread synchronizes the context */
     GS_BAIL_BOUNDARY,      /* a boundary in the middle of a sequence: + class */
     GS_NBAIL = GS_BAIL_BOUNDARY + GS_NCLASSES
 };

@@ -55,9 +55,7 @@ fuzz: $(FUZZ_DEPS)
 	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --start $(FUZZ_START) --max-threads $(FUZZ_THREADS) \
 	    $(if $(SEED),--seed $(SEED),--seconds $(FUZZ_SECONDS))
 
-# Single-threaded in CI for now: multithreaded programs show differences under
-# investigation (tests/fuzz/README.md); make fuzz runs up to 8 threads.
 fuzz-test: $(FUZZ_DEPS)
-	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --seconds $(FUZZ_TEST_SECONDS) --timeout 20 --max-threads 1
+	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --seconds $(FUZZ_TEST_SECONDS) --timeout 20 --max-threads $(FUZZ_THREADS)
 
 test: unit-test fakecuda-test integration-test fuzz-test

@@ -91,6 +91,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_inited;
 static int g_drv_version = FAKE_DRIVER_VERSION_DEFAULT;
 static long g_graph_launch_us;
+static long g_capture_us, g_ctx_sync_us;
 static CUresult g_sticky;
 static struct ctx g_primary;
 static __thread struct ctx *t_ctx;
@@ -129,6 +130,10 @@ static void once_init(void)
     if (v && *v) g_drv_version = atoi(v);
     const char *gl = getenv("FAKECUDA_GRAPH_LAUNCH_US");
     if (gl && *gl) g_graph_launch_us = atol(gl);
+    const char *cu = getenv("FAKECUDA_CAPTURE_US");
+    if (cu && *cu) g_capture_us = atol(cu);
+    const char *cs = getenv("FAKECUDA_CTX_SYNC_US");
+    if (cs && *cs) g_ctx_sync_us = atol(cs);
     size_t mb = 8192;
     const char *m = getenv("FAKECUDA_MEM_MB");
     if (m && *m) mb = strtoull(m, NULL, 10);
@@ -348,6 +353,11 @@ CUresult x_CtxSynchronize(CUcontext ctx, int explicit_ctx)
     /* Synchronizing a context that encompasses an ongoing capture is invalid
      * whatever the capture mode (CUDA programming guide, "Prohibited and
      * Unhandled Operations"). */
+    if (g_ctx_sync_us > 0) {
+        /* FAKECUDA_CTX_SYNC_US: the call takes that long before it looks */
+        struct timespec t = {g_ctx_sync_us / 1000000, g_ctx_sync_us % 1000000 * 1000};
+        nanosleep(&t, NULL);
+    }
     LOCK();
     int hit = 0;
     for (struct capture *c = g_captures; c; c = c->next) { capture_invalidate(c); hit = 1; }
@@ -1089,6 +1099,12 @@ CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt)
     capture_join(c, s);
 out:
     UNLOCK();
+    if (!rc && g_capture_us > 0) {
+        /* FAKECUDA_CAPTURE_US: the capture stays open that long before the call
+         * returns, so other threads' calls meet it */
+        struct timespec t = {g_capture_us / 1000000, g_capture_us % 1000000 * 1000};
+        nanosleep(&t, NULL);
+    }
     return rc;
 }
 

@@ -139,6 +139,33 @@ Test(engine, graph_cache_is_bounded)
     free(report);
 }
 
+/* A context synchronize of another thread must never meet a capture of the
+** engine's (it would fail with 900 and invalidate the capture); without the
+** sync-capture rule it does. */
+Test(engine, a_context_synchronize_never_meets_a_capture, .timeout = 60)
+{
+    const char *argv[] = {GUARDPROG, "race-ctx-sync", "200", NULL};
+    const char *env[] = {"FAKECUDA_CTX_SYNC_US=500", "FAKECUDA_CAPTURE_US=300", "GRAPHSHIM_MAX_GRAPHS=1",
+                         "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_REPORT=@/report.json", NULL, NULL};
+    struct run base, on, off;
+    char *report;
+
+    run_prog(&base, 0, env, argv, 30);
+    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
+    cr_assert(strstr(base.out, "second thread: 0 failed calls"), "%s", base.out);
+    run_prog(&on, 1, env, argv, 30);
+    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
+    cr_assert_str_eq(on.out, base.out, "graphshim changed the output: %s", on.err);
+    report = run_file(&on, "report.json");
+    cr_assert_gt(total(report, "ops_held"), 0, "the engine held nothing: %s", report);
+    free(report);
+    env[5] = "GRAPHSHIM_TEST_DROP_RULE=sync-capture";
+    run_prog(&off, 1, env, argv, 30);
+    cr_assert(off.status != 0 || strcmp(off.out, base.out) != 0,
+              "without the sync-capture rule the output is still right, so the test cannot fail");
+    run_free(&base), run_free(&on), run_free(&off);
+}
+
 Test(engine, engine_off_holds_nothing)
 {
     char *report;
