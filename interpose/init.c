@@ -31,7 +31,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static uintptr_t libcuda_lo, libcuda_hi;
 
 /* Finds the real dlsym.  glibc 2.34 moved it into libc with a new version. */
-static void resolve_dlsym(void)
+void gs__resolve_dlsym(void)
 {
     if (gs__real_dlsym)
         return;
@@ -42,12 +42,12 @@ static void resolve_dlsym(void)
 
 __attribute__((constructor)) static void gs_load(void)
 {
-    resolve_dlsym();
+    gs__resolve_dlsym();
 }
 
 void *gs__dlsym_real(void *handle, const char *name)
 {
-    resolve_dlsym();
+    gs__resolve_dlsym();
     return gs__real_dlsym ? gs__real_dlsym(handle, name) : NULL;
 }
 
@@ -79,16 +79,21 @@ int gs__in_libcuda(const void *p)
     return (uintptr_t)p >= libcuda_lo && (uintptr_t)p < libcuda_hi;
 }
 
+static int is_libcuda(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    const char *slash = strrchr(info->dlpi_name, '/');
+
+    (void)size, (void)arg;
+    return strncmp(slash ? slash + 1 : info->dlpi_name, "libcuda.so", 10) == 0;
+}
+
+/* Without a dlopen: this runs inside dlsym, which a tool's own dlopen may be
+** calling (see dlsym_next). */
 int gs__libcuda_loaded(void)
 {
-    void *h;
-
     if (atomic_load_explicit(&gs__ready, memory_order_acquire))
         return gs__libcuda != NULL;
-    h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (h)
-        dlclose(h);
-    return h != NULL;
+    return dl_iterate_phdr(is_libcuda, NULL);
 }
 
 static void at_exit(void)
@@ -126,7 +131,7 @@ static void init(void)
     struct link_map *lm = NULL;
 
     gs__tls.depth++;
-    resolve_dlsym();
+    gs__resolve_dlsym();
     gs__config_load();
     if (gs__cfg.trace)
         gs__trace_open(gs__cfg.path[GS_KNOB_trace]);

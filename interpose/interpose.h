@@ -100,6 +100,10 @@ static inline void gs__ensure_init(void)
 extern int gs__passthrough;
 /* The real dlsym and the driver's handle. */
 extern void *(*gs__real_dlsym)(void *, const char *);
+void gs__resolve_dlsym(void);                           /* finds gs__real_dlsym */
+void *gs__dlsym_real(void *handle, const char *name);   /* the real dlsym's answer */
+void *gs__dlsym(void *handle, const char *name);        /* the hook, but for RTLD_NEXT */
+int gs__libcuda_loaded(void);
 extern void *gs__libcuda;
 /* Is p an address inside the loaded libcuda? */
 int gs__in_libcuda(const void *p);

@@ -139,37 +139,12 @@ void *gs__wrap_proc(const char *name, void *real, int version, cuuint64_t flags)
 
 /* --- The dlsym hook --------------------------------------------------- */
 
-void *gs__dlsym_real(void *handle, const char *name);
-int gs__libcuda_loaded(void);
-
-/* dlsym(RTLD_NEXT, ...) means "after the caller's object"; forwarded from here
-** it would mean "after graphshim".  Search the objects after the caller. */
-static void *dlsym_next(const void *caller, const char *name)
+/* dlsym with any handle but RTLD_NEXT (trampoline.S): the real result, or for
+** a driver entry point of a loaded libcuda, its wrapper. */
+void *gs__dlsym(void *handle, const char *name)
 {
-    struct link_map *lm = NULL;
-    Dl_info info;
+    void *r = gs__dlsym_real(handle, name);
 
-    if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
-        return NULL;
-    for (lm = lm->l_next; lm; lm = lm->l_next) {
-        void *h = dlopen(lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
-        void *r = h ? gs__dlsym_real(h, name) : NULL;
-        if (h)
-            dlclose(h);
-        if (r)
-            return r;
-    }
-    return NULL;
-}
-
-GS_EXPORT void *dlsym(void *handle, const char *name)
-{
-    void *r;
-
-    if (handle == RTLD_NEXT)
-        r = dlsym_next(__builtin_return_address(0), name);
-    else
-        r = gs__dlsym_real(handle, name);
     /* Only driver entry points (cu + capital letter) from a loaded libcuda. */
     if (!r || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z' || gs__tls.depth)
         return r;

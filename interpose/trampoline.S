@@ -119,4 +119,40 @@ abi:    mov $gs_slotno, %r11d;          \
         .set    gs_slotno, gs_slotno + 1
         .endr
 
+/*
+** dlsym.  dlsym(RTLD_NEXT, name) means "the next definition after the caller's
+** object", and glibc finds the caller by the return address: so RTLD_NEXT goes
+** to the real dlsym by a jump, with the caller's return address in place.  It
+** gives exactly what it would without graphshim, and for driver names that is
+** graphshim's exported wrapper whenever the caller comes before graphshim.  (An
+** emulation that searched the objects after the caller would call dlopen, which
+** tools such as compute-sanitizer interpose and call dlsym from: they would be
+** entered again and wait on themselves.)  Every other handle goes to gs__dlsym
+** (lookup.c), which hands back wrappers for driver names.
+*/
+        .text
+        .p2align 4
+        .globl dlsym
+        .type dlsym, @function
+dlsym:
+        cmpq    $-1, %rdi                  /* RTLD_NEXT */
+        jne     gs__dlsym
+        movq    gs__real_dlsym(%rip), %rax
+        testq   %rax, %rax
+        jnz     2f
+        push    %rdi                       /* before graphshim's constructor ran */
+        push    %rsi
+        sub     $8, %rsp
+        call    gs__resolve_dlsym
+        add     $8, %rsp
+        pop     %rsi
+        pop     %rdi
+        movq    gs__real_dlsym(%rip), %rax
+        testq   %rax, %rax
+        jz      1f
+2:      jmp     *%rax
+1:      xor     %eax, %eax
+        ret
+        .size dlsym, .-dlsym
+
         .section .note.GNU-stack, "", @progbits

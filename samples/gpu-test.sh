@@ -79,13 +79,16 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # exactly (a scalar argument of period 4, the caching allocator's addresses), and
 # its replays varied between 0 and 36 across GPU runs, so they are not required.
 # The real clients: cufft_loop (cuFFT's own kernels between the program's);
-# torch_resnet (cuDNN convolutions), torch_encoder (fused encoder fast path),
-# jax_tanh (XLA, command buffers off) and cupy_loop (NVRTC-compiled kernels)
-# issue the same work between every pair of syncs: replays expected.
+# torch_resnet (cuDNN convolutions), torch_encoder (fused encoder fast path) and
+# jax_tanh (XLA, command buffers off) issue the same work between every pair of
+# syncs: replays expected.
 # torch_cnn_train (forward, backward, SGD; inputs rotate with period 4) and
 # torch_decode (16 decode steps per sync, argmax feedback) are not required to
-# replay.  jax_tanh and cupy_loop exit 77 (SKIP) where JAX / CuPy is missing,
-# torch_resnet where torchvision is.
+# replay, nor is cupy_loop: its memory pool hands out addresses that do not
+# repeat from iteration to iteration, so its segments never repeat exactly (0
+# replays in 300 iterations on an H100, the learner resting; sequences whose
+# addresses change are the coverage issue's work).  jax_tanh and cupy_loop exit
+# 77 (SKIP) where JAX / CuPy is missing, torch_resnet where torchvision is.
 EXPECT='
 tiny_stream     cu  eq  >0   -
 tiny_legacy     cu  eq  >0   -
@@ -109,7 +112,7 @@ torch_encoder   py  -   >0   -
 torch_cnn_train py  -   any  -
 torch_decode    py  -   any  -
 jax_tanh        py  -   >0   -
-cupy_loop       py  -   >0   -
+cupy_loop       py  -   any  -
 '
 
 # ------------------------------------------------------------------ setup

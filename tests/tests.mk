@@ -29,10 +29,15 @@ $(BUILD)/tests/guardprog: tests/integration/guardprog.c tests/integration/cuchec
 	@mkdir -p $(@D)
 	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
+$(BUILD)/tests/dlopen_tool.so: tests/integration/dlopen_tool.c
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
 unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(BUILD)/tests/unit
 
-integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(LIB) $(FAKECUDA_LIB)
+integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/dlopen_tool.so \
+                  $(LIB) $(FAKECUDA_LIB)
 	$(BUILD)/tests/integration
 
 FUZZ_SECONDS      ?= 60

@@ -142,6 +142,28 @@ ParameterizedTest(struct mode *m, integration, unclassified_calls_reach_the_hook
     run_free(&r);
 }
 
+/* A tool preloaded before graphshim that interposes dlopen and looks up dlsym
+** from inside it (as compute-sanitizer does) must not be entered again by
+** graphshim's dlsym: the tool would wait on itself forever. */
+Test(integration, a_tool_that_interposes_dlopen_runs_on_top, .timeout = 30)
+{
+    const char *argv[] = {DRVPROG, "dlsym", "legacy", NULL};
+    const char *env[] = {"LD_PRELOAD=" BUILD_DIR "/tests/dlopen_tool.so:" BUILD_DIR "/libgraphshim.so",
+                         "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, r;
+    char *report;
+
+    run_prog(&base, 0, NULL, argv, 10);
+    cr_assert_eq(base.status, 0, "%s", base.err);
+    run_prog(&r, 0, env, argv, 10);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_assert_str_eq(r.out, base.out);
+    report = run_file(&r, "report.json");
+    cr_assert_not_null(report, "graphshim did not run under the tool");
+    free(report);
+    run_free(&base), run_free(&r);
+}
+
 Test(integration, old_driver_passes_everything_through)
 {
     const char *argv[] = {DRVPROG, "dlsym", "legacy", "3", NULL};
