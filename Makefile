@@ -22,11 +22,11 @@ BUILD     ?= build
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden
-CPPFLAGS += -I$(CUDA_HOME)/include -Iinclude -I$(BUILD)/gen -Iinterpose
+CPPFLAGS += -I$(CUDA_HOME)/include -Iinclude -I$(BUILD)/gen -Idriver -Iinterpose
 LDLIBS   += -ldl -lpthread
 
 LIB      := $(BUILD)/libgraphshim.so
-LIB_SRC  := $(wildcard interpose/*.c) $(wildcard policy/*.c)
+LIB_SRC  := $(wildcard driver/*.c) $(wildcard interpose/*.c) $(wildcard policy/*.c)
 LIB_SRC  := $(filter-out policy/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
@@ -37,22 +37,22 @@ all: $(LIB) $(BUILD)/graphshim
 
 # The driver entry points of cuda.h that hooks.def does not list: each gets an
 # exported trampoline, so programs linked with -lcuda are guarded everywhere.
-$(GEN): $(CUDA_HOME)/include/cuda.h interpose/hooks.def
+$(GEN): $(CUDA_HOME)/include/cuda.h driver/hooks.def
 	@mkdir -p $(@D)
 	printf '#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n' \
 	  | $(CC) -E -I$(CUDA_HOME)/include - | tr '\n' ' ' \
 	  | grep -oE 'CUresult +cu[A-Za-z0-9_]+ *\(' | sed -E 's/CUresult +(cu[A-Za-z0-9_]+).*/\1/' \
 	  | sort -u > $@.all
 	printf '#define GS_HOOK(n, a, ...) GSNAME a\n#define GS_HAND(n, a, ...) GSNAME a\n#define GS_PASS(n, a, ...) GSNAME a\n#include "hooks.def"\n' \
-	  | $(CC) -E -P -Iinterpose - | grep -oE 'GSNAME +[A-Za-z0-9_]+' | sed 's/GSNAME *//' | sort -u > $@.hooked
+	  | $(CC) -E -P -Idriver - | grep -oE 'GSNAME +[A-Za-z0-9_]+' | sed 's/GSNAME *//' | sort -u > $@.hooked
 	comm -23 $@.all $@.hooked | sed 's/.*/GS_DRIVER(&)/' > $@
 	rm -f $@.all $@.hooked
 
-$(BUILD)/obj/%.o: %.c $(GEN) $(wildcard interpose/*.h policy/*.h include/*.h) interpose/hooks.def
+$(BUILD)/obj/%.o: %.c $(GEN) $(wildcard driver/*.h interpose/*.h policy/*.h include/*.h) driver/hooks.def
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/interpose/trampoline.o: interpose/trampoline.S interpose/nslots.h interpose/hooks.def $(GEN)
+$(BUILD)/obj/interpose/trampoline.o: interpose/trampoline.S interpose/nslots.h driver/hooks.def $(GEN)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -c $< -o $@
 

@@ -12,20 +12,14 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "interpose.h"
 #include "../policy/engine.h"
 #include "../policy/log.h"
 #include "../policy/trace.h"
 
-atomic_int gs__ready;
-int gs__passthrough;
 void *(*gs__real_dlsym)(void *, const char *);
 void *gs__libcuda;
-__thread struct gs_tls gs__tls __attribute__((tls_model("initial-exec")));
-void *gs__real[GS_NROWS];
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static uintptr_t libcuda_lo, libcuda_hi;
@@ -165,11 +159,4 @@ void gs__init(void)
     if (gs__tls.depth)
         return;
     pthread_once(&init_once, init);
-}
-
-int gs__tid(void)
-{
-    if (!gs__tls.tid)
-        gs__tls.tid = (int)syscall(SYS_gettid);
-    return gs__tls.tid;
 }

@@ -688,18 +688,17 @@ int gs__engine_capturing(void)
     return atomic_load_explicit(&app_captures, memory_order_relaxed) != 0;
 }
 
-/* Public API (include/graphshim.h): a pause counts like a capture of the
-** program's own, without the driver calls that would disturb one. */
-GS_EXPORT void gs_pause(void)
+/* gs_pause() and gs_resume() (interpose/api.c): a pause counts like a capture of
+** the program's own, without the driver calls that would disturb one. */
+void gs__engine_pause(void)
 {
-    gs__ensure_init();
     if (gs__passthrough)
         return;
     atomic_fetch_add(&app_captures, 1);
     resolve_some(ALL, NULL, GS_BAIL_APP_CAPTURE);
 }
 
-GS_EXPORT void gs_resume(void)
+void gs__engine_resume(void)
 {
     int n = atomic_load(&app_captures);
     while (n > 0 && !atomic_compare_exchange_weak(&app_captures, &n, n - 1))

@@ -4,7 +4,7 @@
 #ifndef GS_ENGINE_H
 #define GS_ENGINE_H
 
-#include "../interpose/interpose.h"
+#include "../driver/driver.h"
 
 struct gs_stream;
 
@@ -48,6 +48,10 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
 /* Nonzero while the program captures a stream of its own: then nothing is held,
 ** and graphshim makes no driver call of its own (not even to build a key). */
 int gs__engine_capturing(void);
+
+/* The public API's gs_pause() (after init) and gs_resume(). */
+void gs__engine_pause(void);
+void gs__engine_resume(void);
 
 /* A call that is not an op: resolves the held work it could observe. */
 void gs__engine_boundary(const struct gs_call *c);

@@ -4,7 +4,7 @@
 #ifndef GS_GUARD_H
 #define GS_GUARD_H
 
-#include "../interpose/interpose.h"
+#include "../driver/driver.h"
 
 /* Runs before the real call: resolves whatever held work the call could observe
 ** or enqueue behind (DESIGN.md section 4), by the call's class. */

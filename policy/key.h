@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../interpose/interpose.h"
+#include "../driver/driver.h"
 
 enum gs_op_kind {
     GS_OP_LAUNCH,  /* cuLaunchKernel or cuLaunchKernelEx */

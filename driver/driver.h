@@ -1,0 +1,96 @@
+/*
+** driver.h: the bottom floor.  The real driver's entry points and the state every
+** floor above shares; it calls nothing above it.
+**
+** The rows of hooks.def become an enum of ids (GS_ID_<abi>) and a table of real
+** driver pointers (gs__real) indexed by id.  Every call to the real driver, the
+** interposer's and the engine's, goes through gs__real, so tests can swap
+** entries.  Beside it: the class of each call, the normalized stream, the state
+** of one intercepted call, and per-thread state.
+*/
+#ifndef GS_DRIVER_H
+#define GS_DRIVER_H
+
+#define __CUDA_API_VERSION_INTERNAL 1 /* every ABI variant by its own name */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define GS_EXPORT __attribute__((visibility("default")))
+#define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* What a call means to work the engine holds. */
+enum gs_class {
+    GS_LAUNCH,       /* kernel launch: an op */
+    GS_COPY,         /* asynchronous memcpy: an op */
+    GS_SET,          /* asynchronous memset: an op */
+    GS_SYNC,         /* the host observes completion */
+    GS_EVENT,        /* event record / wait: other streams order on it */
+    GS_HOSTFN,       /* host code runs in stream order */
+    GS_SYNCOP,       /* synchronous copy or memset */
+    GS_ALLOC,        /* allocation or free of any kind */
+    GS_STREAM,       /* stream destroy */
+    GS_CTX,          /* context destroy or reset */
+    GS_MODULE,       /* module or library unload: function handles may be reused */
+    GS_ATTR,         /* limits and function attributes: graphs must be rebuilt */
+    GS_CAPTURE,      /* the program's own capture or graph launch */
+    GS_PROC,         /* entry-point lookup */
+    GS_QUERY,        /* harmless: cannot observe or enqueue behind held work */
+    GS_UNCLASSIFIED, /* not in hooks.def: resolve held work first */
+    GS_NCLASSES
+};
+
+/* Row ids, one per hooks.def row. */
+enum gs_id {
+#define GS_HOOK(name, abi, ver, pt, cls, params, args, stream) GS_ID_##abi,
+#define GS_HAND(name, abi, ver, pt, cls) GS_ID_##abi,
+#define GS_PASS(name, abi, ver, pt, cls) GS_ID_##abi,
+#include "hooks.def"
+#undef GS_HOOK
+#undef GS_HAND
+#undef GS_PASS
+    GS_NROWS
+};
+
+/* The real driver's pointer of each row (driver.c); NULL where the driver lacks
+** the entry point. */
+extern void *gs__real[GS_NROWS];
+
+/* The typed real pointer of a row. */
+#define GS_REAL(abi) ((__typeof__(&abi))gs__real[GS_ID_##abi])
+
+/* Streams: a call's stream, normalized; GS_NONE for calls without one. */
+#define GS_NONE ((CUstream)(uintptr_t)-1)
+static inline CUstream gs__norm_stream(CUstream s, int pt)
+{
+    if (s == 0)
+        return pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    return s;
+}
+
+/* Set once the real driver's table is resolved (interpose/init.c). */
+extern atomic_int gs__ready;
+/* Nonzero once the shim decided to pass everything through untouched (engine off
+** by GRAPHSHIM=0, or a driver older than 12.4). */
+extern int gs__passthrough;
+
+/* Thread state: depth > 0 while graphshim itself is calling the driver. */
+struct gs_tls {
+    int depth;
+    int tid;
+};
+extern __thread struct gs_tls gs__tls __attribute__((tls_model("initial-exec")));
+/* The calling thread's kernel thread id, cached. */
+int gs__tid(void);
+
+/* One intercepted call, as the guard layer (policy/guard.h) sees it. */
+struct gs_call {
+    int id;          /* row id, or -1 for a trampoline slot */
+    int cls;         /* enum gs_class */
+    const char *abi; /* entry point name */
+    CUstream stream; /* normalized stream, or GS_NONE */
+};
+
+#endif
