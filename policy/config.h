@@ -12,7 +12,7 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
 
 enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
 
-/* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (engine.c). */
+/* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (engine.h, watchdog.c). */
 #define GS_RULE_NAMES                                                                  \
     "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
     "params, watchdog, staging, stream-destroy, module, sync-capture"

@@ -4,6 +4,7 @@
 #   make unit-test         policy and interposer units, real driver swapped out
 #   make integration-test  driver-API programs over tests/fakecuda, with and
 #                          without the shim preloaded
+#   make floors-test       the folders call only downwards (scripts/floors.sh)
 #   make fuzz-test         differential fuzzing for FUZZ_TEST_SECONDS (CI budget)
 #   make fuzz              differential fuzzing for FUZZ_SECONDS (default 60),
 #                          or of one seed: make fuzz SEED=n (tests/fuzz/README.md);
@@ -55,7 +56,7 @@ $(BUILD)/tests/fuzzrun: tests/fuzz/fuzzrun.c tests/integration/run.c tests/integ
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ tests/fuzz/fuzzrun.c tests/integration/run.c -lpthread
 
-.PHONY: fuzz fuzz-test
+.PHONY: fuzz fuzz-test floors-test
 fuzz: $(FUZZ_DEPS)
 	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --start $(FUZZ_START) --max-threads $(FUZZ_THREADS) \
 	    $(if $(SEED),--seed $(SEED),--seconds $(FUZZ_SECONDS))
@@ -63,4 +64,8 @@ fuzz: $(FUZZ_DEPS)
 fuzz-test: $(FUZZ_DEPS)
 	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --seconds $(FUZZ_TEST_SECONDS) --timeout 20 --max-threads $(FUZZ_THREADS)
 
-test: unit-test fakecuda-test integration-test fuzz-test
+# Every call between the folders goes down: interpose/ -> policy/ -> driver/.
+floors-test: $(LIB)
+	bash scripts/floors.sh $(BUILD)
+
+test: unit-test fakecuda-test integration-test floors-test fuzz-test

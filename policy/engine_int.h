@@ -1,0 +1,80 @@
+/*
+** engine_int.h: what the engine's rooms share, and nothing outside the engine.
+**
+**   streams.c   stream states: lookup, readiness, the contexts of engine calls
+**   hold.c      ops: hold or issue; issuing held work eagerly or as graphs, chunks
+**   resolve.c   boundaries: what each call resolves; captures, resets, gain timing
+**   watchdog.c  work held too long; engine start, exit and fork
+**
+** Locking: a state's lock guards it.  The table lock guards the list of states; it
+** may be taken before a state's lock, never after one.  The graph cache's lock
+** (graph_cache.c) may be taken with a state's lock held.  Graph capture and the real
+** driver calls of a stream's ops happen under that stream's lock.
+*/
+#ifndef GS_ENGINE_INT_H
+#define GS_ENGINE_INT_H
+
+#include <time.h>
+
+#include "engine.h"
+#include "stream.h"
+
+/* Watchdog firings at one node after which the engine never holds through it. */
+#define GS_WATCHDOG_HITS 2
+
+static inline uint64_t gs__now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* --- streams.c --- */
+extern pthread_mutex_t gs__table_lock;   /* guards the list below */
+extern struct gs_stream *gs__all_streams; /* every state, newest first */
+/* Streams that hold work, for the legacy-stream rule. */
+extern atomic_int gs__blocking_holding, gs__legacy_holding;
+/* Captures of the program's own in progress, plus gs_pause() calls not yet
+** resumed: while any, nothing is held. */
+extern atomic_int gs__app_captures;
+
+/* The state of a normalized stream handle; created on first use.  Inline: it is
+** on every op's path, and its answer is almost always in a per-thread cache. */
+extern __thread struct gs_stream *gs__tls_last, *gs__tls_ptds;
+extern __thread CUstream gs__tls_last_handle;
+struct gs_stream *gs__stream_lookup(CUstream handle);
+static inline struct gs_stream *gs__stream_get(CUstream handle)
+{
+    if (handle == CU_STREAM_PER_THREAD)
+        return GS_LIKELY(gs__tls_ptds != NULL) ? gs__tls_ptds : gs__stream_lookup(handle);
+    if (GS_LIKELY(gs__tls_last && gs__tls_last_handle == handle))
+        return gs__tls_last;
+    return gs__stream_lookup(handle);
+}
+/* Learns the stream's context and flags; called locked. */
+void gs__stream_ready(struct gs_stream *s);
+/* The stream held ops of s are issued to from this thread. */
+CUstream gs__issue_stream(const struct gs_stream *s);
+/* Makes s's context current for the engine's own calls; returns the previous one. */
+CUcontext gs__enter_ctx(const struct gs_stream *s);
+void gs__leave_ctx(const struct gs_stream *s, CUcontext prev);
+/* s begins or stops holding work. */
+void gs__set_holding(struct gs_stream *s, int on);
+
+/* --- hold.c (each called locked) --- */
+/* Before a staging buffer of s is overwritten: waits for the GPU to read it. */
+void gs__staging_wait(struct gs_stream *s);
+/* Issues the held ops eagerly and stops holding, counting why. */
+void gs__flush(struct gs_stream *s, int reason);
+/* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY. */
+int gs__launch_graph(struct gs_stream *s, struct gs_node *t);
+
+/* --- resolve.c --- */
+enum { GS_RESOLVE_ALL, GS_RESOLVE_BLOCKING, GS_RESOLVE_LEGACY };
+/* Resolves every stream, or every blocking one, or the legacy stream(s), except
+** one (NULL for none). */
+void gs__resolve_some(int which, const struct gs_stream *except, int reason);
+/* The legacy stream's implicit synchronization with blocking streams. */
+void gs__legacy_rule(const struct gs_stream *s);
+
+#endif

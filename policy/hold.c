@@ -1,0 +1,288 @@
+/*
+** hold.c: the hold-or-issue decision for each launch, copy and memset; issuing
+** held ops eagerly, in order ("flush"); launching them as graphs, early chunks too.
+*/
+#define _GNU_SOURCE
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_cache.h"
+#include "key.h"
+#include "log.h"
+
+/* --- Issuing held ops ------------------------------------------------------ */
+
+/* Records that the last issue on stream st read staging buffers of s. */
+static void staging_issued(struct gs_stream *s, CUstream st)
+{
+    if (!s->staging_done && GS_REAL(cuEventCreate)(&s->staging_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        s->staging_done = NULL;
+        GS_REAL(cuStreamSynchronize)(st); /* no event: wait here instead */
+        return;
+    }
+    GS_REAL(cuEventRecord)(s->staging_done, st);
+    s->staging_pending = 1;
+}
+
+/* Before a staging buffer of s is overwritten: the GPU must be done reading it. */
+void gs__staging_wait(struct gs_stream *s)
+{
+    if (s->staging_pending) {
+        GS_REAL(cuEventSynchronize)(s->staging_done);
+        s->staging_pending = 0;
+    }
+}
+
+/* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
+** order.  Called locked. */
+static void issue_held(struct gs_stream *s, struct gs_node *to)
+{
+    struct gs_node *stack[64], **path = stack;
+    unsigned n = to->depth;
+    int staged = 0;
+    CUstream st = gs__issue_stream(s);
+    CUcontext prev = gs__enter_ctx(s);
+
+    if (n > 64)
+        path = malloc(n * sizeof *path);
+    gs__trie_path(to, path);
+    for (unsigned i = s->chunk_depth; i < n; i++) {
+        if (gs__key_issue(&path[i]->key, st, path[i]->staging) != CUDA_SUCCESS)
+            s->issue_errors++;
+        staged |= path[i]->staging != NULL;
+    }
+    if (staged)
+        staging_issued(s, st);
+    gs__leave_ctx(s, prev);
+    if (path != stack)
+        free(path);
+    s->chunk_depth = n;
+}
+
+/* Issues the held ops eagerly and stops holding, counting why.  Called locked. */
+void gs__flush(struct gs_stream *s, int reason)
+{
+    issue_held(s, s->cur);
+    s->holding = 0;
+    s->bails[reason]++;
+    gs__set_holding(s, 0);
+}
+
+/* Launches the held ops up to node t (those past s->chunk_depth) as one graph,
+** capturing it first if needed.  Returns 0, or -1 if no graph could be made or
+** launched, or GS_CAPTURE_BUSY if it could not be captured now (nothing was
+** issued then).  Called locked. */
+int gs__launch_graph(struct gs_stream *s, struct gs_node *t)
+{
+    CUstream st = gs__issue_stream(s);
+    CUcontext prev;
+    int rc = 0, cap = 0;
+
+    if (t->depth == s->chunk_depth)
+        return 0; /* everything already went out in chunks */
+    prev = gs__enter_ctx(s);
+    if (t->exec && t->exec_from != s->chunk_depth)
+        gs__graph_drop_exec(t, s); /* a graph of another range ending here */
+    if (!t->exec) {
+        struct gs_node *stack[64], **path = t->depth > 64 ? malloc(t->depth * sizeof *path) : stack;
+        gs__trie_path(t, path);
+        cap = gs__graph_capture(s, t, path, s->chunk_depth);
+        if (cap == 0)
+            s->captures++;
+        if (path != stack)
+            free(path);
+    }
+    if (!t->exec || GS_REAL(cuGraphLaunch)(t->exec, st) != CUDA_SUCCESS) {
+        rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
+    } else {
+        gs__graph_used(t);
+        s->ops_replayed += t->depth - s->chunk_depth;
+        s->chunk_depth = t->depth;
+        if (t->reads_staging)
+            staging_issued(s, st);
+    }
+    gs__leave_ctx(s, prev);
+    return rc;
+}
+
+/* Held work leaves the GPU idle while the host goes on issuing.  Early chunks
+** shorten that wait: the ops held so far go out as a graph of their own and
+** holding goes on after them.  Chunks end at the same places every time a
+** sequence repeats, so their graphs are reused:
+**   GRAPHSHIM_CHUNK_OPS=n  by count, at depths n, 2n, 4n, ... of the segment (each
+**                          chunk as long as all before it), a handful of graph
+**                          launches however long the sequence;
+**   GRAPHSHIM_CHUNK_US=t   by time, where held ops have waited more than t twice
+**                          at the same place.
+** Called locked, after the op at s->cur was held. */
+static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
+{
+    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops && held >= s->chunk_depth)
+        return 1;
+    if (!gs__cfg.chunk_us)
+        return 0;
+    if (c->chunk_votes >= 2)
+        return 1;
+    if (held & 3)
+        return 0; /* the clock is read every fourth held op */
+    return gs__now_ns() - s->chunk_since >= (uint64_t)gs__cfg.chunk_us * 1000u && ++c->chunk_votes >= 2;
+}
+
+static void maybe_chunk(struct gs_stream *s)
+{
+    struct gs_node *c = s->cur;
+    uint32_t held = c->depth - s->chunk_depth;
+
+    if (held < 2 || c->chunk_failed || !chunk_ends_here(s, c, held))
+        return;
+    int rc = gs__launch_graph(s, c);
+    if (rc == 0) {
+        s->chunks++;
+    } else {
+        c->chunk_failed = rc != GS_CAPTURE_BUSY;
+        issue_held(s, c);
+    }
+    s->chunk_since = gs__now_ns();
+    atomic_store_explicit(&s->held_since, s->chunk_since, memory_order_relaxed);
+}
+
+/* --- Ops ------------------------------------------------------------------- */
+
+int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src)
+{
+    struct gs_stream *s;
+    struct gs_node *c;
+    uint32_t cmp;
+
+    *out = NULL;
+    if (gs__passthrough)
+        return GS_OP_PASS;
+    s = gs__stream_get(stream);
+    if (GS_UNLIKELY(atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
+        /* The program captures: nothing is held, and a new stream's state is not
+        ** even completed (its queries could disturb the capture).  What a stream
+        ** held before goes out first. */
+        if (s->ready) {
+            pthread_mutex_lock(&s->lock);
+            if (s->holding)
+                gs__flush(s, GS_BAIL_APP_CAPTURE);
+            s->cur = NULL;
+            pthread_mutex_unlock(&s->lock);
+        }
+        return GS_OP_PASS;
+    }
+    if (GS_UNLIKELY(!s->ready)) {
+        pthread_mutex_lock(&s->lock);
+        if (!s->ready)
+            gs__stream_ready(s);
+        pthread_mutex_unlock(&s->lock);
+    }
+    if (atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed) ||
+        (s->kind == GS_STREAM_LEGACY && atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed)))
+        gs__legacy_rule(s);
+    pthread_mutex_lock(&s->lock);
+    if (GS_UNLIKELY(len < 0 || !s->usable || s->app_capturing ||
+                    atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
+        /* An op the engine cannot hold still goes after the ones it holds, and a
+        ** segment with such an op is not learned. */
+        if (s->holding)
+            gs__flush(s, len < 0 ? GS_BAIL_UNHOLDABLE : GS_BAIL_APP_CAPTURE);
+        if (len < 0)
+            s->cur = NULL;
+        pthread_mutex_unlock(&s->lock);
+        return GS_OP_PASS;
+    }
+    s->ops_seen++;
+    *out = s;
+    if (!s->seg_start && gs__cfg.gain_check)
+        s->seg_start = gs__now_ns();
+    if (!s->cur)
+        return GS_OP_ISSUE;
+    /* Without the parameter rule (a test), only the fixed part of a key counts. */
+    cmp = GS_DROPPED(GS_RULE_PARAMS) ? (uint32_t)sizeof(struct gs_key) : (uint32_t)len;
+    c = gs__trie_child(s->cur, key, (uint32_t)len, cmp);
+    if (c && c->stable_below && c->watchdog_hits < GS_WATCHDOG_HITS && (s->holding || s->cur->depth == 0)) {
+        /* Hold: the call returns success, the op waits for its sequence's end. */
+        if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
+            if (!c->staging && GS_REAL(cuMemAllocHost_v2)(&c->staging, ((struct gs_key *)key)->size) != CUDA_SUCCESS)
+                c->staging = NULL;
+            if (!c->staging)
+                goto issue;
+            gs__staging_wait(s);
+            memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
+        }
+        if (!s->holding) {
+            s->holding = 1;
+            s->seg_held = 1;
+            gs__set_holding(s, 1);
+            s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+        }
+        s->cur = c;
+        s->ops_held++;
+        if (gs__cfg.chunk_ops | gs__cfg.chunk_us)
+            maybe_chunk(s);
+        pthread_mutex_unlock(&s->lock);
+        *out = NULL;
+        return GS_OP_HELD;
+    }
+issue:
+    if (s->holding)
+        gs__flush(s, GS_BAIL_MISMATCH);
+    s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len);
+    return GS_OP_ISSUE;
+}
+
+void gs__engine_op_end(struct gs_stream *s, CUresult rc)
+{
+    if (rc != CUDA_SUCCESS) {
+        s->clean = 0;
+        s->cur = NULL; /* a failed op is never part of a learned sequence */
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The calling thread's buffer for a launch key (up to 32 KiB of parameters: too
+** much for the stack of every thread that launches).  NULL if out of memory. */
+static pthread_key_t key_buffer_key;
+static pthread_once_t key_buffer_once = PTHREAD_ONCE_INIT;
+static __thread unsigned char *key_buf;
+
+static void key_buffer_init(void)
+{
+    pthread_key_create(&key_buffer_key, free);
+}
+
+static unsigned char *key_buffer(void)
+{
+    if (GS_UNLIKELY(!key_buf)) {
+        pthread_once(&key_buffer_once, key_buffer_init);
+        key_buf = aligned_alloc(16, (GS_KEY_MAX + 15) & ~(size_t)15);
+        pthread_setspecific(key_buffer_key, key_buf); /* freed when the thread exits */
+    }
+    return key_buf;
+}
+
+CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
+                           CUstream stream, CUstream app_stream, const CUlaunchConfig *cfg, void **params,
+                           void **extra)
+{
+    unsigned char *key = key_buffer();
+    struct gs_stream *s;
+    CUresult rc;
+    int len = !key || gs__passthrough || gs__engine_capturing()
+                  ? -1
+                  : gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
+
+    if (gs__engine_op_begin(&s, stream, key, len, NULL) == GS_OP_HELD)
+        return CUDA_SUCCESS;
+    if (cfg)
+        rc = ((__typeof__(&cuLaunchKernelEx))gs__real[id])(cfg, f, params, extra);
+    else
+        rc = ((__typeof__(&cuLaunchKernel))gs__real[id])(f, grid[0], grid[1], grid[2], block[0], block[1],
+                                                          block[2], shmem, app_stream, params, extra);
+    if (s)
+        gs__engine_op_end(s, rc);
+    return rc;
+}

@@ -1,0 +1,349 @@
+/*
+** resolve.c: what a boundary does to held work: to one stream, to all of them, to
+** the legacy stream's partners; the program's own captures, resets after context,
+** module and attribute changes, and the gain check's timing of synchronizes.
+*/
+#define _GNU_SOURCE
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_cache.h"
+#include "key.h"
+#include "log.h"
+
+/* --- Resolve --------------------------------------------------------------- */
+
+#define GS_DORMANT_AFTER 64
+#define GS_DORMANT_MAX 4096
+
+/* Where the next segment of s starts: the root, or NULL (not learned) while
+** learning rests.  Learning rests when the tree keeps dropping subtrees to make
+** room and nothing replays: the stream's work does not repeat, and learning it
+** would cost every op an allocation. */
+static struct gs_node *segment_start(struct gs_stream *s)
+{
+    if (s->dormant) {
+        s->dormant--;
+        return NULL;
+    }
+    if (s->replays != s->replays_mark) {
+        s->replays_mark = s->replays;
+        s->evicted_mark = s->trie.evicted;
+        s->dormant_len = 0;
+    } else if (s->trie.evicted - s->evicted_mark >= GS_DORMANT_AFTER) {
+        s->dormant_len = s->dormant_len ? (s->dormant_len < GS_DORMANT_MAX ? 2 * s->dormant_len : GS_DORMANT_MAX)
+                                        : GS_DORMANT_AFTER;
+        s->dormant = s->dormant_len;
+        s->evicted_mark = s->trie.evicted;
+        return NULL;
+    }
+    return &s->trie.root;
+}
+
+/* Ends the current segment of s: an exactly matched stable sequence is replayed
+** as a graph; other held ops are issued eagerly, counted under reason (enum
+** gs_bail); the sequence is counted for learning.  Called locked. */
+static void resolve_locked(struct gs_stream *s, int reason)
+{
+    struct gs_node *t = s->cur;
+    int replayed = 0, rc = -1;
+
+    if (s->holding) {
+        if (t->stable && (rc = gs__launch_graph(s, t)) == 0) {
+            replayed = 1;
+            s->replays++;
+            t->replays++;
+            s->holding = 0;
+            gs__set_holding(s, 0);
+        } else if (rc == GS_CAPTURE_BUSY) {
+            gs__flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */
+        } else {
+            if (t->stable) {
+                gs__debug("graph of a %u-op sequence failed; it runs eagerly from now on", t->depth);
+                gs__trie_unstable(t);
+                gs__flush(s, GS_BAIL_GRAPH_FAILED);
+            } else {
+                gs__flush(s, reason);
+            }
+        }
+    }
+    if (t && s->clean)
+        gs__trie_ended(t, gs__cfg.warmup, gs__cfg.min_ops);
+    /* Timed for the gain check: a learned segment that a synchronize ended. */
+    s->last_term = t && t->depth && s->clean && s->seg_start && reason == GS_BAIL_BOUNDARY + GS_SYNC ? t : NULL;
+    s->last_start = s->seg_start;
+    s->last_how = replayed ? 1 : s->seg_held ? -1 : 0;
+    s->seg_held = 0;
+    s->last_evicted = s->trie.evicted;
+    s->seg_start = 0;
+    s->cur = segment_start(s);
+    s->clean = 1;
+    s->chunk_depth = 0;
+}
+
+static void resolve(struct gs_stream *s, int reason)
+{
+    pthread_mutex_lock(&s->lock);
+    resolve_locked(s, reason);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Resolves every stream, or every blocking one, or the legacy stream(s), except
+** one (NULL for none). */
+void gs__resolve_some(int which, const struct gs_stream *except, int reason)
+{
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        if (s == except || (which == GS_RESOLVE_BLOCKING && !(s->blocking && s->kind != GS_STREAM_LEGACY)) ||
+            (which == GS_RESOLVE_LEGACY && s->kind != GS_STREAM_LEGACY))
+            continue;
+        resolve(s, reason);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+}
+
+/* The legacy stream waits for the blocking streams' earlier work, and they wait
+** for its: an op or boundary on one side issues what the other side holds. */
+void gs__legacy_rule(const struct gs_stream *s)
+{
+    if (GS_DROPPED(GS_RULE_LEGACY))
+        return;
+    if (s->kind == GS_STREAM_LEGACY) {
+        if (atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed))
+            gs__resolve_some(GS_RESOLVE_BLOCKING, s, GS_BAIL_OTHER_STREAM);
+    } else if (s->blocking && atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed)) {
+        gs__resolve_some(GS_RESOLVE_LEGACY, s, GS_BAIL_OTHER_STREAM);
+    }
+}
+
+/* --- Boundaries -------------------------------------------------------------- */
+
+/* The rule a class of boundary belongs to, for GRAPHSHIM_TEST_DROP_RULE. */
+static int rule_of(int cls)
+{
+    switch (cls) {
+    case GS_SYNC: return GS_RULE_SYNC;
+    case GS_EVENT: return GS_RULE_EVENT;
+    case GS_HOSTFN: return GS_RULE_HOSTFN;
+    case GS_ALLOC: return GS_RULE_ALLOC;
+    case GS_SYNCOP: return GS_RULE_SYNCOP;
+    case GS_CAPTURE: return GS_RULE_CAPTURE;
+    case GS_UNCLASSIFIED: return GS_RULE_UNCLASSIFIED;
+    case GS_STREAM: return GS_RULE_STREAM_DESTROY;
+    case GS_MODULE: return GS_RULE_MODULE;
+    default: return -1;
+    }
+}
+
+void gs__engine_boundary(const struct gs_call *c)
+{
+    struct gs_stream *s;
+
+    if (gs__passthrough)
+        return;
+    if (GS_DROPPED(rule_of(c->cls))) {
+        if (c->cls == GS_CAPTURE && c->stream != GS_NONE)
+            gs__engine_capture_call(gs__stream_get(c->stream), c->id);
+        return;
+    }
+    switch (c->cls) {
+    case GS_QUERY:
+    case GS_PROC:
+        return;
+    case GS_SYNC:
+    case GS_EVENT:
+    case GS_HOSTFN:
+    case GS_CAPTURE:
+    case GS_STREAM:
+        if (c->stream == GS_NONE)
+            break; /* context or event synchronize: every stream */
+        s = gs__stream_get(c->stream);
+        gs__legacy_rule(s);
+        resolve(s, GS_BAIL_BOUNDARY + c->cls);
+        if (c->cls == GS_CAPTURE)
+            gs__engine_capture_call(s, c->id);
+        if (c->cls == GS_STREAM)
+            gs__engine_stream_destroyed(s);
+        return;
+    default:
+        break;
+    }
+    /* Allocation, synchronous copies, context changes, and anything unclassified:
+    ** every stream. */
+    gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_BOUNDARY + c->cls);
+    if (c->cls == GS_CTX || c->cls == GS_MODULE || c->cls == GS_ATTR)
+        gs__engine_reset(c->cls);
+}
+
+/* After a synchronize returned: the segment of s that ended at it took from its
+** first op until now.  Counted for the sequence, eager or replayed (the first
+** replay, which built the graph, is not, nor a segment that held ops and then issued
+** them eagerly, which is neither); a graph that is slower than eager is dropped,
+** and the sequence runs eagerly for good.  Called locked. */
+static void segment_timed(struct gs_stream *s)
+{
+    struct gs_node *t = s->last_term;
+    uint64_t d;
+
+    s->last_term = NULL;
+    if (!t || s->last_evicted != s->trie.evicted)
+        return;
+    d = gs__now_ns() - s->last_start;
+    if (s->last_how == 0) {
+        t->eager_ns = d;
+    } else if (s->last_how == 1 && t->replays > 1 && t->eager_ns) {
+        t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
+        t->replay_n++;
+        int v = gs__gain_verdict(t->replay_slow, t->replay_n);
+        if (v == 0 && !t->gain_retimed) {
+            /* The eager time may be stale (the program changed pace): measure it
+            ** again, then judge a fresh window. */
+            gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays: "
+                      "timing it eagerly again", t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
+            t->gain_retimed = 1;
+            t->eager_ns = 0;
+            gs__trie_relearn(t);
+        } else if (v == 0) {
+            gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays, "
+                      "again: it runs eagerly from now on", t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
+            gs__trie_unstable(t);
+            gs__graph_drop_exec(t, s);
+            s->bails[GS_BAIL_NO_GAIN]++;
+        } else if (v == 1) {
+            t->gain_retimed = 0;
+        }
+        if (t->replay_n >= GS_GAIN_REPLAYS)
+            t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
+    }
+}
+
+void gs__engine_synced(CUstream stream)
+{
+    struct gs_stream *s;
+
+    if (gs__passthrough || !gs__cfg.gain_check)
+        return;
+    s = gs__stream_get(stream);
+    pthread_mutex_lock(&s->lock);
+    segment_timed(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void gs__engine_ctx_synced(void)
+{
+    if (gs__passthrough || !gs__cfg.gain_check)
+        return;
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        pthread_mutex_lock(&s->lock);
+        segment_timed(s);
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+}
+
+int gs__engine_capturing(void)
+{
+    return atomic_load_explicit(&gs__app_captures, memory_order_relaxed) != 0;
+}
+
+/* gs_pause() and gs_resume() (interpose/api.c): a pause counts like a capture of
+** the program's own, without the driver calls that would disturb one. */
+void gs__engine_pause(void)
+{
+    if (gs__passthrough)
+        return;
+    atomic_fetch_add(&gs__app_captures, 1);
+    gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_APP_CAPTURE);
+}
+
+void gs__engine_resume(void)
+{
+    int n = atomic_load(&gs__app_captures);
+    while (n > 0 && !atomic_compare_exchange_weak(&gs__app_captures, &n, n - 1))
+        ;
+}
+
+/* The program's own capture: nothing is held anywhere while one is open. */
+void gs__engine_capture_call(struct gs_stream *s, int id)
+{
+    int begin = id == GS_ID_cuStreamBeginCapture || id == GS_ID_cuStreamBeginCapture_ptsz ||
+                id == GS_ID_cuStreamBeginCapture_v2 || id == GS_ID_cuStreamBeginCapture_v2_ptsz ||
+                id == GS_ID_cuStreamBeginCaptureToGraph || id == GS_ID_cuStreamBeginCaptureToGraph_ptsz;
+    int end = id == GS_ID_cuStreamEndCapture || id == GS_ID_cuStreamEndCapture_ptsz;
+
+    if (begin) {
+        /* Counted first: from here on no op is held, then what is held goes out. */
+        pthread_mutex_lock(&s->lock);
+        if (!s->app_capturing) {
+            s->app_capturing = 1;
+            atomic_fetch_add(&gs__app_captures, 1);
+        }
+        pthread_mutex_unlock(&s->lock);
+        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_APP_CAPTURE);
+    } else if (end) {
+        pthread_mutex_lock(&s->lock);
+        if (s->app_capturing) {
+            s->app_capturing = 0;
+            atomic_fetch_sub(&gs__app_captures, 1);
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
+/* Destroys the graphs kept for s; with learned, also forgets its sequences.
+** Work that s holds goes out first: another thread may have begun holding since
+** the boundary that led here resolved every stream.  Called locked. */
+static void stream_empty(struct gs_stream *s, int learned, int reason)
+{
+    if (s->holding)
+        gs__flush(s, reason);
+    gs__staging_wait(s);
+    s->last_term = NULL;
+    if (learned) {
+        gs__trie_clear(&s->trie);
+        s->cur = &s->trie.root;
+        s->clean = 1;
+        s->chunk_depth = 0;
+    } else {
+        gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
+    }
+    if (learned && s->staging_done) {
+        GS_REAL(cuEventDestroy_v2)(s->staging_done);
+        s->staging_done = NULL;
+        s->staging_pending = 0;
+    }
+}
+
+void gs__engine_stream_destroyed(struct gs_stream *s)
+{
+    if (s->kind != GS_STREAM_CREATED)
+        return;
+    pthread_mutex_lock(&s->lock);
+    stream_empty(s, 1, GS_BAIL_BOUNDARY + GS_STREAM);
+    s->ready = 0; /* a new stream may get the same handle */
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* After a call of class cls (held work already resolved): a context going away
+** takes every graph, sequence and private stream with it; an unloaded module may
+** hand its function handles to new functions, so learned sequences and parameter
+** layouts go; changed attributes or limits only need the graphs rebuilt. */
+void gs__engine_reset(int cls)
+{
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        pthread_mutex_lock(&s->lock);
+        stream_empty(s, cls != GS_ATTR, GS_BAIL_BOUNDARY + cls);
+        if (cls == GS_CTX)
+            s->ready = 0;
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+    if (cls == GS_CTX)
+        gs__graph_reset();
+    if (cls != GS_ATTR)
+        gs__layouts_reset();
+}

@@ -1,0 +1,118 @@
+/*
+** watchdog.c: the thread that issues work held too long (a host that polls memory
+** without a CUDA call), and the engine's start, exit and fork.
+*/
+#define _GNU_SOURCE
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <time.h>
+
+#include "log.h"
+#include "report.h"
+
+int gs__dropped_rule;
+
+/* --- Watchdog, exit, fork ---------------------------------------------------- */
+
+static pthread_t watchdog_thread;
+static atomic_int watchdog_started;
+static atomic_int watchdog_stop;
+
+/* Issues work held longer than GRAPHSHIM_MAX_DEFER_US, so a host waiting for it
+** without a CUDA call (polling mapped memory) never waits forever.  Where it fired
+** GS_WATCHDOG_HITS times with no replay on the stream between, the engine stops
+** holding there for good: that program point does not wait for a sync.  (A hit
+** between replays is a descheduled thread, which a busy machine sees now and then.) */
+static void *watchdog(void *arg)
+{
+    uint64_t limit = (uint64_t)gs__cfg.max_defer_us * 1000u;
+    struct timespec nap = {0, (long)(limit / 4 > 50000 ? (limit / 4 < 10000000 ? limit / 4 : 10000000) : 50000)};
+
+    (void)arg;
+    gs__tls.depth++;
+    while (!atomic_load(&watchdog_stop)) {
+        uint64_t now;
+        nanosleep(&nap, NULL);
+        now = gs__now_ns();
+        pthread_mutex_lock(&gs__table_lock);
+        for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+            uint64_t since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+            if (!since || now - since < limit)
+                continue;
+            pthread_mutex_lock(&s->lock);
+            /* Again under the lock, with the clock read now: the held work may have
+            ** gone out meanwhile and newer work be held since after `now`. */
+            since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+            if (s->holding && since && gs__now_ns() - since >= limit) {
+                struct gs_node *n = s->cur;
+                if (n->watchdog_mark != (uint32_t)s->replays)
+                    n->watchdog_hits = 0; /* the stream replayed since the last hit here */
+                n->watchdog_mark = (uint32_t)s->replays;
+                if (n->watchdog_hits < GS_WATCHDOG_HITS)
+                    n->watchdog_hits++;
+                gs__flush(s, GS_BAIL_WATCHDOG);
+            }
+            pthread_mutex_unlock(&s->lock);
+        }
+        pthread_mutex_unlock(&gs__table_lock);
+    }
+    return NULL;
+}
+
+static const char *const rule_names[] = {
+    [GS_RULE_SYNC] = "sync", [GS_RULE_EVENT] = "event", [GS_RULE_HOSTFN] = "hostfn",
+    [GS_RULE_ALLOC] = "alloc", [GS_RULE_SYNCOP] = "syncop", [GS_RULE_PAGEABLE_D2H] = "pageable-d2h",
+    [GS_RULE_LEGACY] = "legacy", [GS_RULE_CAPTURE] = "capture", [GS_RULE_UNCLASSIFIED] = "unclassified",
+    [GS_RULE_PARAMS] = "params", [GS_RULE_WATCHDOG] = "watchdog", [GS_RULE_STAGING] = "staging",
+    [GS_RULE_STREAM_DESTROY] = "stream-destroy", [GS_RULE_MODULE] = "module",
+    [GS_RULE_SYNC_CAPTURE] = "sync-capture",
+};
+
+void gs__engine_init(void)
+{
+    const char *drop = gs__cfg.path[GS_KNOB_drop_rule];
+
+    if (gs__passthrough)
+        return;
+    for (int r = 1; drop[0] && r < (int)(sizeof rule_names / sizeof rule_names[0]); r++)
+        if (strcmp(drop, rule_names[r]) == 0)
+            gs__dropped_rule = r;
+    if (drop[0] && !gs__dropped_rule)
+        gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s); ignored", drop, GS_RULE_NAMES);
+    else if (gs__dropped_rule)
+        gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s: this guard rule is OFF, results may be wrong", drop);
+    if (GS_DROPPED(GS_RULE_WATCHDOG))
+        return;
+    if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) == 0) {
+        atomic_store(&watchdog_started, 1);
+    } else {
+        gs__warn("cannot start the watchdog thread: the engine is off");
+        gs__passthrough = 1;
+    }
+}
+
+void gs__engine_exit(void)
+{
+    if (!gs__passthrough) {
+        gs__tls.depth++;
+        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_EXIT);
+        gs__tls.depth--;
+    }
+    gs__report_write();
+}
+
+void gs__engine_fork(int phase)
+{
+    if (phase == 0) {
+        pthread_mutex_lock(&gs__table_lock);
+    } else {
+        pthread_mutex_unlock(&gs__table_lock);
+        if (phase == 2 && atomic_load(&watchdog_started)) {
+            /* The child has no watchdog thread: it must hold nothing. */
+            gs__passthrough = 1;
+        }
+    }
+}
