@@ -6,9 +6,6 @@
 #define _GNU_SOURCE
 #include "engine_int.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 #include "graph_cache.h"
 #include "key.h"
 #include "log.h"

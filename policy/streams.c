@@ -7,7 +7,6 @@
 #include "engine_int.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "graph_cache.h"
 

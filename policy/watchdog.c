@@ -5,9 +5,7 @@
 #define _GNU_SOURCE
 #include "engine_int.h"
 
-#include <stdlib.h>
 #include <string.h>
-
 #include <time.h>
 
 #include "log.h"
