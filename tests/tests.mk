@@ -14,11 +14,16 @@ TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DBUILD_DIR=\"$(abspath $
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/run.c
 
-$(BUILD)/tests/unit: $(UNIT_SRC) $(LIB_OBJ)
+# One clear line, not a compiler error, where Criterion is missing.
+criterion-check:
+	@echo '#include <criterion/criterion.h>' | $(CC) -E -x c - >/dev/null 2>&1 || \
+	    { echo "make test needs Criterion (criterion/criterion.h not found): apt-get install -y libcriterion-dev"; exit 1; }
+
+$(BUILD)/tests/unit: $(UNIT_SRC) $(LIB_OBJ) | criterion-check
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -o $@ $(UNIT_SRC) $(LIB_OBJ) -lcriterion $(LDLIBS)
 
-$(BUILD)/tests/integration: $(INTEG_SRC) tests/integration/run.h
+$(BUILD)/tests/integration: $(INTEG_SRC) tests/integration/run.h | criterion-check
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRC) -lcriterion
 
@@ -56,7 +61,7 @@ $(BUILD)/tests/fuzzrun: tests/fuzz/fuzzrun.c tests/integration/run.c tests/integ
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ tests/fuzz/fuzzrun.c tests/integration/run.c -lpthread
 
-.PHONY: fuzz fuzz-test floors-test
+.PHONY: fuzz fuzz-test floors-test criterion-check
 fuzz: $(FUZZ_DEPS)
 	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --start $(FUZZ_START) --max-threads $(FUZZ_THREADS) \
 	    $(if $(SEED),--seed $(SEED),--seconds $(FUZZ_SECONDS))
