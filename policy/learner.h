@@ -89,6 +89,12 @@ struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *k
 ** it stable when it qualifies.  Returns 1 if it just became stable. */
 int gs__trie_ended(struct gs_node *n, long warmup, long min_ops);
 
+/* Does the report list the sequence ending at n?  Stable, replayed or failed. */
+static inline int gs__trie_reported(const struct gs_node *n)
+{
+    return n->stable || n->replays || n->ungraphable;
+}
+
 /* Stops treating the sequence ending at n as stable (its graph failed). */
 void gs__trie_unstable(struct gs_node *n);
 /* Stops treating it as stable until it has been seen `warmup` more times. */

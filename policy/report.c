@@ -86,19 +86,21 @@ static void json_bails(FILE *f, const uint64_t *bails)
     fprintf(f, "}");
 }
 
-static void json_sequence(struct gs_node *n, void *arg)
+static void json_row(struct out *o, uint32_t ops, uint32_t seen, uint64_t replays, const char *graph)
 {
-    struct out *o = arg;
-    if (!n->stable && !n->replays && !n->ungraphable)
-        return;
     if (o->nseq++ >= 32)
         return;
     fprintf(o->f, "%s\n        {\"ops\": %u, \"seen\": %u, \"replays\": %llu, \"launches_saved\": %llu, "
             "\"graph\": %s}",
-            o->first ? "" : ",", n->depth, n->seen, (unsigned long long)n->replays,
-            (unsigned long long)(n->replays * (n->depth - 1)),
-            n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
+            o->first ? "" : ",", ops, seen, (unsigned long long)replays,
+            (unsigned long long)(replays * (ops - 1)), graph);
     o->first = 0;
+}
+
+static void json_sequence(struct gs_node *n, void *arg)
+{
+    if (gs__trie_reported(n))
+        json_row(arg, n->depth, n->seen, n->replays, n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
 }
 
 static void json_stream(struct gs_stream *s, void *arg)
@@ -114,6 +116,8 @@ static void json_stream(struct gs_stream *s, void *arg)
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
+    for (uint32_t i = 0; i < s->nretired; i++)
+        json_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays, "\"dropped\"");
     fprintf(o->f, "%s]}", seq.first ? "" : "\n      ");
     o->first = 0;
 }
@@ -145,15 +149,18 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
 
 /* --- Text ------------------------------------------------------------------ */
 
-static void text_sequence(struct gs_node *n, void *arg)
+static void text_row(struct out *o, uint32_t ops, uint32_t seen, uint64_t replays, const char *graph)
 {
-    struct out *o = arg;
-    if (!n->stable && !n->replays && !n->ungraphable)
-        return;
     if (o->nseq++ >= 8)
         return;
-    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s\n", n->depth, n->seen,
-            (unsigned long long)n->replays, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
+    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s\n", ops, seen,
+            (unsigned long long)replays, graph);
+}
+
+static void text_sequence(struct gs_node *n, void *arg)
+{
+    if (gs__trie_reported(n))
+        text_row(arg, n->depth, n->seen, n->replays, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
 }
 
 static void text_stream(struct gs_stream *s, void *arg)
@@ -171,6 +178,9 @@ static void text_stream(struct gs_stream *s, void *arg)
             fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],
                     bail_name(b, buf, sizeof buf));
     gs__trie_walk(&s->trie.root, text_sequence, &seq);
+    for (uint32_t i = 0; i < s->nretired; i++)
+        text_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays,
+                 "graph dropped (stream, context or module gone)");
 }
 
 static void write_text(FILE *f, const struct totals *t, const struct gs_graph_stats *g)

@@ -293,6 +293,14 @@ void gs__engine_capture_call(struct gs_stream *s, int id)
 /* Destroys the graphs kept for s; with learned, also forgets its sequences.
 ** Work that s holds goes out first: another thread may have begun holding since
 ** the boundary that led here resolved every stream.  Called locked. */
+/* Keeps a row of the sequence ending at n for the report (walk callback). */
+static void retire_row(struct gs_node *n, void *arg)
+{
+    struct gs_stream *s = arg;
+    if (gs__trie_reported(n) && s->nretired < GS_RETIRED_MAX)
+        s->retired[s->nretired++] = (struct gs_seq_row){n->depth, n->seen, n->replays};
+}
+
 static void stream_empty(struct gs_stream *s, int learned, int reason)
 {
     if (s->holding)
@@ -300,6 +308,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
     gs__staging_wait(s);
     s->last_term = NULL;
     if (learned) {
+        gs__trie_walk(&s->trie.root, retire_row, s);
         gs__trie_clear(&s->trie);
         s->cur = &s->trie.root;
         s->clean = 1;

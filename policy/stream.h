@@ -31,6 +31,15 @@ enum gs_bail {
     GS_NBAIL = GS_BAIL_BOUNDARY + GS_NCLASSES
 };
 
+/* A sequence the report still lists after its tree was cleared: the stream was
+** destroyed, or a context or module went away (a runtime's teardown at exit does
+** that before the report is written). */
+struct gs_seq_row {
+    uint32_t ops, seen;
+    uint64_t replays;
+};
+#define GS_RETIRED_MAX 32
+
 struct gs_stream {
     pthread_mutex_t lock;
     CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
@@ -70,6 +79,8 @@ struct gs_stream {
     /* Counters for the report. */
     uint64_t ops_seen, ops_replayed, ops_held, replays, chunks, captures, issue_errors;
     uint64_t bails[GS_NBAIL];
+    struct gs_seq_row retired[GS_RETIRED_MAX];
+    uint32_t nretired;
 
     struct gs_stream *next;   /* every state */
     struct gs_stream *hnext;  /* hash chain */

@@ -802,6 +802,29 @@ static void threads(int iters)
             printf("thread %d %d %g\n", t, it, w[t].result[it]);
 }
 
+/* sync's loop, then what a CUDA runtime's teardown does before the program's
+** exit handlers run: its stream destroyed, the primary context released.  The
+** report written at exit must still list the sequences that were replayed. */
+static void teardown(int iters)
+{
+    CUstream s;
+    CUdevice d;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+    CHECK(cuStreamDestroy_v2(s));
+    CHECK(cuDeviceGet(&d, 0));
+    CHECK(cuDevicePrimaryCtxRelease_v2(d));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, d)); /* main synchronizes it at the end */
+}
+
 /* Failed calls of the racing thread (race scenarios). */
 static long race_failures;
 #define CHECK_NOEXIT_COUNT(call)                                                           \
@@ -880,7 +903,7 @@ static const struct {
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
-    {"attrs", attrs},      {"race-ctx-sync", race_ctx_sync},
+    {"attrs", attrs},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown},
 };
 
 int main(int argc, char **argv)

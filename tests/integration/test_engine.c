@@ -166,6 +166,26 @@ Test(engine, a_context_synchronize_never_meets_a_capture, .timeout = 60)
     run_free(&base), run_free(&on), run_free(&off);
 }
 
+/* A stream destroyed and the primary context released before exit (a runtime's
+** teardown) take the learned sequences with them; the report at exit still lists
+** them, marked as dropped. */
+Test(engine, the_report_lists_sequences_whose_context_went_away)
+{
+    const char *argv[] = {GUARDPROG, "teardown", "8", NULL};
+    struct run on;
+    char *report;
+
+    run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", NULL}, argv, 20);
+    cr_assert_eq(on.status, 0, "%s", on.err);
+    report = run_file(&on, "report.json");
+    cr_assert_not_null(report);
+    cr_assert_gt(total(report, "replays"), 0, "%s", report);
+    cr_assert(strstr(report, "\"graph\": \"dropped\"") != NULL, "no sequence listed: %s", report);
+    cr_assert(strstr(report, "\"replays\": 6,") != NULL, "the replayed sequence is missing: %s", report);
+    free(report);
+    run_free(&on);
+}
+
 Test(engine, engine_off_holds_nothing)
 {
     char *report;
