@@ -147,8 +147,8 @@ static void sync_(int iters)
     }
 }
 
-/* sync's sequence, each iteration ended by end(s, it). */
-static void three_ops_loop(int iters, void (*end)(CUstream, int))
+/* sync's sequence, each iteration ended by end(s, it); returns the stream. */
+static CUstream three_ops_loop(int iters, void (*end)(CUstream, int))
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -161,6 +161,7 @@ static void three_ops_loop(int iters, void (*end)(CUstream, int))
         end(s, it);
         show(it, "out", out);
     }
+    return s;
 }
 
 /* Ended by a context synchronize (as torch.cuda.synchronize does). */
@@ -805,20 +806,16 @@ static void threads(int iters)
 /* sync's loop, then what a CUDA runtime's teardown does before the program's
 ** exit handlers run: its stream destroyed, the primary context released.  The
 ** report written at exit must still list the sequences that were replayed. */
+static void end_stream_sync(CUstream s, int it)
+{
+    (void)it;
+    CHECK(cuStreamSynchronize(s));
+}
+
 static void teardown(int iters)
 {
-    CUstream s;
     CUdevice d;
-    CUdeviceptr x = dev();
-    float *out = pinned();
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++) {
-        input(s, x, it);
-        axpb(s, x);
-        copy(s, P(out), x);
-        CHECK(cuStreamSynchronize(s));
-        show(it, "out", out);
-    }
+    CUstream s = three_ops_loop(iters, end_stream_sync);
     CHECK(cuStreamDestroy_v2(s));
     CHECK(cuDeviceGet(&d, 0));
     CHECK(cuDevicePrimaryCtxRelease_v2(d));
