@@ -287,6 +287,21 @@ EXPORT CUresult cuFuncGetName(const char **name, CUfunction f)
     LEAVE();
 }
 
+EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t dyn_smem)
+{
+    ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessor); lb_handle(&L, "f", f, K_FUNC);
+    lb_raw(&L, " block=%d smem=%zu", block, dyn_smem);
+    RUN(x_OccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, dyn_smem));
+    LEAVE();
+}
+
+EXPORT CUresult cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction f)
+{
+    ENTER(cuFuncIsLoaded); lb_handle(&L, "f", f, K_FUNC);
+    RUN(x_FuncIsLoaded(state, f));
+    LEAVE();
+}
+
 EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f)
 {
     ENTER(cuFuncGetAttribute); lb_raw(&L, " attr=%d", (int)a); lb_handle(&L, "f", f, K_FUNC);

@@ -60,6 +60,8 @@ CUresult x_LibraryUnload(CUlibrary hl);
 CUresult x_FuncGetParamInfo(CUfunction hf, size_t idx, size_t *off, size_t *size);
 CUresult x_KernelGetParamInfo(CUkernel hk, size_t idx, size_t *off, size_t *size);
 CUresult x_FuncGetName(const char **name, CUfunction hf);
+CUresult x_OccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction hf, int block, size_t dyn_smem);
+CUresult x_FuncIsLoaded(CUfunctionLoadingState *state, CUfunction hf);
 CUresult x_KernelGetName(const char **name, CUkernel hk);
 CUresult x_FuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction hf);
 CUresult x_FuncSetAttribute(CUfunction hf, CUfunction_attribute a, int value);

@@ -300,6 +300,27 @@ CUresult x_FuncGetName(const char **name, CUfunction hf)
     return CUDA_SUCCESS;
 }
 
+/* Blocks of f that fit on one multiprocessor: 2048 threads, at most 32 blocks. */
+CUresult x_OccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction hf, int block, size_t dyn_smem)
+{
+    CUresult rc = api_enter(true);
+    if (rc) return rc;
+    if (!n || block <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!reg_get(hf, K_FUNC)) return CUDA_ERROR_INVALID_HANDLE;
+    *n = block > 1024 || dyn_smem > 48 * 1024 ? 0 : (2048 / block > 32 ? 32 : 2048 / block);
+    return CUDA_SUCCESS;
+}
+
+CUresult x_FuncIsLoaded(CUfunctionLoadingState *state, CUfunction hf)
+{
+    CUresult rc = api_enter(true);
+    if (rc) return rc;
+    if (!state) return CUDA_ERROR_INVALID_VALUE;
+    if (!reg_get(hf, K_FUNC)) return CUDA_ERROR_INVALID_HANDLE;
+    *state = CU_FUNCTION_LOADING_STATE_LOADED;
+    return CUDA_SUCCESS;
+}
+
 CUresult x_KernelGetName(const char **name, CUkernel hk)
 {
     CUresult rc = api_enter(false);

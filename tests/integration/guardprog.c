@@ -822,6 +822,29 @@ static void teardown(int iters)
     CHECK(cuDevicePrimaryCtxRetain(&ctx, d)); /* main synchronizes it at the end */
 }
 
+/* Pure queries between the ops of a sequence (occupancy, loading state, as
+** libraries ask before a launch): they neither resolve held work nor cut the
+** sequence. */
+static void queries(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        int blocks = 0;
+        CUfunctionLoadingState st;
+        input(s, x, it);
+        CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_axpb, 32, 0));
+        CHECK(cuFuncIsLoaded(&st, k_axpb));
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        printf("%d blocks %d loaded %d\n", it, blocks, st == CU_FUNCTION_LOADING_STATE_LOADED);
+        show(it, "out", out);
+    }
+}
+
 /* Failed calls of the racing thread (race scenarios). */
 static long race_failures;
 #define CHECK_NOEXIT_COUNT(call)                                                           \
@@ -900,7 +923,7 @@ static const struct {
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
-    {"attrs", attrs},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown},
+    {"attrs", attrs},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
 };
 
 int main(int argc, char **argv)

@@ -115,6 +115,14 @@ Test(engine, launch_attributes_are_keyed_by_their_value_alone)
     cr_assert_eq(replays_with("attrs", NULL, "8", NULL), 8 - 2);
 }
 
+Test(engine, pure_queries_inside_a_sequence_do_not_cut_it)
+{
+    char *report;
+    cr_assert_eq(replays_with("queries", NULL, "8", &report), 8 - 2, "%s", report);
+    cr_assert(strstr(report, "\"unclassified\": 0"), "%s", report);
+    free(report);
+}
+
 Test(engine, short_sequences_are_not_graphed)
 {
     cr_assert_eq(replays_with("single", NULL, "8", NULL), 0);
