@@ -82,7 +82,7 @@ static int is_libcuda(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Without a dlopen: this runs inside dlsym, which a tool's own dlopen may be
-** calling (see dlsym_next). */
+** calling (see dlsym in trampoline.S). */
 int gs__libcuda_loaded(void)
 {
     if (atomic_load_explicit(&gs__ready, memory_order_acquire))

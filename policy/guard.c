@@ -54,8 +54,7 @@ void gs__guard_after(const struct gs_call *c, CUresult rc)
     if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && c->id >= 0 &&
         (c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz))
         gs__engine_synced(c->stream);
-    else if (c->cls == GS_SYNC && rc == CUDA_SUCCESS &&
-             is_ctx_sync(c))
+    else if (rc == CUDA_SUCCESS && is_ctx_sync(c))
         gs__engine_ctx_synced();
     if (gs__trace_on)
         gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));

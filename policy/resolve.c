@@ -290,9 +290,6 @@ void gs__engine_capture_call(struct gs_stream *s, int id)
     }
 }
 
-/* Destroys the graphs kept for s; with learned, also forgets its sequences.
-** Work that s holds goes out first: another thread may have begun holding since
-** the boundary that led here resolved every stream.  Called locked. */
 /* Keeps a row of the sequence ending at n for the report (walk callback). */
 static void retire_row(struct gs_node *n, void *arg)
 {
@@ -301,6 +298,10 @@ static void retire_row(struct gs_node *n, void *arg)
         s->retired[s->nretired++] = (struct gs_seq_row){n->depth, n->seen, n->replays};
 }
 
+/* Destroys the graphs kept for s; with learned, also forgets its sequences, whose
+** rows the report keeps.  Work that s holds goes out first: another thread may
+** have begun holding since the boundary that led here resolved every stream.
+** Called locked. */
 static void stream_empty(struct gs_stream *s, int learned, int reason)
 {
     if (s->holding)
