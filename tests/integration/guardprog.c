@@ -803,15 +803,15 @@ static void threads(int iters)
             printf("thread %d %d %g\n", t, it, w[t].result[it]);
 }
 
-/* sync's loop, then what a CUDA runtime's teardown does before the program's
-** exit handlers run: its stream destroyed, the primary context released.  The
-** report written at exit must still list the sequences that were replayed. */
 static void end_stream_sync(CUstream s, int it)
 {
     (void)it;
     CHECK(cuStreamSynchronize(s));
 }
 
+/* sync's loop, then what a CUDA runtime's teardown does before the program's
+** exit handlers run: its stream destroyed, the primary context released.  The
+** report written at exit must still list the sequences that were replayed. */
 static void teardown(int iters)
 {
     CUdevice d;
@@ -845,31 +845,14 @@ static void queries(int iters)
     }
 }
 
-/* Failed calls of the racing thread (race scenarios). */
-static long race_failures;
-#define CHECK_NOEXIT_COUNT(call)                                                           \
-    do {                                                                                   \
-        CUresult rc_ = (call);                                                             \
-        if (rc_ != CUDA_SUCCESS) {                                                         \
-            fprintf(stderr, "%s: %d\n", #call, (int)rc_);                                  \
-            race_failures++;                                                               \
-        }                                                                                  \
-    } while (0)
-
-/* A race with a second thread.  The main thread runs sync's sequence while a
-** second thread makes a call that reaches every stream, so the engine meets it
-** at every point of its work: holding, capturing, replaying.  The main thread's
-** results and the second thread's return codes must be as without graphshim. */
+/* A context synchronize of another thread while the engine captures a graph: it
+** must neither fail (900) nor invalidate the capture.  The main thread runs two
+** sequences in turn (with GRAPHSHIM_MAX_GRAPHS=1, a capture every time) while a
+** second thread synchronizes the context every 0.2 ms and counts its failures. */
 struct racer {
-    void (*call)(void);
     atomic_int done;
     long failed;
 };
-
-static void race_ctx_sync_call(void)
-{
-    CHECK_NOEXIT_COUNT(cuCtxSynchronize());
-}
 
 static void *racer_main(void *arg)
 {
@@ -877,39 +860,38 @@ static void *racer_main(void *arg)
     struct timespec nap = {0, 200000};
     CHECK(cuCtxSetCurrent(ctx));
     while (!atomic_load(&r->done)) {
-        r->call();
+        CUresult rc = cuCtxSynchronize();
+        if (rc != CUDA_SUCCESS) {
+            fprintf(stderr, "cuCtxSynchronize: %d\n", (int)rc);
+            r->failed++;
+        }
         nanosleep(&nap, NULL);
     }
     return NULL;
 }
 
-static void race(int iters, void (*call)(void))
+static void race_ctx_sync(int iters)
 {
-    struct racer r = {call, 0, 0};
+    struct racer r = {0, 0};
     pthread_t th;
     CUstream s;
     CUdeviceptr x = dev();
     float *out = pinned();
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    race_failures = 0;
     pthread_create(&th, NULL, racer_main, &r);
     for (int it = 0; it < iters; it++) {
         input(s, x, it % 4);
         axpb(s, x);
         if (it % 2)
-            axpb(s, x); /* two sequences in turn: with GRAPHSHIM_MAX_GRAPHS=1, a capture every time */
+            axpb(s, x);
         copy(s, P(out), x);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
     }
     atomic_store(&r.done, 1);
     pthread_join(th, NULL);
-    printf("second thread: %ld failed calls\n", race_failures);
+    printf("second thread: %ld failed calls\n", r.failed);
 }
-
-/* A context synchronize of another thread while the engine captures a graph:
-** it must neither fail (900) nor invalidate the capture. */
-static void race_ctx_sync(int iters) { race(iters, race_ctx_sync_call); }
 
 
 static const struct {
