@@ -368,10 +368,8 @@ CUresult x_GraphLaunch(CUgraphExec he, CUstream h, int pt)
         }
     }
     UNLOCK();
-    if (!rc && fake_graph_launch_us() > 0) {
-        struct timespec t = {fake_graph_launch_us() / 1000000, fake_graph_launch_us() % 1000000 * 1000};
-        nanosleep(&t, NULL);
-    }
+    if (!rc)
+        fake_spend_us(fake_graph_launch_us());
     return rc;
 }
 

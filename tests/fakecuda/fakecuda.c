@@ -152,6 +152,12 @@ void fake_once(void) { pthread_once(&g_once, once_init); }
 int fake_driver_version(void) { fake_once(); return g_drv_version; }
 long fake_graph_launch_us(void) { fake_once(); return g_graph_launch_us; }
 
+void fake_spend_us(long us)
+{
+    struct timespec t = {us / 1000000, us % 1000000 * 1000};
+    if (us > 0) nanosleep(&t, NULL);
+}
+
 CUresult api_enter(bool need_ctx)
 {
     fake_once();
@@ -353,11 +359,7 @@ CUresult x_CtxSynchronize(CUcontext ctx, int explicit_ctx)
     /* Synchronizing a context that encompasses an ongoing capture is invalid
      * whatever the capture mode (CUDA programming guide, "Prohibited and
      * Unhandled Operations"). */
-    if (g_ctx_sync_us > 0) {
-        /* FAKECUDA_CTX_SYNC_US: the call takes that long before it looks */
-        struct timespec t = {g_ctx_sync_us / 1000000, g_ctx_sync_us % 1000000 * 1000};
-        nanosleep(&t, NULL);
-    }
+    fake_spend_us(g_ctx_sync_us); /* FAKECUDA_CTX_SYNC_US: before it looks */
     LOCK();
     int hit = 0;
     for (struct capture *c = g_captures; c; c = c->next) { capture_invalidate(c); hit = 1; }
@@ -1099,12 +1101,8 @@ CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt)
     capture_join(c, s);
 out:
     UNLOCK();
-    if (!rc && g_capture_us > 0) {
-        /* FAKECUDA_CAPTURE_US: the capture stays open that long before the call
-         * returns, so other threads' calls meet it */
-        struct timespec t = {g_capture_us / 1000000, g_capture_us % 1000000 * 1000};
-        nanosleep(&t, NULL);
-    }
+    if (!rc) /* FAKECUDA_CAPTURE_US: the capture stays open, other threads meet it */
+        fake_spend_us(g_capture_us);
     return rc;
 }
 
