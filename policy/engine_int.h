@@ -4,6 +4,7 @@
 **   streams.c   stream states: lookup, readiness, the contexts of engine calls
 **   hold.c      ops: hold or issue; issuing held work eagerly or as graphs, chunks
 **   resolve.c   boundaries: what each call resolves; captures, resets, gain timing
+**   body.c      loop bodies inside a segment: found, held, sent out as graphs
 **   watchdog.c  work held too long; engine start, exit and fork
 **
 ** Locking: a state's lock guards it.  The table lock guards the list of states; it
@@ -68,6 +69,24 @@ void gs__staging_wait(struct gs_stream *s);
 void gs__flush(struct gs_stream *s, int reason);
 /* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t);
+
+/* --- body.c (each called locked) --- */
+/* An op the prefix tree does not hold: 1 if the body holds it, 0 if the caller
+** issues it (it is remembered for finding bodies). */
+int gs__body_op(struct gs_stream *s, const void *key, uint32_t len);
+/* The op just issued failed: it is no part of a body. */
+void gs__body_failed(struct gs_stream *s);
+/* Issues the held body ops (whole bodies as graphs) and stops holding. */
+void gs__body_flush(struct gs_stream *s);
+/* At a boundary: issues what is held; the next segment is searched anew, and
+** may go on with the body it had. */
+void gs__body_segment_end(struct gs_stream *s);
+/* The watchdog found the body's ops held too long: issues them, forgets the
+** body; after GS_WATCHDOG_HITS times the stream looks for no more bodies. */
+void gs__body_watchdog(struct gs_stream *s);
+/* Issues what is held and drops the body's graphs; with learned, forgets the
+** body too (its functions may be gone). */
+void gs__body_forget(struct gs_stream *s, int learned);
 
 /* --- resolve.c --- */
 enum { GS_RESOLVE_ALL, GS_RESOLVE_BLOCKING, GS_RESOLVE_LEGACY };

@@ -23,6 +23,7 @@ static struct exec_rec *recs;
 static int nrecs, caprecs;
 static atomic_ulong use_clock;
 static long ncaptured, nfailed, nevicted;
+static atomic_long nowned; /* executables outside the cache: loop bodies */
 
 /* Context synchronizes and the engine's captures in progress (sequentially
 ** consistent: each side raises its count, then reads the other's). */
@@ -107,14 +108,17 @@ static void evict_one(struct gs_stream *s, struct gs_node *keep)
     }
 }
 
-int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path, uint32_t from)
+/* Captures, on s's private stream, what issue() issues there, and instantiates it
+** into *x.  Returns 0, -1 (counted as a failure), or GS_CAPTURE_BUSY if a context
+** synchronize is in progress (nothing was tried).  Called with s locked. */
+static int capture(struct gs_stream *s, CUresult (*issue)(CUstream, void *), void *arg, unsigned nops,
+                   CUgraphExec *x)
 {
     CUgraph g = NULL;
-    CUgraphExec x = NULL;
     CUstream p;
     CUresult rc;
-    int staging = 0;
 
+    *x = NULL;
     p = private_stream(s->ctx);
     if (!p)
         goto failed;
@@ -126,44 +130,26 @@ int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **p
     rc = GS_REAL(cuStreamBeginCapture_v2)(p, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     if (rc == CUDA_SUCCESS) {
         CUresult end;
-        for (unsigned i = from; i < t->depth && rc == CUDA_SUCCESS; i++) {
-            rc = gs__key_issue(&path[i]->key, p, path[i]->staging);
-            staging |= path[i]->staging != NULL;
-        }
+        rc = issue(p, arg);
         end = GS_REAL(cuStreamEndCapture)(p, &g);
         if (rc == CUDA_SUCCESS)
             rc = end;
     }
     atomic_fetch_sub(&captures, 1);
     if (rc != CUDA_SUCCESS) {
-        gs__debug("capture of a %u-op sequence failed (error %d)", t->depth, rc);
+        gs__debug("capture of a %u-op sequence failed (error %d)", nops, rc);
         goto failed;
     }
-    rc = GS_REAL(cuGraphInstantiateWithFlags)(&x, g, 0);
+    rc = GS_REAL(cuGraphInstantiateWithFlags)(x, g, 0);
     GS_REAL(cuGraphDestroy)(g);
     g = NULL;
     if (rc != CUDA_SUCCESS) {
-        gs__debug("instantiating a %u-op graph failed (error %d)", t->depth, rc);
+        *x = NULL;
+        gs__debug("instantiating a %u-op graph failed (error %d)", nops, rc);
         goto failed;
     }
-    t->exec = x;
-    t->exec_from = from;
-    t->reads_staging = (uint8_t)staging;
-    t->last_used = atomic_fetch_add(&use_clock, 1);
     pthread_mutex_lock(&cache_lock);
-    if (nrecs == caprecs) {
-        caprecs = caprecs ? 2 * caprecs : 64;
-        recs = realloc(recs, (size_t)caprecs * sizeof *recs);
-    }
-    recs[nrecs].node = t;
-    recs[nrecs++].s = s;
     ncaptured++;
-    while (nrecs > gs__cfg.max_graphs) {
-        int before = nrecs;
-        evict_one(s, t);
-        if (nrecs == before)
-            break;
-    }
     pthread_mutex_unlock(&cache_lock);
     return 0;
 failed:
@@ -173,6 +159,88 @@ failed:
     nfailed++;
     pthread_mutex_unlock(&cache_lock);
     return -1;
+}
+
+struct path_ops {
+    struct gs_node **path;
+    uint32_t from, to;
+    int staging;
+};
+
+static CUresult issue_path(CUstream p, void *arg)
+{
+    struct path_ops *o = arg;
+    CUresult rc = CUDA_SUCCESS;
+
+    for (uint32_t i = o->from; i < o->to && rc == CUDA_SUCCESS; i++) {
+        rc = gs__key_issue(&o->path[i]->key, p, o->path[i]->staging);
+        o->staging |= o->path[i]->staging != NULL;
+    }
+    return rc;
+}
+
+int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path, uint32_t from)
+{
+    struct path_ops o = {path, from, t->depth, 0};
+    CUgraphExec x;
+    int rc = capture(s, issue_path, &o, t->depth - from, &x);
+
+    if (rc != 0)
+        return rc;
+    t->exec = x;
+    t->exec_from = from;
+    t->reads_staging = (uint8_t)o.staging;
+    t->last_used = atomic_fetch_add(&use_clock, 1);
+    pthread_mutex_lock(&cache_lock);
+    if (nrecs == caprecs) {
+        caprecs = caprecs ? 2 * caprecs : 64;
+        recs = realloc(recs, (size_t)caprecs * sizeof *recs);
+    }
+    recs[nrecs].node = t;
+    recs[nrecs++].s = s;
+    while (nrecs > gs__cfg.max_graphs) {
+        int before = nrecs;
+        evict_one(s, t);
+        if (nrecs == before)
+            break;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return 0;
+}
+
+struct key_ops {
+    const struct gs_key *const *keys;
+    unsigned n, reps;
+};
+
+static CUresult issue_keys(CUstream p, void *arg)
+{
+    struct key_ops *o = arg;
+    CUresult rc = CUDA_SUCCESS;
+
+    for (unsigned r = 0; r < o->reps; r++)
+        for (unsigned i = 0; i < o->n && rc == CUDA_SUCCESS; i++)
+            rc = gs__key_issue(o->keys[i], p, NULL);
+    return rc;
+}
+
+int gs__graph_capture_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, unsigned reps,
+                           CUgraphExec *x)
+{
+    struct key_ops o = {keys, n, reps};
+    int rc = capture(s, issue_keys, &o, n * reps, x);
+    if (rc == 0)
+        atomic_fetch_add(&nowned, 1);
+    return rc;
+}
+
+void gs__graph_destroy_owned(CUgraphExec x)
+{
+    if (!x)
+        return;
+    atomic_fetch_sub(&nowned, 1);
+    if (gs__real[GS_ID_cuGraphExecDestroy])
+        GS_REAL(cuGraphExecDestroy)(x);
 }
 
 void gs__graph_used(struct gs_node *t)
@@ -214,7 +282,7 @@ void gs__graph_reset(void)
 void gs__graph_stats(struct gs_graph_stats *st)
 {
     pthread_mutex_lock(&cache_lock);
-    st->alive = nrecs;
+    st->alive = nrecs + atomic_load(&nowned);
     st->captured = ncaptured;
     st->failed = nfailed;
     st->evicted = nevicted;

@@ -20,6 +20,14 @@
 #define GS_CAPTURE_BUSY (-2)
 int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path, uint32_t from);
 
+/* Builds an executable of the ops keys[0 .. n-1], repeated reps times, for stream s
+** (locked).  Returns 0 and *x, -1, or GS_CAPTURE_BUSY, as gs__graph_capture().
+** The caller owns *x, outside the cache, and destroys it with
+** gs__graph_destroy_owned(). */
+int gs__graph_capture_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, unsigned reps,
+                           CUgraphExec *x);
+void gs__graph_destroy_owned(CUgraphExec x);
+
 /* A context synchronize is invalid while any stream of the context captures,
 ** in whatever mode and thread (it returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
 ** The program's synchronizes go between these two calls, which wait for the

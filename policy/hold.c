@@ -61,13 +61,18 @@ static void issue_held(struct gs_stream *s, struct gs_node *to)
     s->chunk_depth = n;
 }
 
-/* Issues the held ops eagerly and stops holding, counting why.  Called locked. */
+/* Issues the held ops eagerly (a body's whole bodies as graphs) and stops
+** holding, counting why.  Called locked. */
 void gs__flush(struct gs_stream *s, int reason)
 {
-    issue_held(s, s->cur);
-    s->holding = 0;
+    if (s->holding == GS_HOLD_BODY) {
+        gs__body_flush(s);
+    } else {
+        issue_held(s, s->cur);
+        s->holding = GS_HOLD_NONE;
+        gs__set_holding(s, 0);
+    }
     s->bails[reason]++;
-    gs__set_holding(s, 0);
 }
 
 /* Launches the held ops up to node t (those past s->chunk_depth) as one graph,
@@ -198,12 +203,11 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     *out = s;
     if (!s->seg_start && gs__cfg.gain_check)
         s->seg_start = gs__now_ns();
-    if (!s->cur)
-        return GS_OP_ISSUE;
     /* Without the parameter rule (a test), only the fixed part of a key counts. */
     cmp = GS_DROPPED(GS_RULE_PARAMS) ? (uint32_t)sizeof(struct gs_key) : (uint32_t)len;
-    c = gs__trie_child(s->cur, key, (uint32_t)len, cmp);
-    if (c && c->stable_below && c->watchdog_hits < GS_WATCHDOG_HITS && (s->holding || s->cur->depth == 0)) {
+    c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
+    if (c && c->stable_below && c->watchdog_hits < GS_WATCHDOG_HITS &&
+        (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && s->cur->depth == 0))) {
         /* Hold: the call returns success, the op waits for its sequence's end. */
         if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
             if (!c->staging && GS_REAL(cuMemAllocHost_v2)(&c->staging, ((struct gs_key *)key)->size) != CUDA_SUCCESS)
@@ -214,7 +218,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
             memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
         }
         if (!s->holding) {
-            s->holding = 1;
+            s->holding = GS_HOLD_TRIE;
             s->seg_held = 1;
             gs__set_holding(s, 1);
             s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
@@ -228,9 +232,17 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         return GS_OP_HELD;
     }
 issue:
-    if (s->holding)
+    if (s->holding == GS_HOLD_TRIE)
         gs__flush(s, GS_BAIL_MISMATCH);
-    s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len);
+    if (s->cur)
+        s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len);
+    /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
+    ** segment through the ops a body holds. */
+    if (gs__cfg.body_ops && gs__body_op(s, key, (uint32_t)len)) {
+        pthread_mutex_unlock(&s->lock);
+        *out = NULL;
+        return GS_OP_HELD;
+    }
     return GS_OP_ISSUE;
 }
 
@@ -238,7 +250,8 @@ void gs__engine_op_end(struct gs_stream *s, CUresult rc)
 {
     if (rc != CUDA_SUCCESS) {
         s->clean = 0;
-        s->cur = NULL; /* a failed op is never part of a learned sequence */
+        s->cur = NULL; /* a failed op is never part of a learned sequence, */
+        gs__body_failed(s); /* nor of a body */
     }
     pthread_mutex_unlock(&s->lock);
 }

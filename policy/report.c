@@ -26,7 +26,7 @@ static const char *bail_name(int b, char *buf, size_t len)
         [GS_BAIL_GRAPH_FAILED] = "graph-failed", [GS_BAIL_OTHER_STREAM] = "legacy-stream-order",
         [GS_BAIL_APP_CAPTURE] = "app-capture",   [GS_BAIL_EXIT] = "exit",
         [GS_BAIL_UNHOLDABLE] = "unholdable-op",   [GS_BAIL_NO_GAIN] = "no-gain",
-        [GS_BAIL_SYNC_BUSY] = "ctx-sync-in-progress",
+        [GS_BAIL_SYNC_BUSY] = "ctx-sync-in-progress", [GS_BAIL_BODY_END] = "body-end",
     };
     if (b < GS_BAIL_BOUNDARY)
         return names[b];
@@ -35,7 +35,7 @@ static const char *bail_name(int b, char *buf, size_t len)
 }
 
 struct totals {
-    uint64_t ops, held, replayed, replays, chunks, issue_errors, evicted, bails[GS_NBAIL];
+    uint64_t ops, held, replayed, replays, chunks, body_graphs, issue_errors, evicted, bails[GS_NBAIL];
     int nstreams;
 };
 
@@ -47,11 +47,18 @@ static void add_stream(struct gs_stream *s, void *arg)
     t->replayed += s->ops_replayed;
     t->replays += s->replays;
     t->chunks += s->chunks;
+    t->body_graphs += gs__body_graphs(s);
     t->evicted += s->trie.evicted;
     t->issue_errors += s->issue_errors;
     for (int b = 0; b < GS_NBAIL; b++)
         t->bails[b] += s->bails[b];
     t->nstreams++;
+}
+
+/* Driver calls avoided: ops replayed, less the graph launches that replayed them. */
+static uint64_t saved(const struct totals *t)
+{
+    return t->replayed - t->replays - t->chunks - t->body_graphs;
 }
 
 static double rate(uint64_t a, uint64_t b)
@@ -103,6 +110,15 @@ static void json_sequence(struct gs_node *n, void *arg)
         json_row(arg, n->depth, n->seen, n->replays, n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
 }
 
+static void json_body(void *arg, const struct gs_body_row *r)
+{
+    struct out *o = arg;
+    fprintf(o->f, "%s{\"period\": %u, \"bodies_per_graph\": %u, \"graphs\": %llu, \"ops_replayed\": %llu}",
+            o->first ? "" : ", ", r->period, r->per_graph, (unsigned long long)r->graphs,
+            (unsigned long long)r->ops_replayed);
+    o->first = 0;
+}
+
 static void json_stream(struct gs_stream *s, void *arg)
 {
     struct out *o = arg;
@@ -118,7 +134,10 @@ static void json_stream(struct gs_stream *s, void *arg)
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
     for (uint32_t i = 0; i < s->nretired; i++)
         json_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays, "\"dropped\"");
-    fprintf(o->f, "%s]}", seq.first ? "" : "\n      ");
+    fprintf(o->f, "%s], \"bodies\": [", seq.first ? "" : "\n      ");
+    seq.first = 1;
+    gs__body_rows(s, json_body, &seq);
+    fprintf(o->f, "]}");
     o->first = 0;
 }
 
@@ -128,13 +147,14 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
 
     fprintf(f, "{\n  \"engine\": %s,\n", gs__passthrough ? "false" : "true");
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
-            "\"replays\": %llu, \"chunks\": %llu, \"launches_saved\": %llu, \"graphs_captured\": %ld, "
+            "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %llu, "
+            "\"graphs_captured\": %ld, "
             "\"graph_failures\": %ld, "
             "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"learned_dropped\": %llu, \"issue_errors\": %llu, "
             "\"bails\": ",
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
             rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
-            (unsigned long long)(t->replayed - t->replays - t->chunks), g->captured, g->failed, g->evicted, g->alive,
+            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), g->captured, g->failed, g->evicted, g->alive,
             (unsigned long long)t->evicted, (unsigned long long)t->issue_errors);
     json_bails(f, t->bails);
     fprintf(f, "},\n  \"calls\": {");
@@ -163,6 +183,12 @@ static void text_sequence(struct gs_node *n, void *arg)
         text_row(arg, n->depth, n->seen, n->replays, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
 }
 
+static void text_body(void *f, const struct gs_body_row *r)
+{
+    fprintf(f, "      loop body of %4u ops: %llu graphs of %u bodies or fewer, %llu ops replayed\n", r->period,
+            (unsigned long long)r->graphs, r->per_graph, (unsigned long long)r->ops_replayed);
+}
+
 static void text_stream(struct gs_stream *s, void *arg)
 {
     struct out *o = arg;
@@ -181,6 +207,7 @@ static void text_stream(struct gs_stream *s, void *arg)
     for (uint32_t i = 0; i < s->nretired; i++)
         text_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays,
                  "graph dropped (stream, context or module gone)");
+    gs__body_rows(s, text_body, o->f);
 }
 
 static void write_text(FILE *f, const struct totals *t, const struct gs_graph_stats *g)
@@ -189,11 +216,11 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
     char buf[64];
 
     fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
-    fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu replays and %llu early chunks "
-            "saved %llu driver calls\n",
+    fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu replays, %llu early chunks "
+            "and %llu loop-body graphs saved %llu driver calls\n",
             (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
-            (unsigned long long)t->replays, (unsigned long long)t->chunks,
-            (unsigned long long)(t->replayed - t->replays - t->chunks));
+            (unsigned long long)t->replays, (unsigned long long)t->chunks, (unsigned long long)t->body_graphs,
+            (unsigned long long)saved(t));
     fprintf(f, "  graphs: %ld captured, %ld failed, %ld evicted, %ld alive\n", g->captured, g->failed,
             g->evicted, g->alive);
     for (int b = 0; b < GS_NBAIL; b++)

@@ -47,6 +47,8 @@ static void resolve_locked(struct gs_stream *s, int reason)
     struct gs_node *t = s->cur;
     int replayed = 0, rc = -1;
 
+    if (s->holding == GS_HOLD_BODY)
+        gs__body_segment_end(s); /* a loop's end: not a bail */
     if (s->holding) {
         if (t->stable && (rc = gs__launch_graph(s, t)) == 0) {
             replayed = 1;
@@ -78,6 +80,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     s->cur = segment_start(s);
     s->clean = 1;
     s->chunk_depth = 0;
+    gs__body_segment_end(s);
 }
 
 static void resolve(struct gs_stream *s, int reason)
@@ -306,6 +309,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
 {
     if (s->holding)
         gs__flush(s, reason);
+    gs__body_forget(s, learned);
     gs__staging_wait(s);
     s->last_term = NULL;
     if (learned) {

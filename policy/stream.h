@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "body.h"
 #include "learner.h"
 
 enum gs_stream_kind { GS_STREAM_CREATED, GS_STREAM_LEGACY, GS_STREAM_PTDS };
@@ -27,6 +28,7 @@ enum gs_bail {
     GS_BAIL_NO_GAIN,       /* the sequence ran slower as a graph than eagerly: eager for good */
     GS_BAIL_EXIT,          /* the process exits */
     GS_BAIL_SYNC_BUSY,     /* no capture while another thread synchronizes the context */
+    GS_BAIL_BODY_END,      /* an op that did not follow the loop body held (body.h) */
     GS_BAIL_BOUNDARY,      /* a boundary in the middle of a sequence: + class */
     GS_NBAIL = GS_BAIL_BOUNDARY + GS_NCLASSES
 };
@@ -39,6 +41,8 @@ struct gs_seq_row {
     uint64_t replays;
 };
 #define GS_RETIRED_MAX 32
+
+enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
 
 struct gs_stream {
     pthread_mutex_t lock;
@@ -54,7 +58,8 @@ struct gs_stream {
 
     struct gs_trie trie;
     struct gs_node *cur;      /* the segment's path so far; NULL: not learned */
-    int holding;              /* the ops on cur's path past chunk_depth are held */
+    int holding;              /* GS_HOLD_TRIE: the ops on cur's path past chunk_depth are held;
+                              ** GS_HOLD_BODY: body.held ops of the loop body are */
     uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
     uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait */
     int clean;                /* every op of the segment issued so far succeeded */
@@ -72,6 +77,8 @@ struct gs_stream {
     ** replay, learning rests for `dormant` segments (doubling each time). */
     uint64_t evicted_mark, replays_mark;
     uint32_t dormant, dormant_len;
+
+    struct gs_body body;      /* loop bodies inside a segment (body.h) */
 
     CUevent staging_done;     /* recorded after the last issue that read staging */
     int staging_pending;

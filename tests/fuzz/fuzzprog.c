@@ -122,6 +122,9 @@ struct op {
     /* handoffs: from stream s to stream s2 through event ev */
     int s2, ev;
     uint32_t owned;     /* resources owned by s here (observations, host functions) */
+    /* an inner loop: this op and the loop_len - 1 after it run loop_reps times
+    ** back to back (as a loop body inside one segment) */
+    int loop_len, loop_reps;
 };
 
 struct thr {
@@ -603,6 +606,21 @@ static void gen_body(struct thr *t)
         gen_op(t, &g);
     for (int r = 0; r < NRES; r++)
         need(t, &g, g.init_owner[r], r);
+    /* Inner loops: up to two runs of 1 to 4 launches, memsets and device copies
+    ** on one stream, repeated back to back. */
+    for (int l = 0; l < 2; l++) {
+        int start = (int)rnd(&t->gen, (unsigned)t->nbody), len = 1 + (int)rnd(&t->gen, 4), ok = 1;
+        if (!chance(&t->gen, 50) || start + len > t->nbody)
+            continue;
+        for (int i = start; i < start + len && ok; i++) {
+            const struct op *o = &t->body[i];
+            ok = (o->kind == OP_LAUNCH || o->kind == OP_MEMSET || o->kind == OP_D2D) && o->s == t->body[start].s;
+        }
+        if (ok) {
+            t->body[start].loop_len = len;
+            t->body[start].loop_reps = 2 + (int)rnd(&t->gen, 80);
+        }
+    }
 }
 
 /* --- Running it ----------------------------------------------------------- */
@@ -925,6 +943,12 @@ static void run_loop(struct thr *t)
         for (t->pos = 0; t->pos < t->nbody; t->pos++) {
             const struct op *o = &t->body[t->pos];
             int variation = 0;
+            for (int r = 1; r < o->loop_reps; r++) {
+                int at = t->pos;
+                for (int q = 0; q < o->loop_len; q++, t->pos++)
+                    run_op(t, &t->body[t->pos], 0);
+                t->pos = at;
+            }
             if (vary && chance(&t->var, 15)) {
                 unsigned c = rnd(&t->var, 6);
                 if (c == 0 && (o->kind == OP_LAUNCH || o->kind == OP_MEMSET || o->kind == OP_D2D))
@@ -956,6 +980,8 @@ static void dump_body(const struct thr *t)
         if (o->kind >= OP_H2D && o->kind <= OP_MEMSET)
             fprintf(stderr, " src %d+%d dst %d+%d n %d pageable %d", o->src_r, o->soff, o->dst_r, o->doff,
                     o->n, o->pageable);
+        if (o->loop_reps)
+            fprintf(stderr, " loop of %d ops x %d", o->loop_len, o->loop_reps);
         fprintf(stderr, " owned %x\n", o->owned);
     }
 }

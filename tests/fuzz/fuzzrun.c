@@ -37,12 +37,13 @@ static const struct setting {
     {"chunk2", {"GRAPHSHIM_CHUNK_OPS=2", NULL}},
     {"chunk0-nogain", {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_GAIN_CHECK=0", NULL}},
     {"watchdog50", {"GRAPHSHIM_MAX_DEFER_US=50", NULL}},
+    {"body2-warmup1", {"GRAPHSHIM_BODY_OPS=2", "GRAPHSHIM_WARMUP=1", NULL}},
 };
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
 /* What the engine did under one setting, summed over programs. */
 struct engine_sums {
-    long long programs, ops, held, replayed, replays, chunks, with_replays;
+    long long programs, ops, held, replayed, replays, chunks, body_graphs, with_replays;
 };
 
 /* State shared by the workers (in a shared mapping). */
@@ -86,6 +87,7 @@ static void add_report(struct engine_sums *s, const struct run *r)
         s->replayed += json_int(tot, "ops_replayed");
         s->replays += replays;
         s->chunks += json_int(tot, "chunks");
+        s->body_graphs += json_int(tot, "body_graphs");
         s->with_replays += replays > 0;
     }
     free(json);
@@ -228,8 +230,10 @@ int main(int argc, char **argv)
     printf(")\n");
     for (int i = 0; i < NSETTINGS; i++) {
         const struct engine_sums *s = &g->sums[i];
-        printf("  %-16s ops %lld, held %lld, replayed %lld, replays %lld, chunks %lld; %lld of %lld programs replayed\n",
-               settings[i].name, s->ops, s->held, s->replayed, s->replays, s->chunks, s->with_replays, s->programs);
+        printf("  %-16s ops %lld, held %lld, replayed %lld, replays %lld, chunks %lld, body graphs %lld; "
+               "%lld of %lld programs replayed\n",
+               settings[i].name, s->ops, s->held, s->replayed, s->replays, s->chunks, s->body_graphs,
+               s->with_replays, s->programs);
     }
     return g->differences ? 1 : 0;
 }

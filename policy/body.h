@@ -1,0 +1,80 @@
+/*
+** body.h: loop bodies inside one segment.
+**
+** Timing loops, solvers and scans launch the same few ops hundreds of times
+** before one synchronize; the segment as a whole may never repeat.  A body is a
+** run of P ops (1 <= P <= GS_BODY_MAX_PERIOD) that follows itself back to back
+** inside a segment.  Once it has run GRAPHSHIM_WARMUP + 1 times in a row, each
+** op that matches the body's next op is held, and every K bodies held go out as
+** one graph of K bodies (K a power of two, K * P about GRAPHSHIM_BODY_OPS).  At a
+** boundary the whole bodies held go out as graphs of 2^j bodies, the rest of a
+** body eagerly; an op that does not match issues what is held, in order, and the
+** body is forgotten.
+**
+** A segment that repeats as a whole is the prefix tree's (learner.h): while it
+** holds, bodies are not looked for.  Everything here is guarded by the stream's
+** lock.
+*/
+#ifndef GS_BODY_H
+#define GS_BODY_H
+
+#include <stdint.h>
+
+#include "key.h"
+
+#define GS_BODY_MAX_PERIOD 32
+#define GS_BODY_RING 64          /* ops of the open segment the detector keeps (> 2 periods) */
+#define GS_BODY_KEY_MAX 4096     /* an op with a longer key is never part of a body */
+#define GS_BODY_GROUPS 8         /* graphs of 1, 2, 4, ... 128 bodies */
+#define GS_BODY_ROWS 8           /* bodies the report lists per stream */
+#define GS_BODY_KNOWN 4          /* bodies kept per stream, with their graphs */
+
+/* A body that went out as graphs, for the report. */
+struct gs_body_row {
+    uint32_t period, per_graph;
+    uint64_t graphs, ops_replayed;
+};
+
+/* A body the stream has run: its ops' keys, packed at keys + off[i], klen[i]
+** bytes each, and its graphs. */
+struct gs_body_known {
+    uint32_t p;                          /* ops; 0: a free entry */
+    uint32_t k;                          /* bodies per graph */
+    uint32_t off[GS_BODY_MAX_PERIOD + 1], klen[GS_BODY_MAX_PERIOD];
+    unsigned char *keys;
+    CUgraphExec exec[GS_BODY_GROUPS];    /* exec[j]: 2^j bodies, or NULL */
+    uint8_t failed;                      /* one of its graphs failed: it runs eagerly */
+    uint64_t last_used;
+    uint64_t graphs, ops_replayed;       /* graph launches, ops in them */
+};
+
+struct gs_body {
+    /* Detection over the open segment: the last GS_BODY_RING ops' keys. */
+    uint32_t n;                          /* ops the detector saw in the segment */
+    uint32_t period, run;                /* candidate period; ops in a row equal to the op a period back */
+    uint64_t hash[GS_BODY_RING];
+    uint32_t len[GS_BODY_RING], cap[GS_BODY_RING];
+    unsigned char *slot[GS_BODY_RING];
+
+    /* Bodies found, kept with their graphs: a loop that comes back is found
+    ** again, and its graphs reused.  One of them may be active: the next op must
+    ** equal its op pos, and held ops (whole bodies, then pos ops) wait. */
+    struct gs_body_known known[GS_BODY_KNOWN];
+    struct gs_body_known *active;
+    uint32_t pos, held;
+    uint64_t clock;                      /* for last_used */
+    uint8_t watchdog_hits;               /* watchdog firings while a body was held */
+
+    /* For the report: bodies forgotten that went out as graphs. */
+    uint64_t learned;
+    struct gs_body_row rows[GS_BODY_ROWS];
+    uint32_t nrows;
+};
+
+/* For the report (the stream locked): fn on each body that went out as graphs,
+** forgotten or kept; graph launches of all of them. */
+struct gs_stream;
+void gs__body_rows(const struct gs_stream *s, void (*fn)(void *, const struct gs_body_row *), void *arg);
+uint64_t gs__body_graphs(const struct gs_stream *s);
+
+#endif
