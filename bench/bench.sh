@@ -85,6 +85,10 @@ run_workload norepeat 500 bench norepeat
 run_workload h2d_pinned 500 bench h2d_pinned
 run_workload h2d_pageable 500 bench h2d_pageable
 run_workload cublas 500 bench cublas
+run_workload loop1 50 bench loop1     # 1000 launches an iteration
+run_workload body5 50 bench body5     # 1000 launches an iteration
+run_workload scalars 500 bench scalars
+run_workload rotate 500 bench rotate
 if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch d256 L8 B1" 200 torch_mlp 256 8 1
     run_workload "torch d1024 L12 B8" 100 torch_mlp 1024 12 8
