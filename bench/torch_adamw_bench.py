@@ -22,24 +22,16 @@ print the same checksum.  graph's may differ in the last bits: capturable AdamW
 computes its bias corrections on the GPU in float32, the default one on the host
 in double.
 """
-import argparse
 import hashlib
-import time
 
 import torch
 
-from torch_mlp_bench import Block
+from torch_mlp_bench import Block, options, print_time
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=["eager", "graph"], default="eager")
-    ap.add_argument("--d", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=8)
-    ap.add_argument("--batch", type=int, default=32)
+    ap = options(batch=32, iters=100)
     ap.add_argument("--warmup", type=int, default=100)
-    ap.add_argument("--iters", type=int, default=100)
-    ap.add_argument("--reps", type=int, default=5)
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -75,15 +67,7 @@ def main():
     h = hashlib.sha256()
     for p in model.parameters():
         h.update(p.detach().float().cpu().numpy().tobytes())
-    per = []
-    for _ in range(a.reps):
-        t0 = time.perf_counter()
-        for _ in range(a.iters):
-            step()
-            torch.cuda.synchronize()
-        per.append((time.perf_counter() - t0) / a.iters * 1e6)
-    per.sort()
-    print(f"us_per_iter {per[len(per) // 2]:.3f}")
+    print_time(step, a.iters, a.reps)
     print(f"checksum {h.hexdigest()[:16]}")
 
 
