@@ -943,20 +943,23 @@ FAKECUDA_KERNEL(fold, sizeof(uint64_t *), sizeof(uint64_t *))
 
 static CUfunction k_step[5], k_fold;
 
-/* Loads the step kernels, creates the scenario's stream and nx states, each
-** with its own seed. */
-static CUstream steps_setup(CUdeviceptr *x, int nx)
+/* Loads the step kernels and creates nx states, each with its own seed.  Then,
+** each iteration: the scenario's launches on a stream of its own (launches
+** returns the state to show), the stream's synchronize, and the hash of that
+** state, read with a synchronous copy. */
+static void steps_loop(int iters, const char *name, int nx, CUdeviceptr (*launches)(CUstream, const CUdeviceptr *, int))
 {
     CUmodule m;
     CUstream s;
-    char name[8];
+    CUdeviceptr x[8];
+    char fn[8];
     CHECK(cuModuleLoadData(&m, "image"));
     for (int op = 0; op < 5; op++) {
-        snprintf(name, sizeof name, "step%d", op);
-        CHECK(cuModuleGetFunction(&k_step[op], m, name));
+        snprintf(fn, sizeof fn, "step%d", op);
+        CHECK(cuModuleGetFunction(&k_step[op], m, fn));
     }
     CHECK(cuModuleGetFunction(&k_fold, m, "fold"));
-    for (int i = 0; i < nx; i++) {
+    for (int i = 0; i < nx && i < 8; i++) {
         uint64_t seed[W];
         for (int w = 0; w < W; w++)
             seed[w] = 0x0123456789abcdefull * (uint64_t)(i * W + w + 1);
@@ -964,7 +967,15 @@ static CUstream steps_setup(CUdeviceptr *x, int nx)
         CHECK(cuMemcpyHtoD_v2(x[i], seed, sizeof seed));
     }
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    return s;
+    for (int it = 0; it < iters; it++) {
+        uint64_t h[W], sum = 0;
+        CUdeviceptr shown = launches(s, x, it);
+        CHECK(cuStreamSynchronize(s));
+        CHECK(cuMemcpyDtoH_v2(h, shown, sizeof h));
+        for (int w = 0; w < W; w++)
+            sum = (sum ^ h[w]) * 0x100000001b3ull;
+        printf("%d %s %016llx\n", it, name, (unsigned long long)sum);
+    }
 }
 
 static void launch_step(CUstream s, int op, CUdeviceptr x, uint64_t v)
@@ -972,77 +983,53 @@ static void launch_step(CUstream s, int op, CUdeviceptr x, uint64_t v)
     launch(k_step[op], s, (void *[]){&x, &v});
 }
 
-/* Prints a hash of a state, read with a synchronous copy after the stream's
-** synchronize. */
-static void show_state(int it, const char *what, CUdeviceptr x)
-{
-    uint64_t h[W], sum = 0;
-    CHECK(cuMemcpyDtoH_v2(h, x, sizeof h));
-    for (int w = 0; w < W; w++)
-        sum = (sum ^ h[w]) * 0x100000001b3ull;
-    printf("%d %s %016llx\n", it, what, (unsigned long long)sum);
-}
-
 /* One kernel, with the same arguments, 300 times between synchronizes: a
 ** timing loop, or a solver's inner loop. */
-static void loop1(int iters)
+static CUdeviceptr loop1_launches(CUstream s, const CUdeviceptr *x, int it)
 {
-    CUdeviceptr x;
-    CUstream s = steps_setup(&x, 1);
-    for (int it = 0; it < iters; it++) {
-        for (int j = 0; j < 300; j++)
-            launch_step(s, 0, x, 7);
-        CHECK(cuStreamSynchronize(s));
-        show_state(it, "loop1", x);
-    }
+    (void)it;
+    for (int j = 0; j < 300; j++)
+        launch_step(s, 0, x[0], 7);
+    return x[0];
 }
 
 /* A body of five different kernels, 200 times back to back, then a synchronize. */
-static void body5(int iters)
+static CUdeviceptr body5_launches(CUstream s, const CUdeviceptr *x, int it)
 {
-    CUdeviceptr x;
-    CUstream s = steps_setup(&x, 1);
-    for (int it = 0; it < iters; it++) {
-        for (int r = 0; r < 200; r++)
-            for (int op = 0; op < 5; op++)
-                launch_step(s, op, x, (uint64_t)op + 1);
-        CHECK(cuStreamSynchronize(s));
-        show_state(it, "body5", x);
-    }
+    (void)it;
+    for (int r = 0; r < 200; r++)
+        for (int op = 0; op < 5; op++)
+            launch_step(s, op, x[0], (uint64_t)op + 1);
+    return x[0];
 }
 
 /* 20 kernels a synchronize apart, the same every iteration but for their scalar
 ** arguments, which change every iteration (an optimizer's step count and
 ** learning rate) and differ within one (no run repeats inside a segment). */
-static void scalars(int iters)
+static CUdeviceptr scalars_launches(CUstream s, const CUdeviceptr *x, int it)
 {
-    CUdeviceptr x;
-    CUstream s = steps_setup(&x, 1);
-    for (int it = 0; it < iters; it++) {
-        for (int j = 0; j < 20; j++)
-            launch_step(s, j % 5, x, (uint64_t)it * 1000003 + (uint64_t)j);
-        CHECK(cuStreamSynchronize(s));
-        show_state(it, "scalars", x);
-    }
+    for (int j = 0; j < 20; j++)
+        launch_step(s, j % 5, x[0], (uint64_t)it * 1000003 + (uint64_t)j);
+    return x[0];
 }
 
 /* 20 kernels a synchronize apart, the same every iteration but for their
 ** buffers, which rotate among three sets of two (a caching allocator's
 ** addresses): 19 steps on the set's two buffers in turn, then a fold of one
 ** into the other. */
-static void rotate(int iters)
+static CUdeviceptr rotate_launches(CUstream s, const CUdeviceptr *x, int it)
 {
-    CUdeviceptr x[6];
-    CUstream s = steps_setup(x, 6);
-    for (int it = 0; it < iters; it++) {
-        CUdeviceptr a = x[2 * (it % 3)], b = x[2 * (it % 3) + 1];
-        for (int j = 0; j < 19; j++)
-            launch_step(s, j % 5, j % 2 ? b : a, (uint64_t)j);
-        launch(k_fold, s, (void *[]){&b, &a});
-        CHECK(cuStreamSynchronize(s));
-        show_state(it, "rotate", b);
-    }
+    CUdeviceptr a = x[2 * (it % 3)], b = x[2 * (it % 3) + 1];
+    for (int j = 0; j < 19; j++)
+        launch_step(s, j % 5, j % 2 ? b : a, (uint64_t)j);
+    launch(k_fold, s, (void *[]){&b, &a});
+    return b;
 }
+
+static void loop1(int iters) { steps_loop(iters, "loop1", 1, loop1_launches); }
+static void body5(int iters) { steps_loop(iters, "body5", 1, body5_launches); }
+static void scalars(int iters) { steps_loop(iters, "scalars", 1, scalars_launches); }
+static void rotate(int iters) { steps_loop(iters, "rotate", 6, rotate_launches); }
 
 static const struct {
     const char *name;
