@@ -5,7 +5,8 @@
 //   eager  the plain program: launches each iteration (run it with and without
 //          graphshim preloaded)
 //   graph  the same work as a hand-written CUDA graph: one iteration captured once
-//          with cudaStreamBeginCapture, then replayed each iteration
+//          with cudaStreamBeginCapture, then replayed each iteration (scalars and
+//          rotate: see below)
 //
 // Every iteration ends with cudaStreamSynchronize.  Prints
 // `us_per_iter <median over REPS>` and a checksum of the result (the two modes
@@ -18,6 +19,18 @@
 //                               iteration: nothing ever repeats (the worst case)
 //   h2d_pinned h2d_pageable     4 KiB H2D copy in, 20 tiny kernels, D2H out (pinned)
 //   cublas                      cublasSgemm 128x128x128 + an elementwise kernel
+//   loop1                       one tiny kernel 1000 times, the same arguments each
+//                               time, then the synchronize (a timing loop)
+//   body5                       5 different tiny kernels, 200 times back to back
+//   scalars                     20 tiny kernels whose scalar arguments change every
+//                               iteration (an optimizer's step); graph: built once,
+//                               each node's arguments set with
+//                               cudaGraphExecKernelNodeSetParams every iteration
+//   rotate                      20 tiny kernels whose buffers rotate among 3 sets of
+//                               two (a caching allocator's addresses); graph: one
+//                               captured per set, launched in turn
+// The last four mix the words of their buffers as integers (bench_mix), which
+// never settle: the checksum shows every launch, their order and their count.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include "check.cuh"
@@ -35,6 +48,25 @@ __global__ void bench_axpb(float *x, float a, float b, int n)
         x[i] = a * x[i] + b;
 }
 
+// x = (x ^ (v + J)) * p + J, word by word: a bijection; J makes five different
+// kernels of one source.
+template <int J>
+__global__ void bench_mix(unsigned *x, unsigned v, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        x[i] = (x[i] ^ (v + J)) * 16777619u + J;
+}
+
+typedef void (*MixKernel)(unsigned *, unsigned, int);
+static const MixKernel mixers[5] = {bench_mix<0>, bench_mix<1>, bench_mix<2>, bench_mix<3>, bench_mix<4>};
+
+// dst = mix of dst and src, word by word.
+__global__ void bench_fold(unsigned *dst, const unsigned *src, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        dst[i] = (dst[i] ^ src[i]) * 16777619u + 1u;
+}
+
 static double now_us()
 {
     timespec t;
@@ -47,6 +79,9 @@ struct Work {
     int k = 20;
     int n = 1024;
     bool copies = false, pageable = false, norepeat = false, gemm = false;
+    bool mixing = false, scalars = false; // the bench_mix workloads; scalars: arguments change
+    int repeat = 1, sets = 1;             // runs of the k kernels per iteration; rotation sets
+    std::vector<unsigned *> xs, ys;       // bench_mix: buffers of each rotation set
     cudaStream_t s;
     float *x = nullptr, *hin = nullptr, *hout = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
     cublasHandle_t h = nullptr;
@@ -60,6 +95,15 @@ struct Work {
         for (int i = 0; i < n; i++)
             init[i] = (float)(i % 97) / 97.0f;
         CK(cudaMemcpy(x, init.data(), (size_t)n * sizeof(float), cudaMemcpyHostToDevice));
+        for (int r = 0; mixing && r < 2 * sets; r++) { // each buffer of each set its own words
+            unsigned *buf;
+            std::vector<unsigned> v(n);
+            for (int i = 0; i < n; i++)
+                v[i] = (unsigned)(r * n + i + 1) * 2654435761u;
+            CK(cudaMalloc(&buf, (size_t)n * sizeof(unsigned)));
+            CK(cudaMemcpy(buf, v.data(), v.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
+            (r % 2 ? ys : xs).push_back(buf);
+        }
         if (copies) {
             size_t bytes = 1024 * sizeof(float);
             if (pageable)
@@ -88,10 +132,78 @@ struct Work {
         }
     }
 
+    int grid() const { return n > 4096 ? 1024 : (n + 255) / 256; }
+
+    // The bench_mix workloads: launch j of iteration it, as kernel, buffer and v.
+    // rotate's last launch is the fold instead.
+    MixKernel mix_kernel(int j) const { return mixers[j % 5]; }
+    unsigned *mix_buffer(long it, int j) const { return sets > 1 && j % 2 ? ys[it % sets] : xs[it % sets]; }
+    unsigned mix_arg(long it, int j) const { return scalars ? (unsigned)(it * 1000003 + j) : (unsigned)(j + 7); }
+
+    void mix_body()
+    {
+        for (int r = 0; r < repeat; r++)
+            for (int j = 0; j < k; j++) {
+                if (sets > 1 && j == k - 1)
+                    bench_fold<<<grid(), 256, 0, s>>>(ys[iter % sets], xs[iter % sets], n);
+                else
+                    mix_kernel(j)<<<grid(), 256, 0, s>>>(mix_buffer(iter, j), mix_arg(iter, j), n);
+            }
+    }
+
+    // scalars' hand-written graph: its k kernel nodes in a chain, built with the
+    // arguments of iteration 0.  The graph stays alive: its nodes name the
+    // executable's nodes for set_scalars.
+    cudaGraphExec_t scalar_graph(std::vector<cudaGraphNode_t> &nodes)
+    {
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CK(cudaGraphCreate(&g, 0));
+        nodes.resize(k);
+        for (int j = 0; j < k; j++) {
+            MixNode p(*this, 0, j);
+            CK(cudaGraphAddKernelNode(&nodes[j], g, j ? &nodes[j - 1] : nullptr, j ? 1 : 0, &p.params));
+        }
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        return ge;
+    }
+
+    // Sets the arguments of iteration it in scalars' executable.
+    void set_scalars(cudaGraphExec_t ge, const std::vector<cudaGraphNode_t> &nodes, long it)
+    {
+        for (int j = 0; j < k; j++) {
+            MixNode p(*this, it, j);
+            CK(cudaGraphExecKernelNodeSetParams(ge, nodes[j], &p.params));
+        }
+    }
+
+    // A kernel node's parameters for launch j of iteration it; params points
+    // into the object, which must not be copied.
+    struct MixNode {
+        unsigned *x;
+        unsigned v;
+        int n;
+        void *args[3] = {&x, &v, &n};
+        cudaKernelNodeParams params = {};
+        MixNode(const Work &w, long it, int j) : x(w.mix_buffer(it, j)), v(w.mix_arg(it, j)), n(w.n)
+        {
+            params.func = (void *)w.mix_kernel(j);
+            params.gridDim = dim3(w.grid());
+            params.blockDim = dim3(256);
+            params.kernelParams = args;
+        }
+        MixNode(const MixNode &) = delete;
+    };
+
     // One iteration's work, without the final synchronize.
     void body()
     {
-        int blocks = n > 4096 ? 1024 : (n + 255) / 256;
+        int blocks = grid();
+        if (mixing) {
+            mix_body();
+            iter++;
+            return;
+        }
         if (copies)
             CK(cudaMemcpyAsync(x, hin, 1024 * sizeof(float), cudaMemcpyHostToDevice, s));
         if (gemm) {
@@ -115,15 +227,20 @@ struct Work {
         iter++;
     }
 
+    // FNV-1a of the first 4096 words of x, or of every bench_mix buffer.
     unsigned checksum()
     {
-        std::vector<float> v(std::min(n, 4096));
-        CK(cudaMemcpy(v.data(), x, v.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        std::vector<const void *> bufs{x};
+        if (mixing) {
+            bufs.assign(xs.begin(), xs.end());
+            bufs.insert(bufs.end(), ys.begin(), ys.end());
+        }
         unsigned hsh = 2166136261u;
-        for (float f : v) {
-            unsigned u;
-            memcpy(&u, &f, 4);
-            hsh = (hsh ^ u) * 16777619u;
+        for (const void *b : bufs) {
+            std::vector<unsigned> v(std::min(n, 4096));
+            CK(cudaMemcpy(v.data(), b, v.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+            for (unsigned u : v)
+                hsh = (hsh ^ u) * 16777619u;
         }
         return hsh;
     }
@@ -152,6 +269,14 @@ int main(int argc, char **argv)
         w.copies = w.pageable = true;
     else if (n == "cublas")
         w.gemm = true, w.k = 0;
+    else if (n == "loop1")
+        w.mixing = true, w.k = 1, w.repeat = 1000;
+    else if (n == "body5")
+        w.mixing = true, w.k = 5, w.repeat = 200;
+    else if (n == "scalars")
+        w.mixing = w.scalars = true;
+    else if (n == "rotate")
+        w.mixing = true, w.sets = 3;
     else {
         fprintf(stderr, "unknown workload %s\n", n.c_str());
         return 2;
@@ -162,20 +287,30 @@ int main(int argc, char **argv)
     }
     w.setup();
 
-    cudaGraphExec_t ge = nullptr;
-    if (graph) {
-        cudaGraph_t g;
-        CK(cudaStreamBeginCapture(w.s, cudaStreamCaptureModeThreadLocal));
-        w.body();
-        CK(cudaStreamEndCapture(w.s, &g));
-        CK(cudaGraphInstantiate(&ge, g, 0));
-        CK(cudaGraphDestroy(g));
-    }
-    auto one = [&]() {
-        if (graph)
-            CK(cudaGraphLaunch(ge, w.s));
-        else
+    std::vector<cudaGraphExec_t> ge;    // one per rotation set
+    std::vector<cudaGraphNode_t> nodes; // scalars: the kernel nodes, in launch order
+    if (graph && w.scalars) {
+        ge.push_back(w.scalar_graph(nodes));
+    } else if (graph) {
+        for (int r = 0; r < w.sets; r++) { // body() goes on to the next set
+            cudaGraph_t g;
+            CK(cudaStreamBeginCapture(w.s, cudaStreamCaptureModeThreadLocal));
             w.body();
+            CK(cudaStreamEndCapture(w.s, &g));
+            CK(cudaGraphInstantiate(&ge.emplace_back(), g, 0));
+            CK(cudaGraphDestroy(g));
+        }
+    }
+    long launched = 0; // graph: iterations launched
+    auto one = [&]() {
+        if (graph) {
+            if (w.scalars)
+                w.set_scalars(ge[0], nodes, launched);
+            CK(cudaGraphLaunch(ge[launched % ge.size()], w.s));
+            launched++;
+        } else {
+            w.body();
+        }
         CK(cudaStreamSynchronize(w.s));
     };
     for (int i = 0; i < 20; i++) // warm-up: lazy loading, and graphshim's learning

@@ -71,6 +71,7 @@ run_workload() {
 pin() { if [ -n "${BENCH_CPUS:-}" ]; then taskset -c "$BENCH_CPUS" "$@"; else "$@"; fi; }
 bench() { pin "$B/bench" "$@"; }
 torch_mlp() { local d=$1 l=$2 b=$3 mode=$4 iters=$5; pin python3 bench/torch_mlp_bench.py --d "$d" --layers "$l" --batch "$b" --mode "$mode" --iters "$iters"; }
+torch_adamw() { local d=$1 l=$2 b=$3 mode=$4 iters=$5; pin python3 bench/torch_adamw_bench.py --d "$d" --layers "$l" --batch "$b" --mode "$mode" --iters "$iters"; }
 
 : >"$OUT/bench.txt"
 rm -rf "$B/reports"
@@ -85,9 +86,15 @@ run_workload norepeat 500 bench norepeat
 run_workload h2d_pinned 500 bench h2d_pinned
 run_workload h2d_pageable 500 bench h2d_pageable
 run_workload cublas 500 bench cublas
+run_workload loop1 50 bench loop1     # 1000 launches an iteration
+run_workload body5 50 bench body5     # 1000 launches an iteration
+run_workload scalars 500 bench scalars
+run_workload rotate 500 bench rotate
 if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch d256 L8 B1" 200 torch_mlp 256 8 1
     run_workload "torch d1024 L12 B8" 100 torch_mlp 1024 12 8
+    # graph: capturable AdamW, whose checksum may differ (torch_adamw_bench.py)
+    run_workload "torch adamw d256 L8 B32" 100 torch_adamw 256 8 32
 fi
 tar czf "$OUT/reports.tar.gz" -C "$B" reports && rm -rf "$B/reports" # the graphshim runs' reports
 echo | tee -a "$OUT/bench.txt"

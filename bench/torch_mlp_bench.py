@@ -25,15 +25,34 @@ class Block(torch.nn.Module):
         return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
 
 
-def main():
+def options(batch, iters):
+    """The options of the PyTorch benchmarks, with their defaults of batch and iters."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["eager", "graph"], default="eager")
     ap.add_argument("--d", type=int, default=256)
     ap.add_argument("--layers", type=int, default=8)
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--iters", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=batch)
+    ap.add_argument("--iters", type=int, default=iters)
     ap.add_argument("--reps", type=int, default=5)
-    a = ap.parse_args()
+    return ap
+
+
+def print_time(step, iters, reps):
+    """Times reps rounds of iters calls of step(), each followed by
+    torch.cuda.synchronize(), and prints the median time per call."""
+    per = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            step()
+            torch.cuda.synchronize()
+        per.append((time.perf_counter() - t0) / iters * 1e6)
+    per.sort()
+    print(f"us_per_iter {per[len(per) // 2]:.3f}")
+
+
+def main():
+    a = options(batch=1, iters=300).parse_args()
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[Block(a.d) for _ in range(a.layers)]).cuda().eval()
@@ -57,16 +76,8 @@ def main():
         for _ in range(20):
             step()
             torch.cuda.synchronize()
-        per = []
-        for _ in range(a.reps):
-            t0 = time.perf_counter()
-            for _ in range(a.iters):
-                step()
-                torch.cuda.synchronize()
-            per.append((time.perf_counter() - t0) / a.iters * 1e6)
+        print_time(step, a.iters, a.reps)
         out = y if a.mode == "graph" else y_eager
-        per.sort()
-        print(f"us_per_iter {per[len(per) // 2]:.3f}")
         print(f"checksum {hashlib.sha256(out.float().cpu().numpy().tobytes()).hexdigest()[:16]}")
 
 

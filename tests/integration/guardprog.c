@@ -10,6 +10,15 @@
 ** the right values; under graphshim it must print the same; with the rule turned
 ** off (GRAPHSHIM_TEST_DROP_RULE) it prints something else, or hangs.
 **
+** Four scenarios are about what the engine can graph, not about a rule: work
+** that repeats inside one segment (loop1: one kernel 300 times; body5: a body
+** of five kernels 200 times) and segments that repeat with other arguments
+** (scalars: changed scalar arguments every iteration; rotate: buffers that
+** rotate among three sets).  Each prints a hash of its state that depends on
+** every launch, on their order and on their count.  ITERS defaults to 8 for
+** every scenario; the four above run in a few milliseconds over the fake driver
+** even at 40.
+**
 ** Kernels are fake-driver host functions (tests/fakecuda/fakecuda.h).  Device
 ** memory of the fake driver is host memory, and pinned host memory is readable by
 ** kernels, like mapped memory on a GPU.
@@ -894,6 +903,134 @@ static void race_ctx_sync(int iters)
 }
 
 
+/* --- Work that repeats inside a segment, or with other arguments ----------- */
+
+/* Five different steps on a state of W words, each a bijection and no two of
+** them commuting: the state after a run of launches depends on every launch,
+** on their order and on their count, so a dropped, repeated or reordered launch
+** shows in the printed hash. */
+#define W 4
+
+static void step(void **params, int op)
+{
+    uint64_t *x = FAKECUDA_ARG(uint64_t *, 0), v = FAKECUDA_ARG(uint64_t, 1);
+    for (int i = 0; i < W; i++) {
+        uint64_t y = x[i];
+        switch (op) {
+        case 0: y = (y ^ (v + (uint64_t)i)) * 0x100000001b3ull; break;
+        case 1: y += v * 0x9e3779b97f4a7c15ull + (uint64_t)i; break;
+        case 2: y *= 2 * v + 3; break;
+        case 3: y = (y << 13 | y >> 51) ^ v; break;
+        default: y ^= (y >> 29) ^ (v << 7); break;
+        }
+        x[i] = y;
+    }
+}
+
+FAKECUDA_KERNEL(step0, sizeof(uint64_t *), sizeof(uint64_t)) { step(params, 0); }
+FAKECUDA_KERNEL(step1, sizeof(uint64_t *), sizeof(uint64_t)) { step(params, 1); }
+FAKECUDA_KERNEL(step2, sizeof(uint64_t *), sizeof(uint64_t)) { step(params, 2); }
+FAKECUDA_KERNEL(step3, sizeof(uint64_t *), sizeof(uint64_t)) { step(params, 3); }
+FAKECUDA_KERNEL(step4, sizeof(uint64_t *), sizeof(uint64_t)) { step(params, 4); }
+
+/* dst = mix of dst and src, word by word. */
+FAKECUDA_KERNEL(fold, sizeof(uint64_t *), sizeof(uint64_t *))
+{
+    uint64_t *dst = FAKECUDA_ARG(uint64_t *, 0), *src = FAKECUDA_ARG(uint64_t *, 1);
+    for (int i = 0; i < W; i++)
+        dst[i] = (dst[i] ^ src[i]) * 0x100000001b3ull + 1;
+}
+
+static CUfunction k_step[5], k_fold;
+
+/* Loads the step kernels and creates nx states, each with its own seed.  Then,
+** each iteration: the scenario's launches on a stream of its own (launches
+** returns the state to show), the stream's synchronize, and the hash of that
+** state, read with a synchronous copy. */
+static void steps_loop(int iters, const char *name, int nx, CUdeviceptr (*launches)(CUstream, const CUdeviceptr *, int))
+{
+    CUmodule m;
+    CUstream s;
+    CUdeviceptr x[8];
+    char fn[8];
+    CHECK(cuModuleLoadData(&m, "image"));
+    for (int op = 0; op < 5; op++) {
+        snprintf(fn, sizeof fn, "step%d", op);
+        CHECK(cuModuleGetFunction(&k_step[op], m, fn));
+    }
+    CHECK(cuModuleGetFunction(&k_fold, m, "fold"));
+    for (int i = 0; i < nx && i < 8; i++) {
+        uint64_t seed[W];
+        for (int w = 0; w < W; w++)
+            seed[w] = 0x0123456789abcdefull * (uint64_t)(i * W + w + 1);
+        CHECK(cuMemAlloc_v2(&x[i], sizeof seed));
+        CHECK(cuMemcpyHtoD_v2(x[i], seed, sizeof seed));
+    }
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        uint64_t h[W], sum = 0;
+        CUdeviceptr shown = launches(s, x, it);
+        CHECK(cuStreamSynchronize(s));
+        CHECK(cuMemcpyDtoH_v2(h, shown, sizeof h));
+        for (int w = 0; w < W; w++)
+            sum = (sum ^ h[w]) * 0x100000001b3ull;
+        printf("%d %s %016llx\n", it, name, (unsigned long long)sum);
+    }
+}
+
+static void launch_step(CUstream s, int op, CUdeviceptr x, uint64_t v)
+{
+    launch(k_step[op], s, (void *[]){&x, &v});
+}
+
+/* One kernel, with the same arguments, 300 times between synchronizes: a
+** timing loop, or a solver's inner loop. */
+static CUdeviceptr loop1_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    (void)it;
+    for (int j = 0; j < 300; j++)
+        launch_step(s, 0, x[0], 7);
+    return x[0];
+}
+
+/* A body of five different kernels, 200 times back to back, then a synchronize. */
+static CUdeviceptr body5_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    (void)it;
+    for (int r = 0; r < 200; r++)
+        for (int op = 0; op < 5; op++)
+            launch_step(s, op, x[0], (uint64_t)op + 1);
+    return x[0];
+}
+
+/* 20 kernels a synchronize apart, the same every iteration but for their scalar
+** arguments, which change every iteration (an optimizer's step count and
+** learning rate) and differ within one (no run repeats inside a segment). */
+static CUdeviceptr scalars_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    for (int j = 0; j < 20; j++)
+        launch_step(s, j % 5, x[0], (uint64_t)it * 1000003 + (uint64_t)j);
+    return x[0];
+}
+
+/* 20 kernels a synchronize apart, the same every iteration but for their
+** buffers, which rotate among three sets of two (a caching allocator's
+** addresses): 19 steps on the set's two buffers in turn, then a fold of one
+** into the other. */
+static CUdeviceptr rotate_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    CUdeviceptr a = x[2 * (it % 3)], b = x[2 * (it % 3) + 1];
+    for (int j = 0; j < 19; j++)
+        launch_step(s, j % 5, j % 2 ? b : a, (uint64_t)j);
+    launch(k_fold, s, (void *[]){&b, &a});
+    return b;
+}
+
+static void loop1(int iters) { steps_loop(iters, "loop1", 1, loop1_launches); }
+static void body5(int iters) { steps_loop(iters, "body5", 1, body5_launches); }
+static void scalars(int iters) { steps_loop(iters, "scalars", 1, scalars_launches); }
+static void rotate(int iters) { steps_loop(iters, "rotate", 6, rotate_launches); }
+
 static const struct {
     const char *name;
     void (*fn)(int);
@@ -906,6 +1043,7 @@ static const struct {
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
     {"attrs", attrs},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
+    {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
 };
 
 int main(int argc, char **argv)

@@ -5,7 +5,10 @@
 ** with the rule turned off (GRAPHSHIM_TEST_DROP_RULE): the output with graphshim
 ** must equal the output without it, the engine must really have held ops, and
 ** without the rule the output must be wrong (or the program must hang, for the
-** watchdog).  Then the knobs that shape learning, and threads.
+** watchdog).  Then the knobs that shape learning, and threads.  Last, work
+** that repeats inside a segment or with other arguments: the same output under
+** several settings, and the share of ops replayed (disabled until the engine
+** graphs such work).
 */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -17,14 +20,20 @@
 
 #define GUARDPROG BUILD_DIR "/tests/guardprog"
 
-/* A number in the report's totals, e.g. total(report, "replays"). */
-static long total(const char *report, const char *key)
+/* A number in the report's totals, e.g. total_f(report, "hit_rate"); -1 if absent. */
+static double total_f(const char *report, const char *key)
 {
     char pat[64];
     const char *t = report ? strstr(report, "\"totals\"") : NULL, *p;
     snprintf(pat, sizeof pat, "\"%s\": ", key);
     p = t ? strstr(t, pat) : NULL;
-    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+    return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+/* A count in the report's totals, e.g. total(report, "replays"). */
+static long total(const char *report, const char *key)
+{
+    return (long)total_f(report, key);
 }
 
 struct rule {
@@ -384,4 +393,92 @@ Test(engine, public_api_pauses_and_counts)
     cr_assert_str_empty(base.err, "without graphshim the API is absent: %s", base.err);
     cr_assert_eq(count_lines(r.err, "gs_stats=0 ops=24 replays=6 graphs=1"), 1, "%s", r.err);
     run_free(&base), run_free(&r);
+}
+
+/* --- Work that repeats inside a segment, or with other arguments ------------- */
+
+/* guardprog's loop1, body5, scalars and rotate, with the ops each run issues. */
+struct repeating {
+    char scenario[16], iters[8];
+    long ops;
+};
+
+static struct repeating repeating[] = {
+    {"loop1", "8", 8 * 300}, {"body5", "8", 8 * 1000}, {"scalars", "12", 12 * 20}, {"rotate", "12", 12 * 20},
+};
+
+ParameterizedTestParameters(engine, repeating_work_keeps_its_output_under_every_setting)
+{
+    return cr_make_param_array(struct repeating, repeating, sizeof repeating / sizeof repeating[0]);
+}
+
+/* The output under graphshim equals the output without it, under the default
+** knobs and under settings that move where held work goes out (warm-up of one,
+** no early chunks, a chunk after every op, single ops graphed, one graph kept,
+** a watchdog that may fire inside a segment), and the engine saw every launch. */
+ParameterizedTest(struct repeating *c, engine, repeating_work_keeps_its_output_under_every_setting, .timeout = 120)
+{
+    static const char *const settings[] = {
+        NULL, "GRAPHSHIM_WARMUP=1", "GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_CHUNK_OPS=1", "GRAPHSHIM_MIN_OPS=1",
+        "GRAPHSHIM_MAX_GRAPHS=1", "GRAPHSHIM_MAX_DEFER_US=1",
+    };
+    const char *argv[] = {GUARDPROG, c->scenario, c->iters, NULL};
+    struct run base;
+
+    run_prog(&base, 0, NULL, argv, 20);
+    cr_assert_eq(base.status, 0, "%s without graphshim: %s", c->scenario, base.err);
+    cr_assert_eq(count_lines(base.out, c->scenario), atoi(c->iters), "%s", base.out);
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        const char *setting = settings[i] ? settings[i] : "defaults";
+        struct run on;
+        char *report;
+
+        run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", settings[i], NULL}, argv, 20);
+        cr_assert_eq(on.status, 0, "%s, %s: %s", c->scenario, setting, on.err);
+        cr_assert_str_eq(on.out, base.out, "%s, %s: graphshim changed the output", c->scenario, setting);
+        report = run_file(&on, "report.json");
+        cr_assert_eq(total(report, "ops"), c->ops, "%s, %s: %s", c->scenario, setting, report);
+        free(report);
+        run_free(&on);
+    }
+    run_free(&base);
+}
+
+/* Share of the ops that were replayed as graphs (totals.hit_rate) when guardprog
+** runs the scenario under graphshim, with the output checked against a run
+** without it.  The gain check is off and the watchdog waits a second, as in
+** replays_with. */
+static void assert_hit_rate(const char *scenario, const char *iters, double at_least)
+{
+    char *report;
+    replays_with(scenario, NULL, iters, &report);
+    cr_assert_geq(total_f(report, "hit_rate"), at_least, "%s %s: %s", scenario, iters, report);
+    free(report);
+}
+
+/* Enabled when bodies land.  Four synchronizes apart, so that graphing whole
+** segments alone replays at most half of the ops (two warm-up segments). */
+Test(engine, one_kernel_looped_inside_a_segment_is_replayed, .disabled = true)
+{
+    assert_hit_rate("loop1", "4", 0.9);
+}
+
+/* Enabled when bodies land. */
+Test(engine, a_body_of_five_kernels_looped_inside_a_segment_is_replayed, .disabled = true)
+{
+    assert_hit_rate("body5", "4", 0.9);
+}
+
+/* Enabled when argument patching lands.  No two segments are alike, so graphing
+** whole segments replays nothing. */
+Test(engine, segments_whose_scalar_arguments_change_are_replayed, .disabled = true)
+{
+    assert_hit_rate("scalars", "40", 0.9);
+}
+
+/* Enabled when argument patching lands.  Graphing whole segments replays each
+** of the three sets after two warm-up segments of its own: 34 of 40 (0.85). */
+Test(engine, segments_whose_buffers_rotate_are_replayed, .disabled = true)
+{
+    assert_hit_rate("rotate", "40", 0.9);
 }
