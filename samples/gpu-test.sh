@@ -72,12 +72,15 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 #            ge: >= (libraries add their own) and the trace's gsamp_* launches == N
 #            -:  program does not count (python)
 #   replays  >0: report's replays must be > 0;  any: whatever the shim decides
+#            body>0: graphs of loop bodies (the report's body_graphs) must be > 0
 #   extra    gemms: >= `gemms N` launches of kernels not named gsamp_*
 #            tids4: launch lines from >= 4 distinct tids
 #            ex:    launches through cuLaunchKernel[_ptsz] AND cuLaunchKernelEx[_ptsz]
 # torch_basic checks PyTorch's launch paths and bytes; its sequences rarely repeat
 # exactly (a scalar argument of period 4, the caching allocator's addresses), and
 # its replays varied between 0 and 36 across GPU runs, so they are not required.
+# loop_body's segments never repeat as a whole (each loop runs one more time than
+# the last): only its loop bodies can be graphed.
 # The real clients: cufft_loop (cuFFT's own kernels between the program's);
 # torch_resnet (cuDNN convolutions), torch_encoder (fused encoder fast path) and
 # jax_tanh (XLA, command buffers off) issue the same work between every pair of
@@ -113,6 +116,7 @@ torch_cnn_train py  -   any  -
 torch_decode    py  -   any  -
 jax_tanh        py  -   >0   -
 cupy_loop       py  -   any  -
+loop_body       cu  eq  body>0 -
 '
 
 # ------------------------------------------------------------------ setup
@@ -271,10 +275,11 @@ def get(k):
     return t[k] if k in t else d.get(k)
 def num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-r, h = get("replays"), get("hit_rate")
+r, h, b = get("replays"), get("hit_rate"), get("body_graphs")
 rs = ("%d" % r if float(r).is_integer() else repr(r)) if num(r) else "NA"
 hs = ("%.4f" % h) if num(h) else "NA"
-print(rs, hs, "ok" if num(r) else "noreplays")
+bs = ("%d" % b) if num(b) else "NA"
+print(rs, hs, "ok" if num(r) else "noreplays", bs)
 PYEOF
 }
 
@@ -407,16 +412,18 @@ run_case() {
     fi
 
     # report
-    local rep="NA NA missing" replays hit rstat
+    local rep="NA NA missing NA" replays hit rstat bodyg
     rep=$(parse_report "$dir/report.json")
-    read -r replays hit rstat <<<"$rep"
-    replays=${replays:-NA} hit=${hit:-NA} rstat=${rstat:-noparse}
+    read -r replays hit rstat bodyg <<<"$rep"
+    replays=${replays:-NA} hit=${hit:-NA} rstat=${rstat:-noparse} bodyg=${bodyg:-NA}
     if [ -f "$dir/report.json" ]; then
         cap_file "$dir/report.json" 262144
     fi
     if [ "$CHECK_REPORT" != 0 ]; then
         if [ "$rstat" != ok ]; then
             why+=("report: $rstat (replays not a number)")
+        elif [ "$rexp" = "body>0" ]; then
+            awk -v r="$bodyg" 'BEGIN{exit !(r > 0)}' || why+=("report: body_graphs=$bodyg, expected > 0")
         elif [ "$rexp" = ">0" ]; then
             awk -v r="$replays" 'BEGIN{exit !(r > 0)}' || why+=("report: replays=$replays, expected > 0")
             if [ "$hit" = NA ]; then
@@ -445,8 +452,10 @@ run_case() {
     else
         NPASS=$((NPASS + 1))
     fi
+    local rcol=$replays
+    [ "$bodyg" != NA ] && [ "$bodyg" != 0 ] && rcol="$replays+${bodyg}b"
     ROWS+=("$(printf '%-16s %-7s %9s %9s %-9s %8s %8s %s' "$name" "$rt" "$prog" "$seen" "$ident" \
-        "$replays" "$hit" "$res")")
+        "$rcol" "$hit" "$res")")
     local p2t=""
     [ "$p2" = yes ] && p2t=", plain2 $(run_field "$dir" plain2 time)s"
     log "  $(printf '%-16s %-7s %s  (%ds; plain %ss%s, off %ss, trace %ss, report %ss)' "$name" "$rt" "$res" \
@@ -478,7 +487,7 @@ done
 # ------------------------------------------------------------------ summary
 {
     echo
-    printf '%-16s %-7s %9s %9s %-9s %8s %8s %s\n' sample runtime launches in_trace identical replays hit_rate result
+    printf '%-16s %-7s %9s %9s %-9s %8s %8s %s\n' sample runtime launches in_trace identical 'replays(+b)' hit_rate result
     printf '%s\n' "${ROWS[@]}"
     if [ ${#FAILS[@]} -gt 0 ]; then
         echo

@@ -7,8 +7,8 @@
 ** without the rule the output must be wrong (or the program must hang, for the
 ** watchdog).  Then the knobs that shape learning, and threads.  Last, work
 ** that repeats inside a segment or with other arguments: the same output under
-** several settings, and the share of ops replayed (disabled until the engine
-** graphs such work).
+** several settings, and the share of ops replayed (for changing arguments,
+** disabled until the engine patches graphs).
 */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -456,15 +456,14 @@ static void assert_hit_rate(const char *scenario, const char *iters, double at_l
     free(report);
 }
 
-/* Enabled when bodies land.  Four synchronizes apart, so that graphing whole
-** segments alone replays at most half of the ops (two warm-up segments). */
-Test(engine, one_kernel_looped_inside_a_segment_is_replayed, .disabled = true)
+/* Four synchronizes apart, so that graphing whole segments alone replays at most
+** half of the ops (two warm-up segments): the rest is the loop bodies' work. */
+Test(engine, one_kernel_looped_inside_a_segment_is_replayed)
 {
     assert_hit_rate("loop1", "4", 0.9);
 }
 
-/* Enabled when bodies land. */
-Test(engine, a_body_of_five_kernels_looped_inside_a_segment_is_replayed, .disabled = true)
+Test(engine, a_body_of_five_kernels_looped_inside_a_segment_is_replayed)
 {
     assert_hit_rate("body5", "4", 0.9);
 }
