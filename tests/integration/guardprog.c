@@ -79,7 +79,14 @@ FAKECUDA_KERNEL(setflag, sizeof(int *), sizeof(int))
     *(volatile int *)FAKECUDA_ARG(int *, 0) = FAKECUDA_ARG(int, 1);
 }
 
-static CUfunction k_fill, k_axpb, k_copy, k_setflag, k_nccl;
+/* Counts its launches in mapped memory. */
+FAKECUDA_KERNEL(bump, sizeof(int *))
+{
+    (void)d;
+    (*(volatile int *)FAKECUDA_ARG(int *, 0))++;
+}
+
+static CUfunction k_fill, k_axpb, k_copy, k_setflag, k_nccl, k_bump;
 static int n = N;
 
 static void launch(CUfunction f, CUstream s, void **args)
@@ -740,6 +747,56 @@ static void watchdog(int iters)
     }
 }
 
+/* The same, after a loop: the host waits for the count of a kernel launched
+** 40 + it times, held as a loop body, with no CUDA call. */
+static void body_poll(int iters)
+{
+    CUstream s;
+    int *count;
+    CHECK(cuMemHostAlloc((void **)&count, sizeof *count, CU_MEMHOSTALLOC_DEVICEMAP));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        time_t t0 = time(NULL);
+        *count = 0;
+        for (int k = 0; k < 40 + it; k++)
+            launch(k_bump, s, (void *[]){&count});
+        while (*(volatile int *)count != 40 + it) {
+            if (time(NULL) - t0 > 3) {
+                fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(volatile int *)count);
+                exit(3);
+            }
+        }
+        printf("%d count %d\n", it, *(volatile int *)count);
+        CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* A loop of one kernel per module load, one launch more each time: no segment
+** repeats, only the loop body.  Functions of two modules, of one layout, in turn
+** get the same handle (the fake driver reuses an unloaded module's handles). */
+static void body_module(int iters)
+{
+    static const char *const names[] = {"mod_add", "mod_mul"};
+    CUstream s;
+    uint64_t *out;
+
+    CHECK(cuMemAllocHost_v2((void **)&out, sizeof *out));
+    *out = 1;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int r = 0; r < iters; r++) {
+        CUmodule m;
+        CUfunction f;
+        unsigned v = 3;
+        CHECK(cuModuleLoadData(&m, "image"));
+        CHECK(cuModuleGetFunction(&f, m, names[r % 2]));
+        for (int k = 0; k < 40 + r; k++)
+            CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
+        CHECK(cuStreamSynchronize(s));
+        show64(r, names[r % 2], out);
+        CHECK(cuModuleUnload(m));
+    }
+}
+
 /* A pageable source is rewritten right after the async copy returns. */
 static void staging(int iters)
 {
@@ -1037,7 +1094,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"staging", staging},
+    {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
@@ -1062,6 +1119,7 @@ int main(int argc, char **argv)
     CHECK(cuModuleGetFunction(&k_copy, m, "copy"));
     CHECK(cuModuleGetFunction(&k_setflag, m, "setflag"));
     CHECK(cuModuleGetFunction(&k_nccl, m, "ncclDevKernel_copy"));
+    CHECK(cuModuleGetFunction(&k_bump, m, "bump"));
     for (size_t i = 0; argc > 1 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
         if (strcmp(argv[1], scenarios[i].name) == 0) {
             scenarios[i].fn(iters);

@@ -47,6 +47,7 @@ static struct rule rules[] = {
     {"params", "params"},     {"watchdog", "watchdog"}, {"staging", "staging"},
     {"stream-destroy", "stream-destroy"}, {"module", "module"},
     {"many-params", "params"}, {"big-struct", "params"},
+    {"body-poll", "watchdog"}, {"body-module", "module"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)
