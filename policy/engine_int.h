@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "nvtx.h"
 #include "stream.h"
 
 /* Watchdog firings at one node after which the engine never holds through it. */
@@ -66,8 +67,9 @@ void gs__set_holding(struct gs_stream *s, int on);
 void gs__staging_wait(struct gs_stream *s);
 /* Issues the held ops eagerly and stops holding, counting why. */
 void gs__flush(struct gs_stream *s, int reason);
-/* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY. */
-int gs__launch_graph(struct gs_stream *s, struct gs_node *t);
+/* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY.  what:
+** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
+int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
 
 /* --- resolve.c --- */
 enum { GS_RESOLVE_ALL, GS_RESOLVE_BLOCKING, GS_RESOLVE_LEGACY };

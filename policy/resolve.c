@@ -48,7 +48,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     int replayed = 0, rc = -1;
 
     if (s->holding) {
-        if (t->stable && (rc = gs__launch_graph(s, t)) == 0) {
+        if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
             s->replays++;
             t->replays++;
@@ -208,6 +208,7 @@ static void segment_timed(struct gs_stream *s)
             gs__trie_unstable(t);
             gs__graph_drop_exec(t, s);
             s->bails[GS_BAIL_NO_GAIN]++;
+            gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
         } else if (v == 1) {
             t->gain_retimed = 0;
         }

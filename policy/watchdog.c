@@ -82,6 +82,7 @@ void gs__engine_init(void)
         gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s); ignored", drop, GS_RULE_NAMES);
     else if (gs__dropped_rule)
         gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s: this guard rule is OFF, results may be wrong", drop);
+    gs__nvtx_init();
     if (GS_DROPPED(GS_RULE_WATCHDOG))
         return;
     if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) == 0) {
