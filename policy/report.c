@@ -109,9 +109,11 @@ static void json_stream(struct gs_stream *s, void *arg)
     struct out seq = {o->f, 1, 0};
 
     fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ops\": %llu, \"ops_held\": %llu, "
-            "\"ops_replayed\": %llu, \"replays\": %llu, \"hit_rate\": %.4f, \"bails\": ",
+            "\"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"launches_saved\": %llu, \"hit_rate\": %.4f, "
+            "\"bails\": ",
             o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
+            (unsigned long long)s->chunks, (unsigned long long)(s->ops_replayed - s->replays - s->chunks),
             rate(s->ops_replayed, s->ops_seen));
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
