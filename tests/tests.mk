@@ -13,7 +13,7 @@
 TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DBUILD_DIR=\"$(abspath $(BUILD))\"
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c \
-               tests/integration/run.c
+               tests/integration/test_report_tool.c tests/integration/run.c
 
 # One clear line, not a compiler error, where Criterion is missing.
 criterion-check:
@@ -49,7 +49,7 @@ unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(BUILD)/tests/unit
 
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/dlopen_tool.so \
-                  $(BUILD)/tests/nvtxprobe.so \
+                  $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report \
                   $(LIB) $(FAKECUDA_LIB)
 	$(BUILD)/tests/integration
 
