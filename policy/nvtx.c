@@ -3,14 +3,24 @@
 ** CUDA toolkit (nvtx3/nvToolsExt.h; no library is linked).
 **
 ** NVTX loads a tool on its first call: it reads NVTX_INJECTION64_PATH, dlopens
-** that library (its dlsym goes through graphshim's, which passes names that are
-** not driver entry points straight on) and calls its InitializeInjectionNvtx2.
+** that library, finds its InitializeInjectionNvtx2 with dlsym and calls it.  That
+** dlsym is libc's own (bound by version below), not graphshim's exported one:
+** this floor does not call up into interpose/.
 ** gs__nvtx_init makes that first call at engine start, where graphshim holds no
 ** lock, so the tool never loads while a stream's lock is held.  Each later call
 ** raises gs__tls.depth around the tool's callback: a callback that calls the
 ** driver is not guarded (no boundary, no lock), as for graphshim's own calls.
 */
 #include "nvtx.h"
+
+#include <dlfcn.h>
+
+/* NVTX's loader calls dlsym(handle, name): make it libc's.  GLIBC_2.2.5 is the
+** x86-64 base version, present in every glibc (2.34 and later keep it beside
+** GLIBC_2.34). */
+__asm__(".symver gs__libc_dlsym, dlsym@GLIBC_2.2.5");
+void *gs__libc_dlsym(void *handle, const char *name);
+#define dlsym(handle, name) gs__libc_dlsym(handle, name)
 
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
