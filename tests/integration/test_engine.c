@@ -17,16 +17,6 @@
 
 #define GUARDPROG BUILD_DIR "/tests/guardprog"
 
-/* A number in the report's totals, e.g. total(report, "replays"). */
-static long total(const char *report, const char *key)
-{
-    char pat[64];
-    const char *t = report ? strstr(report, "\"totals\"") : NULL, *p;
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    p = t ? strstr(t, pat) : NULL;
-    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
-}
-
 struct rule {
     char scenario[16], rule[16];
 };

@@ -20,16 +20,6 @@
 #define GUARDPROG BUILD_DIR "/tests/guardprog"
 #define PROBE "NVTX_INJECTION64_PATH=" BUILD_DIR "/tests/nvtxprobe.so"
 
-/* A number in the report's totals. */
-static long total(const char *report, const char *key)
-{
-    char pat[64];
-    const char *t = report ? strstr(report, "\"totals\"") : NULL, *p;
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    p = t ? strstr(t, pat) : NULL;
-    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
-}
-
 /* The count (and in *sum the payloads) of the probe's line "EVENT graphshim MSG N SUM"; 0 if none. */
 static long probe(const char *out, const char *event, const char *msg, long *sum)
 {

@@ -18,16 +18,6 @@
 #define GUARDPROG BUILD_DIR "/tests/guardprog"
 #define LAUNCHER BUILD_DIR "/graphshim"
 
-/* A number after "key": in text (from the first "totals", if any). */
-static long num(const char *text, const char *key)
-{
-    char pat[64];
-    const char *t = text ? strstr(text, "\"totals\"") : NULL, *p;
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    p = strstr(t ? t : text ? text : "", pat);
-    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
-}
-
 /* Runs guardprog SCENARIO ITERS under graphshim with env, writing report.json in r's directory. */
 static char *report_of(struct run *r, const char *scenario, const char *iters, const char *knob)
 {
@@ -55,20 +45,20 @@ Test(report_tool, ranks_one_report)
     struct run a, t;
     char path[128], *report = report_of(&a, "slow", "20", "GRAPHSHIM_CHUNK_OPS=2"), line[128];
 
-    cr_assert_gt(num(report, "replays"), 0, "%s", report);
-    cr_assert_gt(num(strstr(report, "\"bails\""), "mismatch"), 0, "no bail to rank: %s", report);
+    cr_assert_gt(total(report, "replays"), 0, "%s", report);
+    cr_assert_gt(total(strstr(report, "\"bails\""), "mismatch"), 0, "no bail to rank: %s", report);
     snprintf(path, sizeof path, "%s/report.json", a.dir);
     tool(&t, (const char *[]){path, NULL});
     cr_assert_eq(t.status, 0, "%s", t.err);
-    snprintf(line, sizeof line, "  ops %ld, replayed as graphs %ld:", num(report, "ops"), num(report, "ops_replayed"));
+    snprintf(line, sizeof line, "  ops %ld, replayed as graphs %ld:", total(report, "ops"), total(report, "ops_replayed"));
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
-    snprintf(line, sizeof line, "saved %ld driver calls", num(report, "launches_saved"));
+    snprintf(line, sizeof line, "saved %ld driver calls", total(report, "launches_saved"));
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
     cr_assert(strstr(t.out, "streams by launches saved (1)"), "%s", t.out);
     cr_assert(strstr(t.out, "sequences by launches saved (2)"), "%s", t.out);
     /* The sequence that saved most comes first: 14 replays of 6 ops, 70 launches. */
     cr_assert(strstr(t.out, "     1              70       14       16      6  yes"), "%s\n%s", t.out, report);
-    snprintf(line, sizeof line, "%8ld  mismatch ", num(strstr(report, "\"bails\""), "mismatch"));
+    snprintf(line, sizeof line, "%8ld  mismatch ", total(strstr(report, "\"bails\""), "mismatch"));
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
     cr_assert(strstr(t.out, "arguments or buffers change"), "no hint:\n%s", t.out);
     run_free(&t);
@@ -94,11 +84,11 @@ Test(report_tool, sums_several_reports)
     cr_assert_eq(t.status, 0, "%s", t.err);
     cr_assert(strstr(t.out, "\"reports\": 2"), "%s", t.out);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        cr_assert_eq(num(t.out, keys[i]), num(ra, keys[i]) + num(rb, keys[i]), "%s:\n%s", keys[i], t.out);
-    cr_assert_eq(num(strstr(t.out, "\"bails\""), "mismatch"), num(strstr(ra, "\"bails\""), "mismatch"), "%s", t.out);
-    cr_assert_gt(num(strstr(t.out, "\"bails\""), "watchdog"), 0, "%s", t.out);
-    cr_assert_eq(num(strstr(t.out, "\"calls\""), "sync"),
-                 num(strstr(ra, "\"calls\""), "sync") + num(strstr(rb, "\"calls\""), "sync"), "%s", t.out);
+        cr_assert_eq(total(t.out, keys[i]), total(ra, keys[i]) + total(rb, keys[i]), "%s:\n%s", keys[i], t.out);
+    cr_assert_eq(total(strstr(t.out, "\"bails\""), "mismatch"), total(strstr(ra, "\"bails\""), "mismatch"), "%s", t.out);
+    cr_assert_gt(total(strstr(t.out, "\"bails\""), "watchdog"), 0, "%s", t.out);
+    cr_assert_eq(total(strstr(t.out, "\"calls\""), "sync"),
+                 total(strstr(ra, "\"calls\""), "sync") + total(strstr(rb, "\"calls\""), "sync"), "%s", t.out);
     run_free(&t);
 
     tool(&t, (const char *[]){pa, pb, NULL});

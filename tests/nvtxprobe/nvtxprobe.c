@@ -266,44 +266,51 @@ static void write_out(void)
     fclose(f);
 }
 
-static int set(NvtxFunctionTable t, unsigned size, unsigned id, NvtxFunctionPointer fn)
-{
-    if (id >= size || !t[id])
-        return 0;
-    *t[id] = fn;
-    return 1;
-}
-
 #define FN(f) ((NvtxFunctionPointer)(void *)(f))
 
+/* The callbacks, by NVTX module and callback id. */
+static const struct {
+    NvtxCallbackModule module;
+    unsigned id;
+    NvtxFunctionPointer fn;
+} callbacks[] = {
+    {NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainCreateA, FN(domain_create)},
+    {NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainDestroy, FN(domain_destroy)},
+    {NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRegisterStringA, FN(register_string)},
+    {NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainMarkEx, FN(mark)},
+    {NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePushEx, FN(push)},
+    {NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePop, FN(pop)},
+    {NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangeStartEx, FN(start)},
+    {NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangeEnd, FN(end)},
+    {NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_MarkEx, FN(mark_ex)},
+    {NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_MarkA, FN(mark_a)},
+    {NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushEx, FN(push_ex)},
+    {NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushA, FN(push_a)},
+    {NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePop, FN(pop0)},
+    {NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeStartEx, FN(start_ex)},
+    {NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeEnd, FN(end0)},
+};
+
+/* NVTX's entry point for a tool: fills NVTX's callback tables.  Returns 1, or 0
+** (NVTX then unloads the tool) without the domain API's table. */
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
     const NvtxExportTableCallbacks *cb = get ? (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS) : NULL;
-    NvtxFunctionTable t = NULL;
-    unsigned size = 0;
     const char *dc = getenv("NVTXPROBE_DRIVER_CALL");
 
     if (!cb || !cb->GetModuleFunctionTable)
         return 0;
     driver_call = dc && dc[0] == '1';
-    if (!cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &size) || !t)
-        return 0;
-    set(t, size, NVTX_CBID_CORE2_DomainCreateA, FN(domain_create));
-    set(t, size, NVTX_CBID_CORE2_DomainDestroy, FN(domain_destroy));
-    set(t, size, NVTX_CBID_CORE2_DomainRegisterStringA, FN(register_string));
-    set(t, size, NVTX_CBID_CORE2_DomainMarkEx, FN(mark));
-    set(t, size, NVTX_CBID_CORE2_DomainRangePushEx, FN(push));
-    set(t, size, NVTX_CBID_CORE2_DomainRangePop, FN(pop));
-    set(t, size, NVTX_CBID_CORE2_DomainRangeStartEx, FN(start));
-    set(t, size, NVTX_CBID_CORE2_DomainRangeEnd, FN(end));
-    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &size) && t) {
-        set(t, size, NVTX_CBID_CORE_MarkEx, FN(mark_ex));
-        set(t, size, NVTX_CBID_CORE_MarkA, FN(mark_a));
-        set(t, size, NVTX_CBID_CORE_RangePushEx, FN(push_ex));
-        set(t, size, NVTX_CBID_CORE_RangePushA, FN(push_a));
-        set(t, size, NVTX_CBID_CORE_RangePop, FN(pop0));
-        set(t, size, NVTX_CBID_CORE_RangeStartEx, FN(start_ex));
-        set(t, size, NVTX_CBID_CORE_RangeEnd, FN(end0));
+    for (size_t i = 0; i < sizeof callbacks / sizeof callbacks[0]; i++) {
+        NvtxFunctionTable t = NULL;
+        unsigned size = 0;
+        if (!cb->GetModuleFunctionTable(callbacks[i].module, &t, &size) || !t) {
+            if (callbacks[i].module == NVTX_CB_MODULE_CORE2)
+                return 0;
+            continue;
+        }
+        if (callbacks[i].id < size && t[callbacks[i].id])
+            *t[callbacks[i].id] = callbacks[i].fn;
     }
     pthread_mutex_lock(&lock);
     if (inits++ == 0)
