@@ -7,7 +7,7 @@
 #   BUILD      build directory (default build)
 #
 # Targets:
-#   all        build/libgraphshim.so and the graphshim launcher
+#   all        build/libgraphshim.so, the graphshim launcher and graphshim-report
 #   test       unit and integration tests over the fake driver (no GPU needed)
 #   demo       a sample under the shim with its report (fake driver without a GPU)
 #   gpu-test   samples with and without the shim on a GPU, compared bit for bit
@@ -33,7 +33,7 @@ GEN      := $(BUILD)/gen/driver_names.def
 
 .PHONY: all test unit-test integration-test demo gpu-test sanitize bench shim-cost docs install clean
 
-all: $(LIB) $(BUILD)/graphshim
+all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
 
 # The driver entry points of cuda.h that hooks.def does not list: each gets an
 # exported trampoline, so programs linked with -lcuda are guarded everywhere.
@@ -63,6 +63,12 @@ $(BUILD)/graphshim: scripts/graphshim
 	@mkdir -p $(@D)
 	cp $< $@
 
+# `graphshim report FILE...`: the launcher execs it from its own directory or
+# from ../lib/graphshim/.
+$(BUILD)/graphshim-report: scripts/report.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $<
+
 # --- Documentation generated from tables ----------------------------------
 $(BUILD)/knobs_doc: policy/knobs_doc.c policy/config.c policy/log.c policy/config.h
 	@mkdir -p $(@D)
@@ -90,9 +96,10 @@ bench: all
 	bash bench/bench.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
+	install -d $(DESTDIR)$(PREFIX)/lib/graphshim $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/graphshim $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BUILD)/graphshim-report $(DESTDIR)$(PREFIX)/lib/graphshim/
 	install -m 644 include/graphshim.h $(DESTDIR)$(PREFIX)/include/
 
 clean:

@@ -10,6 +10,7 @@
 
 #include "graph_cache.h"
 #include "log.h"
+#include "nvtx.h"
 
 /* --- Detection --------------------------------------------------------------- */
 
@@ -228,15 +229,23 @@ static void issue_bodies(struct gs_stream *s, CUstream st, unsigned j)
             const struct gs_key *keys[GS_BODY_MAX_PERIOD];
             for (uint32_t i = 0; i < kb->p; i++)
                 keys[i] = body_key(kb, i);
-            int rc = gs__graph_capture_keys(s, keys, kb->p, reps, &kb->exec[j]);
-            if (rc == 0) {
+            gs__nvtx_begin(GS_NVTX_CAPTURE, nops);
+            int cap = gs__graph_capture_keys(s, keys, kb->p, reps, &kb->exec[j]);
+            gs__nvtx_end();
+            if (cap == 0) {
                 s->captures++;
-            } else if (rc != GS_CAPTURE_BUSY) {
+            } else if (cap != GS_CAPTURE_BUSY) {
                 gs__debug("graph of %u bodies of %u ops failed; this body runs eagerly", reps, kb->p);
                 kb->failed = 1;
             }
         }
-        if (kb->exec[j] && GS_REAL(cuGraphLaunch)(kb->exec[j], st) == CUDA_SUCCESS) {
+        CUresult rc = CUDA_ERROR_NOT_READY;
+        if (kb->exec[j]) {
+            gs__nvtx_begin(GS_NVTX_BODY, nops);
+            rc = GS_REAL(cuGraphLaunch)(kb->exec[j], st);
+            gs__nvtx_end();
+        }
+        if (rc == CUDA_SUCCESS) {
             kb->graphs++;
             kb->ops_replayed += nops;
             s->ops_replayed += nops;
@@ -298,10 +307,8 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         }
         /* The loop ended: what it holds goes out, and the body is kept for when
         ** it comes back. */
-        if (b->held) {
-            issue_held(s);
-            s->bails[GS_BAIL_BODY_END]++;
-        }
+        if (b->held)
+            gs__flush(s, GS_BAIL_BODY_END);
         b->active = NULL;
         detect_reset(b);
     }
@@ -340,7 +347,6 @@ void gs__body_watchdog(struct gs_stream *s)
 {
     struct gs_body *b = &s->body;
 
-    issue_held(s);
     if (b->watchdog_hits < GS_WATCHDOG_HITS)
         b->watchdog_hits++;
     b->active = NULL;

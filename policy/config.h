@@ -46,6 +46,10 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
       "runs it eagerly for good where, twice, three in four replays took more "      \
       "than 10% longer than eager")                                                  \
+    X(nvtx, "GRAPHSHIM_NVTX", GS_KNOB_BOOL, 1, 0, 1,                                  \
+      "1 marks replays, early chunks, captures and bails as NVTX ranges in the "    \
+      "domain graphshim, for a tool that listens (Nsight Systems, or any "          \
+      "NVTX_INJECTION64_PATH); 0 makes no NVTX call")                                \
     X(log, "GRAPHSHIM_LOG", GS_KNOB_LEVEL, GS_LOG_WARN, GS_LOG_ERROR, GS_LOG_DEBUG,   \
       "messages on stderr: error, warn, info (adds the report table) or debug "     \
       "(adds the effective settings and lookups)")                                   \

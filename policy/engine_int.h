@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "nvtx.h"
 #include "stream.h"
 
 /* Watchdog firings at one node after which the engine never holds through it. */
@@ -67,8 +68,9 @@ void gs__set_holding(struct gs_stream *s, int on);
 void gs__staging_wait(struct gs_stream *s);
 /* Issues the held ops eagerly and stops holding, counting why. */
 void gs__flush(struct gs_stream *s, int reason);
-/* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY. */
-int gs__launch_graph(struct gs_stream *s, struct gs_node *t);
+/* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY.  what:
+** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
+int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
 
 /* --- body.c (each called locked) --- */
 /* An op the prefix tree does not hold: 1 if the body holds it, 0 if the caller
@@ -81,8 +83,8 @@ void gs__body_flush(struct gs_stream *s);
 /* At a boundary: issues what is held; the next segment is searched anew, and
 ** may go on with the body it had. */
 void gs__body_segment_end(struct gs_stream *s);
-/* The watchdog found the body's ops held too long: issues them, forgets the
-** body; after GS_WATCHDOG_HITS times the stream looks for no more bodies. */
+/* The watchdog issued a body's ops held too long: the body is set aside; after
+** GS_WATCHDOG_HITS times the stream looks for no more bodies. */
 void gs__body_watchdog(struct gs_stream *s);
 /* Issues what is held and drops the body's graphs; with learned, forgets the
 ** body too (its functions may be gone). */

@@ -66,9 +66,13 @@ static void issue_held(struct gs_stream *s, struct gs_node *to)
 void gs__flush(struct gs_stream *s, int reason)
 {
     if (s->holding == GS_HOLD_BODY) {
+        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->body.held);
         gs__body_flush(s);
+        gs__nvtx_end();
     } else {
+        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->cur->depth - s->chunk_depth);
         issue_held(s, s->cur);
+        gs__nvtx_end();
         s->holding = GS_HOLD_NONE;
         gs__set_holding(s, 0);
     }
@@ -78,8 +82,8 @@ void gs__flush(struct gs_stream *s, int reason)
 /* Launches the held ops up to node t (those past s->chunk_depth) as one graph,
 ** capturing it first if needed.  Returns 0, or -1 if no graph could be made or
 ** launched, or GS_CAPTURE_BUSY if it could not be captured now (nothing was
-** issued then).  Called locked. */
-int gs__launch_graph(struct gs_stream *s, struct gs_node *t)
+** issued then).  what names the launch for NVTX (nvtx.h).  Called locked. */
+int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 {
     CUstream st = gs__issue_stream(s);
     CUcontext prev;
@@ -93,12 +97,16 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t)
     if (!t->exec) {
         struct gs_node *stack[64], **path = t->depth > 64 ? malloc(t->depth * sizeof *path) : stack;
         gs__trie_path(t, path);
+        gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - s->chunk_depth);
         cap = gs__graph_capture(s, t, path, s->chunk_depth);
+        gs__nvtx_end();
         if (cap == 0)
             s->captures++;
         if (path != stack)
             free(path);
     }
+    if (t->exec)
+        gs__nvtx_begin(what, t->depth - s->chunk_depth); /* ended below, after the launch */
     if (!t->exec || GS_REAL(cuGraphLaunch)(t->exec, st) != CUDA_SUCCESS) {
         rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
     } else {
@@ -108,6 +116,8 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t)
         if (t->reads_staging)
             staging_issued(s, st);
     }
+    if (t->exec)
+        gs__nvtx_end();
     gs__leave_ctx(s, prev);
     return rc;
 }
@@ -142,7 +152,7 @@ static void maybe_chunk(struct gs_stream *s)
 
     if (held < 2 || c->chunk_failed || !chunk_ends_here(s, c, held))
         return;
-    int rc = gs__launch_graph(s, c);
+    int rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
     if (rc == 0) {
         s->chunks++;
     } else {

@@ -19,7 +19,7 @@
 #include "log.h"
 #include "stream.h"
 
-static const char *bail_name(int b, char *buf, size_t len)
+const char *gs__bail_name(int b, char *buf, size_t len)
 {
     static const char *const names[GS_BAIL_BOUNDARY] = {
         [GS_BAIL_MISMATCH] = "mismatch",         [GS_BAIL_WATCHDOG] = "watchdog",
@@ -87,7 +87,7 @@ static void json_bails(FILE *f, const uint64_t *bails)
     for (int b = 0; b < GS_NBAIL; b++) {
         if (!bails[b])
             continue;
-        fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", bail_name(b, buf, sizeof buf), (unsigned long long)bails[b]);
+        fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", gs__bail_name(b, buf, sizeof buf), (unsigned long long)bails[b]);
         first = 0;
     }
     fprintf(f, "}");
@@ -125,9 +125,11 @@ static void json_stream(struct gs_stream *s, void *arg)
     struct out seq = {o->f, 1, 0};
 
     fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ops\": %llu, \"ops_held\": %llu, "
-            "\"ops_replayed\": %llu, \"replays\": %llu, \"hit_rate\": %.4f, \"bails\": ",
+            "\"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"launches_saved\": %llu, \"hit_rate\": %.4f, "
+            "\"bails\": ",
             o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
+            (unsigned long long)s->chunks, (unsigned long long)(s->ops_replayed - s->replays - s->chunks),
             rate(s->ops_replayed, s->ops_seen));
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
@@ -202,7 +204,7 @@ static void text_stream(struct gs_stream *s, void *arg)
     for (int b = 0; b < GS_NBAIL; b++)
         if (s->bails[b])
             fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],
-                    bail_name(b, buf, sizeof buf));
+                    gs__bail_name(b, buf, sizeof buf));
     gs__trie_walk(&s->trie.root, text_sequence, &seq);
     for (uint32_t i = 0; i < s->nretired; i++)
         text_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays,
@@ -225,7 +227,7 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
             g->evicted, g->alive);
     for (int b = 0; b < GS_NBAIL; b++)
         if (t->bails[b])
-            fprintf(f, "  bailed out %llu x  %s\n", (unsigned long long)t->bails[b], bail_name(b, buf, sizeof buf));
+            fprintf(f, "  bailed out %llu x  %s\n", (unsigned long long)t->bails[b], gs__bail_name(b, buf, sizeof buf));
     fprintf(f, "  calls other than ops:");
     for (int c = GS_SYNC; c < GS_NCLASSES; c++)
         if (atomic_load(&gs__calls_by_class[c]))

@@ -5,9 +5,15 @@
 #ifndef GS_REPORT_H
 #define GS_REPORT_H
 
+#include <stddef.h>
+
 /* Writes the report to GRAPHSHIM_REPORT (JSON when the path ends in .json) and,
 ** at log level info, the table to stderr.  Returns 0, or -1 if the file could
 ** not be written (one warning). */
 int gs__report_write(void);
+
+/* The report's name of a bail reason (enum gs_bail): a static string, or the
+** text written into buf ("boundary-<class>"). */
+const char *gs__bail_name(int b, char *buf, size_t len);
 
 #endif

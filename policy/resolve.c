@@ -50,7 +50,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     if (s->holding == GS_HOLD_BODY)
         gs__body_segment_end(s); /* a loop's end: not a bail */
     if (s->holding) {
-        if (t->stable && (rc = gs__launch_graph(s, t)) == 0) {
+        if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
             s->replays++;
             t->replays++;
@@ -211,6 +211,7 @@ static void segment_timed(struct gs_stream *s)
             gs__trie_unstable(t);
             gs__graph_drop_exec(t, s);
             s->bails[GS_BAIL_NO_GAIN]++;
+            gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
         } else if (v == 1) {
             t->gain_retimed = 0;
         }

@@ -45,8 +45,8 @@ static void *watchdog(void *arg)
             ** gone out meanwhile and newer work be held since after `now`. */
             since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
             if (s->holding == GS_HOLD_BODY && since && gs__now_ns() - since >= limit) {
+                gs__flush(s, GS_BAIL_WATCHDOG);
                 gs__body_watchdog(s);
-                s->bails[GS_BAIL_WATCHDOG]++;
             } else if (s->holding && since && gs__now_ns() - since >= limit) {
                 struct gs_node *n = s->cur;
                 if (n->watchdog_mark != (uint32_t)s->replays)
@@ -85,6 +85,7 @@ void gs__engine_init(void)
         gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s); ignored", drop, GS_RULE_NAMES);
     else if (gs__dropped_rule)
         gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s: this guard rule is OFF, results may be wrong", drop);
+    gs__nvtx_init();
     if (GS_DROPPED(GS_RULE_WATCHDOG))
         return;
     if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) == 0) {

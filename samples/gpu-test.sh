@@ -13,6 +13,21 @@
 # to plain, launch lines in the trace matching the program's `launches <N>`
 # (see the table below) and, unless GS_CHECK_REPORT=0, the report's replays /
 # hit_rate matching the expectation.
+# tiny_stream's report is also checked row by row (check_rows: sequence rows
+# against their stream, streams against the totals).  Then, for tiny_stream
+# and each runtime, unless GS_EXTRA=0:
+#   nvtx    under the shim with tests/nvtxprobe (built here with cc) as the
+#           NVTX tool: stdout identical to plain, and the "graphshim" domain's
+#           replay, chunk, capture and bail ranges agree with the report
+#           (check_nvtx)
+#   san     compute-sanitizer --tool memcheck <build>/graphshim run -- sample 20:
+#           stdout identical to a plain run with 20 iterations, 0 sanitizer
+#           errors once graphshim's own layout-probe reports are set aside (as
+#           in make sanitize), and the shim's report written.  SKIP with a note
+#           where compute-sanitizer is absent.
+# The checks of reports can be run by hand on files:
+#   bash samples/gpu-test.sh --check-rows REPORT.json [ITERS]
+#   bash samples/gpu-test.sh --check-nvtx PROBE_OUT REPORT.json
 # Python samples also run
 #   plain2  without the shim, a second time
 # and their two plain runs must print the same stdout; if not, the sample is
@@ -36,11 +51,15 @@
 #   GS_NO_BUILD=1        do not run make (binaries already in $GS_BUILD/samples)
 #   GS_PACK_LOGS=1       at the end, pack the per-run logs into $OUT/logs.tar.gz
 #                        (leaves 4 files: summary.txt env.txt build.log logs.tar.gz)
+#   GS_EXTRA=0           skip the nvtx and compute-sanitizer runs
+#   GS_EXTRA_SAMPLE=tiny_stream   the CUDA sample they run
+#   COMPUTE_SANITIZER    the tool (default: on the PATH, else $CUDA_HOME/bin)
 #   PYTHON=python3       interpreter for the PyTorch samples
 #   NVCC_ARCH, NVCC, CUDA_HOME are passed through to samples/Makefile.
 
 set -u -o pipefail
 
+CALLER_DIR=$PWD
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 ROOT=$PWD
 T0=$SECONDS
@@ -63,6 +82,8 @@ KEEP_TRACE=${GS_KEEP_TRACE:-0}
 NO_BUILD=${GS_NO_BUILD:-0}
 PACK_LOGS=${GS_PACK_LOGS:-0}
 PYTHON=${PYTHON:-python3}
+EXTRA=${GS_EXTRA:-1}
+EXTRA_SAMPLE=${GS_EXTRA_SAMPLE:-tiny_stream}
 OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 
 # ------------------------------------------------------------------ expectations
@@ -76,6 +97,7 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 #   extra    gemms: >= `gemms N` launches of kernels not named gsamp_*
 #            tids4: launch lines from >= 4 distinct tids
 #            ex:    launches through cuLaunchKernel[_ptsz] AND cuLaunchKernelEx[_ptsz]
+#            rows:  the report passes check_rows, with the program's `iters N`
 # torch_basic checks PyTorch's launch paths and bytes; its sequences rarely repeat
 # exactly (a scalar argument of period 4, the caching allocator's addresses), and
 # its replays varied between 0 and 36 across GPU runs, so they are not required.
@@ -93,7 +115,7 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # addresses change are the coverage issue's work).  jax_tanh and cupy_loop exit
 # 77 (SKIP) where JAX / CuPy is missing, torch_resnet where torchvision is.
 EXPECT='
-tiny_stream     cu  eq  >0   -
+tiny_stream     cu  eq  >0   rows
 tiny_legacy     cu  eq  >0   -
 tiny_ptds       cu  eq  >0   -
 cublas_gemm     cu  ge  >0   gemms
@@ -119,11 +141,179 @@ cupy_loop       py  -   any  -
 loop_body       cu  eq  body>0 -
 '
 
+# ------------------------------------------------------------------ report checks
+
+# check_rows REPORT [ITERS]: the report's rows against each other.  Prints one
+# line per problem found, nothing when all hold.  Per stream: a stream that
+# replayed lists its sequences; each row's launches_saved is replays * (ops - 1)
+# and seen >= replays; the rows' replays add up to the stream's (when it lists
+# fewer than 32); sum(ops * replays) equals ops_replayed when the stream had no
+# bail (every op of a replayed segment went out as a graph, in early chunks or
+# the last launch), and is at most it otherwise; ops_replayed <= ops_held <= ops;
+# hit_rate and launches_saved (where the report has it per stream) as defined.
+# The totals are the streams' sums, bails by reason included, and a graph was
+# captured for every replayed row.  With ITERS (a program that ends one segment
+# per iteration, each a sequence of its own: tiny_stream): the rows' seen add up
+# to ITERS, and each row ran at least GRAPHSHIM_WARMUP (2) times before replaying.
+check_rows() {
+    python3 - "$1" "${2:-}" <<'PYEOF'
+import json, sys
+path, iters = sys.argv[1], sys.argv[2]
+bad = []
+try:
+    with open(path) as f:
+        d = json.load(f)
+except Exception as e:
+    print("rows: cannot read %s: %s" % (path, e)); sys.exit(0)
+def num(o, k):
+    v = o.get(k) if isinstance(o, dict) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+t = d.get("totals") if isinstance(d, dict) else None
+S = d.get("streams") if isinstance(d, dict) else None
+if not isinstance(t, dict) or not isinstance(S, list):
+    print("rows: no totals or streams"); sys.exit(0)
+if d.get("engine") is not True:
+    bad.append("engine is not on")
+if not S:
+    bad.append("no streams")
+keys = ["ops", "ops_held", "ops_replayed", "replays"]
+sums = dict((k, 0) for k in keys + ["chunks"])
+all_chunks = True
+bails = {}
+seen_sum = replayed_rows = nrows = 0
+for s in S:
+    sid = "stream %s (%s)" % (s.get("id"), s.get("kind"))
+    v = dict((k, num(s, k)) for k in keys + ["chunks", "launches_saved"])
+    if any(v[k] is None for k in keys):
+        bad.append("%s: %s missing" % (sid, [k for k in keys if v[k] is None])); continue
+    for k in keys:
+        sums[k] += v[k]
+    if v["chunks"] is None:
+        all_chunks = False
+    else:
+        sums["chunks"] += v["chunks"]
+        if v["launches_saved"] != v["ops_replayed"] - v["replays"] - v["chunks"]:
+            bad.append("%s: launches_saved %s != ops_replayed - replays - chunks" % (sid, v["launches_saved"]))
+    sb = s.get("bails") if isinstance(s.get("bails"), dict) else {}
+    for r, n in sb.items():
+        bails[r] = bails.get(r, 0) + n
+    if not v["ops_replayed"] <= v["ops_held"] <= v["ops"]:
+        bad.append("%s: not ops_replayed %d <= ops_held %d <= ops %d" % (sid, v["ops_replayed"], v["ops_held"], v["ops"]))
+    hr = s.get("hit_rate")
+    want = v["ops_replayed"] / v["ops"] if v["ops"] else 0.0
+    if not isinstance(hr, (int, float)) or abs(hr - want) > 0.00006:
+        bad.append("%s: hit_rate %r, ops_replayed/ops is %.4f" % (sid, hr, want))
+    rows = s.get("sequences") if isinstance(s.get("sequences"), list) else []
+    nrows += len(rows)
+    if v["replays"] > 0 and not rows:
+        bad.append("%s: %d replays but no sequence rows" % (sid, v["replays"]))
+    rsum = opsrep = 0
+    for i, q in enumerate(rows):
+        rid = "%s row %d" % (sid, i)
+        o, seen, rep, saved = num(q, "ops"), num(q, "seen"), num(q, "replays"), num(q, "launches_saved")
+        if None in (o, seen, rep, saved):
+            bad.append("%s: a count is missing" % rid); continue
+        if q.get("graph") not in (True, False, "failed", "dropped"):
+            bad.append("%s: graph is %r" % (rid, q.get("graph")))
+        if saved != rep * (o - 1):
+            bad.append("%s: launches_saved %d != replays %d * (ops %d - 1)" % (rid, saved, rep, o))
+        if seen < rep:
+            bad.append("%s: seen %d < replays %d" % (rid, seen, rep))
+        if rep and o < 2:
+            bad.append("%s: %d replays of a %d-op sequence (GRAPHSHIM_MIN_OPS is 2)" % (rid, rep, o))
+        if iters and rep and seen - rep < 2:
+            bad.append("%s: replayed %d of %d times: fewer than 2 warm-up runs" % (rid, rep, seen))
+        rsum += rep
+        opsrep += o * rep
+        seen_sum += seen
+        replayed_rows += rep > 0
+    if len(rows) < 32 and rsum != v["replays"]:
+        bad.append("%s: rows' replays add up to %d, the stream has %d" % (sid, rsum, v["replays"]))
+    if len(rows) < 32 and not sb and opsrep != v["ops_replayed"]:
+        bad.append("%s: sum of ops * replays over rows is %d, ops_replayed %d (no bails)" % (sid, opsrep, v["ops_replayed"]))
+    if opsrep > v["ops_replayed"]:
+        bad.append("%s: sum of ops * replays over rows %d > ops_replayed %d" % (sid, opsrep, v["ops_replayed"]))
+for k in keys + (["chunks"] if all_chunks else []):
+    if num(t, k) != sums[k]:
+        bad.append("totals.%s %s != %d, the streams' sum" % (k, num(t, k), sums[k]))
+tb = t.get("bails") if isinstance(t.get("bails"), dict) else None
+if tb != bails:
+    bad.append("totals.bails %r != the streams' %r" % (tb, bails))
+if None not in (num(t, "launches_saved"), num(t, "chunks")) and \
+        num(t, "launches_saved") != sums["ops_replayed"] - sums["replays"] - num(t, "chunks"):
+    bad.append("totals.launches_saved %d != ops_replayed - replays - chunks" % num(t, "launches_saved"))
+if (num(t, "graphs_captured") or 0) < replayed_rows:
+    bad.append("graphs_captured %s < %d replayed rows" % (num(t, "graphs_captured"), replayed_rows))
+if iters:
+    if seen_sum != int(iters):
+        bad.append("the rows' seen add up to %d, the program ran %s iterations" % (seen_sum, iters))
+for b in bad:
+    print("rows: " + b)
+PYEOF
+}
+
+# check_nvtx PROBE_OUT REPORT: the ranges tests/nvtxprobe saw in the domain
+# "graphshim" against the report of the same run.  Prints one line per problem.
+# replay ranges == replays (a replay whose ops all went out in early chunks has
+# none: not so in tiny_stream, 21 ops chunked at 8 and 16), chunk ranges ==
+# chunks, their ops (payloads) add up to ops_replayed, capture ranges ==
+# graphs_captured + graph_failures, one range per bail (a mark for no-gain),
+# every range popped.
+check_nvtx() {
+    python3 - "$1" "$2" <<'PYEOF'
+import json, sys
+bad = []
+try:
+    lines = open(sys.argv[1]).read().split("\n")
+except Exception as e:
+    print("nvtx: the tool wrote no file (%s): it was never loaded, or the program did not exit normally" % e); sys.exit(0)
+try:
+    t = json.load(open(sys.argv[2]))["totals"]
+except Exception as e:
+    print("nvtx: no report: %s" % e); sys.exit(0)
+ev = {}
+for l in lines:
+    w = l.split()
+    if len(w) == 5 and w[1] == "graphshim":
+        ev[(w[0], w[2])] = (int(w[3]), int(w[4]))
+def n(e, m): return ev.get((e, m), (0, 0))[0]
+def p(e, m): return ev.get((e, m), (0, 0))[1]
+if "domain graphshim" not in lines:
+    bad.append("no graphshim domain")
+if n("push", "replay") != t["replays"] or t["replays"] == 0:
+    bad.append("replay ranges %d, report replays %d" % (n("push", "replay"), t["replays"]))
+if n("push", "chunk") != t["chunks"]:
+    bad.append("chunk ranges %d, report chunks %d" % (n("push", "chunk"), t["chunks"]))
+if p("push", "replay") + p("push", "chunk") != t["ops_replayed"]:
+    bad.append("ops of replay and chunk ranges %d, ops_replayed %d" % (p("push", "replay") + p("push", "chunk"), t["ops_replayed"]))
+if n("push", "capture") != t["graphs_captured"] + t["graph_failures"]:
+    bad.append("capture ranges %d, graphs captured + failed %d" % (n("push", "capture"), t["graphs_captured"] + t["graph_failures"]))
+for r, c in t["bails"].items():
+    got = n("mark", r) if r == "no-gain" else n("push", r)
+    if got != c:
+        bad.append("bail %s: %d ranges, report %d" % (r, got, c))
+for (e, m), (c, _) in ev.items():
+    if e == "push" and n("pop", m) != c:
+        bad.append("%s: %d pushed, %d popped" % (m, c, n("pop", m)))
+if "open 0" not in lines or "unmatched 0" not in lines:
+    bad.append("unbalanced ranges: %s" % [l for l in lines if l.startswith(("open", "unmatched"))])
+for b in bad:
+    print("nvtx: " + b)
+PYEOF
+}
+
+# A file named on the command line, from the directory the script was started in.
+argpath() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$CALLER_DIR/$1" ;; esac; }
+case ${1:-} in
+--check-rows) check_rows "$(argpath "${2:?report}")" "${3:-}"; exit 0 ;;
+--check-nvtx) check_nvtx "$(argpath "${2:?probe output}")" "$(argpath "${3:?report}")"; exit 0 ;;
+esac
+
 # ------------------------------------------------------------------ setup
 mkdir -p "$OUT" || exit 2
 # remove only what an earlier run of this script left there
 for f in "$OUT"/*.static "$OUT"/*.shared "$OUT"/*.py "$OUT"/summary.txt "$OUT"/env.txt "$OUT"/build.log \
-    "$OUT"/logs.tar.gz; do
+    "$OUT"/logs.tar.gz "$OUT"/nvtxprobe.so "$OUT"/nvtxprobe.log; do
     [ -e "$f" ] && rm -rf -- "$f"
 done
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/gs-gpu-test.XXXXXX") || exit 2
@@ -186,7 +376,7 @@ fi
 BIN="$GS_BUILD/samples"
 
 # variables of the caller that must not leak into the runs
-declare -a UNSET=(-u LD_PRELOAD)
+declare -a UNSET=(-u LD_PRELOAD -u NVTX_INJECTION64_PATH -u NVTXPROBE_OUT)
 while read -r v; do
     [ -n "$v" ] && UNSET+=(-u "$v")
 done < <(compgen -e | grep '^GRAPHSHIM' || true)
@@ -433,6 +623,11 @@ run_case() {
                     why+=("report: hit_rate=$hit < GS_MIN_HIT_RATE=$MIN_HIT_RATE")
             fi
         fi
+        if [ "$extra" = rows ] && [ -f "$dir/report.json" ]; then
+            local w
+            check_rows "$dir/report.json" "$(kv "$dir/plain.stdout" iters)" >"$dir/rows.txt"
+            while IFS= read -r w; do why+=("report $w"); done <"$dir/rows.txt"
+        fi
     fi
 
     local res=PASS
@@ -483,6 +678,115 @@ for name in "${SEL[@]}"; do
         done
     fi
 done
+
+# ------------------------------------------------------------------ extra runs: NVTX, compute-sanitizer
+PROBE="$OUT/nvtxprobe.so"
+LAUNCHER="$(dirname "$SHIM")/graphshim"
+SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer 2>/dev/null || true)}
+[ -n "$SAN" ] || SAN=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
+[ -x "$SAN" ] || SAN=
+SAN_ITERS=20
+SAN_TIMEOUT=${GS_SAN_TIMEOUT:-600}
+
+# extra_result NAME RUNTIME DIR IDENTICAL REPLAYS [WHY...]: records a row of an
+# extra run; no WHY: PASS; WHY "SKIP: ..." alone: SKIP.
+extra_result() {
+    local name=$1 rt=$2 dir=$3 ident=$4 replays=$5 res=PASS
+    shift 5
+    if [ $# -eq 1 ] && [[ "$1" == SKIP:* ]]; then
+        res=SKIP
+        NSKIP=$((NSKIP + 1))
+        printf '%s\n' "${1#SKIP: }" >"$dir/SKIP"
+    elif [ $# -gt 0 ]; then
+        res=FAIL
+        NFAIL=$((NFAIL + 1))
+        local w
+        for w in "$@"; do FAILS+=("$name/$rt: $w"); done
+        printf '%s\n' "$@" >"$dir/FAIL"
+    else
+        NPASS=$((NPASS + 1))
+    fi
+    ROWS+=("$(printf '%-16s %-7s %9s %9s %-9s %8s %8s %s' "$name" "$rt" - - "$ident" "$replays" - "$res")")
+    log "  $(printf '%-16s %-7s %s' "$name" "$rt" "$res")${1:+  ($1)}"
+}
+
+# exit_why DIR VARIANT...: a line for each run that did not exit 0
+exit_why() {
+    local dir=$1 v rc
+    shift
+    for v in "$@"; do
+        rc=$(run_field "$dir" "$v" rc)
+        [ "$rc" = 0 ] || echo "$v: exit $rc ($(grep -v '^[[:space:]]*$' "$dir/$v.stderr" | tail -1 | cut -c1-160))"
+    done
+}
+
+# nvtx_case NAME RUNTIME: the sample under the shim with tests/nvtxprobe as the NVTX tool.
+nvtx_case() {
+    local name=$1 rt=$2 dir="$OUT/$1.nvtx.$2" bin="$BIN/$1.$2" ident=no replays=NA
+    local -a why=()
+    mkdir -p "$dir"
+    if [ ! -f "$PROBE" ]; then
+        extra_result "$name+nvtx" "$rt" "$dir" - - "cannot build tests/nvtxprobe (see $OUT/nvtxprobe.log)"
+        return
+    fi
+    run_variant "$dir" plain "$bin"
+    run_variant "$dir" nvtx LD_PRELOAD="$SHIM" NVTX_INJECTION64_PATH="$PROBE" NVTXPROBE_OUT="$dir/nvtx.txt" \
+        GRAPHSHIM_REPORT="$dir/report.json" "$bin"
+    mapfile -t why < <(exit_why "$dir" plain nvtx)
+    if cmp -s "$dir/plain.stdout" "$dir/nvtx.stdout" && [ -s "$dir/plain.stdout" ]; then
+        ident=yes
+    else
+        why+=("nvtx: stdout differs from plain")
+    fi
+    read -r replays _ <<<"$(parse_report "$dir/report.json")"
+    while IFS= read -r w; do why+=("$w"); done < <(check_nvtx "$dir/nvtx.txt" "$dir/report.json")
+    extra_result "$name+nvtx" "$rt" "$dir" "$ident" "${replays:-NA}" "${why[@]}"
+}
+
+# san_case NAME RUNTIME: compute-sanitizer memcheck over the launcher running the sample.
+san_case() {
+    local name=$1 rt=$2 dir="$OUT/$1.san.$2" bin="$BIN/$1.$2" ident=no replays=NA errs probes
+    local -a why=()
+    mkdir -p "$dir"
+    if [ -z "$SAN" ]; then
+        extra_result "$name+san" "$rt" "$dir" - - "SKIP: compute-sanitizer not found (PATH, \$CUDA_HOME/bin, COMPUTE_SANITIZER)"
+        return
+    fi
+    run_variant "$dir" plain "$bin" "$SAN_ITERS"
+    RUN_TIMEOUT=$SAN_TIMEOUT run_variant "$dir" san "$SAN" --tool memcheck --target-processes all \
+        --log-file "$dir/san.%p.log" "$LAUNCHER" run --report "$dir/report.json" -- "$bin" "$SAN_ITERS"
+    mapfile -t why < <(exit_why "$dir" plain san)
+    if cmp -s "$dir/plain.stdout" "$dir/san.stdout" && [ -s "$dir/plain.stdout" ]; then
+        ident=yes
+    else
+        why+=("san: stdout differs from plain")
+    fi
+    # graphshim's own layout probe (cuFuncGetParamInfo past the last parameter)
+    # is reported as an API error of the program: set aside, as make sanitize does.
+    read -r errs probes < <(cat "$dir"/san.*.log 2>/dev/null | awk '
+        /ERROR SUMMARY: [0-9]+ error/ { for (i = 1; i <= NF; i++) if ($i == "SUMMARY:") e += $(i + 1); found = 1 }
+        /Program hit CUDA_ERROR_INVALID_VALUE .* on CUDA API call to cu(Func|Kernel)GetParamInfo/ { p++ }
+        END { print (found ? e + 0 : "NA"), p + 0 }')
+    if [ "$errs" = NA ]; then
+        why+=("san: no 'ERROR SUMMARY' in the sanitizer log")
+    elif [ $((errs - probes)) -ne 0 ]; then
+        why+=("san: $errs sanitizer errors, $probes of them graphshim's layout probe")
+    fi
+    [ "${probes:-0}" -gt 0 ] && echo "note: $probes sanitizer reports are graphshim's layout probe" >>"$dir/notes"
+    read -r replays _ <<<"$(parse_report "$dir/report.json")"
+    [ "$CHECK_REPORT" = 0 ] || [ -f "$dir/report.json" ] || why+=("san: the shim wrote no report: it did not run")
+    extra_result "$name+san" "$rt" "$dir" "$ident" "${replays:-NA}" "${why[@]}"
+}
+
+if [ "$EXTRA" != 0 ] && printf '%s\n' "${SEL[@]}" | grep -qx "$EXTRA_SAMPLE"; then
+    log "gpu-test: extra runs of $EXTRA_SAMPLE: NVTX tool, compute-sanitizer${SAN:+ ($SAN)}"
+    "${CC:-cc}" -O2 -fPIC -shared -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$PROBE" \
+        "$ROOT/tests/nvtxprobe/nvtxprobe.c" -ldl -lpthread >"$OUT/nvtxprobe.log" 2>&1 || rm -f "$PROBE"
+    for rt in $RUNTIMES; do
+        nvtx_case "$EXTRA_SAMPLE" "$rt"
+        san_case "$EXTRA_SAMPLE" "$rt"
+    done
+fi
 
 # ------------------------------------------------------------------ summary
 {

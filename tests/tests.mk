@@ -12,7 +12,8 @@
 
 TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DBUILD_DIR=\"$(abspath $(BUILD))\"
 UNIT_SRC    := $(wildcard tests/unit/*.c)
-INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/run.c
+INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c \
+               tests/integration/test_report_tool.c tests/integration/run.c
 
 # One clear line, not a compiler error, where Criterion is missing.
 criterion-check:
@@ -39,10 +40,16 @@ $(BUILD)/tests/dlopen_tool.so: tests/integration/dlopen_tool.c
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
+# An NVTX tool that counts the ranges it sees (tests/nvtxprobe/nvtxprobe.c).
+$(BUILD)/tests/nvtxprobe.so: tests/nvtxprobe/nvtxprobe.c
+	@mkdir -p $(@D)
+	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl -lpthread
+
 unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(BUILD)/tests/unit
 
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/dlopen_tool.so \
+                  $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report \
                   $(LIB) $(FAKECUDA_LIB)
 	$(BUILD)/tests/integration
 

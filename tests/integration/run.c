@@ -98,6 +98,21 @@ char *run_file(const struct run *r, const char *name)
     return read_all(path);
 }
 
+double total_f(const char *text, const char *key)
+{
+    char pat[64];
+    const char *t = text ? strstr(text, "\"totals\"") : NULL, *p;
+
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    p = strstr(t ? t : text ? text : "", pat);
+    return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+long total(const char *text, const char *key)
+{
+    return (long)total_f(text, key);
+}
+
 int count_lines(const char *text, const char *needle)
 {
     int n = 0;

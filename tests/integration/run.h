@@ -28,6 +28,13 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
 /* Contents of a file in the run's directory (NULL if missing), NUL-terminated. */
 char *run_file(const struct run *r, const char *name);
 
+/* The number after "key": in a JSON report: in its totals when text has a
+** "totals" object, else the first in text (a part of a report, such as its
+** "bails" object); -1 if there is none.  E.g. total(report, "replays"). */
+long total(const char *text, const char *key);
+/* The same, not rounded: total_f(report, "hit_rate"). */
+double total_f(const char *text, const char *key);
+
 /* Lines of text that contain needle. */
 int count_lines(const char *text, const char *needle);
 

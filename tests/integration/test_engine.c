@@ -20,22 +20,6 @@
 
 #define GUARDPROG BUILD_DIR "/tests/guardprog"
 
-/* A number in the report's totals, e.g. total_f(report, "hit_rate"); -1 if absent. */
-static double total_f(const char *report, const char *key)
-{
-    char pat[64];
-    const char *t = report ? strstr(report, "\"totals\"") : NULL, *p;
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    p = t ? strstr(t, pat) : NULL;
-    return p ? strtod(p + strlen(pat), NULL) : -1;
-}
-
-/* A count in the report's totals, e.g. total(report, "replays"). */
-static long total(const char *report, const char *key)
-{
-    return (long)total_f(report, key);
-}
-
 struct rule {
     char scenario[16], rule[16];
 };

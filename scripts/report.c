@@ -1,0 +1,697 @@
+/*
+** report.c: graphshim-report, the program behind `graphshim report`.
+**
+**   graphshim report [--json] FILE...
+**
+** Reads graphshim's JSON reports (docs/report.md; one per process) and prints,
+** for all of them together: the totals, the streams and the sequences ranked by
+** launches saved, and the bail reasons ranked by count, each with a line on what
+** it means and what helps.  --json prints a single report unchanged, or for
+** several their summed totals, calls and bails as one JSON object.
+**
+** The file is divided into: a small JSON reader (the whole grammar, strict, with
+** line and column in its errors), the sum of the reports, the table, the JSON
+** output, and main.  Exit status: 0; 1 when a file cannot be read or is not a
+** graphshim report; 2 on bad usage.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- JSON reader ------------------------------------------------------------ */
+
+enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+struct jv {
+    int type;
+    int boolean;
+    double num;             /* every number */
+    unsigned long long u;   /* a non-negative integer, exactly; is_uint set */
+    int is_uint;
+    char *str;
+    struct jv *kids;        /* array elements or object values */
+    char **keys;            /* object keys */
+    int n, cap;
+};
+
+struct parser {
+    const char *s, *p, *file;
+    int depth;
+    char err[256];
+};
+
+#define MAX_DEPTH 64
+
+static int fail(struct parser *ps, const char *fmt, ...)
+{
+    int line = 1, col = 1;
+    va_list ap;
+    char msg[160];
+
+    if (ps->err[0])
+        return -1;
+    for (const char *q = ps->s; q < ps->p; q++) {
+        if (*q == '\n')
+            line++, col = 1;
+        else
+            col++;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(ps->err, sizeof ps->err, "%s:%d:%d: not valid JSON: %s%s", ps->file, line, col,
+             *ps->p ? "" : "the file ends early: ", msg);
+    return -1;
+}
+
+static void skip_ws(struct parser *ps)
+{
+    while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')
+        ps->p++;
+}
+
+static void *grow(void *a, int *cap, int n, size_t size)
+{
+    if (n < *cap)
+        return a;
+    *cap = *cap ? 2 * *cap : 8;
+    a = realloc(a, (size_t)*cap * size);
+    if (!a) {
+        fprintf(stderr, "graphshim report: out of memory\n");
+        exit(1);
+    }
+    return a;
+}
+
+static void put_utf8(char **o, unsigned c)
+{
+    if (c < 0x80) {
+        *(*o)++ = (char)c;
+    } else if (c < 0x800) {
+        *(*o)++ = (char)(0xc0 | c >> 6);
+        *(*o)++ = (char)(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+        *(*o)++ = (char)(0xe0 | c >> 12);
+        *(*o)++ = (char)(0x80 | (c >> 6 & 0x3f));
+        *(*o)++ = (char)(0x80 | (c & 0x3f));
+    } else {
+        *(*o)++ = (char)(0xf0 | c >> 18);
+        *(*o)++ = (char)(0x80 | (c >> 12 & 0x3f));
+        *(*o)++ = (char)(0x80 | (c >> 6 & 0x3f));
+        *(*o)++ = (char)(0x80 | (c & 0x3f));
+    }
+}
+
+static int hex4(struct parser *ps, unsigned *c)
+{
+    *c = 0;
+    for (int i = 0; i < 4; i++) {
+        char h = *ps->p++;
+        *c <<= 4;
+        if (h >= '0' && h <= '9')
+            *c |= (unsigned)(h - '0');
+        else if (h >= 'a' && h <= 'f')
+            *c |= (unsigned)(h - 'a' + 10);
+        else if (h >= 'A' && h <= 'F')
+            *c |= (unsigned)(h - 'A' + 10);
+        else
+            return ps->p--, fail(ps, "bad \\u escape in a string");
+    }
+    return 0;
+}
+
+/* Parses a string at ps->p (at its opening quote) into a new NUL-terminated buffer. */
+static int parse_string(struct parser *ps, char **out)
+{
+    const char *q = ++ps->p;
+    char *buf, *o;
+
+    while (*q && *q != '"')
+        q += *q == '\\' && q[1] ? 2 : 1;
+    if (!*q)
+        return fail(ps, "unterminated string");
+    buf = o = malloc((size_t)(q - ps->p) + 1);
+    while (*ps->p != '"') {
+        unsigned char ch = (unsigned char)*ps->p;
+        if (ch < 0x20) {
+            free(buf);
+            return fail(ps, "control character in a string");
+        }
+        if (ch != '\\') {
+            *o++ = *ps->p++;
+            continue;
+        }
+        ps->p++;
+        switch (*ps->p++) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '/': *o++ = '/'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            unsigned c;
+            if (hex4(ps, &c) != 0) {
+                free(buf);
+                return -1;
+            }
+            put_utf8(&o, c); /* 6 bytes of escape make at most 3 of UTF-8 */
+            break;
+        }
+        default:
+            ps->p--;
+            free(buf);
+            return fail(ps, "bad escape in a string");
+        }
+    }
+    ps->p++;
+    *o = '\0';
+    *out = buf;
+    return 0;
+}
+
+static int parse_number(struct parser *ps, struct jv *v)
+{
+    const char *start = ps->p;
+    char *end;
+    int integer = 1;
+
+    if (*ps->p == '-')
+        ps->p++;
+    if (*ps->p == '0')
+        ps->p++;
+    else if (*ps->p >= '1' && *ps->p <= '9')
+        while (*ps->p >= '0' && *ps->p <= '9')
+            ps->p++;
+    else
+        return fail(ps, "expected a value");
+    if (*ps->p == '.') {
+        integer = 0;
+        ps->p++;
+        if (*ps->p < '0' || *ps->p > '9')
+            return fail(ps, "expected a digit after '.'");
+        while (*ps->p >= '0' && *ps->p <= '9')
+            ps->p++;
+    }
+    if (*ps->p == 'e' || *ps->p == 'E') {
+        integer = 0;
+        ps->p++;
+        if (*ps->p == '+' || *ps->p == '-')
+            ps->p++;
+        if (*ps->p < '0' || *ps->p > '9')
+            return fail(ps, "expected a digit in an exponent");
+        while (*ps->p >= '0' && *ps->p <= '9')
+            ps->p++;
+    }
+    v->type = J_NUM;
+    v->num = strtod(start, NULL);
+    if (integer && *start != '-') {
+        errno = 0;
+        v->u = strtoull(start, &end, 10);
+        v->is_uint = errno == 0;
+    }
+    return 0;
+}
+
+static int parse_value(struct parser *ps, struct jv *v);
+
+/* An array or object, at its opening bracket. */
+static int parse_container(struct parser *ps, struct jv *v, int obj)
+{
+    char close = obj ? '}' : ']';
+
+    if (++ps->depth > MAX_DEPTH)
+        return fail(ps, "nested deeper than %d", MAX_DEPTH);
+    v->type = obj ? J_OBJ : J_ARR;
+    ps->p++;
+    skip_ws(ps);
+    if (*ps->p == close) {
+        ps->p++;
+        ps->depth--;
+        return 0;
+    }
+    for (;;) {
+        char *key = NULL;
+        skip_ws(ps);
+        if (obj) {
+            if (*ps->p != '"')
+                return fail(ps, "expected a string key in an object");
+            if (parse_string(ps, &key) != 0)
+                return -1;
+            skip_ws(ps);
+            if (*ps->p != ':') {
+                free(key);
+                return fail(ps, "expected ':' after a key");
+            }
+            ps->p++;
+        }
+        if (v->n == v->cap) {
+            v->kids = grow(v->kids, &v->cap, v->n, sizeof *v->kids);
+            if (obj) /* keys have the kids' capacity */
+                v->keys = realloc(v->keys, (size_t)v->cap * sizeof *v->keys);
+        }
+        if (obj)
+            v->keys[v->n] = key;
+        memset(&v->kids[v->n], 0, sizeof v->kids[v->n]);
+        if (parse_value(ps, &v->kids[v->n++]) != 0)
+            return -1;
+        skip_ws(ps);
+        if (*ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (*ps->p == close) {
+            ps->p++;
+            ps->depth--;
+            return 0;
+        }
+        return fail(ps, obj ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array");
+    }
+}
+
+static int parse_value(struct parser *ps, struct jv *v)
+{
+    skip_ws(ps);
+    switch (*ps->p) {
+    case '{': return parse_container(ps, v, 1);
+    case '[': return parse_container(ps, v, 0);
+    case '"': v->type = J_STR; return parse_string(ps, &v->str);
+    case 't':
+    case 'f':
+    case 'n':
+        if (strncmp(ps->p, "true", 4) == 0) {
+            v->type = J_BOOL, v->boolean = 1, ps->p += 4;
+        } else if (strncmp(ps->p, "false", 5) == 0) {
+            v->type = J_BOOL, v->boolean = 0, ps->p += 5;
+        } else if (strncmp(ps->p, "null", 4) == 0) {
+            v->type = J_NULL, ps->p += 4;
+        } else {
+            return fail(ps, "expected a value");
+        }
+        return 0;
+    case '\0': return fail(ps, "unexpected end of file");
+    default: return parse_number(ps, v);
+    }
+}
+
+/* Parses the whole text s.  Returns 0, or -1 with the error in ps->err. */
+static int json_parse(struct parser *ps, const char *file, const char *s, struct jv *root)
+{
+    memset(ps, 0, sizeof *ps);
+    memset(root, 0, sizeof *root);
+    ps->s = ps->p = s;
+    ps->file = file;
+    if (parse_value(ps, root) != 0)
+        return -1;
+    skip_ws(ps);
+    if (*ps->p)
+        return fail(ps, "text after the end of the JSON value");
+    return 0;
+}
+
+/* The value of key in object o, or NULL. */
+static const struct jv *get(const struct jv *o, const char *key)
+{
+    if (!o || o->type != J_OBJ)
+        return NULL;
+    for (int i = 0; i < o->n; i++)
+        if (strcmp(o->keys[i], key) == 0)
+            return &o->kids[i];
+    return NULL;
+}
+
+/* A count: a non-negative integer, or -1 when absent or of another type. */
+static long long count_of(const struct jv *o, const char *key)
+{
+    const struct jv *v = get(o, key);
+    return v && v->type == J_NUM && v->is_uint ? (long long)v->u : -1;
+}
+
+/* --- The sum of the reports ------------------------------------------------- */
+
+/* The counters of totals, in the report's order. */
+static const char *const total_keys[] = {"ops", "ops_held", "ops_replayed", "replays", "chunks", "launches_saved",
+                                         "graphs_captured", "graph_failures", "graphs_evicted", "graphs_alive",
+                                         "learned_dropped", "issue_errors"};
+#define NTOTALS (int)(sizeof total_keys / sizeof total_keys[0])
+enum { T_OPS, T_HELD, T_REPLAYED, T_REPLAYS, T_CHUNKS, T_SAVED, T_CAPTURED, T_FAILED, T_EVICTED, T_ALIVE };
+
+struct named {
+    char *name;
+    long long n;
+};
+
+struct stream_row {
+    const char *file, *handle, *kind;
+    long long ops, replayed, replays, saved;
+    int saved_bound; /* saved is an upper bound: the report has no per-stream chunks */
+};
+
+struct seq_row {
+    const char *file, *handle, *graph;
+    long long ops, seen, replays, saved;
+};
+
+struct sum {
+    int nreports, engine_on;
+    long long totals[NTOTALS];
+    struct named *bails, *calls;
+    int nbails, cbails, ncalls, ccalls;
+    struct stream_row *streams;
+    int nstreams, cstreams;
+    struct seq_row *seqs;
+    int nseqs, cseqs;
+};
+
+static void add_named(struct named **a, int *n, int *cap, const char *name, long long v)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp((*a)[i].name, name) == 0) {
+            (*a)[i].n += v;
+            return;
+        }
+    *a = grow(*a, cap, *n, sizeof **a);
+    (*a)[*n].name = strdup(name);
+    (*a)[(*n)++].n = v;
+}
+
+/* Adds one parsed report.  Returns 0, or -1 (message on stderr) if it is not a
+** graphshim report. */
+static int add_report(struct sum *t, const char *file, const struct jv *r)
+{
+    const struct jv *tot = get(r, "totals"), *calls = get(r, "calls"), *streams = get(r, "streams"), *b;
+    const struct jv *engine = get(r, "engine");
+
+    if (r->type != J_OBJ || !tot || tot->type != J_OBJ || !streams || streams->type != J_ARR) {
+        fprintf(stderr, "graphshim report: %s: not a graphshim report (no \"totals\" object or \"streams\" array)\n",
+                file);
+        return -1;
+    }
+    for (int k = 0; k < NTOTALS; k++) {
+        long long v = count_of(tot, total_keys[k]);
+        if (v < 0) {
+            fprintf(stderr, "graphshim report: %s: totals.%s is missing or not a count\n", file, total_keys[k]);
+            return -1;
+        }
+        t->totals[k] += v;
+    }
+    b = get(tot, "bails");
+    for (int i = 0; b && b->type == J_OBJ && i < b->n; i++)
+        if (b->kids[i].type == J_NUM && b->kids[i].is_uint)
+            add_named(&t->bails, &t->nbails, &t->cbails, b->keys[i], (long long)b->kids[i].u);
+    for (int i = 0; calls && calls->type == J_OBJ && i < calls->n; i++)
+        if (calls->kids[i].type == J_NUM && calls->kids[i].is_uint)
+            add_named(&t->calls, &t->ncalls, &t->ccalls, calls->keys[i], (long long)calls->kids[i].u);
+    t->engine_on += engine && engine->type == J_BOOL && engine->boolean;
+    t->nreports++;
+    for (int i = 0; i < streams->n; i++) {
+        const struct jv *s = &streams->kids[i], *h = get(s, "stream"), *kind = get(s, "kind"), *seqs;
+        struct stream_row *row;
+
+        if (s->type != J_OBJ)
+            continue;
+        t->streams = grow(t->streams, &t->cstreams, t->nstreams, sizeof *t->streams);
+        row = &t->streams[t->nstreams++];
+        row->file = file;
+        row->handle = h && h->type == J_STR ? h->str : "?";
+        row->kind = kind && kind->type == J_STR ? kind->str : "?";
+        row->ops = count_of(s, "ops");
+        row->replayed = count_of(s, "ops_replayed");
+        row->replays = count_of(s, "replays");
+        row->saved = count_of(s, "launches_saved");
+        row->saved_bound = row->saved < 0;
+        if (row->saved < 0) /* reports before per-stream chunks: at most this many */
+            row->saved = row->replayed >= 0 && row->replays >= 0 ? row->replayed - row->replays : 0;
+        seqs = get(s, "sequences");
+        for (int j = 0; seqs && seqs->type == J_ARR && j < seqs->n; j++) {
+            const struct jv *q = &seqs->kids[j], *g = get(q, "graph");
+            struct seq_row *sr;
+            if (q->type != J_OBJ)
+                continue;
+            t->seqs = grow(t->seqs, &t->cseqs, t->nseqs, sizeof *t->seqs);
+            sr = &t->seqs[t->nseqs++];
+            sr->file = file;
+            sr->handle = row->handle;
+            sr->graph = !g ? "?" : g->type == J_STR ? g->str : g->type == J_BOOL ? (g->boolean ? "yes" : "no") : "?";
+            sr->ops = count_of(q, "ops");
+            sr->seen = count_of(q, "seen");
+            sr->replays = count_of(q, "replays");
+            sr->saved = count_of(q, "launches_saved");
+        }
+    }
+    return 0;
+}
+
+/* --- The table ---------------------------------------------------------------- */
+
+/* What a bail reason means and what helps, one line each (docs/report.md). */
+static const char *hint(const char *reason)
+{
+    static const struct {
+        const char *reason, *hint;
+    } hints[] = {
+        {"mismatch", "the next op continued no learned sequence: arguments or buffers change between "
+                     "iterations; keep them fixed, or let the program repeat the same work"},
+        {"watchdog", "held work waited longer than GRAPHSHIM_MAX_DEFER_US: long host work or polling mid-sequence; "
+                     "raise the knob, or synchronize before the host work"},
+        {"graph-failed", "capturing, instantiating or launching the graph failed; GRAPHSHIM_LOG=debug shows the "
+                         "driver's error; the sequence runs eagerly from then on"},
+        {"legacy-stream-order", "the legacy default stream met held work on a blocking stream: create streams "
+                                "with cudaStreamNonBlocking, or use the per-thread default stream"},
+        {"app-capture", "the program captures graphs of its own: nothing is held meanwhile; nothing to tune"},
+        {"exit", "the process exited in the middle of a sequence: harmless"},
+        {"ctx-sync-in-progress", "another thread synchronized the context when a graph was to be captured; it is "
+                                 "captured at a later replay; fewer cudaDeviceSynchronize calls help"},
+        {"unholdable-op", "an op graphshim cannot hold (unknown parameter layout or launch attribute, NCCL, other "
+                          "memory kinds) followed held ops; GRAPHSHIM_TRACE shows which"},
+        {"no-gain", "the graph ran slower than the eager ops, so the sequence runs eagerly for good; "
+                    "GRAPHSHIM_GAIN_CHECK=0 keeps the graph"},
+        {"boundary-sync", "a synchronize or query came mid-sequence: the segment was not the learned one; "
+                          "synchronize at the same place every iteration"},
+        {"boundary-event", "an event record or wait came mid-sequence; record events at the same place every "
+                           "iteration"},
+        {"boundary-hostfn", "a host function came mid-sequence; launch it at the same place every iteration"},
+        {"boundary-syncop", "a synchronous copy or memset came mid-sequence; use the async form, or move it to "
+                            "the sequence's end"},
+        {"boundary-alloc", "an allocation or free came mid-sequence; allocate before the loop or use a pool "
+                           "(cudaMallocAsync pools also count: keep them out of the loop)"},
+        {"boundary-stream", "a stream was destroyed mid-sequence; keep streams for the whole loop"},
+        {"boundary-ctx", "a context was destroyed or reset mid-sequence"},
+        {"boundary-module", "a module or library was unloaded mid-sequence; load code before the loop"},
+        {"boundary-attr", "a limit or function attribute changed mid-sequence; set attributes before the loop"},
+        {"boundary-capture", "the program began a capture or launched its own graph mid-sequence"},
+        {"boundary-unclassified", "a driver call graphshim does not classify came mid-sequence; GRAPHSHIM_TRACE "
+                                  "lines with class=unclassified name it; a row in driver/hooks.def classifies it"},
+    };
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+        if (strcmp(hints[i].reason, reason) == 0)
+            return hints[i].hint;
+    return "not a reason this version knows: see docs/report.md";
+}
+
+static double pct(long long a, long long b)
+{
+    return b > 0 ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static int by_stream_saved(const void *a, const void *b)
+{
+    const struct stream_row *x = a, *y = b;
+    return (x->saved < y->saved) - (x->saved > y->saved);
+}
+
+static int by_seq_saved(const void *a, const void *b)
+{
+    const struct seq_row *x = a, *y = b;
+    return (x->saved < y->saved) - (x->saved > y->saved);
+}
+
+static int by_count(const void *a, const void *b)
+{
+    const struct named *x = a, *y = b;
+    return x->n != y->n ? (x->n < y->n) - (x->n > y->n) : strcmp(x->name, y->name);
+}
+
+#define MAX_ROWS 20
+
+static void print_table(struct sum *t, int nfiles, char **files)
+{
+    long long *v = t->totals, bails = 0;
+    int bound = 0;
+
+    printf("graphshim report: %d report%s", t->nreports, t->nreports == 1 ? "" : "s");
+    if (nfiles == 1)
+        printf(" (%s)", files[0]);
+    printf(", engine on in %d\n", t->engine_on);
+    printf("  ops %lld, replayed as graphs %lld: hit rate %.1f%%\n", v[T_OPS], v[T_REPLAYED],
+           pct(v[T_REPLAYED], v[T_OPS]));
+    printf("  %lld replays and %lld early chunks saved %lld driver calls\n", v[T_REPLAYS], v[T_CHUNKS], v[T_SAVED]);
+    printf("  graphs: %lld captured, %lld failed, %lld evicted, %lld alive\n", v[T_CAPTURED], v[T_FAILED],
+           v[T_EVICTED], v[T_ALIVE]);
+
+    qsort(t->streams, (size_t)t->nstreams, sizeof *t->streams, by_stream_saved);
+    printf("\nstreams by launches saved (%d)\n", t->nstreams);
+    printf("  %4s %15s %8s %8s %10s  %-10s %-16s %s\n", "rank", "launches_saved", "hit_rate", "replays", "ops",
+           "kind", "stream", "report");
+    for (int i = 0; i < t->nstreams && i < MAX_ROWS; i++) {
+        const struct stream_row *s = &t->streams[i];
+        bound |= s->saved_bound;
+        printf("  %4d %14lld%s %7.1f%% %8lld %10lld  %-10s %-16s %s\n", i + 1, s->saved, s->saved_bound ? "*" : " ",
+               pct(s->replayed, s->ops), s->replays, s->ops, s->kind, s->handle, s->file);
+    }
+    if (t->nstreams > MAX_ROWS)
+        printf("  ... %d more\n", t->nstreams - MAX_ROWS);
+    if (bound)
+        printf("  * at most: this report has no per-stream chunks (ops replayed less replays)\n");
+
+    qsort(t->seqs, (size_t)t->nseqs, sizeof *t->seqs, by_seq_saved);
+    printf("\nsequences by launches saved (%d)\n", t->nseqs);
+    printf("  %4s %15s %8s %8s %6s  %-8s %-16s %s\n", "rank", "launches_saved", "replays", "seen", "ops", "graph",
+           "stream", "report");
+    for (int i = 0; i < t->nseqs && i < MAX_ROWS; i++) {
+        const struct seq_row *s = &t->seqs[i];
+        printf("  %4d %15lld %8lld %8lld %6lld  %-8s %-16s %s\n", i + 1, s->saved, s->replays, s->seen, s->ops,
+               s->graph, s->handle, s->file);
+    }
+    if (t->nseqs > MAX_ROWS)
+        printf("  ... %d more\n", t->nseqs - MAX_ROWS);
+
+    qsort(t->bails, (size_t)t->nbails, sizeof *t->bails, by_count);
+    for (int i = 0; i < t->nbails; i++)
+        bails += t->bails[i].n;
+    printf("\nbails by count (%lld)\n", bails);
+    if (!t->nbails)
+        printf("  none: held work always went out as graphs\n");
+    for (int i = 0; i < t->nbails; i++)
+        printf("  %8lld  %-22s %s\n", t->bails[i].n, t->bails[i].name, hint(t->bails[i].name));
+
+    printf("\ncalls other than ops:");
+    for (int i = 0; i < t->ncalls; i++)
+        if (t->calls[i].n)
+            printf(" %s %lld", t->calls[i].name, t->calls[i].n);
+    printf("\n");
+}
+
+/* --- JSON output ---------------------------------------------------------------- */
+
+static void print_named(const struct named *a, int n)
+{
+    printf("{");
+    for (int i = 0; i < n; i++)
+        printf("%s\"%s\": %lld", i ? ", " : "", a[i].name, a[i].n);
+    printf("}");
+}
+
+static void print_json(const struct sum *t)
+{
+    printf("{\n  \"reports\": %d,\n  \"engine_on\": %d,\n  \"totals\": {", t->nreports, t->engine_on);
+    for (int k = 0; k < NTOTALS; k++) {
+        printf("%s\"%s\": %lld", k ? ", " : "", total_keys[k], t->totals[k]);
+        if (k == T_REPLAYED)
+            printf(", \"hit_rate\": %.4f", pct(t->totals[T_REPLAYED], t->totals[T_OPS]) / 100.0);
+    }
+    printf(", \"bails\": ");
+    print_named(t->bails, t->nbails);
+    printf("},\n  \"calls\": ");
+    print_named(t->calls, t->ncalls);
+    printf("\n}\n");
+}
+
+/* --- main ----------------------------------------------------------------------- */
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+
+    if (!f)
+        return NULL;
+    do {
+        if (n + 65536 > cap) {
+            cap = cap ? 2 * cap : 65536 * 2;
+            buf = realloc(buf, cap + 1);
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    if (ferror(f)) {
+        fclose(f);
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (strlen(buf) != n) {
+        free(buf);
+        errno = EINVAL;
+        return NULL;
+    }
+    return buf;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: graphshim report [--json] FILE...\n"
+                    "  ranks streams and sequences by launches saved and bail reasons by count, over\n"
+                    "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed);\n"
+                    "  --json: a single report unchanged, or the summed totals of several\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0, first = 1, bad = 0;
+    struct sum t;
+
+    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
+        if (strcmp(argv[first], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[first], "--") == 0) {
+            first++;
+            break;
+        } else if (strcmp(argv[first], "-h") == 0 || strcmp(argv[first], "--help") == 0)
+            usage();
+        else {
+            fprintf(stderr, "graphshim report: unknown option %s\n", argv[first]);
+            usage();
+        }
+    }
+    if (first >= argc)
+        usage();
+    memset(&t, 0, sizeof t);
+    for (int i = first; i < argc; i++) {
+        struct parser ps;
+        struct jv root;
+        char *text = read_file(argv[i]);
+
+        if (!text) {
+            fprintf(stderr, "graphshim report: cannot read %s (%s)\n", argv[i],
+                    errno == EINVAL ? "a NUL byte in the file" : strerror(errno));
+            bad = 1;
+            continue;
+        }
+        if (json_parse(&ps, argv[i], text, &root) != 0) {
+            fprintf(stderr, "graphshim report: %s\n", ps.err);
+            bad = 1;
+        } else if (add_report(&t, argv[i], &root) != 0) {
+            bad = 1;
+        }
+        if (json && argc - first == 1 && !bad)
+            fputs(text, stdout);
+        free(text); /* the parsed tree stays: the rows point into it */
+    }
+    if (bad)
+        return 1;
+    if (json && argc - first > 1)
+        print_json(&t);
+    else if (!json)
+        print_table(&t, argc - first, argv + first);
+    return 0;
+}

@@ -1,0 +1,141 @@
+/*
+** test_report_tool.c: `graphshim report` (scripts/report.c) over reports that
+** guardprog runs under graphshim write, and over files that are no report.
+**
+** One report: the totals line, the streams and sequences ranked by launches
+** saved, each bail reason with its hint; --json gives the report unchanged.  Two
+** reports: every total summed.  A truncated report, a JSON file that is no
+** report and a missing file: exit status 1 and a message naming the file (and
+** for bad JSON the line and column); no file: usage, exit status 2.
+*/
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+#define GUARDPROG BUILD_DIR "/tests/guardprog"
+#define LAUNCHER BUILD_DIR "/graphshim"
+
+/* Runs guardprog SCENARIO ITERS under graphshim with env, writing report.json in r's directory. */
+static char *report_of(struct run *r, const char *scenario, const char *iters, const char *knob)
+{
+    const char *argv[] = {GUARDPROG, scenario, iters, NULL};
+    char *report;
+
+    run_prog(r, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0", knob, NULL}, argv,
+             20);
+    cr_assert_eq(r->status, 0, "%s", r->err);
+    report = run_file(r, "report.json");
+    cr_assert_not_null(report);
+    return report;
+}
+
+static void tool(struct run *out, const char *const *args)
+{
+    const char *argv[8] = {LAUNCHER, "report"};
+    for (int i = 0; args[i] && i < 5; i++)
+        argv[i + 2] = args[i];
+    run_prog(out, 0, NULL, argv, 20);
+}
+
+Test(report_tool, ranks_one_report)
+{
+    struct run a, t;
+    char path[128], *report = report_of(&a, "slow", "20", "GRAPHSHIM_CHUNK_OPS=2"), line[128];
+
+    cr_assert_gt(total(report, "replays"), 0, "%s", report);
+    cr_assert_gt(total(strstr(report, "\"bails\""), "mismatch"), 0, "no bail to rank: %s", report);
+    snprintf(path, sizeof path, "%s/report.json", a.dir);
+    tool(&t, (const char *[]){path, NULL});
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    snprintf(line, sizeof line, "  ops %ld, replayed as graphs %ld:", total(report, "ops"), total(report, "ops_replayed"));
+    cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
+    snprintf(line, sizeof line, "saved %ld driver calls", total(report, "launches_saved"));
+    cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
+    cr_assert(strstr(t.out, "streams by launches saved (1)"), "%s", t.out);
+    cr_assert(strstr(t.out, "sequences by launches saved (2)"), "%s", t.out);
+    /* The sequence that saved most comes first: 14 replays of 6 ops, 70 launches. */
+    cr_assert(strstr(t.out, "     1              70       14       16      6  yes"), "%s\n%s", t.out, report);
+    snprintf(line, sizeof line, "%8ld  mismatch ", total(strstr(report, "\"bails\""), "mismatch"));
+    cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
+    cr_assert(strstr(t.out, "arguments or buffers change"), "no hint:\n%s", t.out);
+    run_free(&t);
+
+    tool(&t, (const char *[]){"--json", path, NULL});
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_assert_str_eq(t.out, report, "--json of one report must be the report");
+    free(report);
+    run_free(&t), run_free(&a);
+}
+
+Test(report_tool, sums_several_reports)
+{
+    struct run a, b, t;
+    char *ra = report_of(&a, "slow", "20", "GRAPHSHIM_CHUNK_OPS=2");
+    char *rb = report_of(&b, "stall", "40", "GRAPHSHIM_MAX_DEFER_US=1000");
+    char pa[128], pb[128];
+    const char *keys[] = {"ops", "ops_held", "ops_replayed", "replays", "chunks", "launches_saved", "graphs_captured"};
+
+    snprintf(pa, sizeof pa, "%s/report.json", a.dir);
+    snprintf(pb, sizeof pb, "%s/report.json", b.dir);
+    tool(&t, (const char *[]){"--json", pa, pb, NULL});
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_assert(strstr(t.out, "\"reports\": 2"), "%s", t.out);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert_eq(total(t.out, keys[i]), total(ra, keys[i]) + total(rb, keys[i]), "%s:\n%s", keys[i], t.out);
+    cr_assert_eq(total(strstr(t.out, "\"bails\""), "mismatch"), total(strstr(ra, "\"bails\""), "mismatch"), "%s", t.out);
+    cr_assert_gt(total(strstr(t.out, "\"bails\""), "watchdog"), 0, "%s", t.out);
+    cr_assert_eq(total(strstr(t.out, "\"calls\""), "sync"),
+                 total(strstr(ra, "\"calls\""), "sync") + total(strstr(rb, "\"calls\""), "sync"), "%s", t.out);
+    run_free(&t);
+
+    tool(&t, (const char *[]){pa, pb, NULL});
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_assert(strstr(t.out, "graphshim report: 2 reports"), "%s", t.out);
+    cr_assert(strstr(t.out, "streams by launches saved (2)"), "%s", t.out);
+    cr_assert(strstr(t.out, " watchdog ") && strstr(t.out, " mismatch "), "%s", t.out);
+    free(ra), free(rb);
+    run_free(&t), run_free(&a), run_free(&b);
+}
+
+Test(report_tool, rejects_what_is_no_report)
+{
+    struct run a, t;
+    char *report = report_of(&a, "sync", "8", "GRAPHSHIM_LOG=warn");
+    char trunc[128], other[128], missing[128];
+    FILE *f;
+
+    snprintf(trunc, sizeof trunc, "%s/trunc.json", a.dir);
+    f = fopen(trunc, "w");
+    /* cut inside the list of streams, outside any string */
+    cr_assert(strstr(report, "\"streams\": ["), "%s", report);
+    fwrite(report, 1, (size_t)(strstr(report, "\"streams\": [") - report) + strlen("\"streams\": ["), f);
+    fclose(f);
+    snprintf(other, sizeof other, "%s/other.json", a.dir);
+    f = fopen(other, "w");
+    fputs("{\"totals\": {\"ops\": 1}, \"streams\": []}\n", f);
+    fclose(f);
+    snprintf(missing, sizeof missing, "%s/missing.json", a.dir);
+
+    tool(&t, (const char *[]){trunc, NULL});
+    cr_assert_eq(t.status, 1, "%d %s", t.status, t.out);
+    cr_assert(strstr(t.err, "trunc.json:") && strstr(t.err, "not valid JSON: the file ends early"), "%s", t.err);
+    cr_assert_str_empty(t.out);
+    run_free(&t);
+    tool(&t, (const char *[]){"--json", other, NULL});
+    cr_assert_eq(t.status, 1);
+    cr_assert(strstr(t.err, "other.json: totals.ops_held is missing"), "%s", t.err);
+    cr_assert_str_empty(t.out, "--json passed a bad report through: %s", t.out);
+    run_free(&t);
+    tool(&t, (const char *[]){missing, NULL});
+    cr_assert_eq(t.status, 1);
+    cr_assert(strstr(t.err, "cannot read") && strstr(t.err, "missing.json"), "%s", t.err);
+    run_free(&t);
+    tool(&t, (const char *[]){NULL});
+    cr_assert_eq(t.status, 2);
+    cr_assert(strstr(t.err, "usage: graphshim report"), "%s", t.err);
+    free(report);
+    run_free(&t), run_free(&a);
+}
