@@ -256,7 +256,8 @@ PYEOF
 # "graphshim" against the report of the same run.  Prints one line per problem.
 # replay ranges == replays (a replay whose ops all went out in early chunks has
 # none: not so in tiny_stream, 21 ops chunked at 8 and 16), chunk ranges ==
-# chunks, their ops (payloads) add up to ops_replayed, capture ranges ==
+# chunks, body ranges == body_graphs, their ops (payloads) add up to
+# ops_replayed, capture ranges ==
 # graphs_captured + graph_failures, one range per bail (a mark for no-gain),
 # every range popped.
 check_nvtx() {
@@ -284,8 +285,11 @@ if n("push", "replay") != t["replays"] or t["replays"] == 0:
     bad.append("replay ranges %d, report replays %d" % (n("push", "replay"), t["replays"]))
 if n("push", "chunk") != t["chunks"]:
     bad.append("chunk ranges %d, report chunks %d" % (n("push", "chunk"), t["chunks"]))
-if p("push", "replay") + p("push", "chunk") != t["ops_replayed"]:
-    bad.append("ops of replay and chunk ranges %d, ops_replayed %d" % (p("push", "replay") + p("push", "chunk"), t["ops_replayed"]))
+if n("push", "body") != t.get("body_graphs", 0):
+    bad.append("body ranges %d, report body_graphs %d" % (n("push", "body"), t.get("body_graphs", 0)))
+ops = p("push", "replay") + p("push", "chunk") + p("push", "body")
+if ops != t["ops_replayed"]:
+    bad.append("ops of replay, chunk and body ranges %d, ops_replayed %d" % (ops, t["ops_replayed"]))
 if n("push", "capture") != t["graphs_captured"] + t["graph_failures"]:
     bad.append("capture ranges %d, graphs captured + failed %d" % (n("push", "capture"), t["graphs_captured"] + t["graph_failures"]))
 for r, c in t["bails"].items():
