@@ -68,6 +68,8 @@ void gs__set_holding(struct gs_stream *s, int on);
 void gs__staging_wait(struct gs_stream *s);
 /* Issues the held ops eagerly and stops holding, counting why. */
 void gs__flush(struct gs_stream *s, int reason);
+/* Forgets the patches of held launches (all held work went out). */
+void gs__patches_reset(struct gs_stream *s);
 /* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY.  what:
 ** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);

@@ -108,17 +108,16 @@ static void evict_one(struct gs_stream *s, struct gs_node *keep)
     }
 }
 
-/* Captures, on s's private stream, what issue() issues there, and instantiates it
-** into *x.  Returns 0, -1 (counted as a failure), or GS_CAPTURE_BUSY if a context
-** synchronize is in progress (nothing was tried).  Called with s locked. */
-static int capture(struct gs_stream *s, CUresult (*issue)(CUstream, void *), void *arg, unsigned nops,
-                   CUgraphExec *x)
+/* Captures, on s's private stream, what issue() issues there, into *g.  Returns
+** 0, -1 (counted as a failure), or GS_CAPTURE_BUSY if a context synchronize is in
+** progress (nothing was tried).  Called with s locked. */
+static int capture_graph(struct gs_stream *s, CUresult (*issue)(CUstream, void *), void *arg, unsigned nops,
+                         CUgraph *g)
 {
-    CUgraph g = NULL;
     CUstream p;
     CUresult rc;
 
-    *x = NULL;
+    *g = NULL;
     p = private_stream(s->ctx);
     if (!p)
         goto failed;
@@ -131,38 +130,57 @@ static int capture(struct gs_stream *s, CUresult (*issue)(CUstream, void *), voi
     if (rc == CUDA_SUCCESS) {
         CUresult end;
         rc = issue(p, arg);
-        end = GS_REAL(cuStreamEndCapture)(p, &g);
+        end = GS_REAL(cuStreamEndCapture)(p, g);
         if (rc == CUDA_SUCCESS)
             rc = end;
     }
     atomic_fetch_sub(&captures, 1);
-    if (rc != CUDA_SUCCESS) {
-        gs__debug("capture of a %u-op sequence failed (error %d)", nops, rc);
-        goto failed;
-    }
-    rc = GS_REAL(cuGraphInstantiateWithFlags)(x, g, 0);
-    GS_REAL(cuGraphDestroy)(g);
-    g = NULL;
-    if (rc != CUDA_SUCCESS) {
-        *x = NULL;
-        gs__debug("instantiating a %u-op graph failed (error %d)", nops, rc);
-        goto failed;
-    }
-    pthread_mutex_lock(&cache_lock);
-    ncaptured++;
-    pthread_mutex_unlock(&cache_lock);
-    return 0;
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    gs__debug("capture of a %u-op sequence failed (error %d)", nops, rc);
+    if (*g)
+        GS_REAL(cuGraphDestroy)(*g);
+    *g = NULL;
 failed:
-    if (g)
-        GS_REAL(cuGraphDestroy)(g);
     pthread_mutex_lock(&cache_lock);
     nfailed++;
     pthread_mutex_unlock(&cache_lock);
     return -1;
 }
 
+/* Instantiates g into *x and destroys g.  Returns 0 or -1 (counted). */
+static int instantiate(CUgraph g, unsigned nops, CUgraphExec *x)
+{
+    CUresult rc = GS_REAL(cuGraphInstantiateWithFlags)(x, g, 0);
+
+    GS_REAL(cuGraphDestroy)(g);
+    pthread_mutex_lock(&cache_lock);
+    if (rc == CUDA_SUCCESS)
+        ncaptured++;
+    else
+        nfailed++;
+    pthread_mutex_unlock(&cache_lock);
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    *x = NULL;
+    gs__debug("instantiating a %u-op graph failed (error %d)", nops, rc);
+    return -1;
+}
+
+/* capture_graph(), then instantiate(). */
+static int capture(struct gs_stream *s, CUresult (*issue)(CUstream, void *), void *arg, unsigned nops,
+                   CUgraphExec *x)
+{
+    CUgraph g;
+    int rc = capture_graph(s, issue, arg, nops, &g);
+
+    *x = NULL;
+    return rc ? rc : instantiate(g, nops, x);
+}
+
 struct path_ops {
     struct gs_node **path;
+    const struct gs_key *const *keys;
     uint32_t from, to;
     int staging;
 };
@@ -173,23 +191,18 @@ static CUresult issue_path(CUstream p, void *arg)
     CUresult rc = CUDA_SUCCESS;
 
     for (uint32_t i = o->from; i < o->to && rc == CUDA_SUCCESS; i++) {
-        rc = gs__key_issue(&o->path[i]->key, p, o->path[i]->staging);
+        rc = gs__key_issue(o->keys[i], p, o->path[i]->staging);
         o->staging |= o->path[i]->staging != NULL;
     }
     return rc;
 }
 
-int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path, uint32_t from)
+/* Puts a new executable of t (ops from .. t->depth-1) in the cache. */
+static void cache_add(struct gs_stream *s, struct gs_node *t, CUgraphExec x, uint32_t from, int staging)
 {
-    struct path_ops o = {path, from, t->depth, 0};
-    CUgraphExec x;
-    int rc = capture(s, issue_path, &o, t->depth - from, &x);
-
-    if (rc != 0)
-        return rc;
     t->exec = x;
     t->exec_from = from;
-    t->reads_staging = (uint8_t)o.staging;
+    t->reads_staging = (uint8_t)staging;
     t->last_used = atomic_fetch_add(&use_clock, 1);
     pthread_mutex_lock(&cache_lock);
     if (nrecs == caprecs) {
@@ -205,6 +218,42 @@ int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **p
             break;
     }
     pthread_mutex_unlock(&cache_lock);
+}
+
+int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
+                      const struct gs_key *const *keys, uint32_t from)
+{
+    struct path_ops o = {path, keys, from, t->depth, 0};
+    CUgraphExec x;
+    int rc = capture(s, issue_path, &o, t->depth - from, &x);
+
+    if (rc == 0)
+        cache_add(s, t, x, from, o.staging);
+    return rc;
+}
+
+int gs__graph_update(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
+                     const struct gs_key *const *keys, uint32_t from)
+{
+    struct path_ops o = {path, keys, from, t->depth, 0};
+    CUgraphExecUpdateResultInfo info;
+    CUgraphExec x;
+    CUgraph g;
+    int rc = capture_graph(s, issue_path, &o, t->depth - from, &g);
+
+    if (rc != 0)
+        return rc;
+    if (GS_REAL(cuGraphExecUpdate_v2)(t->exec, g, &info) == CUDA_SUCCESS) {
+        GS_REAL(cuGraphDestroy)(g);
+        t->reads_staging = (uint8_t)o.staging;
+        return 0;
+    }
+    /* Not an update the driver can make: a new executable instead. */
+    gs__debug("update of a %u-op graph failed (result %d): instantiating it anew", t->depth - from, info.result);
+    gs__graph_drop_exec(t, s);
+    if (instantiate(g, t->depth - from, &x) != 0)
+        return -1;
+    cache_add(s, t, x, from, o.staging);
     return 0;
 }
 

@@ -14,11 +14,20 @@
 #include "stream.h"
 
 /* Builds t->exec for the ops path[from .. t->depth-1] of stream s (locked); path
-** holds the whole path from the root.  Returns 0, -1 if capture or instantiation
-** failed, or GS_CAPTURE_BUSY if a context synchronize is in progress (nothing was
-** tried); t->exec stays NULL on failure. */
+** holds the whole path from the root, keys[i] the key op i is issued with (path[i]'s
+** own, or the held op's where its parameters differ).  Returns 0, -1 if capture or
+** instantiation failed, or GS_CAPTURE_BUSY if a context synchronize is in progress
+** (nothing was tried); t->exec stays NULL on failure. */
 #define GS_CAPTURE_BUSY (-2)
-int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path, uint32_t from);
+int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
+                      const struct gs_key *const *keys, uint32_t from);
+
+/* Gives t->exec (of the ops from .. t->depth-1) the parameters of keys: captures
+** them again and updates the executable (cuGraphExecUpdate), or, where the driver
+** refuses the update, replaces it.  Returns as gs__graph_capture(); on -1 t->exec
+** may be gone. */
+int gs__graph_update(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
+                     const struct gs_key *const *keys, uint32_t from);
 
 /* Builds an executable of the ops keys[0 .. n-1], repeated reps times, for stream s
 ** (locked).  Returns 0 and *x, -1, or GS_CAPTURE_BUSY, as gs__graph_capture().

@@ -35,30 +35,138 @@ void gs__staging_wait(struct gs_stream *s)
     }
 }
 
+/* --- Patches: held launches with parameters of their own ------------------- */
+
+/* The tree matches a launch by all but its parameter bytes.  A held launch whose
+** bytes differ from its node's keeps its own key here, and goes out with it:
+** issued eagerly, captured, or patched into the node's graph. */
+static int patch_add(struct gs_stream *s, uint32_t depth, const void *key, uint32_t len)
+{
+    size_t need = (s->pused + len + 15) & ~(size_t)15;
+
+    if (s->npatches == s->patch_cap) {
+        uint32_t cap = s->patch_cap ? 2 * s->patch_cap : 16;
+        struct gs_patch *p = realloc(s->patches, cap * sizeof *p);
+        if (!p)
+            return -1;
+        s->patches = p;
+        s->patch_cap = cap;
+    }
+    if (need > s->pcap) {
+        size_t cap = s->pcap ? 2 * s->pcap : 4096;
+        unsigned char *b;
+        while (cap < need)
+            cap *= 2;
+        if (!(b = aligned_alloc(16, cap)))
+            return -1;
+        if (s->pused)
+            memcpy(b, s->pbuf, s->pused);
+        free(s->pbuf);
+        s->pbuf = b;
+        s->pcap = cap;
+    }
+    memcpy(s->pbuf + s->pused, key, len);
+    s->patches[s->npatches++] = (struct gs_patch){depth, (uint32_t)s->pused};
+    s->pused = need;
+    return 0;
+}
+
+/* keys[from .. n-1]: the key each held op on path goes out with.  Returns how
+** many are patches. */
+static uint32_t held_keys(const struct gs_stream *s, struct gs_node **path, uint32_t from, uint32_t n,
+                          const struct gs_key **keys)
+{
+    uint32_t np = 0;
+
+    for (uint32_t i = from; i < n; i++)
+        keys[i] = &path[i]->key;
+    for (uint32_t j = s->patch_first; j < s->npatches && s->patches[j].depth < n; j++, np++)
+        keys[s->patches[j].depth] = (const struct gs_key *)(s->pbuf + s->patches[j].off);
+    return np;
+}
+
+/* The held ops before depth went out: so did their patches. */
+static void patches_done(struct gs_stream *s, uint32_t depth)
+{
+    while (s->patch_first < s->npatches && s->patches[s->patch_first].depth < depth)
+        s->patch_first++;
+    if (s->patch_first == s->npatches)
+        gs__patches_reset(s);
+}
+
+void gs__patches_reset(struct gs_stream *s)
+{
+    s->npatches = s->patch_first = 0;
+    s->pused = 0;
+}
+
+/* --- Issuing held ops ------------------------------------------------------ */
+
+/* path[0 .. to->depth-1] and keys[] for them, on the stack or, for long
+** sequences, the heap; released by held_free. */
+struct held {
+    struct gs_node *path_stack[64], **path;
+    const struct gs_key *key_stack[64], **keys;
+    uint32_t npatches;
+};
+
+static int held_get(struct gs_stream *s, struct gs_node *to, struct held *h)
+{
+    h->path = h->path_stack;
+    h->keys = h->key_stack;
+    if (to->depth > 64) {
+        h->path = malloc(to->depth * sizeof *h->path);
+        h->keys = malloc(to->depth * sizeof *h->keys);
+        if (!h->path || !h->keys) {
+            free(h->path);
+            free(h->keys);
+            return -1;
+        }
+    }
+    gs__trie_path(to, h->path);
+    h->npatches = held_keys(s, h->path, s->chunk_depth, to->depth, h->keys);
+    return 0;
+}
+
+static void held_free(struct held *h)
+{
+    if (h->path != h->path_stack) {
+        free(h->path);
+        free(h->keys);
+    }
+}
+
 /* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
 ** order.  Called locked. */
 static void issue_held(struct gs_stream *s, struct gs_node *to)
 {
-    struct gs_node *stack[64], **path = stack;
+    struct held h;
     unsigned n = to->depth;
-    int staged = 0;
+    int staged = 0, listed = held_get(s, to, &h) == 0;
+    uint32_t j = s->patch_first;
     CUstream st = gs__issue_stream(s);
     CUcontext prev = gs__enter_ctx(s);
 
-    if (n > 64)
-        path = malloc(n * sizeof *path);
-    gs__trie_path(to, path);
     for (unsigned i = s->chunk_depth; i < n; i++) {
-        if (gs__key_issue(&path[i]->key, st, path[i]->staging) != CUDA_SUCCESS)
+        struct gs_node *node = listed ? h.path[i] : to;
+        const struct gs_key *k;
+        if (!listed) /* no memory for the list: find each op from the end, slowly */
+            while (node->depth > i + 1)
+                node = node->parent;
+        k = &node->key;
+        if (j < s->npatches && s->patches[j].depth == i)
+            k = (const struct gs_key *)(s->pbuf + s->patches[j++].off);
+        if (gs__key_issue(k, st, node->staging) != CUDA_SUCCESS)
             s->issue_errors++;
-        staged |= path[i]->staging != NULL;
+        staged |= node->staging != NULL;
     }
     if (staged)
         staging_issued(s, st);
     gs__leave_ctx(s, prev);
-    if (path != stack)
-        free(path);
+    if (listed)
+        held_free(&h);
     s->chunk_depth = n;
+    patches_done(s, n);
 }
 
 /* Issues the held ops eagerly (a body's whole bodies as graphs) and stops
@@ -88,35 +196,52 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     CUstream st = gs__issue_stream(s);
     CUcontext prev;
     int rc = 0, cap = 0;
+    uint32_t from = s->chunk_depth, npatches = 0;
 
-    if (t->depth == s->chunk_depth)
+    if (t->depth == from)
         return 0; /* everything already went out in chunks */
     prev = gs__enter_ctx(s);
-    if (t->exec && t->exec_from != s->chunk_depth)
+    if (t->exec && t->exec_from != from)
         gs__graph_drop_exec(t, s); /* a graph of another range ending here */
-    if (!t->exec) {
-        struct gs_node *stack[64], **path = t->depth > 64 ? malloc(t->depth * sizeof *path) : stack;
-        gs__trie_path(t, path);
-        gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - s->chunk_depth);
-        cap = gs__graph_capture(s, t, path, s->chunk_depth);
+    if (!t->exec || t->exec_patched || (s->patch_first < s->npatches && s->patches[s->patch_first].depth < t->depth)) {
+        /* A new graph, or one whose parameters must change. */
+        struct held h;
+        if (held_get(s, t, &h) != 0) {
+            gs__leave_ctx(s, prev);
+            return -1;
+        }
+        npatches = h.npatches;
+        gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
+        if (!t->exec) {
+            cap = gs__graph_capture(s, t, h.path, h.keys, from);
+            if (cap == 0)
+                s->captures++;
+        } else {
+            cap = gs__graph_update(s, t, h.path, h.keys, from);
+            if (cap == 0) {
+                t->patched++;
+                s->patched_launches++;
+                s->nodes_patched += npatches;
+            }
+        }
         gs__nvtx_end();
+        held_free(&h);
         if (cap == 0)
-            s->captures++;
-        if (path != stack)
-            free(path);
+            t->exec_patched = npatches > 0;
     }
-    if (t->exec)
-        gs__nvtx_begin(what, t->depth - s->chunk_depth); /* ended below, after the launch */
-    if (!t->exec || GS_REAL(cuGraphLaunch)(t->exec, st) != CUDA_SUCCESS) {
+    if (t->exec && cap == 0)
+        gs__nvtx_begin(what, t->depth - from); /* ended below, after the launch */
+    if (!t->exec || cap != 0 || GS_REAL(cuGraphLaunch)(t->exec, st) != CUDA_SUCCESS) {
         rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
     } else {
         gs__graph_used(t);
-        s->ops_replayed += t->depth - s->chunk_depth;
+        s->ops_replayed += t->depth - from;
         s->chunk_depth = t->depth;
+        patches_done(s, t->depth);
         if (t->reads_staging)
             staging_issued(s, st);
     }
-    if (t->exec)
+    if (t->exec && cap == 0)
         gs__nvtx_end();
     gs__leave_ctx(s, prev);
     return rc;
@@ -213,8 +338,8 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     *out = s;
     if (!s->seg_start && gs__cfg.gain_check)
         s->seg_start = gs__now_ns();
-    /* Without the parameter rule (a test), only the fixed part of a key counts. */
-    cmp = GS_DROPPED(GS_RULE_PARAMS) ? (uint32_t)sizeof(struct gs_key) : (uint32_t)len;
+    /* A launch matches its node whatever its parameter bytes: those are patched. */
+    cmp = (uint32_t)len - ((struct gs_key *)key)->nparams;
     c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
     if (c && c->stable_below && c->watchdog_hits < GS_WATCHDOG_HITS &&
         (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && s->cur->depth == 0))) {
@@ -227,6 +352,12 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
             gs__staging_wait(s);
             memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
         }
+        /* Parameters of its own: kept, to go out with it (unless a test turned
+        ** the parameter rule off). */
+        if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) &&
+            memcmp(gs__key_params(&c->key), gs__key_params(key), ((struct gs_key *)key)->nparams) != 0 &&
+            patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
+            goto issue;
         if (!s->holding) {
             s->holding = GS_HOLD_TRIE;
             s->seg_held = 1;

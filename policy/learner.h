@@ -32,7 +32,9 @@ struct gs_node {
     uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
     uint8_t gain_retimed;    /* the gain check found the graph slow once and re-times eager */
+    uint8_t exec_patched;    /* exec holds parameters other than its path's keys */
     uint64_t replays;        /* graph launches of the sequence ending here */
+    uint64_t patched;        /* launches of exec that needed new parameters first */
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
     uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check) */
     uint32_t replay_n;
@@ -62,8 +64,8 @@ struct gs_trie {
 #define GS_TRIE_MAX_BYTES (32u << 20)
 #define GS_TRIE_MAX_CHILDREN 32
 
-/* The child of n whose key equals key/len in its first cmp bytes (cmp == len but
-** in a test without the parameter rule), or NULL.  A node has few children: a
+/* The child of n whose key equals key/len in its first cmp bytes (all but a
+** launch's parameter bytes: the engine patches those), or NULL.  A node has few children: a
 ** plain compare beats hashing the key first.  The child found moves to the front,
 ** so alternating sequences are found at once. */
 static inline struct gs_node *gs__trie_child(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)

@@ -35,7 +35,8 @@ const char *gs__bail_name(int b, char *buf, size_t len)
 }
 
 struct totals {
-    uint64_t ops, held, replayed, replays, chunks, body_graphs, issue_errors, evicted, bails[GS_NBAIL];
+    uint64_t ops, held, replayed, replays, chunks, body_graphs, patched, nodes_patched, issue_errors, evicted;
+    uint64_t bails[GS_NBAIL];
     int nstreams;
 };
 
@@ -47,6 +48,8 @@ static void add_stream(struct gs_stream *s, void *arg)
     t->replayed += s->ops_replayed;
     t->replays += s->replays;
     t->chunks += s->chunks;
+    t->patched += s->patched_launches;
+    t->nodes_patched += s->nodes_patched;
     t->body_graphs += gs__body_graphs(s);
     t->evicted += s->trie.evicted;
     t->issue_errors += s->issue_errors;
@@ -93,21 +96,23 @@ static void json_bails(FILE *f, const uint64_t *bails)
     fprintf(f, "}");
 }
 
-static void json_row(struct out *o, uint32_t ops, uint32_t seen, uint64_t replays, const char *graph)
+static void json_row(struct out *o, uint32_t ops, uint32_t seen, uint64_t replays, uint64_t patched,
+                     const char *graph)
 {
     if (o->nseq++ >= 32)
         return;
     fprintf(o->f, "%s\n        {\"ops\": %u, \"seen\": %u, \"replays\": %llu, \"launches_saved\": %llu, "
-            "\"graph\": %s}",
+            "\"patched\": %llu, \"graph\": %s}",
             o->first ? "" : ",", ops, seen, (unsigned long long)replays,
-            (unsigned long long)(replays * (ops - 1)), graph);
+            (unsigned long long)(replays * (ops - 1)), (unsigned long long)patched, graph);
     o->first = 0;
 }
 
 static void json_sequence(struct gs_node *n, void *arg)
 {
     if (gs__trie_reported(n))
-        json_row(arg, n->depth, n->seen, n->replays, n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
+        json_row(arg, n->depth, n->seen, n->replays, n->patched,
+                 n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
 }
 
 static void json_body(void *arg, const struct gs_body_row *r)
@@ -125,17 +130,21 @@ static void json_stream(struct gs_stream *s, void *arg)
     struct out seq = {o->f, 1, 0};
 
     fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ops\": %llu, \"ops_held\": %llu, "
-            "\"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"launches_saved\": %llu, \"hit_rate\": %.4f, "
+            "\"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, "
+            "\"launches_saved\": %llu, \"patched_launches\": %llu, \"nodes_patched\": %llu, \"hit_rate\": %.4f, "
             "\"bails\": ",
             o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
-            (unsigned long long)s->chunks, (unsigned long long)(s->ops_replayed - s->replays - s->chunks),
+            (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
+            (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
+            (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
             rate(s->ops_replayed, s->ops_seen));
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
     for (uint32_t i = 0; i < s->nretired; i++)
-        json_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays, "\"dropped\"");
+        json_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays, s->retired[i].patched,
+                 "\"dropped\"");
     fprintf(o->f, "%s], \"bodies\": [", seq.first ? "" : "\n      ");
     seq.first = 1;
     gs__body_rows(s, json_body, &seq);
@@ -150,13 +159,14 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
     fprintf(f, "{\n  \"engine\": %s,\n", gs__passthrough ? "false" : "true");
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
             "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %llu, "
-            "\"graphs_captured\": %ld, "
+            "\"patched_launches\": %llu, \"nodes_patched\": %llu, \"graphs_captured\": %ld, "
             "\"graph_failures\": %ld, "
             "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"learned_dropped\": %llu, \"issue_errors\": %llu, "
             "\"bails\": ",
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
             rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
-            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), g->captured, g->failed, g->evicted, g->alive,
+            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->patched,
+            (unsigned long long)t->nodes_patched, g->captured, g->failed, g->evicted, g->alive,
             (unsigned long long)t->evicted, (unsigned long long)t->issue_errors);
     json_bails(f, t->bails);
     fprintf(f, "},\n  \"calls\": {");
@@ -225,6 +235,9 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
             (unsigned long long)saved(t));
     fprintf(f, "  graphs: %ld captured, %ld failed, %ld evicted, %ld alive\n", g->captured, g->failed,
             g->evicted, g->alive);
+    if (t->patched)
+        fprintf(f, "  %llu graph launches with new parameters first (%llu launches patched)\n",
+                (unsigned long long)t->patched, (unsigned long long)t->nodes_patched);
     for (int b = 0; b < GS_NBAIL; b++)
         if (t->bails[b])
             fprintf(f, "  bailed out %llu x  %s\n", (unsigned long long)t->bails[b], gs__bail_name(b, buf, sizeof buf));

@@ -80,6 +80,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     s->cur = segment_start(s);
     s->clean = 1;
     s->chunk_depth = 0;
+    gs__patches_reset(s);
     gs__body_segment_end(s);
 }
 
@@ -299,7 +300,7 @@ static void retire_row(struct gs_node *n, void *arg)
 {
     struct gs_stream *s = arg;
     if (gs__trie_reported(n) && s->nretired < GS_RETIRED_MAX)
-        s->retired[s->nretired++] = (struct gs_seq_row){n->depth, n->seen, n->replays};
+        s->retired[s->nretired++] = (struct gs_seq_row){n->depth, n->seen, n->replays, n->patched};
 }
 
 /* Destroys the graphs kept for s; with learned, also forgets its sequences, whose

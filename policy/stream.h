@@ -38,7 +38,7 @@ enum gs_bail {
 ** that before the report is written). */
 struct gs_seq_row {
     uint32_t ops, seen;
-    uint64_t replays;
+    uint64_t replays, patched;
 };
 #define GS_RETIRED_MAX 32
 
@@ -78,6 +78,16 @@ struct gs_stream {
     uint64_t evicted_mark, replays_mark;
     uint32_t dormant, dormant_len;
 
+    /* Held launches whose parameter bytes differ from their node's (the tree
+    ** matches launches by everything else): their own keys, packed in pbuf, in
+    ** depth order; those before patch_first have gone out. */
+    struct gs_patch {
+        uint32_t depth, off;
+    } *patches;
+    uint32_t npatches, patch_first, patch_cap;
+    unsigned char *pbuf;
+    size_t pused, pcap;
+
     struct gs_body body;      /* loop bodies inside a segment (body.h) */
 
     CUevent staging_done;     /* recorded after the last issue that read staging */
@@ -85,6 +95,7 @@ struct gs_stream {
 
     /* Counters for the report. */
     uint64_t ops_seen, ops_replayed, ops_held, replays, chunks, captures, issue_errors;
+    uint64_t patched_launches, nodes_patched; /* graph launches that needed new parameters; their patches */
     uint64_t bails[GS_NBAIL];
     struct gs_seq_row retired[GS_RETIRED_MAX];
     uint32_t nretired;

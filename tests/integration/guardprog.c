@@ -424,7 +424,10 @@ static void setup_then_loop(int iters)
     float *out = pinned();
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters + 40; it++) {
-        fill(s, x, it < iters ? (float)it : 0.5f);
+        float v = it < iters ? (float)it : 0.5f;
+        /* a grid of its own each time in the setup: no two segments alike */
+        CHECK(cuLaunchKernel(k_fill, it < iters ? 1 + (unsigned)it : 1, 1, 1, 32, 1, 1, 0, s, (void *[]){&x, &v, &n},
+                             NULL));
         axpb(s, x);
         copy(s, P(out), x);
         CHECK(cuStreamSynchronize(s));
