@@ -7,8 +7,7 @@
 ** without the rule the output must be wrong (or the program must hang, for the
 ** watchdog).  Then the knobs that shape learning, and threads.  Last, work
 ** that repeats inside a segment or with other arguments: the same output under
-** several settings, and the share of ops replayed (for changing arguments,
-** disabled until the engine patches graphs).
+** several settings, and the share of ops replayed.
 */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -460,16 +459,16 @@ Test(engine, a_body_of_five_kernels_looped_inside_a_segment_is_replayed)
     assert_hit_rate("body5", "4", 0.9);
 }
 
-/* Enabled when argument patching lands.  No two segments are alike, so graphing
-** whole segments replays nothing. */
-Test(engine, segments_whose_scalar_arguments_change_are_replayed, .disabled = true)
+/* No two segments are alike byte for byte: only patching the graph's parameters
+** replays them. */
+Test(engine, segments_whose_scalar_arguments_change_are_replayed)
 {
     assert_hit_rate("scalars", "40", 0.9);
 }
 
-/* Enabled when argument patching lands.  Graphing whole segments replays each
-** of the three sets after two warm-up segments of its own: 34 of 40 (0.85). */
-Test(engine, segments_whose_buffers_rotate_are_replayed, .disabled = true)
+/* Graphing whole segments byte for byte would replay each of the three sets
+** after two warm-up segments of its own: 34 of 40 (0.85). */
+Test(engine, segments_whose_buffers_rotate_are_replayed)
 {
     assert_hit_rate("rotate", "40", 0.9);
 }
