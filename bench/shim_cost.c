@@ -8,6 +8,10 @@
 **   held         cuLaunchKernel through the shim while the engine holds it: a
 **                20-launch sequence repeated between cuStreamSynchronize calls,
 **                replayed as a (stub) graph; the boundary is timed apart
+**   patched      the same with new parameter bytes every time: each held launch
+**                keeps its own key, and each replay updates the graph first
+**   learning     launches of a new grid each time: nothing repeats, every launch
+**                is issued and learned (tree and loop-body detection)
 ** Prints nanoseconds per launch, the median of several rounds.
 */
 #define _GNU_SOURCE
@@ -108,9 +112,19 @@ static int cmp(const void *a, const void *b)
 #define ROUNDS 21
 #define ITERS 20000
 
-/* Median over rounds of ns per launch; mode 0 direct, 1 through the shim. */
-static double time_launches(int through_shim, double *boundary_ns)
+static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info)
 {
+    (void)x, (void)g;
+    memset(info, 0, sizeof *info);
+    return CUDA_SUCCESS;
+}
+
+enum { DIRECT, SHIM, PATCHED, LEARNING };
+
+/* Median over rounds of ns per launch, in one of the modes above. */
+static double time_launches(int mode, double *boundary_ns)
+{
+    int through_shim = mode != DIRECT;
     double per[ROUNDS], bnd[ROUNDS];
     CUstream s = (CUstream)0x1234;
     long args[3] = {1, 2, 3};
@@ -121,9 +135,11 @@ static double time_launches(int through_shim, double *boundary_ns)
             double t0 = now_ns(), t1;
             for (int i = 0; i < K; i++) {
                 void *p[] = {&args[0], &args[1], &args[2]};
+                unsigned grid = mode == LEARNING ? 1 + (unsigned)((it * K + i) % 65536) : 1;
                 args[0] = i; /* the sequence's ops differ from each other, and repeat */
+                args[1] = mode == PATCHED ? it : 2;
                 if (through_shim)
-                    cuLaunchKernel((CUfunction)0x99, 1, 1, 1, 32, 1, 1, 0, s, p, NULL);
+                    cuLaunchKernel((CUfunction)0x99, grid, 1, 1, 32, 1, 1, 0, s, p, NULL);
                 else
                     stub_launch((CUfunction)0x99, 1, 1, 1, 32, 1, 1, 0, s, p, NULL);
             }
@@ -145,7 +161,7 @@ static double time_launches(int through_shim, double *boundary_ns)
 
 int main(void)
 {
-    double direct, pass, held, bnd;
+    double direct, pass, held, bnd, patched, pbnd, learning;
 
     gs__config_load();
     gs__cfg.gain_check = 0; /* stub timings say nothing of a graph's gain */
@@ -164,16 +180,22 @@ int main(void)
     gs__real[GS_ID_cuGraphDestroy] = (void *)stub_graph;
     gs__real[GS_ID_cuGraphLaunch] = (void *)stub_glaunch;
     gs__real[GS_ID_cuGraphExecDestroy] = (void *)stub_graph; /* same shape: one handle */
+    gs__real[GS_ID_cuGraphExecUpdate_v2] = (void *)stub_update;
 
-    direct = time_launches(0, NULL);
+    direct = time_launches(DIRECT, NULL);
     gs__passthrough = 1;
-    pass = time_launches(1, NULL);
+    pass = time_launches(SHIM, NULL);
     gs__passthrough = 0;
-    held = time_launches(1, &bnd);
+    held = time_launches(SHIM, &bnd);
+    patched = time_launches(PATCHED, &pbnd);
+    learning = time_launches(LEARNING, NULL);
     printf("graphshim's own host cost, ns per launch (median of %d rounds, %d-launch sequences)\n", ROUNDS, K);
     printf("  %-44s %8.1f\n", "direct call of the driver stub", direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "pass-through (GRAPHSHIM=0)", pass, pass - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "held by the engine", held, held - direct);
     printf("  %-44s %8.1f\n", "boundary: replay of the 20-op graph", bnd);
+    printf("  %-44s %8.1f  (+%.1f)\n", "held, new parameters each time", patched, patched - direct);
+    printf("  %-44s %8.1f\n", "boundary: update and replay of that graph", pbnd);
+    printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", learning, learning - direct);
     return 0;
 }

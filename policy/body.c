@@ -56,6 +56,7 @@ static void detect_reset(struct gs_body *b)
     b->n = 0;
     b->period = 0;
     b->run = 0;
+    b->epoch++; /* the last-seen table's entries are stale */
 }
 
 /* Remembers the op's key (len bytes) and follows the period the ops show.
@@ -87,14 +88,14 @@ static int detect(struct gs_body *b, const void *key, uint32_t len)
     if (b->period) {
         b->run++;
     } else {
-        unsigned maxq = i < GS_BODY_MAX_PERIOD ? i : GS_BODY_MAX_PERIOD;
-        for (unsigned q = 1; q <= maxq; q++)
-            if (same(b, i, i - q)) {
-                b->period = q;
-                b->run = 1;
-                break;
-            }
+        /* The op's last occurrence in the segment, if recent, gives the period. */
+        struct gs_body_seen *e = &b->seen[b->hash[x] & (GS_BODY_SEEN - 1)];
+        if (e->hash == b->hash[x] && e->epoch == b->epoch && i - e->at <= GS_BODY_MAX_PERIOD && same(b, i, e->at)) {
+            b->period = i - e->at;
+            b->run = 1;
+        }
     }
+    b->seen[b->hash[x] & (GS_BODY_SEEN - 1)] = (struct gs_body_seen){b->hash[x], i, b->epoch};
     return b->period && b->run >= b->period * (uint32_t)gs__cfg.warmup;
 }
 

@@ -25,6 +25,7 @@
 #define GS_BODY_MAX_PERIOD 32
 #define GS_BODY_RING 64          /* ops of the open segment the detector keeps (> 2 periods) */
 #define GS_BODY_KEY_MAX 4096     /* an op with a longer key is never part of a body */
+#define GS_BODY_SEEN 128         /* entries of the last-seen table (a power of two) */
 #define GS_BODY_GROUPS 8         /* graphs of 1, 2, 4, ... 128 bodies */
 #define GS_BODY_ROWS 8           /* bodies the report lists per stream */
 #define GS_BODY_KNOWN 4          /* bodies kept per stream, with their graphs */
@@ -48,13 +49,23 @@ struct gs_body_known {
     uint64_t graphs, ops_replayed;       /* graph launches, ops in them */
 };
 
+/* Where an op (by the hash of its key) was last seen in the open segment. */
+struct gs_body_seen {
+    uint64_t hash;
+    uint32_t at, epoch;
+};
+
 struct gs_body {
-    /* Detection over the open segment: the last GS_BODY_RING ops' keys. */
+    /* Detection over the open segment: the last GS_BODY_RING ops' keys, and the
+    ** last place of each (a table indexed by hash: a candidate period costs one
+    ** look-up, not a search). */
     uint32_t n;                          /* ops the detector saw in the segment */
     uint32_t period, run;                /* candidate period; ops in a row equal to the op a period back */
+    uint32_t epoch;                      /* segments searched: entries of seen[] from older ones are stale */
     uint64_t hash[GS_BODY_RING];
     uint32_t len[GS_BODY_RING], cap[GS_BODY_RING];
     unsigned char *slot[GS_BODY_RING];
+    struct gs_body_seen seen[GS_BODY_SEEN];
 
     /* Bodies found, kept with their graphs: a loop that comes back is found
     ** again, and its graphs reused.  One of them may be active: the next op must
