@@ -662,10 +662,12 @@ static void big_struct(int iters)
     }
 }
 
-/* Modules loaded and unloaded in turn, each with one kernel; an unloaded
-** module's function handle comes back for the next module's kernel, of the same
-** layout and other code (mod_add, mod_mul) or of another layout (mod_wide). */
-static void module(int iters)
+/* Modules loaded and unloaded in turn, each with one kernel of those named
+** (nmods of mod_add, mod_mul, mod_wide): an unloaded module's function handle
+** comes back for the next module's kernel, of the same layout and other code
+** (mod_add, mod_mul) or of another layout (mod_wide).  each() runs the kernel
+** of load r. */
+static void modules_in_turn(int iters, int nmods, void (*each)(CUstream, CUfunction, int, uint64_t *))
 {
     static const char *const names[] = {"mod_add", "mod_mul", "mod_wide"};
     CUstream s;
@@ -677,25 +679,36 @@ static void module(int iters)
     for (int r = 0; r < iters; r++) {
         CUmodule m;
         CUfunction f;
-        unsigned v = 3;
         CHECK(cuModuleLoadData(&m, "image"));
-        CHECK(cuModuleGetFunction(&f, m, names[r % 3]));
-        for (int it = 0; it < 4; it++) {
-            if (r % 3 == 2) {
-                unsigned char c = 5;
-                uint64_t w = 0x0102030405060708ull;
-                unsigned short h = 9;
-                CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &c, &w, &h}, NULL));
-                CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &c, &w, &h}, NULL));
-            } else {
-                CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
-                CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
-            }
-            CHECK(cuStreamSynchronize(s));
-            show64(r * 4 + it, names[r % 3], out);
-        }
+        CHECK(cuModuleGetFunction(&f, m, names[r % nmods]));
+        each(s, f, r, out);
         CHECK(cuModuleUnload(m));
     }
+}
+
+/* Four iterations of two launches of the module's kernel. */
+static void module_each(CUstream s, CUfunction f, int r, uint64_t *out)
+{
+    unsigned v = 3;
+    for (int it = 0; it < 4; it++) {
+        if (r % 3 == 2) {
+            unsigned char c = 5;
+            uint64_t w = 0x0102030405060708ull;
+            unsigned short h = 9;
+            CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &c, &w, &h}, NULL));
+            CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &c, &w, &h}, NULL));
+        } else {
+            CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
+            CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
+        }
+        CHECK(cuStreamSynchronize(s));
+        show64(r * 4 + it, r % 3 == 0 ? "mod_add" : r % 3 == 1 ? "mod_mul" : "mod_wide", out);
+    }
+}
+
+static void module(int iters)
+{
+    modules_in_turn(iters, 3, module_each);
 }
 
 /* cuLaunchKernelEx with attributes whose unused union bytes are garbage that
@@ -775,29 +788,20 @@ static void body_poll(int iters)
 }
 
 /* A loop of one kernel per module load, one launch more each time: no segment
-** repeats, only the loop body.  Functions of two modules, of one layout, in turn
-** get the same handle (the fake driver reuses an unloaded module's handles). */
+** repeats, only the loop body.  The functions of mod_add and mod_mul, of one
+** layout, get the same handle in turn. */
+static void body_module_each(CUstream s, CUfunction f, int r, uint64_t *out)
+{
+    unsigned v = 3;
+    for (int k = 0; k < 40 + r; k++)
+        CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
+    CHECK(cuStreamSynchronize(s));
+    show64(r, r % 2 ? "mod_mul" : "mod_add", out);
+}
+
 static void body_module(int iters)
 {
-    static const char *const names[] = {"mod_add", "mod_mul"};
-    CUstream s;
-    uint64_t *out;
-
-    CHECK(cuMemAllocHost_v2((void **)&out, sizeof *out));
-    *out = 1;
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int r = 0; r < iters; r++) {
-        CUmodule m;
-        CUfunction f;
-        unsigned v = 3;
-        CHECK(cuModuleLoadData(&m, "image"));
-        CHECK(cuModuleGetFunction(&f, m, names[r % 2]));
-        for (int k = 0; k < 40 + r; k++)
-            CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
-        CHECK(cuStreamSynchronize(s));
-        show64(r, names[r % 2], out);
-        CHECK(cuModuleUnload(m));
-    }
+    modules_in_turn(iters, 2, body_module_each);
 }
 
 /* A pageable source is rewritten right after the async copy returns. */
