@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "engine.h"
@@ -249,6 +250,26 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
     gs__engine_each_stream(text_stream, &o);
 }
 
+/* GRAPHSHIM_REPORT with each "%p" replaced by the process id, so that the
+** processes of a job (workers of one launcher) write a report each. */
+static void report_path(char *out, size_t len)
+{
+    const char *in = gs__cfg.path[GS_KNOB_report];
+    size_t n = 0;
+
+    for (; *in && n + 1 < len; in++) {
+        if (in[0] == '%' && in[1] == 'p') {
+            n += (size_t)snprintf(out + n, len - n, "%ld", (long)getpid());
+            in++;
+            if (n >= len)
+                n = len - 1;
+        } else {
+            out[n++] = *in;
+        }
+    }
+    out[n] = 0;
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -277,7 +298,7 @@ GS_EXPORT int gs_stats(struct gs_stats *st)
 
 int gs__report_write(void)
 {
-    const char *path = gs__cfg.path[GS_KNOB_report];
+    char path[sizeof gs__cfg.path[0] + 32];
     struct totals t;
     struct gs_graph_stats g;
     int rc = 0;
@@ -288,7 +309,9 @@ int gs__report_write(void)
     if (gs__cfg.log >= GS_LOG_INFO)
         write_text(stderr, &t, &g);
     if (gs__cfg.report) {
-        FILE *f = fopen(path, "w");
+        FILE *f;
+        report_path(path, sizeof path);
+        f = fopen(path, "w");
         if (!f) {
             gs__warn("cannot write GRAPHSHIM_REPORT=%s (%s)", path, strerror(errno));
             return -1;

@@ -334,12 +334,16 @@ static long long count_of(const struct jv *o, const char *key)
 
 /* --- The sum of the reports ------------------------------------------------- */
 
-/* The counters of totals, in the report's order. */
+/* The counters of totals, in the report's order; those from NREQUIRED on are
+** newer than the first reports, and count 0 where a report has none. */
 static const char *const total_keys[] = {"ops", "ops_held", "ops_replayed", "replays", "chunks", "launches_saved",
                                          "graphs_captured", "graph_failures", "graphs_evicted", "graphs_alive",
-                                         "learned_dropped", "issue_errors"};
+                                         "learned_dropped", "issue_errors", "body_graphs", "patched_launches",
+                                         "nodes_patched"};
 #define NTOTALS (int)(sizeof total_keys / sizeof total_keys[0])
-enum { T_OPS, T_HELD, T_REPLAYED, T_REPLAYS, T_CHUNKS, T_SAVED, T_CAPTURED, T_FAILED, T_EVICTED, T_ALIVE };
+#define NREQUIRED 12
+enum { T_OPS, T_HELD, T_REPLAYED, T_REPLAYS, T_CHUNKS, T_SAVED, T_CAPTURED, T_FAILED, T_EVICTED, T_ALIVE,
+       T_DROPPED, T_ERRORS, T_BODY, T_PATCHED, T_NODES_PATCHED };
 
 struct named {
     char *name;
@@ -394,6 +398,8 @@ static int add_report(struct sum *t, const char *file, const struct jv *r)
     }
     for (int k = 0; k < NTOTALS; k++) {
         long long v = count_of(tot, total_keys[k]);
+        if (v < 0 && k >= NREQUIRED && !get(tot, total_keys[k]))
+            v = 0;
         if (v < 0) {
             fprintf(stderr, "graphshim report: %s: totals.%s is missing or not a count\n", file, total_keys[k]);
             return -1;
@@ -530,7 +536,11 @@ static void print_table(struct sum *t, int nfiles, char **files)
     printf(", engine on in %d\n", t->engine_on);
     printf("  ops %lld, replayed as graphs %lld: hit rate %.1f%%\n", v[T_OPS], v[T_REPLAYED],
            pct(v[T_REPLAYED], v[T_OPS]));
-    printf("  %lld replays and %lld early chunks saved %lld driver calls\n", v[T_REPLAYS], v[T_CHUNKS], v[T_SAVED]);
+    printf("  %lld replays, %lld early chunks and %lld loop-body graphs saved %lld driver calls\n", v[T_REPLAYS],
+           v[T_CHUNKS], v[T_BODY], v[T_SAVED]);
+    if (v[T_PATCHED])
+        printf("  %lld graph launches with new parameters first (%lld launches patched)\n", v[T_PATCHED],
+               v[T_NODES_PATCHED]);
     printf("  graphs: %lld captured, %lld failed, %lld evicted, %lld alive\n", v[T_CAPTURED], v[T_FAILED],
            v[T_EVICTED], v[T_ALIVE]);
 

@@ -6,9 +6,11 @@
 ** saved, each bail reason with its hint; --json gives the report unchanged.  Two
 ** reports: every total summed.  A truncated report, a JSON file that is no
 ** report and a missing file: exit status 1 and a message naming the file (and
-** for bad JSON the line and column); no file: usage, exit status 2.
+** for bad JSON the line and column); no file: usage, exit status 2.  And
+** GRAPHSHIM_REPORT's %p: a report per process.
 */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,4 +140,31 @@ Test(report_tool, rejects_what_is_no_report)
     cr_assert(strstr(t.err, "usage: graphshim report"), "%s", t.err);
     free(report);
     run_free(&t), run_free(&a);
+}
+
+/* GRAPHSHIM_REPORT with %p: each process writes its own, named by its pid. */
+Test(report_tool, a_report_per_process)
+{
+    const char *argv[] = {GUARDPROG, "sync", "8", NULL};
+    struct run r;
+    char name[64], *report;
+    int pid = -1;
+    DIR *d;
+    struct dirent *e;
+
+    run_prog(&r, 1, (const char *[]){"GRAPHSHIM_REPORT=@/r.%p.json", NULL}, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(run_file(&r, "r.%p.json"), "%%p was not replaced");
+    d = opendir(r.dir);
+    cr_assert_not_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (sscanf(e->d_name, "r.%d.json", &pid) == 1)
+            break;
+    closedir(d);
+    cr_assert_gt(pid, 0, "no report r.<pid>.json in %s", r.dir);
+    snprintf(name, sizeof name, "r.%d.json", pid);
+    report = run_file(&r, name);
+    cr_assert_gt(total(report, "replays"), 0, "%s", report);
+    free(report);
+    run_free(&r);
 }
