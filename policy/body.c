@@ -14,26 +14,6 @@
 
 /* --- Detection --------------------------------------------------------------- */
 
-static uint64_t key_hash(const unsigned char *p, uint32_t n)
-{
-    uint64_t h = 0x243F6A8885A308D3ull ^ n;
-    uint32_t i = 0;
-
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 29;
-    }
-    if (i < n) {
-        uint64_t w = 0;
-        memcpy(&w, p + i, n - i);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
 /* The bytes of a key of len bytes that make two ops the same: all of them, but in
 ** a test without the parameter rule. */
 static uint32_t cmp_len(uint32_t len)
@@ -81,7 +61,7 @@ static int detect(struct gs_body *b, const void *key, uint32_t len)
     }
     memcpy(b->slot[x], key, len);
     b->len[x] = len;
-    b->hash[x] = key_hash(key, cmp_len(len));
+    b->hash[x] = gs__bytes_hash(key, cmp_len(len));
     b->n++;
     if (b->period && !same(b, i, i - b->period))
         b->period = 0;

@@ -283,6 +283,28 @@ int gs__graph_capture_keys(struct gs_stream *s, const struct gs_key *const *keys
     return rc;
 }
 
+int gs__graph_update_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, CUgraphExec *x)
+{
+    struct key_ops o = {keys, n, 1};
+    CUgraphExecUpdateResultInfo info;
+    CUgraph g;
+    int rc = capture_graph(s, issue_keys, &o, n, &g);
+
+    if (rc != 0)
+        return rc;
+    if (GS_REAL(cuGraphExecUpdate_v2)(*x, g, &info) == CUDA_SUCCESS) {
+        GS_REAL(cuGraphDestroy)(g);
+        return 0;
+    }
+    gs__debug("update of a %u-op graph failed (result %d): instantiating it anew", n, info.result);
+    gs__graph_destroy_owned(*x);
+    *x = NULL;
+    if (instantiate(g, n, x) != 0)
+        return -1;
+    atomic_fetch_add(&nowned, 1);
+    return 0;
+}
+
 void gs__graph_destroy_owned(CUgraphExec x)
 {
     if (!x)
@@ -300,6 +322,14 @@ void gs__graph_used(struct gs_node *t)
 void gs__graph_drop_exec(struct gs_node *n, void *stream)
 {
     (void)stream;
+    if (n->extras) {
+        for (uint32_t i = 0; i < n->extras->count; i++) {
+            gs__graph_destroy_owned(n->extras->e[i].exec);
+            free(n->extras->e[i].depth);
+        }
+        free(n->extras);
+        n->extras = NULL;
+    }
     if (n->exec) {
         pthread_mutex_lock(&cache_lock);
         for (int i = 0; i < nrecs; i++)

@@ -37,6 +37,31 @@ int gs__graph_capture_keys(struct gs_stream *s, const struct gs_key *const *keys
                            CUgraphExec *x);
 void gs__graph_destroy_owned(CUgraphExec x);
 
+/* A sequence whose held launches come with parameters of their own (patches,
+** hold.c) keeps, beside its own graph, up to GS_EXTRAS graphs of other
+** parameters, each with the patches it was built from: a program that rotates
+** among a few buffer sets replays each set's graph as it is, and only a new set
+** updates the least recently used one.  Owned by the node; destroyed with its
+** graph (gs__graph_drop_exec). */
+#define GS_EXTRAS 3
+struct gs_extra {
+    CUgraphExec exec;
+    uint64_t hash, used;
+    uint32_t n;              /* patches: depth[i] and the key at keys + off[i] */
+    uint32_t *depth, *off;
+    unsigned char *keys;
+};
+struct gs_extras {
+    uint32_t from, count;    /* the ops from .. depth-1, like exec_from */
+    uint64_t clock;
+    struct gs_extra e[GS_EXTRAS];
+};
+
+/* Gives the owned executable *x the ops keys[0 .. n-1]: captures them and
+** updates *x in place, or replaces it where the driver refuses the update.
+** Returns 0, -1 (*x may be NULL then) or GS_CAPTURE_BUSY. */
+int gs__graph_update_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, CUgraphExec *x);
+
 /* A context synchronize is invalid while any stream of the context captures,
 ** in whatever mode and thread (it returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
 ** The program's synchronizes go between these two calls, which wait for the
@@ -52,7 +77,7 @@ void gs__graph_used(struct gs_node *t);
 /* A node is being freed (its stream is locked): destroys its graph and staging. */
 void gs__graph_drop_node(struct gs_node *n, void *stream);
 
-/* Destroys a node's graph only (walk callback). */
+/* Destroys a node's graphs, its own and its extras, only (walk callback). */
 void gs__graph_drop_exec(struct gs_node *n, void *stream);
 
 /* Forgets the private capture streams: their context is going away, and the

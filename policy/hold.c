@@ -191,57 +191,190 @@ void gs__flush(struct gs_stream *s, int reason)
 ** capturing it first if needed.  Returns 0, or -1 if no graph could be made or
 ** launched, or GS_CAPTURE_BUSY if it could not be captured now (nothing was
 ** issued then).  what names the launch for NVTX (nvtx.h).  Called locked. */
+/* The patches of the held ops before depth t->depth (all of them in range). */
+static void patches_in(const struct gs_stream *s, const struct gs_node *t, uint32_t *j0, uint32_t *j1)
+{
+    *j0 = *j1 = s->patch_first;
+    while (*j1 < s->npatches && s->patches[*j1].depth < t->depth)
+        (*j1)++;
+}
+
+/* Was extra e built from exactly the patches j0 .. j1-1 of s (hash: theirs)? */
+static int extra_is(const struct gs_stream *s, struct gs_node **path, const struct gs_extra *e, uint64_t hash,
+                    uint32_t j0, uint32_t j1)
+{
+    if (e->hash != hash || e->n != j1 - j0)
+        return 0;
+    for (uint32_t i = 0; i < e->n; i++) {
+        const struct gs_patch *p = &s->patches[j0 + i];
+        if (e->depth[i] != p->depth || memcmp(e->keys + e->off[i], s->pbuf + p->off, path[p->depth]->len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Records in e the patches j0 .. j1-1 of s it was just built from.  Returns 0 or
+** -1 (no memory: e cannot be matched again). */
+static int extra_set(const struct gs_stream *s, struct gs_node **path, struct gs_extra *e, uint64_t hash,
+                     uint32_t j0, uint32_t j1)
+{
+    uint32_t n = j1 - j0;
+    size_t head = ((size_t)2 * n * sizeof(uint32_t) + 15) & ~(size_t)15, bytes = 0;
+    uint32_t *block;
+
+    for (uint32_t j = j0; j < j1; j++)
+        bytes += (path[s->patches[j].depth]->len + 15u) & ~15u;
+    free(e->depth);
+    e->depth = NULL;
+    e->n = 0;
+    if (!(block = aligned_alloc(16, head + bytes + 16)))
+        return -1;
+    e->depth = block;
+    e->off = block + n;
+    e->keys = (unsigned char *)block + head;
+    bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct gs_patch *p = &s->patches[j0 + i];
+        uint32_t len = path[p->depth]->len;
+        e->depth[i] = p->depth;
+        e->off[i] = (uint32_t)bytes;
+        memcpy(e->keys + bytes, s->pbuf + p->off, len);
+        bytes += (len + 15u) & ~15u;
+    }
+    e->n = n;
+    e->hash = hash;
+    return 0;
+}
+
+/* The executable for t's held ops (h: their keys) when some come with patches:
+** the extra built from the same patches, or a new extra, or, all GS_EXTRAS in
+** use, the least recently used one updated to these.  Returns 0 with *x, -1 or
+** GS_CAPTURE_BUSY. */
+static int extra_exec(struct gs_stream *s, struct gs_node *t, struct held *h, uint32_t from, CUgraphExec *x)
+{
+    struct gs_extras *ex = t->extras;
+    struct gs_extra *e = NULL;
+    uint32_t j0, j1;
+    uint64_t hash = 0;
+    int rc;
+
+    patches_in(s, t, &j0, &j1);
+    for (uint32_t j = j0; j < j1; j++)
+        hash = (hash ^ gs__bytes_hash(s->pbuf + s->patches[j].off, h->path[s->patches[j].depth]->len)) *
+                   0x9E3779B97F4A7C15ull + s->patches[j].depth;
+    if (!ex && !(ex = t->extras = calloc(1, sizeof *ex)))
+        return -1;
+    ex->from = from;
+    for (uint32_t i = 0; i < ex->count && !e; i++)
+        if (extra_is(s, h->path, &ex->e[i], hash, j0, j1))
+            e = &ex->e[i];
+    if (!e) {
+        gs__nvtx_begin(ex->count < GS_EXTRAS ? GS_NVTX_CAPTURE : GS_NVTX_UPDATE, t->depth - from);
+        if (ex->count < GS_EXTRAS) {
+            e = &ex->e[ex->count];
+            memset(e, 0, sizeof *e);
+            rc = gs__graph_capture_keys(s, h->keys + from, t->depth - from, 1, &e->exec);
+            if (rc == 0) {
+                ex->count++;
+                s->captures++;
+            }
+        } else {
+            e = &ex->e[0];
+            for (uint32_t i = 1; i < ex->count; i++)
+                if (ex->e[i].used < e->used)
+                    e = &ex->e[i];
+            rc = gs__graph_update_keys(s, h->keys + from, t->depth - from, &e->exec);
+            if (rc != 0 && !e->exec) {
+                free(e->depth);
+                *e = ex->e[--ex->count];
+            }
+        }
+        gs__nvtx_end();
+        if (rc != 0)
+            return rc;
+        if (extra_set(s, h->path, e, hash, j0, j1) != 0)
+            e->hash = ~hash; /* never matched again, replaced when least recently used */
+    }
+    e->used = ++ex->clock;
+    t->patched++;
+    s->patched_launches++;
+    s->nodes_patched += j1 - j0;
+    *x = e->exec;
+    return 0;
+}
+
+/* Does any held op of t from `from` on read a staging buffer (an extra graph
+** cannot: it is built from keys alone)? */
+static int stages(const struct held *h, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++)
+        if (h->path[i]->staging)
+            return 1;
+    return 0;
+}
+
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 {
     CUstream st = gs__issue_stream(s);
     CUcontext prev;
-    int rc = 0, cap = 0;
+    CUgraphExec x = NULL;
+    int rc = 0, cap = 0, extra = 0;
     uint32_t from = s->chunk_depth, npatches = 0;
+    int patched = s->patch_first < s->npatches && s->patches[s->patch_first].depth < t->depth;
 
     if (t->depth == from)
         return 0; /* everything already went out in chunks */
     prev = gs__enter_ctx(s);
-    if (t->exec && t->exec_from != from)
-        gs__graph_drop_exec(t, s); /* a graph of another range ending here */
-    if (!t->exec || t->exec_patched || (s->patch_first < s->npatches && s->patches[s->patch_first].depth < t->depth)) {
-        /* A new graph, or one whose parameters must change. */
+    if ((t->exec && t->exec_from != from) || (t->extras && t->extras->from != from))
+        gs__graph_drop_exec(t, s); /* graphs of another range ending here */
+    if (!t->exec || t->exec_patched || patched) {
+        /* A new graph, one with other parameters, or one whose parameters must change. */
         struct held h;
         if (held_get(s, t, &h) != 0) {
             gs__leave_ctx(s, prev);
             return -1;
         }
         npatches = h.npatches;
-        gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
-        if (!t->exec) {
+        if (patched && !stages(&h, from, t->depth)) {
+            extra = 1;
+            cap = extra_exec(s, t, &h, from, &x);
+        } else if (!t->exec) {
+            gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
             cap = gs__graph_capture(s, t, h.path, h.keys, from);
+            gs__nvtx_end();
             if (cap == 0)
                 s->captures++;
         } else {
+            /* Staged copies among the ops: the graph's own executable is updated. */
+            gs__nvtx_begin(GS_NVTX_UPDATE, t->depth - from);
             cap = gs__graph_update(s, t, h.path, h.keys, from);
-            if (cap == 0) {
+            gs__nvtx_end();
+            if (cap == 0 && npatches) {
                 t->patched++;
                 s->patched_launches++;
                 s->nodes_patched += npatches;
             }
         }
-        gs__nvtx_end();
         held_free(&h);
-        if (cap == 0)
+        if (cap == 0 && !extra)
             t->exec_patched = npatches > 0;
     }
-    if (t->exec && cap == 0)
+    if (!extra)
+        x = t->exec;
+    if (x && cap == 0)
         gs__nvtx_begin(what, t->depth - from); /* ended below, after the launch */
-    if (!t->exec || cap != 0 || GS_REAL(cuGraphLaunch)(t->exec, st) != CUDA_SUCCESS) {
+    if (!x || cap != 0 || GS_REAL(cuGraphLaunch)(x, st) != CUDA_SUCCESS) {
         rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
     } else {
-        gs__graph_used(t);
+        if (!extra)
+            gs__graph_used(t);
         s->ops_replayed += t->depth - from;
         s->chunk_depth = t->depth;
         patches_done(s, t->depth);
-        if (t->reads_staging)
+        if (!extra && t->reads_staging)
             staging_issued(s, st);
     }
-    if (t->exec && cap == 0)
+    if (x && cap == 0)
         gs__nvtx_end();
     gs__leave_ctx(s, prev);
     return rc;

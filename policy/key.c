@@ -385,3 +385,24 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
     }
     return CUDA_ERROR_INVALID_VALUE;
 }
+
+uint64_t gs__bytes_hash(const void *bytes, size_t n)
+{
+    const unsigned char *p = bytes;
+    uint64_t h = 0x243F6A8885A308D3ull ^ n;
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, n - i);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return h;
+}

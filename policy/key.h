@@ -75,6 +75,10 @@ static inline unsigned char *gs__key_params(const struct gs_key *k)
 ** Returns the driver's result. */
 CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_override);
 
+/* A 64-bit hash of n bytes (keys, for quick inequality; equal hashes are
+** checked byte by byte). */
+uint64_t gs__bytes_hash(const void *bytes, size_t n);
+
 /* Forgets every cached parameter layout (module unload). */
 void gs__layouts_reset(void);
 

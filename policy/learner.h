@@ -18,6 +18,8 @@
 
 #include "key.h"
 
+struct gs_extras;
+
 struct gs_node {
     struct gs_node *parent, *child, *sibling;
     uint32_t len;            /* key bytes */
@@ -41,6 +43,7 @@ struct gs_node {
     uint32_t watchdog_mark;  /* the stream's replay count at the last watchdog hit here */
     uint64_t last_used;      /* replay clock, for the graph cache */
     CUgraphExec exec;        /* graph of the ops exec_from+1 .. depth of the path here, or NULL */
+    struct gs_extras *extras; /* graphs of the same ops with other parameters (graph_cache.h) */
     uint32_t exec_from;
     void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE */
     union {

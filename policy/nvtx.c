@@ -40,8 +40,8 @@ static uint32_t colors[GS_NVTX_N];
 
 void gs__nvtx_init(void)
 {
-    static const char *const own[GS_NVTX_BAIL] = {"replay", "chunk", "capture", "body"};
-    static const uint32_t own_colors[GS_NVTX_BAIL] = {0xff2e9e44, 0xff8fd19e, 0xff3b6fd1, 0xff5fb86e};
+    static const char *const own[GS_NVTX_BAIL] = {"replay", "chunk", "capture", "body", "update"};
+    static const uint32_t own_colors[GS_NVTX_BAIL] = {0xff2e9e44, 0xff8fd19e, 0xff3b6fd1, 0xff5fb86e, 0xff6f8fd1};
     nvtxDomainHandle_t d;
 
     if (!gs__cfg.nvtx)

@@ -6,6 +6,7 @@
 **   chunk    an early graph launch before the boundary (payload: its ops)
 **   capture  the capture and instantiation of a graph (payload: its ops)
 **   body     a graph of loop bodies (body.h; payload: its ops)
+**   update   a graph given other parameters in place (payload: its ops)
 **   <reason> held ops issued eagerly, named by the bail reason of the report
 **            ("mismatch", "boundary-sync", ...; payload: the ops issued); a
 **            no-gain verdict, which issues nothing, is a mark
@@ -21,7 +22,7 @@
 #include "driver.h"
 
 /* What a range marks: one of these, or GS_NVTX_BAIL + a bail reason (enum gs_bail). */
-enum gs_nvtx_what { GS_NVTX_REPLAY, GS_NVTX_CHUNK, GS_NVTX_CAPTURE, GS_NVTX_BODY, GS_NVTX_BAIL };
+enum gs_nvtx_what { GS_NVTX_REPLAY, GS_NVTX_CHUNK, GS_NVTX_CAPTURE, GS_NVTX_BODY, GS_NVTX_UPDATE, GS_NVTX_BAIL };
 
 /* The "graphshim" domain; NULL when no tool listens.  Set once, before the
 ** engine's first op (gs__nvtx_init), never changed after. */

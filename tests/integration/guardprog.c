@@ -537,19 +537,30 @@ static void api(int iters)
 }
 
 /* Kernel pointers alternate between two buffers. */
-static void params(int iters)
+static void params_sets(int iters, int nsets)
 {
     CUstream s;
-    CUdeviceptr x[2] = {dev(), dev()};
+    CUdeviceptr x[5] = {dev(), dev(), dev(), dev(), dev()};
     float *out = pinned();
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
-        fill(s, x[it % 2], (float)(it % 2 ? 1000 : 0));
-        axpb(s, x[it % 2]);
-        copy(s, P(out), x[it % 2]);
+        fill(s, x[it % nsets], (float)(1000 * (it % nsets)));
+        axpb(s, x[it % nsets]);
+        copy(s, P(out), x[it % nsets]);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
     }
+}
+
+static void params(int iters)
+{
+    params_sets(iters, 2);
+}
+
+/* Five sets in turn: more than a sequence keeps graphs for. */
+static void params5(int iters)
+{
+    params_sets(iters, 5);
 }
 
 /* --- Parameter layouts as library kernels have them ------------------------- */
@@ -1101,7 +1112,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"watchdog", watchdog}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
