@@ -113,6 +113,7 @@ static int is_known(const struct gs_body *b, const struct gs_body_known *kb)
 /* Adds the figures of a body about to be forgotten to the report's rows. */
 static void retire(struct gs_body *b, const struct gs_body_known *kb)
 {
+    b->retired_graphs += kb->graphs;
     if (!kb->graphs)
         return;
     for (uint32_t i = 0; i < b->nrows; i++)
@@ -366,9 +367,7 @@ void gs__body_rows(const struct gs_stream *s, void (*fn)(void *, const struct gs
 
 uint64_t gs__body_graphs(const struct gs_stream *s)
 {
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < s->body.nrows; i++)
-        n += s->body.rows[i].graphs;
+    uint64_t n = s->body.retired_graphs;
     for (int i = 0; i < GS_BODY_KNOWN; i++)
         n += s->body.known[i].graphs;
     return n;

@@ -76,8 +76,9 @@ struct gs_body {
     uint64_t clock;                      /* for last_used */
     uint8_t watchdog_hits;               /* watchdog firings while a body was held */
 
-    /* For the report: bodies forgotten that went out as graphs. */
-    uint64_t learned;
+    /* For the report: bodies forgotten that went out as graphs (the first
+    ** GS_BODY_ROWS kinds of them as rows), and all their graph launches. */
+    uint64_t learned, retired_graphs;
     struct gs_body_row rows[GS_BODY_ROWS];
     uint32_t nrows;
 };

@@ -109,10 +109,9 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # syncs: replays expected.
 # torch_cnn_train (forward, backward, SGD; inputs rotate with period 4) and
 # torch_decode (16 decode steps per sync, argmax feedback) are not required to
-# replay, nor is cupy_loop: its memory pool hands out addresses that do not
-# repeat from iteration to iteration, so its segments never repeat exactly (0
-# replays in 300 iterations on an H100, the learner resting; sequences whose
-# addresses change are the coverage issue's work).  jax_tanh and cupy_loop exit
+# replay.  cupy_loop's memory pool hands out addresses that change from
+# iteration to iteration: its launches are patched (0 replays before patching,
+# 297 after, on an H100), so replays are expected.  jax_tanh and cupy_loop exit
 # 77 (SKIP) where JAX / CuPy is missing, torch_resnet where torchvision is.
 EXPECT='
 tiny_stream     cu  eq  >0   rows
@@ -137,7 +136,7 @@ torch_encoder   py  -   >0   -
 torch_cnn_train py  -   any  -
 torch_decode    py  -   any  -
 jax_tanh        py  -   >0   -
-cupy_loop       py  -   any  -
+cupy_loop       py  -   >0   -
 loop_body       cu  eq  body>0 -
 '
 

@@ -461,8 +461,10 @@ static const char *hint(const char *reason)
     static const struct {
         const char *reason, *hint;
     } hints[] = {
-        {"mismatch", "the next op continued no learned sequence: arguments or buffers change between "
-                     "iterations; keep them fixed, or let the program repeat the same work"},
+        {"mismatch", "the next op continued no learned sequence: its function, grid, block, shared memory or "
+                     "attributes differ between iterations (parameters alone are patched); keep them fixed"},
+        {"body-end", "a loop's held bodies went out because another op followed the loop: its normal end; "
+                     "many of them for few body graphs mean loops too short to pay (GRAPHSHIM_BODY_OPS)"},
         {"watchdog", "held work waited longer than GRAPHSHIM_MAX_DEFER_US: long host work or polling mid-sequence; "
                      "raise the knob, or synchronize before the host work"},
         {"graph-failed", "capturing, instantiating or launching the graph failed; GRAPHSHIM_LOG=debug shows the "
