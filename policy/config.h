@@ -42,6 +42,10 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "loop bodies: a run of 1 to 32 ops that repeats back to back inside one "     \
       "segment is held once it ran GRAPHSHIM_WARMUP + 1 times in a row, and goes "  \
       "out as graphs of 2^j bodies, about this many ops each; 0 turns bodies off")  \
+    X(patch, "GRAPHSHIM_PATCH", GS_KNOB_BOOL, 1, 0, 1,                                 \
+      "1: a launch matches a learned sequence whatever its parameter bytes, and "   \
+      "goes out with its own (graphs are patched); 0: only byte-identical launches " \
+      "match, as before patching")                                                   \
     X(gain_check, "GRAPHSHIM_GAIN_CHECK", GS_KNOB_BOOL, 1, 0, 1,                        \
       "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
       "runs it eagerly for good where, twice, three in four replays took more "      \

@@ -471,8 +471,9 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     *out = s;
     if (!s->seg_start && gs__cfg.gain_check)
         s->seg_start = gs__now_ns();
-    /* A launch matches its node whatever its parameter bytes: those are patched. */
-    cmp = (uint32_t)len - ((struct gs_key *)key)->nparams;
+    /* A launch matches its node whatever its parameter bytes: those are patched
+    ** (unless GRAPHSHIM_PATCH=0). */
+    cmp = (uint32_t)len - (gs__cfg.patch ? ((struct gs_key *)key)->nparams : 0);
     c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
     if (c && c->stable_below && c->watchdog_hits < GS_WATCHDOG_HITS &&
         (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && s->cur->depth == 0))) {

@@ -38,6 +38,7 @@ static const struct setting {
     {"chunk0-nogain", {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_GAIN_CHECK=0", NULL}},
     {"watchdog50", {"GRAPHSHIM_MAX_DEFER_US=50", NULL}},
     {"body2-warmup1", {"GRAPHSHIM_BODY_OPS=2", "GRAPHSHIM_WARMUP=1", NULL}},
+    {"exact", {"GRAPHSHIM_PATCH=0", "GRAPHSHIM_BODY_OPS=0", NULL}},
 };
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 

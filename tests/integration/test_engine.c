@@ -139,6 +139,12 @@ Test(engine, alternating_pointers_are_patched_into_one_graph)
     cr_assert_eq(total(report, "graphs_captured"), 4, "%s", report);
     cr_assert_eq(total(report, "graph_failures"), 0, "%s", report);
     free(report);
+    /* GRAPHSHIM_PATCH=0: byte-identical launches only, each set a sequence of its
+    ** own, stable after two of its own. */
+    cr_assert_eq(replays_with("params", (const char *[]){"GRAPHSHIM_PATCH=0", NULL}, "12", &report), 12 - 4);
+    cr_assert_eq(total(report, "graphs_captured"), 2, "%s", report);
+    cr_assert_eq(total(report, "patched_launches"), 0, "%s", report);
+    free(report);
 }
 
 Test(engine, graph_cache_is_bounded)
