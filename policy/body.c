@@ -178,7 +178,6 @@ static int activate(struct gs_body *b)
         kb->keys = keys;
         kb->p = b->period;
         kb->k = bodies_per_graph(kb->p);
-        b->learned++;
     }
     kb->last_used = ++b->clock;
     b->active = kb;

@@ -9,7 +9,7 @@
 ** one graph of K bodies (K a power of two, K * P about GRAPHSHIM_BODY_OPS).  At a
 ** boundary the whole bodies held go out as graphs of 2^j bodies, the rest of a
 ** body eagerly; an op that does not match issues what is held, in order, and the
-** body is forgotten.
+** body is set aside, kept with its graphs for when the loop comes back.
 **
 ** A segment that repeats as a whole is the prefix tree's (learner.h): while it
 ** holds, bodies are not looked for.  Everything here is guarded by the stream's
@@ -78,7 +78,7 @@ struct gs_body {
 
     /* For the report: bodies forgotten that went out as graphs (the first
     ** GS_BODY_ROWS kinds of them as rows), and all their graph launches. */
-    uint64_t learned, retired_graphs;
+    uint64_t retired_graphs;
     struct gs_body_row rows[GS_BODY_ROWS];
     uint32_t nrows;
 };
