@@ -3,6 +3,7 @@
 **
 **   streams.c   stream states: lookup, readiness, the contexts of engine calls
 **   hold.c      ops: hold or issue; issuing held work eagerly or as graphs, chunks
+**   patch.c     launches with arguments of their own: patches, graphs of other arguments
 **   resolve.c   boundaries: what each call resolves; captures, resets, gain timing
 **   body.c      loop bodies inside a segment: found, held, sent out as graphs
 **   watchdog.c  work held too long; engine start, exit and fork
@@ -68,11 +69,33 @@ void gs__set_holding(struct gs_stream *s, int on);
 void gs__staging_wait(struct gs_stream *s);
 /* Issues the held ops eagerly and stops holding, counting why. */
 void gs__flush(struct gs_stream *s, int reason);
-/* Forgets the patches of held launches (all held work went out). */
-void gs__patches_reset(struct gs_stream *s);
+
 /* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY.  what:
 ** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
+
+/* --- patch.c (each called locked) --- */
+/* Keeps the key (len bytes) of the launch held at depth, whose parameter bytes
+** differ from its node's.  Returns 0, or -1 (no memory: the op is not held). */
+int gs__patch_add(struct gs_stream *s, uint32_t depth, const void *key, uint32_t len);
+/* The held ops before depth went out: so did their patches. */
+void gs__patches_done(struct gs_stream *s, uint32_t depth);
+/* Forgets the patches of held launches (all held work went out). */
+void gs__patches_reset(struct gs_stream *s);
+/* path[0 .. to->depth-1] and keys[] for them, on the stack or, for long
+** sequences, the heap (gs__held_get: path and keys, npatches of them patches);
+** released by gs__held_free. */
+struct gs_held {
+    struct gs_node *path_stack[64], **path;
+    const struct gs_key *key_stack[64], **keys;
+    uint32_t npatches;
+};
+int gs__held_get(struct gs_stream *s, struct gs_node *to, struct gs_held *h);
+void gs__held_free(struct gs_held *h);
+/* The graph for t's held ops (h) when some come with patches: an extra built
+** from the same patches, a new extra, or the least recently used one updated.
+** Returns 0 with *x, -1, or GS_CAPTURE_BUSY. */
+int gs__extra_exec(struct gs_stream *s, struct gs_node *t, struct gs_held *h, uint32_t from, CUgraphExec *x);
 
 /* --- body.c (each called locked) --- */
 /* An op the prefix tree does not hold: 1 if the body holds it, 0 if the caller
