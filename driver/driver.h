@@ -36,6 +36,7 @@ enum gs_class {
     GS_MODULE,       /* module or library unload: function handles may be reused */
     GS_ATTR,         /* limits and function attributes: graphs must be rebuilt */
     GS_CAPTURE,      /* the program's own capture or graph launch */
+    GS_CURRENT,      /* the calling thread's current context changes */
     GS_PROC,         /* entry-point lookup */
     GS_QUERY,        /* harmless: cannot observe or enqueue behind held work */
     GS_UNCLASSIFIED, /* not in hooks.def: resolve held work first */
@@ -80,8 +81,15 @@ extern int gs__passthrough;
 struct gs_tls {
     int depth;
     int tid;
+    unsigned ctx_epoch;  /* gs__ctx_epoch when ctx was read */
+    CUcontext ctx;       /* the thread's current context, as last read */
 };
 extern __thread struct gs_tls gs__tls __attribute__((tls_model("initial-exec")));
+/* Raised by every call that may change a thread's current context (class
+** CURRENT, CTX or UNCLASSIFIED): a thread whose gs__tls.ctx_epoch differs reads
+** its current context again.  Starts at 1, so that every thread reads it once. */
+extern atomic_uint gs__ctx_epoch;
+
 /* The calling thread's kernel thread id, cached. */
 int gs__tid(void);
 

@@ -54,6 +54,21 @@ static inline struct gs_stream *gs__stream_get(CUstream handle)
         return gs__tls_last;
     return gs__stream_lookup(handle);
 }
+/* The calling thread's current context, read again only after a call that may
+** have changed it (gs__ctx_epoch). */
+static inline CUcontext gs__current_ctx(void)
+{
+    unsigned e = atomic_load_explicit(&gs__ctx_epoch, memory_order_relaxed);
+    if (GS_UNLIKELY(gs__tls.ctx_epoch != e)) {
+        CUcontext c = NULL;
+        if (GS_REAL(cuCtxGetCurrent)(&c) != CUDA_SUCCESS)
+            c = NULL;
+        gs__tls.ctx = c;
+        gs__tls.ctx_epoch = e;
+    }
+    return gs__tls.ctx;
+}
+
 /* Learns the stream's context and flags; called locked. */
 void gs__stream_ready(struct gs_stream *s);
 /* The stream held ops of s are issued to from this thread. */

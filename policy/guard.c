@@ -19,7 +19,7 @@ static const char *const class_names[GS_NCLASSES] = {
     [GS_LAUNCH] = "launch", [GS_COPY] = "copy",       [GS_SET] = "set",         [GS_SYNC] = "sync",
     [GS_EVENT] = "event",   [GS_HOSTFN] = "hostfn",   [GS_SYNCOP] = "syncop",   [GS_ALLOC] = "alloc",
     [GS_STREAM] = "stream", [GS_CTX] = "ctx",         [GS_MODULE] = "module",   [GS_ATTR] = "attr",
-    [GS_CAPTURE] = "capture", [GS_PROC] = "proc",
+    [GS_CAPTURE] = "capture", [GS_CURRENT] = "current", [GS_PROC] = "proc",
     [GS_QUERY] = "query",   [GS_UNCLASSIFIED] = "unclassified",
 };
 
@@ -42,6 +42,8 @@ static int gates_captures(const struct gs_call *c)
 void gs__guard_before(const struct gs_call *c)
 {
     atomic_fetch_add_explicit(&gs__calls_by_class[c->cls], 1, memory_order_relaxed);
+    if (c->cls == GS_CURRENT || c->cls == GS_CTX || c->cls == GS_UNCLASSIFIED)
+        atomic_fetch_add_explicit(&gs__ctx_epoch, 1, memory_order_relaxed);
     gs__engine_boundary(c);
     if (gates_captures(c))
         gs__graph_sync_enter();

@@ -152,6 +152,7 @@ void gs__engine_boundary(const struct gs_call *c)
     switch (c->cls) {
     case GS_QUERY:
     case GS_PROC:
+    case GS_CURRENT: /* held work stays with its own context's streams */
         return;
     case GS_SYNC:
     case GS_EVENT:

@@ -69,7 +69,7 @@ static const char *const rule_names[] = {
     [GS_RULE_LEGACY] = "legacy", [GS_RULE_CAPTURE] = "capture", [GS_RULE_UNCLASSIFIED] = "unclassified",
     [GS_RULE_PARAMS] = "params", [GS_RULE_WATCHDOG] = "watchdog", [GS_RULE_STAGING] = "staging",
     [GS_RULE_STREAM_DESTROY] = "stream-destroy", [GS_RULE_MODULE] = "module",
-    [GS_RULE_SYNC_CAPTURE] = "sync-capture",
+    [GS_RULE_SYNC_CAPTURE] = "sync-capture", [GS_RULE_CURRENT] = "current",
 };
 
 void gs__engine_init(void)

@@ -66,6 +66,7 @@ struct kdef {
 struct func {    /* CUfunction */
     struct hdr h;
     struct kdef *kd;
+    struct ctx *ctx;       /* of its module; NULL: from a library's CUkernel */
     int max_dyn_smem;
     struct kernel *from_kernel;
 };

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct module { struct hdr h; struct func **fns; size_t n; };
+struct module { struct hdr h; struct func **fns; size_t n; struct ctx *ctx; };
 struct library { struct hdr h; struct kernel **ks; size_t n; };
 
 static struct kdef **g_kdefs;
@@ -142,6 +142,7 @@ CUresult x_ModuleLoadData(CUmodule *pm, const void *image)
     if (rc) return rc;
     if (!pm || !image) return CUDA_ERROR_INVALID_VALUE;
     struct module *m = calloc(1, sizeof *m);
+    m->ctx = cur_ctx(); /* its functions are that context's */
     reg_add(m, K_MODULE);
     *pm = (CUmodule)m;
     return CUDA_SUCCESS;
@@ -161,6 +162,7 @@ CUresult x_ModuleGetFunction(CUfunction *pf, CUmodule hm, const char *name)
     if (!kd) { rc = CUDA_ERROR_NOT_FOUND; goto out; }
     m->fns = realloc(m->fns, (m->n + 1) * sizeof *m->fns);
     m->fns[m->n++] = func_new(kd, NULL);
+    m->fns[m->n - 1]->ctx = m->ctx;
     *pf = (CUfunction)m->fns[m->n - 1];
 out:
     UNLOCK();
@@ -384,7 +386,11 @@ CUresult knode_build(struct knode *k, CUfunction f, const unsigned grid[3],
 {
     int maxdyn = 0;
     struct kdef *kd = launchable_kdef(f, &maxdyn);
+    struct func *fn = reg_get(f, K_FUNC);
     if (!kd) return CUDA_ERROR_INVALID_HANDLE;
+    /* A module's function is valid in the context the module was loaded in (a
+    ** library's CUkernel in any). */
+    if (fn && fn->ctx && fn->ctx != cur_ctx()) return CUDA_ERROR_INVALID_HANDLE;
     if (!grid[0] || !grid[1] || !grid[2] || grid[0] > 2147483647u || grid[1] > 65535 || grid[2] > 65535)
         return CUDA_ERROR_INVALID_VALUE;
     if (!block[0] || !block[1] || !block[2] || block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||

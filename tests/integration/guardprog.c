@@ -87,6 +87,7 @@ FAKECUDA_KERNEL(bump, sizeof(int *))
 }
 
 static CUfunction k_fill, k_axpb, k_copy, k_setflag, k_nccl, k_bump;
+static CUcontext ctx; /* the primary context, current in main */
 static int n = N;
 
 static void launch(CUfunction f, CUstream s, void **args)
@@ -815,6 +816,46 @@ static void body_module(int iters)
     modules_in_turn(iters, 2, body_module_each);
 }
 
+/* Two contexts, each launching on its own legacy stream (passed as 0): a
+** function of the second context's module is valid only there, so its
+** launches must never go out in the first's (graphshim keeps one state for the
+** legacy stream). */
+static void two_ctx(int iters)
+{
+    CUcontext b;
+    CUmodule mb;
+    CUfunction fill_b, axpb_b, copy_b;
+    CUdeviceptr xa = dev(), xb;
+    float *out_a = pinned(), *out_b = pinned();
+    float two = 2.0f, one = 1.0f;
+
+    CHECK(cuCtxCreate_v2(&b, 0, 0)); /* current from here */
+    CHECK(cuModuleLoadData(&mb, "image"));
+    CHECK(cuModuleGetFunction(&fill_b, mb, "fill"));
+    CHECK(cuModuleGetFunction(&axpb_b, mb, "axpb"));
+    CHECK(cuModuleGetFunction(&copy_b, mb, "copy"));
+    xb = dev();
+    for (int it = 0; it < iters; it++) {
+        float va = (float)it, vb = (float)(100 + it);
+        CUdeviceptr pa = P(out_a), pb = P(out_b);
+        CHECK(cuCtxSetCurrent(ctx));
+        fill(0, xa, va);
+        axpb(0, xa);
+        copy(0, pa, xa);
+        CHECK(cuCtxSetCurrent(b));
+        launch(fill_b, 0, (void *[]){&xb, &vb, &n});
+        launch(axpb_b, 0, (void *[]){&xb, &two, &one, &n});
+        launch(axpb_b, 0, (void *[]){&xb, &two, &one, &n});
+        launch(copy_b, 0, (void *[]){&pb, &xb, &n});
+        CHECK(cuCtxSynchronize());
+        CHECK(cuCtxSetCurrent(ctx));
+        CHECK(cuCtxSynchronize());
+        show(it, "a", out_a);
+        show(it, "b", out_b);
+    }
+    CHECK(cuCtxSetCurrent(ctx));
+}
+
 /* A pageable source is rewritten right after the async copy returns. */
 static void staging(int iters)
 {
@@ -860,7 +901,6 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-static CUcontext ctx;
 static void *thread_entry(void *arg)
 {
     CHECK(cuCtxSetCurrent(ctx));
@@ -1112,7 +1152,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-ctx", two_ctx}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},

@@ -30,7 +30,7 @@ static struct rule rules[] = {
     {"params", "params"},     {"watchdog", "watchdog"}, {"staging", "staging"},
     {"stream-destroy", "stream-destroy"}, {"module", "module"},
     {"many-params", "params"}, {"big-struct", "params"},
-    {"body-poll", "watchdog"}, {"body-module", "module"},
+    {"body-poll", "watchdog"}, {"body-module", "module"}, {"two-ctx", "current"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)
