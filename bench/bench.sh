@@ -6,11 +6,14 @@
 #   graphshim  the same program with libgraphshim.so preloaded
 #   graph      the same work as a hand-written CUDA graph, no shim
 # Each run prints its median time per iteration; the table shows the median over
-# rounds and two ratios: speedup of graphshim over eager, and graphshim time over
-# hand-graph time (1.00 is the limit).  Checksums must agree between modes.
+# rounds, the spread (min-max over rounds) of eager and graphshim, and two ratios
+# of medians: speedup of graphshim over eager, and graphshim time over hand-graph
+# time (1.00 is the limit).  A ratio means something only where the spreads do
+# not overlap the other way.  Checksums must agree between modes.
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
-# Environment: ROUNDS (3), ONLY (a regex of workload names to run), SHIM_ENV (one
+# Environment: ROUNDS (5; a whole run takes about 11 minutes on an H100: split it
+# with ONLY where one call is limited to 10), ONLY (a regex of workload names to run), SHIM_ENV (one
 # extra setting of the graphshim runs, e.g. GRAPHSHIM_CHUNK_OPS=8), SWEEP (more such
 # settings, space-separated: one more graphshim row each, measured in the same
 # rounds), OUT (where to write bench.txt; default build/bench),
@@ -21,13 +24,14 @@ cd "$(dirname "$0")/.."
 B=${BUILD:-build}/bench
 OUT=${OUT:-$B}
 mkdir -p "$B" "$OUT"
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 SHIM=$PWD/${BUILD:-build}/libgraphshim.so
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 $NVCC -O2 ${NVCC_ARCH:--arch=native} -o "$B/bench" bench/bench.cu -lcublas || exit 1
 make -s shim-cost >/dev/null || exit 1
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) print a[int((NR+1)/2)]; else print "nan" }'; }
+spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) printf "%.1f-%.1f\n", a[1], a[NR]; else print "-" }'; }
 field() { awk -v k="$1" '$1 == k { print $2 }'; }
 
 # run_workload NAME ITERS CMD...: one row per graphshim setting (the defaults, then
@@ -49,21 +53,21 @@ run_workload() {
         done
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
     done
-    local e g s same hit label
-    e=$(echo "$te" | median); g=$(echo "$tg" | median)
+    local e g s same hit label es ss
+    e=$(echo "$te" | median); g=$(echo "$tg" | median); es=$(echo "$te" | spread)
     for i in "${!settings[@]}"; do
-        s=$(echo "${ts[i]}" | median)
+        s=$(echo "${ts[i]}" | median); ss=$(echo "${ts[i]}" | spread)
         same=yes
         [ "$ce" = "${cs[i]}" ] || same=NO
         { [ "$cg" = "$ce" ] || [ "$g" = nan ]; } || same="${same}/graph-differs"
         hit=$(python3 -c "import json;t=json.load(open('$OUT/report.$name.$i.json'))['totals'];print('%.2f %d' % (t['hit_rate'], t['chunks']))" 2>/dev/null || echo "? ?")
         label=$name
         [ -z "${settings[i]}" ] || label="$name ${settings[i]#GRAPHSHIM_}"
-        awk -v n="$label" -v e="$e" -v s="$s" -v g="$g" -v same="$same" -v hit="$hit" 'BEGIN {
+        awk -v n="$label" -v e="$e" -v s="$s" -v g="$g" -v same="$same" -v hit="$hit" -v es="$es" -v ss="$ss" 'BEGIN {
             r1 = (s > 0) ? e / s : 0
             if (g == "nan") r2 = "-"; else r2 = sprintf("%.2f", s / g)
             split(hit, h, " ")
-            printf "%-30s %10.1f %10.1f %10s %8.2fx %10s %6s %6s %s\n", n, e, s, g, r1, r2, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
+            printf "%-30s %10.1f %15s %10.1f %15s %10s %8.2fx %10s %6s %6s %s\n", n, e, es, s, ss, g, r1, r2, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
     done
     mkdir -p "$B/reports" && mv "$OUT"/report."$name".*.json "$B/reports/" 2>/dev/null
 }
@@ -77,8 +81,9 @@ torch_adamw() { local d=$1 l=$2 b=$3 mode=$4 iters=$5; pin python3 bench/torch_a
 rm -rf "$B/reports"
 {
     echo "graphshim benchmark: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), CUDA $($NVCC --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
-    echo "median us per iteration over $ROUNDS rounds (each the median of its own repetitions)"
-    printf "%-30s %10s %10s %10s %9s %10s %6s %6s %s\n" workload eager graphshim graph speedup shim/graph hit chunks same-output
+    echo "host: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs"
+    echo "median us per iteration over $ROUNDS rounds (each the median of its own repetitions), and min-max over the rounds"
+    printf "%-30s %10s %15s %10s %15s %10s %9s %10s %6s %6s %s\n" workload eager eager-spread graphshim shim-spread graph speedup shim/graph hit chunks same-output
 } | tee -a "$OUT/bench.txt"
 for k in 1 5 20 100; do run_workload "tiny$k" 500 bench "tiny$k"; done
 run_workload large20 100 bench large20
