@@ -22,6 +22,10 @@
 //   loop1                       one tiny kernel 1000 times, the same arguments each
 //                               time, then the synchronize (a timing loop)
 //   body5                       5 different tiny kernels, 200 times back to back
+//   loopvar                     one tiny kernel 1000 + (i mod 1000) times in iteration
+//                               i: the loop is the same, the segment never repeats as a
+//                               whole, so only loop bodies can be graphed (no graph
+//                               column: a graph of a loop whose length changes)
 //   scalars                     20 tiny kernels whose scalar arguments change every
 //                               iteration (an optimizer's step); graph: built once,
 //                               each node's arguments set with
@@ -81,6 +85,7 @@ struct Work {
     bool copies = false, pageable = false, norepeat = false, gemm = false;
     bool mixing = false, scalars = false; // the bench_mix workloads; scalars: arguments change
     int repeat = 1, sets = 1;             // runs of the k kernels per iteration; rotation sets
+    bool growing = false;                 // loopvar: repeat grows by one every iteration
     std::vector<unsigned *> xs, ys;       // bench_mix: buffers of each rotation set
     cudaStream_t s;
     float *x = nullptr, *hin = nullptr, *hout = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
@@ -142,7 +147,7 @@ struct Work {
 
     void mix_body()
     {
-        for (int r = 0; r < repeat; r++)
+        for (int r = 0; r < repeat + (growing ? (int)(iter % 1000) : 0); r++)
             for (int j = 0; j < k; j++) {
                 if (sets > 1 && j == k - 1)
                     bench_fold<<<grid(), 256, 0, s>>>(ys[iter % sets], xs[iter % sets], n);
@@ -273,6 +278,8 @@ int main(int argc, char **argv)
         w.mixing = true, w.k = 1, w.repeat = 1000;
     else if (n == "body5")
         w.mixing = true, w.k = 5, w.repeat = 200;
+    else if (n == "loopvar")
+        w.mixing = w.growing = true, w.k = 1, w.repeat = 1000;
     else if (n == "scalars")
         w.mixing = w.scalars = true;
     else if (n == "rotate")
@@ -281,7 +288,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown workload %s\n", n.c_str());
         return 2;
     }
-    if (graph && w.norepeat) {
+    if (graph && (w.norepeat || w.growing)) {
         printf("us_per_iter nan\n"); // a graph of work that never repeats does not exist
         return 0;
     }

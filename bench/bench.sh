@@ -93,6 +93,7 @@ run_workload h2d_pageable 500 bench h2d_pageable
 run_workload cublas 500 bench cublas
 run_workload loop1 50 bench loop1     # 1000 launches an iteration
 run_workload body5 50 bench body5     # 1000 launches an iteration
+run_workload loopvar 50 bench loopvar # 1000 to 1999 launches, never the same count twice
 run_workload scalars 500 bench scalars
 run_workload rotate 500 bench rotate
 if [ "${SKIP_TORCH:-0}" != 1 ]; then
