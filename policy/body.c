@@ -297,8 +297,22 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         detect_reset(b); /* its source is read at call time: never held in a body */
         return 0;
     }
-    if (detect(b, key, len) && activate(b) == 0)
+    if (b->rest) { /* no loop for long: the search rests */
+        b->rest--;
+        return 0;
+    }
+    if (detect(b, key, len) && activate(b) == 0) {
         detect_reset(b);
+        b->quiet = b->rest_len = 0;
+    } else if (++b->quiet >= GS_BODY_QUIET) {
+        /* Work without loops pays for the search at every launch: rest, longer
+        ** each time nothing is found in between. */
+        b->rest_len = b->rest_len ? (b->rest_len < GS_BODY_REST_MAX ? 2 * b->rest_len : GS_BODY_REST_MAX)
+                                  : GS_BODY_QUIET;
+        b->rest = b->rest_len;
+        b->quiet = 0;
+        detect_reset(b);
+    }
     return 0;
 }
 

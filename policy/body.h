@@ -29,6 +29,8 @@
 #define GS_BODY_GROUPS 8         /* graphs of 1, 2, 4, ... 128 bodies */
 #define GS_BODY_ROWS 8           /* bodies the report lists per stream */
 #define GS_BODY_KNOWN 4          /* bodies kept per stream, with their graphs */
+#define GS_BODY_QUIET 4096       /* ops searched without finding a body before the search rests */
+#define GS_BODY_REST_MAX 65536   /* longest rest, in ops (rests double from GS_BODY_QUIET) */
 
 /* A body that went out as graphs, for the report. */
 struct gs_body_row {
@@ -62,6 +64,8 @@ struct gs_body {
     uint32_t n;                          /* ops the detector saw in the segment */
     uint32_t period, run;                /* candidate period; ops in a row equal to the op a period back */
     uint32_t epoch;                      /* segments searched: entries of seen[] from older ones are stale */
+    uint32_t quiet, rest, rest_len;      /* ops searched since a body was found; ops the search still
+                                          * rests; the length of the last rest */
     uint64_t hash[GS_BODY_RING];
     uint32_t len[GS_BODY_RING], cap[GS_BODY_RING];
     unsigned char *slot[GS_BODY_RING];

@@ -799,6 +799,29 @@ static void body_poll(int iters)
     }
 }
 
+/* 10000 launches that never repeat (a grid of their own each), then loops of
+** one kernel, one launch more each time: the search for loop bodies rests during
+** the first part, and must find the loops after it. */
+static void quiet_then_loop(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int k = 0; k < 10000; k++) {
+        float v = (float)k;
+        CHECK(cuLaunchKernel(k_fill, 1 + (unsigned)k, 1, 1, 32, 1, 1, 0, s, (void *[]){&x, &v, &n}, NULL));
+    }
+    CHECK(cuStreamSynchronize(s));
+    for (int it = 0; it < iters; it++) {
+        for (int k = 0; k < 100 + it; k++)
+            axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* A loop of one kernel per module load, one launch more each time: no segment
 ** repeats, only the loop body.  The functions of mod_add and mod_mul, of one
 ** layout, get the same handle in turn. */
@@ -1152,7 +1175,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-ctx", two_ctx}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-ctx", two_ctx}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},

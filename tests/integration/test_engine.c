@@ -467,6 +467,16 @@ Test(engine, one_kernel_looped_inside_a_segment_is_replayed)
     assert_hit_rate("loop1", "4", 0.9);
 }
 
+/* The search for loop bodies rests after 4096 launches without one (10000 here)
+** and still finds the loops that come after. */
+Test(engine, loops_after_long_work_without_loops_are_found)
+{
+    char *report;
+    replays_with("quiet-then-loop", NULL, "8", &report);
+    cr_assert_gt(total(report, "body_graphs"), 0, "%s", report);
+    free(report);
+}
+
 Test(engine, a_body_of_five_kernels_looped_inside_a_segment_is_replayed)
 {
     assert_hit_rate("body5", "4", 0.9);
