@@ -167,6 +167,21 @@ static int instantiate(CUgraph g, unsigned nops, CUgraphExec *x)
     return -1;
 }
 
+/* Gives executable x the content of g in place (cuGraphExecUpdate) and destroys
+** g.  Returns 0, or -1 with g left to the caller, who instantiates it anew (the
+** driver refuses updates that change what x is, not only its parameters). */
+static int update(CUgraphExec x, CUgraph g, unsigned nops)
+{
+    CUgraphExecUpdateResultInfo info;
+
+    if (GS_REAL(cuGraphExecUpdate_v2)(x, g, &info) == CUDA_SUCCESS) {
+        GS_REAL(cuGraphDestroy)(g);
+        return 0;
+    }
+    gs__debug("update of a %u-op graph failed (result %d): instantiating it anew", nops, info.result);
+    return -1;
+}
+
 /* capture_graph(), then instantiate(). */
 static int capture(struct gs_stream *s, CUresult (*issue)(CUstream, void *), void *arg, unsigned nops,
                    CUgraphExec *x)
@@ -236,20 +251,16 @@ int gs__graph_update(struct gs_stream *s, struct gs_node *t, struct gs_node **pa
                      const struct gs_key *const *keys, uint32_t from)
 {
     struct path_ops o = {path, keys, from, t->depth, 0};
-    CUgraphExecUpdateResultInfo info;
     CUgraphExec x;
     CUgraph g;
     int rc = capture_graph(s, issue_path, &o, t->depth - from, &g);
 
     if (rc != 0)
         return rc;
-    if (GS_REAL(cuGraphExecUpdate_v2)(t->exec, g, &info) == CUDA_SUCCESS) {
-        GS_REAL(cuGraphDestroy)(g);
+    if (update(t->exec, g, t->depth - from) == 0) {
         t->reads_staging = (uint8_t)o.staging;
         return 0;
     }
-    /* Not an update the driver can make: a new executable instead. */
-    gs__debug("update of a %u-op graph failed (result %d): instantiating it anew", t->depth - from, info.result);
     gs__graph_drop_exec(t, s);
     if (instantiate(g, t->depth - from, &x) != 0)
         return -1;
@@ -286,17 +297,13 @@ int gs__graph_capture_keys(struct gs_stream *s, const struct gs_key *const *keys
 int gs__graph_update_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, CUgraphExec *x)
 {
     struct key_ops o = {keys, n, 1};
-    CUgraphExecUpdateResultInfo info;
     CUgraph g;
     int rc = capture_graph(s, issue_keys, &o, n, &g);
 
     if (rc != 0)
         return rc;
-    if (GS_REAL(cuGraphExecUpdate_v2)(*x, g, &info) == CUDA_SUCCESS) {
-        GS_REAL(cuGraphDestroy)(g);
+    if (update(*x, g, n) == 0)
         return 0;
-    }
-    gs__debug("update of a %u-op graph failed (result %d): instantiating it anew", n, info.result);
     gs__graph_destroy_owned(*x);
     *x = NULL;
     if (instantiate(g, n, x) != 0)

@@ -88,10 +88,6 @@ void gs__flush(struct gs_stream *s, int reason)
     s->bails[reason]++;
 }
 
-/* Launches the held ops up to node t (those past s->chunk_depth) as one graph,
-** capturing it first if needed.  Returns 0, or -1 if no graph could be made or
-** launched, or GS_CAPTURE_BUSY if it could not be captured now (nothing was
-** issued then).  what names the launch for NVTX (nvtx.h).  Called locked. */
 /* Does any held op of t from `from` on read a staging buffer (an extra graph
 ** cannot: it is built from keys alone)? */
 static int stages(const struct gs_held *h, uint32_t from, uint32_t to)
@@ -102,6 +98,10 @@ static int stages(const struct gs_held *h, uint32_t from, uint32_t to)
     return 0;
 }
 
+/* Launches the held ops up to node t (those past s->chunk_depth) as one graph,
+** capturing it first if needed.  Returns 0, or -1 if no graph could be made or
+** launched, or GS_CAPTURE_BUSY if it could not be captured now (nothing was
+** issued then).  what names the launch for NVTX (nvtx.h).  Called locked. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 {
     CUstream st = gs__issue_stream(s);

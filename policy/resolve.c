@@ -47,8 +47,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     struct gs_node *t = s->cur;
     int replayed = 0, rc = -1;
 
-    if (s->holding == GS_HOLD_BODY)
-        gs__body_segment_end(s); /* a loop's end: not a bail */
+    gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
     if (s->holding) {
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
@@ -81,7 +80,6 @@ static void resolve_locked(struct gs_stream *s, int reason)
     s->clean = 1;
     s->chunk_depth = 0;
     gs__patches_reset(s);
-    gs__body_segment_end(s);
 }
 
 static void resolve(struct gs_stream *s, int reason)

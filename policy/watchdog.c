@@ -44,17 +44,19 @@ static void *watchdog(void *arg)
             /* Again under the lock, with the clock read now: the held work may have
             ** gone out meanwhile and newer work be held since after `now`. */
             since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
-            if (s->holding == GS_HOLD_BODY && since && gs__now_ns() - since >= limit) {
-                gs__flush(s, GS_BAIL_WATCHDOG);
-                gs__body_watchdog(s);
-            } else if (s->holding && since && gs__now_ns() - since >= limit) {
-                struct gs_node *n = s->cur;
-                if (n->watchdog_mark != (uint32_t)s->replays)
-                    n->watchdog_hits = 0; /* the stream replayed since the last hit here */
-                n->watchdog_mark = (uint32_t)s->replays;
-                if (n->watchdog_hits < GS_WATCHDOG_HITS)
-                    n->watchdog_hits++;
-                gs__flush(s, GS_BAIL_WATCHDOG);
+            if (s->holding && since && gs__now_ns() - since >= limit) {
+                if (s->holding == GS_HOLD_BODY) {
+                    gs__flush(s, GS_BAIL_WATCHDOG);
+                    gs__body_watchdog(s); /* counts its hits itself */
+                } else {
+                    struct gs_node *n = s->cur;
+                    if (n->watchdog_mark != (uint32_t)s->replays)
+                        n->watchdog_hits = 0; /* the stream replayed since the last hit here */
+                    n->watchdog_mark = (uint32_t)s->replays;
+                    if (n->watchdog_hits < GS_WATCHDOG_HITS)
+                        n->watchdog_hits++;
+                    gs__flush(s, GS_BAIL_WATCHDOG);
+                }
             }
             pthread_mutex_unlock(&s->lock);
         }
