@@ -289,8 +289,16 @@ int gs__key_launch(void *buf, CUfunction f, const unsigned grid[3], const unsign
             return -1;
         nbytes = l->size;
         memset(p, 0, nbytes);
-        for (int i = 0; i < l->n; i++)
-            memcpy(p + l->off[i], params[i], l->off[l->n + i]);
+        for (int i = 0; i < l->n; i++) {
+            /* Most parameters are pointers or 4-byte scalars: copied inline. */
+            uint32_t sz = l->off[l->n + i];
+            if (sz == 8)
+                memcpy(p + l->off[i], params[i], 8);
+            else if (sz == 4)
+                memcpy(p + l->off[i], params[i], 4);
+            else
+                memcpy(p + l->off[i], params[i], sz);
+        }
     } else if (extra) {
         void *ptr = NULL;
         size_t size = 0;
