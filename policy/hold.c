@@ -177,7 +177,8 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 **                          chunk as long as all before it), a handful of graph
 **                          launches however long the sequence;
 **   GRAPHSHIM_CHUNK_US=t   by time, where held ops have waited more than t twice
-**                          at the same place.
+**                          at the same place;
+** and, whatever the settings, where the watchdog fired (watchdog.c).
 ** Called locked, after the op at s->cur was held. */
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
 {
@@ -192,22 +193,36 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
     return gs__now_ns() - s->chunk_since >= (uint64_t)gs__cfg.chunk_us * 1000u && ++c->chunk_votes >= 2;
 }
 
+/* Launches the held ops up to c as an early chunk: 0, or the failure of
+** gs__launch_graph (nothing went out then). */
+static int launch_chunk(struct gs_stream *s, struct gs_node *c)
+{
+    int rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
+    if (rc == 0)
+        s->chunks++;
+    else
+        c->chunk_failed = rc != GS_CAPTURE_BUSY;
+    return rc;
+}
+
 static void maybe_chunk(struct gs_stream *s)
 {
     struct gs_node *c = s->cur;
     uint32_t held = c->depth - s->chunk_depth;
 
-    if (held < 2 || c->chunk_failed || !chunk_ends_here(s, c, held))
-        return;
-    int rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
-    if (rc == 0) {
-        s->chunks++;
+    if (GS_UNLIKELY(c->watchdog_cut)) {
+        /* A place where the watchdog fired: what is held goes out now. */
+        if (held < 2 || c->chunk_failed || launch_chunk(s, c) != 0)
+            issue_held(s, c);
+    } else if (held >= 2 && !c->chunk_failed && chunk_ends_here(s, c, held)) {
+        if (launch_chunk(s, c) != 0)
+            issue_held(s, c);
     } else {
-        c->chunk_failed = rc != GS_CAPTURE_BUSY;
-        issue_held(s, c);
+        return;
     }
-    s->chunk_since = gs__now_ns();
-    atomic_store_explicit(&s->held_since, s->chunk_since, memory_order_relaxed);
+    /* Nothing is held now: the next held op starts the clocks again. */
+    s->chunk_since = 0;
+    atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
 }
 
 /* --- Ops ------------------------------------------------------------------- */
@@ -272,7 +287,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     ** (unless GRAPHSHIM_PATCH=0). */
     cmp = (uint32_t)len - (gs__cfg.patch ? ((struct gs_key *)key)->nparams : 0);
     c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
-    if (c && c->stable_below && c->watchdog_hits < GS_WATCHDOG_HITS &&
+    if (c && c->stable_below &&
         (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && s->cur->depth == 0))) {
         /* Hold: the call returns success, the op waits for its sequence's end. */
         if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
@@ -294,10 +309,14 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
             s->seg_held = 1;
             gs__set_holding(s, 1);
             s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+        } else if (GS_UNLIKELY(!s->chunk_since)) {
+            /* The first op held after an early chunk. */
+            s->chunk_since = gs__now_ns();
+            atomic_store_explicit(&s->held_since, s->chunk_since, memory_order_relaxed);
         }
         s->cur = c;
         s->ops_held++;
-        if (gs__cfg.chunk_ops | gs__cfg.chunk_us)
+        if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(c->watchdog_cut))
             maybe_chunk(s);
         pthread_mutex_unlock(&s->lock);
         *out = NULL;

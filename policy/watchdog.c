@@ -21,9 +21,11 @@ static atomic_int watchdog_stop;
 
 /* Issues work held longer than GRAPHSHIM_MAX_DEFER_US, so a host waiting for it
 ** without a CUDA call (polling mapped memory) never waits forever.  Where it fired
-** GS_WATCHDOG_HITS times with no replay on the stream between, the engine stops
-** holding there for good: that program point does not wait for a sync.  (A hit
-** between replays is a descheduled thread, which a busy machine sees now and then.) */
+** GS_WATCHDOG_HITS times with no replay on the stream between, that program point
+** does not wait for a sync (the host polls, or works long before its next CUDA
+** call): from then on, work held up to there goes out as soon as it is reached,
+** as a graph (an early chunk), and holding goes on after it.  (A hit between
+** replays is a descheduled thread, which a busy machine sees now and then.) */
 static void *watchdog(void *arg)
 {
     uint64_t limit = (uint64_t)gs__cfg.max_defer_us * 1000u;
@@ -53,8 +55,8 @@ static void *watchdog(void *arg)
                     if (n->watchdog_mark != (uint32_t)s->replays)
                         n->watchdog_hits = 0; /* the stream replayed since the last hit here */
                     n->watchdog_mark = (uint32_t)s->replays;
-                    if (n->watchdog_hits < GS_WATCHDOG_HITS)
-                        n->watchdog_hits++;
+                    if (n->watchdog_hits < GS_WATCHDOG_HITS && ++n->watchdog_hits == GS_WATCHDOG_HITS)
+                        n->watchdog_cut = 1;
                     gs__flush(s, GS_BAIL_WATCHDOG);
                 }
             }

@@ -322,6 +322,33 @@ Test(engine, a_stall_now_and_then_does_not_stop_holding)
     run_free(&base), run_free(&r);
 }
 
+Test(engine, where_the_host_polls_held_work_goes_out_when_it_is_reached)
+{
+    const char *argv[] = {GUARDPROG, "watchdog", "12", NULL};
+    struct run base, r;
+    char *report, *bails;
+
+    /* The host polls for a kernel's flag with no CUDA call.  The watchdog issues
+    ** the held work twice (1 ms each); after that, the place is a cut: the work
+    ** held up to the flag's kernel goes out as a graph as soon as it is held, and
+    ** no later iteration waits for the watchdog or bails. */
+    run_prog(&base, 0, NULL, argv, 20);
+    run_prog(&r, 1,
+             (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
+                              "GRAPHSHIM_MAX_DEFER_US=1000", NULL},
+             argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    report = run_file(&r, "report.json");
+    bails = strstr(report, "\"bails\"");
+    cr_assert(bails, "%s", report);
+    cr_assert_eq(total(bails, "watchdog"), 2, "%s", report);
+    cr_assert_leq(total(bails, "mismatch"), 0, "%s", report); /* -1: none listed */
+    cr_assert_geq(total(report, "chunks"), 12 - 2 - 2, "%s", report);
+    free(report);
+    run_free(&base), run_free(&r);
+}
+
 Test(engine, work_that_never_repeats_costs_bounded_learning)
 {
     char *report;
