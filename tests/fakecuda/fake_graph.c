@@ -337,6 +337,7 @@ CUresult x_GraphInstantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flag
         struct exec *x = calloc(1, sizeof *x);
         x->g = graph_clone(g, 1);
         x->flags = flags;
+        x->ctx = cur_ctx();
         reg_add(x, K_EXEC);
         *pe = (CUgraphExec)x;
     }
@@ -359,7 +360,10 @@ CUresult x_GraphLaunch(CUgraphExec he, CUstream h, int pt)
     struct stream *s;
     LOCK();
     if (!(rc = exec_arg(he, &x)) && !(rc = stream_prep(h, pt, &s))) {
-        if (s->cap) {
+        if (s->ctx != x->ctx) {
+            /* An executable runs in the context it was instantiated in. */
+            rc = CUDA_ERROR_INVALID_CONTEXT;
+        } else if (s->cap) {
             struct node t = {.type = CU_GRAPH_NODE_TYPE_GRAPH};
             t.u.child = graph_clone(x->g, 0);
             rc = stream_submit(s, &t);

@@ -38,7 +38,8 @@ void fake_once(void);                       /* reads env, maps arenas */
 CUresult api_enter(bool need_ctx);          /* init / callback / context / sticky checks */
 extern __thread int t_in_callback;
 
-struct ctx { struct hdr h; int primary; int refcount; unsigned flags; };
+struct stream;
+struct ctx { struct hdr h; int primary; int refcount; unsigned flags; struct stream *legacy; };
 struct ctx *cur_ctx(void);
 
 /* ---- memory -------------------------------------------------------------- */
@@ -115,6 +116,7 @@ struct graph {
 struct exec {
     struct hdr h;
     struct graph *g;          /* private deep copy */
+    struct ctx *ctx;          /* current at instantiation: it runs only there */
     unsigned long long flags;
 };
 

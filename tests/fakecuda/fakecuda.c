@@ -97,8 +97,9 @@ static struct ctx g_primary;
 static __thread struct ctx *t_ctx;
 __thread int t_in_callback;
 static __thread CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-static __thread struct stream *t_pts;
-static struct stream g_legacy;
+/* The calling thread's per-thread streams, one per context it used. */
+struct pts { struct stream s; struct pts *next; };
+static __thread struct pts *t_pts;
 static struct capture *g_captures;
 static uint64_t g_capture_ids;
 
@@ -143,8 +144,6 @@ static void once_init(void)
     map_arena(&g_host, 0x300000000000ULL, (size_t)4 << 30);
     g_primary.primary = 1;
     reg_add(&g_primary, K_CTX);
-    g_legacy.special = S_LEGACY;
-    g_legacy.ctx = &g_primary;
     fake_log_init();
 }
 
@@ -653,20 +652,47 @@ CUresult x_PointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **d
 /* ------------------------------------------------------------------------ */
 /* streams and capture core                                                 */
 /* ------------------------------------------------------------------------ */
+/* The default streams belong to a context, as on the real driver: each context
+ * has its own legacy stream, and each thread a per-thread stream in each
+ * context it uses.  With no context current, the primary context's. */
+static struct ctx *default_ctx(void)
+{
+    return t_ctx ? t_ctx : &g_primary;
+}
+
+static struct stream *legacy_stream(void)
+{
+    struct ctx *c = default_ctx();
+    LOCK();
+    if (!c->legacy) {
+        c->legacy = calloc(1, sizeof *c->legacy);
+        c->legacy->special = S_LEGACY;
+        c->legacy->ctx = c;
+    }
+    UNLOCK();
+    return c->legacy;
+}
+
 static struct stream *per_thread_stream(void)
 {
-    if (!t_pts) {
-        t_pts = calloc(1, sizeof *t_pts);
-        t_pts->special = S_PERTHREAD;
-        t_pts->ctx = t_ctx;
+    struct ctx *c = default_ctx();
+    struct pts *p;
+    for (p = t_pts; p && p->s.ctx != c; p = p->next)
+        ;
+    if (!p) {
+        p = calloc(1, sizeof *p);
+        p->s.special = S_PERTHREAD;
+        p->s.ctx = c;
+        p->next = t_pts;
+        t_pts = p;
     }
-    return t_pts;
+    return &p->s;
 }
 
 CUresult stream_resolve(CUstream h, int pt, struct stream **out)
 {
-    if (!h) *out = pt ? per_thread_stream() : &g_legacy;
-    else if (h == CU_STREAM_LEGACY) *out = &g_legacy;
+    if (!h) *out = pt ? per_thread_stream() : legacy_stream();
+    else if (h == CU_STREAM_LEGACY) *out = legacy_stream();
     else if (h == CU_STREAM_PER_THREAD) *out = per_thread_stream();
     else if (!(*out = reg_get(h, K_STREAM))) return CUDA_ERROR_INVALID_HANDLE;
     return CUDA_SUCCESS;
@@ -685,13 +711,15 @@ static bool blocking(const struct stream *s)
     return s->special == S_PERTHREAD || !(s->flags & CU_STREAM_NON_BLOCKING);
 }
 
-/* An operation on the legacy stream while a blocking stream captures. */
-static CUresult legacy_check(bool invalidate)
+/* An operation on the legacy stream while a blocking stream of its context
+ * captures (the legacy stream synchronizes with the blocking streams of its
+ * own context only). */
+static CUresult legacy_check(const struct stream *legacy, bool invalidate)
 {
     int hit = 0;
     for (struct capture *c = g_captures; c; c = c->next)
         for (size_t i = 0; i < c->nstreams; i++)
-            if (blocking(c->streams[i])) {
+            if (blocking(c->streams[i]) && c->streams[i]->ctx == legacy->ctx) {
                 if (invalidate) capture_invalidate(c);
                 hit = 1;
                 break;
@@ -703,7 +731,7 @@ CUresult stream_prep(CUstream h, int pt, struct stream **out)
 {
     LOCK();
     CUresult rc = stream_resolve(h, pt, out);
-    if (!rc && (*out)->special == S_LEGACY) rc = legacy_check(true);
+    if (!rc && (*out)->special == S_LEGACY) rc = legacy_check(*out, true);
     if (!rc && (*out)->cap && (*out)->cap->status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
         rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     UNLOCK();
@@ -849,7 +877,7 @@ static CUresult sync_or_query(CUstream h, int pt)
         capture_invalidate(s->cap);
         rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
-    if (!rc && s->special == S_LEGACY) rc = legacy_check(true);
+    if (!rc && s->special == S_LEGACY) rc = legacy_check(s, true);
     UNLOCK();
     return rc;
 }
@@ -1164,7 +1192,7 @@ CUresult x_StreamGetCaptureInfo(CUstream h, CUstreamCaptureStatus *st, cuuint64_
     struct stream *s;
     LOCK();
     if ((rc = stream_resolve(h, pt, &s))) goto out;
-    if (s->special == S_LEGACY && (rc = legacy_check(false))) goto out;
+    if (s->special == S_LEGACY && (rc = legacy_check(s, false))) goto out;
     struct capture *c = s->cap;
     *st = c ? (CUstreamCaptureStatus)c->status : CU_STREAM_CAPTURE_STATUS_NONE;
     if (id && c) *id = c->id;
@@ -1235,7 +1263,7 @@ CUresult x_Memcpy(uintptr_t dst, int dside, uintptr_t src, int sside, size_t n,
     } else if (!(rc = unsafe_check())) {
         rc = stream_resolve(NULL, pt, &s);
         if (s->cap) { capture_invalidate(s->cap); rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
-        else if (s->special == S_LEGACY) rc = legacy_check(true);
+        else if (s->special == S_LEGACY) rc = legacy_check(s, true);
         if (!rc) rc = node_run(&t);
     }
     UNLOCK();
@@ -1263,7 +1291,7 @@ CUresult x_Memset(CUdeviceptr dst, unsigned value, unsigned esize, size_t n,
     } else if (!(rc = unsafe_check())) {
         rc = stream_resolve(NULL, pt, &s);
         if (s->cap) { capture_invalidate(s->cap); rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
-        else if (s->special == S_LEGACY) rc = legacy_check(true);
+        else if (s->special == S_LEGACY) rc = legacy_check(s, true);
         if (!rc) rc = node_run(&t);
     }
     UNLOCK();

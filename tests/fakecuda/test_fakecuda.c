@@ -652,6 +652,71 @@ Test(capture, per_thread_stream_variants)
     cr_assert_eq(n, 1);
 }
 
+/* Each context has its own legacy stream and, per thread, its own per-thread
+ * stream: a capture of a blocking stream of one context leaves the other's
+ * legacy stream alone. */
+Test(capture, default_streams_belong_to_their_context)
+{
+    CUcontext a = setup(), b, c;
+    CUfunction fa = get_fn("nop"), fb;
+    CUstream blocking;
+    CUgraph g;
+    CK(cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
+    CK(cuCtxCreate(&b, NULL, 0, 0));
+    fb = get_fn("nop");
+    CK(cuStreamGetCtx(CU_STREAM_LEGACY, &c));
+    cr_assert_eq(c, b);
+    CK(cuStreamGetCtx(CU_STREAM_PER_THREAD, &c));
+    cr_assert_eq(c, b);
+    CK(cuCtxSetCurrent(a));
+    CK(cuStreamGetCtx(CU_STREAM_LEGACY, &c));
+    cr_assert_eq(c, a);
+    CK(cuStreamGetCtx(CU_STREAM_PER_THREAD, &c));
+    cr_assert_eq(c, a);
+
+    CK(cuStreamBeginCapture(blocking, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CK(cuCtxSetCurrent(b));
+    CK(cuLaunchKernel(fb, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_LEGACY, NULL, NULL)); /* b's legacy stream */
+    CK(cuCtxSetCurrent(a));
+    cr_assert_eq(cuLaunchKernel(fa, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_LEGACY, NULL, NULL),
+                 CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    cr_assert_eq(cuStreamEndCapture(blocking, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+}
+
+/* A module's function, and a graph executable, belong to the context current
+ * when they were made. */
+Test(graph, executables_run_only_in_their_context)
+{
+    CUcontext a = setup(), b;
+    CUfunction add = get_fn("add");
+    CUstream sa, sb;
+    CUdeviceptr x;
+    CUgraph g;
+    CUgraphExec e;
+    float one = 1.0f, h = 0.0f;
+    int n = 1;
+    void *args[] = {&x, &one, &n};
+
+    CK(cuMemAlloc(&x, sizeof h));
+    CK(cuMemsetD32(x, 0, 1));
+    CK(cuStreamCreate(&sa, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture(sa, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CK(cuLaunchKernel(add, 1, 1, 1, 1, 1, 1, 0, sa, args, NULL));
+    CK(cuStreamEndCapture(sa, &g));
+    CK(cuGraphInstantiate(&e, g, 0));
+    CK(cuGraphLaunch(e, CU_STREAM_LEGACY));
+
+    CK(cuCtxCreate(&b, NULL, 0, 0));
+    CK(cuStreamCreate(&sb, CU_STREAM_NON_BLOCKING));
+    cr_assert_eq(cuLaunchKernel(add, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_LEGACY, args, NULL), CUDA_ERROR_INVALID_HANDLE);
+    cr_assert_eq(cuGraphLaunch(e, CU_STREAM_LEGACY), CUDA_ERROR_INVALID_CONTEXT);
+    cr_assert_eq(cuGraphLaunch(e, sb), CUDA_ERROR_INVALID_CONTEXT);
+    CK(cuCtxSetCurrent(a));
+    CK(cuGraphLaunch(e, sa));
+    CK(cuMemcpyDtoH(&h, x, sizeof h));
+    cr_assert_float_eq(h, 2.0f, 1e-6);
+}
+
 /* ---- graphs ---------------------------------------------------------------- */
 Test(graph, memcpy_node_reads_host_memory_at_launch)
 {
