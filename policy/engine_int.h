@@ -41,19 +41,6 @@ extern atomic_int gs__blocking_holding, gs__legacy_holding;
 ** resumed: while any, nothing is held. */
 extern atomic_int gs__app_captures;
 
-/* The state of a normalized stream handle; created on first use.  Inline: it is
-** on every op's path, and its answer is almost always in a per-thread cache. */
-extern __thread struct gs_stream *gs__tls_last, *gs__tls_ptds;
-extern __thread CUstream gs__tls_last_handle;
-struct gs_stream *gs__stream_lookup(CUstream handle);
-static inline struct gs_stream *gs__stream_get(CUstream handle)
-{
-    if (handle == CU_STREAM_PER_THREAD)
-        return GS_LIKELY(gs__tls_ptds != NULL) ? gs__tls_ptds : gs__stream_lookup(handle);
-    if (GS_LIKELY(gs__tls_last && gs__tls_last_handle == handle))
-        return gs__tls_last;
-    return gs__stream_lookup(handle);
-}
 /* The calling thread's current context, read again only after a call that may
 ** have changed it (gs__ctx_epoch). */
 static inline CUcontext gs__current_ctx(void)
@@ -61,12 +48,41 @@ static inline CUcontext gs__current_ctx(void)
     unsigned e = atomic_load_explicit(&gs__ctx_epoch, memory_order_relaxed);
     if (GS_UNLIKELY(gs__tls.ctx_epoch != e)) {
         CUcontext c = NULL;
-        if (GS_REAL(cuCtxGetCurrent)(&c) != CUDA_SUCCESS)
+        if (!gs__real[GS_ID_cuCtxGetCurrent] || GS_REAL(cuCtxGetCurrent)(&c) != CUDA_SUCCESS)
             c = NULL;
         gs__tls.ctx = c;
         gs__tls.ctx_epoch = e;
     }
     return gs__tls.ctx;
+}
+
+/* The context whose default stream a CU_STREAM_LEGACY or CU_STREAM_PER_THREAD
+** names: the calling thread's current one.  Each context has its own legacy
+** stream, and each thread its own per-thread stream in each context, so their
+** states are kept per context (GS_RULE_CURRENT: a test that drops the rule gets
+** NULL, one state for all contexts). */
+static inline CUcontext gs__default_ctx(void)
+{
+    return GS_DROPPED(GS_RULE_CURRENT) ? NULL : gs__current_ctx();
+}
+
+/* The state of a normalized stream handle; created on first use.  Inline: it is
+** on every op's path, and its answer is almost always in a per-thread cache: the
+** last created stream, and the last legacy and per-thread stream states, each
+** checked with one compare (the handle, or the context of a default stream). */
+extern __thread struct gs_stream *gs__tls_last, *gs__tls_default[2];
+extern __thread CUstream gs__tls_last_handle;
+struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx);
+static inline struct gs_stream *gs__stream_get(CUstream handle)
+{
+    if (handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
+        CUcontext c = gs__default_ctx();
+        struct gs_stream *s = gs__tls_default[handle == CU_STREAM_PER_THREAD];
+        return GS_LIKELY(s && s->key == c) ? s : gs__stream_lookup(handle, c);
+    }
+    if (GS_LIKELY(gs__tls_last && gs__tls_last_handle == handle))
+        return gs__tls_last;
+    return gs__stream_lookup(handle, NULL);
 }
 
 /* Learns the stream's context and flags; called locked. */

@@ -259,15 +259,9 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     if (atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed) ||
         (s->kind == GS_STREAM_LEGACY && atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed)))
         gs__legacy_rule(s);
+    /* A default stream's state is its context's (gs__stream_get): its held ops
+    ** and graphs go out in the context they came from. */
     pthread_mutex_lock(&s->lock);
-    if (GS_UNLIKELY(s->kind != GS_STREAM_CREATED && s->ctx != gs__current_ctx() && !GS_DROPPED(GS_RULE_CURRENT))) {
-        /* A default stream of another context than the one its state learned in
-        ** (one state per handle): another stream, in fact, that nothing held
-        ** orders with but a boundary.  The op passes through, unseen by the
-        ** state, which goes on with its own context's ops. */
-        pthread_mutex_unlock(&s->lock);
-        return GS_OP_PASS;
-    }
     if (GS_UNLIKELY(len < 0 || !s->usable || s->app_capturing ||
                     atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
         /* An op the engine cannot hold still goes after the ones it holds, and a

@@ -129,12 +129,15 @@ static void json_stream(struct gs_stream *s, void *arg)
 {
     struct out *o = arg;
     struct out seq = {o->f, 1, 0};
+    char ctx[16] = "null";
 
-    fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ops\": %llu, \"ops_held\": %llu, "
-            "\"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, "
+    if (s->ctx_id >= 0)
+        snprintf(ctx, sizeof ctx, "%d", s->ctx_id);
+    fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ctx\": %s, \"ops\": %llu, "
+            "\"ops_held\": %llu, \"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, "
             "\"launches_saved\": %llu, \"patched_launches\": %llu, \"nodes_patched\": %llu, \"hit_rate\": %.4f, "
             "\"bails\": ",
-            o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), (unsigned long long)s->ops_seen,
+            o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), ctx, (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
             (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
             (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
@@ -208,10 +211,9 @@ static void text_stream(struct gs_stream *s, void *arg)
     struct out seq = {o->f, 1, 0};
     char buf[64];
 
-    fprintf(o->f, "  stream %d %-14p %-10s ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", s->id,
-            (void *)s->handle,
-            kind_name(s), (unsigned long long)s->ops_seen, (unsigned long long)s->ops_replayed,
-            100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
+    fprintf(o->f, "  stream %d %-14p %-10s ctx %2d  ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", s->id,
+            (void *)s->handle, kind_name(s), s->ctx_id, (unsigned long long)s->ops_seen,
+            (unsigned long long)s->ops_replayed, 100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
     for (int b = 0; b < GS_NBAIL; b++)
         if (s->bails[b])
             fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],

@@ -2,7 +2,8 @@
 ** stream.h: the engine's state of one stream.
 **
 ** A state exists for every stream the program issued an op to: created streams by
-** handle, the legacy stream, and each thread's per-thread default stream.  States
+** handle, each context's legacy stream, and each thread's per-thread default
+** stream in each context.  States
 ** are never freed: a destroyed stream's state is emptied and reused if the handle
 ** comes back, so a pointer cached by any thread stays valid.  Everything in a
 ** state is guarded by its lock, except held_since (read by the watchdog).
@@ -47,7 +48,9 @@ enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
 struct gs_stream {
     pthread_mutex_t lock;
     CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
+    CUcontext key;            /* default streams: the context whose stream this is (streams.c) */
     CUcontext ctx;
+    int ctx_id;               /* ctx's index in order of first use, for the report; -1: none */
     int kind;                 /* enum gs_stream_kind */
     int blocking;             /* synchronizes with the legacy stream */
     int owner_tid;            /* per-thread stream: its thread */
@@ -101,7 +104,7 @@ struct gs_stream {
     uint32_t nretired;
 
     struct gs_stream *next;   /* every state */
-    struct gs_stream *hnext;  /* hash chain */
+    struct gs_stream *hnext;  /* hash chain; a per-thread stream: its thread's other ones */
 };
 
 #endif

@@ -1,7 +1,8 @@
 /*
-** streams.c: the engine's stream states: lookup by handle, with a per-thread cache
-** (no global lock on the launch path), the per-thread default stream in
-** thread-local storage, and what the engine learns of a stream before holding.
+** streams.c: the engine's stream states: lookup by handle (and, for the default
+** streams, by context), with per-thread caches (no global lock on the launch
+** path), each thread's per-thread default streams in thread-local storage, what
+** the engine learns of a stream before holding, and the contexts of its calls.
 */
 #define _GNU_SOURCE
 #include "engine_int.h"
@@ -27,19 +28,24 @@ atomic_int gs__app_captures;
 
 __thread struct gs_stream *gs__tls_last;
 __thread CUstream gs__tls_last_handle;
-__thread struct gs_stream *gs__tls_ptds;
+/* The last legacy [0] and per-thread [1] stream states this thread used. */
+__thread struct gs_stream *gs__tls_default[2];
+/* This thread's per-thread stream states, one per context (chained by hnext). */
+static __thread struct gs_stream *tls_ptds;
 
-static unsigned handle_hash(CUstream h)
+static unsigned handle_hash(CUstream h, CUcontext ctx)
 {
-    return (unsigned)(((uintptr_t)h * 0x9E3779B97F4A7C15ull) >> 40) & (STREAM_HASH - 1);
+    return (unsigned)((((uintptr_t)h ^ (uintptr_t)ctx) * 0x9E3779B97F4A7C15ull) >> 40) & (STREAM_HASH - 1);
 }
 
-static struct gs_stream *stream_new(CUstream handle, int kind)
+static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
 {
     struct gs_stream *s = calloc(1, sizeof *s);
     pthread_mutex_init(&s->lock, NULL);
     s->handle = handle;
+    s->key = key;
     s->kind = kind;
+    s->ctx_id = -1;
     s->clean = 1;
     s->trie.drop = gs__graph_drop_node;
     s->trie.drop_arg = s;
@@ -50,43 +56,93 @@ static struct gs_stream *stream_new(CUstream handle, int kind)
     return s;
 }
 
-/* gs__stream_get() past its per-thread caches (engine_int.h). */
-struct gs_stream *gs__stream_lookup(CUstream handle)
+/* gs__stream_get() past its per-thread caches (engine_int.h).  ctx: the
+** context of a default stream (gs__default_ctx()), NULL for a created one. */
+struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
 {
     struct gs_stream *s;
     unsigned h;
 
     if (handle == CU_STREAM_PER_THREAD) {
-        pthread_mutex_lock(&gs__table_lock);
-        gs__tls_ptds = stream_new(handle, GS_STREAM_PTDS);
-        gs__tls_ptds->owner_tid = gs__tid();
-        pthread_mutex_unlock(&gs__table_lock);
-        return gs__tls_ptds;
+        /* The thread's own: no other thread adds to its list. */
+        for (s = tls_ptds; s && s->key != ctx; s = s->hnext)
+            ;
+        if (!s) {
+            pthread_mutex_lock(&gs__table_lock);
+            s = stream_new(handle, ctx, GS_STREAM_PTDS);
+            pthread_mutex_unlock(&gs__table_lock);
+            s->owner_tid = gs__tid();
+            s->hnext = tls_ptds;
+            tls_ptds = s;
+        }
+        gs__tls_default[1] = s;
+        return s;
     }
-    h = handle_hash(handle);
+    h = handle_hash(handle, ctx);
     pthread_mutex_lock(&gs__table_lock);
-    for (s = by_handle[h]; s && s->handle != handle; s = s->hnext)
+    for (s = by_handle[h]; s && (s->handle != handle || s->key != ctx); s = s->hnext)
         ;
     if (!s) {
-        s = stream_new(handle, handle == CU_STREAM_LEGACY ? GS_STREAM_LEGACY : GS_STREAM_CREATED);
+        s = stream_new(handle, ctx, handle == CU_STREAM_LEGACY ? GS_STREAM_LEGACY : GS_STREAM_CREATED);
         s->hnext = by_handle[h];
         by_handle[h] = s;
     }
     pthread_mutex_unlock(&gs__table_lock);
-    gs__tls_last = s;
-    gs__tls_last_handle = handle;
+    if (handle == CU_STREAM_LEGACY) {
+        gs__tls_default[0] = s;
+    } else {
+        gs__tls_last = s;
+        gs__tls_last_handle = handle;
+    }
     return s;
 }
 
+/* --- Contexts ------------------------------------------------------------ */
+
+/* The contexts the engine's streams belong to, in order of first use: the
+** report names a stream's context by its index here.  A leaf lock: no other
+** lock is taken while it is held. */
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext *ctx_seen;
+static int nctx_seen, ctx_seen_cap;
+
+static int ctx_index(CUcontext c)
+{
+    int i;
+
+    pthread_mutex_lock(&ctx_lock);
+    for (i = 0; i < nctx_seen && ctx_seen[i] != c; i++)
+        ;
+    if (i == nctx_seen) {
+        if (nctx_seen == ctx_seen_cap) {
+            int cap = ctx_seen_cap ? 2 * ctx_seen_cap : 8;
+            CUcontext *a = realloc(ctx_seen, (size_t)cap * sizeof *a);
+            if (!a) {
+                pthread_mutex_unlock(&ctx_lock);
+                return -1;
+            }
+            ctx_seen = a;
+            ctx_seen_cap = cap;
+        }
+        ctx_seen[nctx_seen++] = c;
+    }
+    pthread_mutex_unlock(&ctx_lock);
+    return i;
+}
+
 /* Learns what the engine needs to know of a stream before holding its ops: its
-** context and whether it synchronizes with the legacy stream.  Called locked. */
+** context and whether it synchronizes with the legacy stream.  A default
+** stream's context is the one it was looked up for; a created stream's, the
+** driver's answer.  Called locked. */
 void gs__stream_ready(struct gs_stream *s)
 {
     unsigned flags = 0;
 
     s->ready = 1;
     s->usable = 0;
-    if (GS_REAL(cuCtxGetCurrent)(&s->ctx) != CUDA_SUCCESS || !s->ctx)
+    if (s->key)
+        s->ctx = s->key;
+    else if (GS_REAL(cuCtxGetCurrent)(&s->ctx) != CUDA_SUCCESS || !s->ctx)
         return;
     if (s->kind == GS_STREAM_CREATED) {
         CUcontext c = NULL;
@@ -98,6 +154,7 @@ void gs__stream_ready(struct gs_stream *s)
     } else {
         s->blocking = s->kind == GS_STREAM_PTDS;
     }
+    s->ctx_id = ctx_index(s->ctx);
     s->usable = 1;
 }
 

@@ -352,6 +352,7 @@ struct named {
 
 struct stream_row {
     const char *file, *handle, *kind;
+    long long ctx; /* the report's index of the stream's context; -1: none given */
     long long ops, replayed, replays, saved;
     int saved_bound; /* saved is an upper bound: the report has no per-stream chunks */
 };
@@ -426,6 +427,7 @@ static int add_report(struct sum *t, const char *file, const struct jv *r)
         row->file = file;
         row->handle = h && h->type == J_STR ? h->str : "?";
         row->kind = kind && kind->type == J_STR ? kind->str : "?";
+        row->ctx = count_of(s, "ctx");
         row->ops = count_of(s, "ops");
         row->replayed = count_of(s, "ops_replayed");
         row->replays = count_of(s, "replays");
@@ -548,13 +550,16 @@ static void print_table(struct sum *t, int nfiles, char **files)
 
     qsort(t->streams, (size_t)t->nstreams, sizeof *t->streams, by_stream_saved);
     printf("\nstreams by launches saved (%d)\n", t->nstreams);
-    printf("  %4s %15s %8s %8s %10s  %-10s %-16s %s\n", "rank", "launches_saved", "hit_rate", "replays", "ops",
-           "kind", "stream", "report");
+    printf("  %4s %15s %8s %8s %10s  %-10s %3s %-16s %s\n", "rank", "launches_saved", "hit_rate", "replays", "ops",
+           "kind", "ctx", "stream", "report");
     for (int i = 0; i < t->nstreams && i < MAX_ROWS; i++) {
         const struct stream_row *s = &t->streams[i];
+        char ctx[24] = "-";
         bound |= s->saved_bound;
-        printf("  %4d %14lld%s %7.1f%% %8lld %10lld  %-10s %-16s %s\n", i + 1, s->saved, s->saved_bound ? "*" : " ",
-               pct(s->replayed, s->ops), s->replays, s->ops, s->kind, s->handle, s->file);
+        if (s->ctx >= 0)
+            snprintf(ctx, sizeof ctx, "%lld", s->ctx);
+        printf("  %4d %14lld%s %7.1f%% %8lld %10lld  %-10s %3s %-16s %s\n", i + 1, s->saved, s->saved_bound ? "*" : " ",
+               pct(s->replayed, s->ops), s->replays, s->ops, s->kind, ctx, s->handle, s->file);
     }
     if (t->nstreams > MAX_ROWS)
         printf("  ... %d more\n", t->nstreams - MAX_ROWS);

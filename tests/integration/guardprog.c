@@ -839,11 +839,12 @@ static void body_module(int iters)
     modules_in_turn(iters, 2, body_module_each);
 }
 
-/* Two contexts, each launching on its own legacy stream (passed as 0): a
-** function of the second context's module is valid only there, so its
-** launches must never go out in the first's (graphshim keeps one state for the
-** legacy stream). */
-static void two_ctx(int iters)
+/* Two contexts, each launching on its own default stream d (the legacy stream,
+** passed as 0, or the per-thread stream): a function of the second context's
+** module is valid only there, so its launches must never go out in the first's,
+** and both contexts' sequences are graphed, each in its own context (graphshim
+** keeps a default stream's state per context). */
+static void two_ctx_on(int iters, CUstream d)
 {
     CUcontext b;
     CUmodule mb;
@@ -862,14 +863,14 @@ static void two_ctx(int iters)
         float va = (float)it, vb = (float)(100 + it);
         CUdeviceptr pa = P(out_a), pb = P(out_b);
         CHECK(cuCtxSetCurrent(ctx));
-        fill(0, xa, va);
-        axpb(0, xa);
-        copy(0, pa, xa);
+        fill(d, xa, va);
+        axpb(d, xa);
+        copy(d, pa, xa);
         CHECK(cuCtxSetCurrent(b));
-        launch(fill_b, 0, (void *[]){&xb, &vb, &n});
-        launch(axpb_b, 0, (void *[]){&xb, &two, &one, &n});
-        launch(axpb_b, 0, (void *[]){&xb, &two, &one, &n});
-        launch(copy_b, 0, (void *[]){&pb, &xb, &n});
+        launch(fill_b, d, (void *[]){&xb, &vb, &n});
+        launch(axpb_b, d, (void *[]){&xb, &two, &one, &n});
+        launch(axpb_b, d, (void *[]){&xb, &two, &one, &n});
+        launch(copy_b, d, (void *[]){&pb, &xb, &n});
         CHECK(cuCtxSynchronize());
         CHECK(cuCtxSetCurrent(ctx));
         CHECK(cuCtxSynchronize());
@@ -878,6 +879,9 @@ static void two_ctx(int iters)
     }
     CHECK(cuCtxSetCurrent(ctx));
 }
+
+static void two_ctx(int iters) { two_ctx_on(iters, 0); }
+static void two_ctx_pt(int iters) { two_ctx_on(iters, CU_STREAM_PER_THREAD); }
 
 /* A pageable source is rewritten right after the async copy returns. */
 static void staging(int iters)
@@ -1175,7 +1179,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-ctx", two_ctx}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},

@@ -31,6 +31,7 @@ static struct rule rules[] = {
     {"stream-destroy", "stream-destroy"}, {"module", "module"},
     {"many-params", "params"}, {"big-struct", "params"},
     {"body-poll", "watchdog"}, {"body-module", "module"}, {"two-ctx", "current"},
+    {"two-ctx-pt", "current"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)
@@ -203,6 +204,50 @@ Test(engine, the_report_lists_sequences_whose_context_went_away)
     cr_assert(strstr(report, "\"replays\": 6,") != NULL, "the replayed sequence is missing: %s", report);
     free(report);
     run_free(&on);
+}
+
+/* The row of a report's stream of that kind and context: its text up to its
+** sequences (for total()), or NULL.  Freed by the caller. */
+static char *stream_row(const char *report, const char *kind, int ctx)
+{
+    char pat[64];
+    const char *p, *e;
+
+    snprintf(pat, sizeof pat, "\"kind\": \"%s\", \"ctx\": %d,", kind, ctx);
+    p = strstr(report, pat);
+    e = p ? strstr(p, "\"sequences\"") : NULL;
+    return e ? strndup(p, (size_t)(e - p)) : NULL;
+}
+
+struct default_stream {
+    char scenario[16], kind[16];
+};
+
+ParameterizedTestParameters(engine, each_contexts_default_stream_is_replayed)
+{
+    static struct default_stream cases[] = {{"two-ctx", "legacy"}, {"two-ctx-pt", "per-thread"}};
+    return cr_make_param_array(struct default_stream, cases, 2);
+}
+
+/* Two contexts, each a sequence on its own legacy (two-ctx) or per-thread
+** (two-ctx-pt) stream every iteration: each context's stream has a state of its
+** own, and both replay from the third iteration on, each in its own context (the
+** fake driver fails a graph launched in another context than its own). */
+ParameterizedTest(struct default_stream *c, engine, each_contexts_default_stream_is_replayed)
+{
+    char *report, *row;
+
+    cr_assert_eq(replays_with(c->scenario, NULL, "40", &report), 2 * (40 - 2), "%s", report);
+    for (int ctx = 0; ctx < 2; ctx++) {
+        row = stream_row(report, c->kind, ctx);
+        cr_assert_not_null(row, "no %s stream of context %d: %s", c->kind, ctx, report);
+        cr_assert_eq(total(row, "replays"), 40 - 2, "context %d: %s", ctx, report);
+        free(row);
+    }
+    cr_assert_null(stream_row(report, c->kind, 2), "a third context: %s", report);
+    cr_assert_eq(total(report, "graph_failures"), 0, "%s", report);
+    cr_assert_geq(total_f(report, "hit_rate"), 0.9, "%s", report);
+    free(report);
 }
 
 Test(engine, engine_off_holds_nothing)

@@ -102,6 +102,22 @@ Test(report_tool, sums_several_reports)
     run_free(&t), run_free(&a), run_free(&b);
 }
 
+/* Two contexts' legacy streams: one row each, named by its context. */
+Test(report_tool, names_each_streams_context)
+{
+    struct run a, t;
+    char path[128], *report = report_of(&a, "two-ctx", "8", NULL);
+
+    snprintf(path, sizeof path, "%s/report.json", a.dir);
+    tool(&t, (const char *[]){path, NULL});
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_assert(strstr(t.out, "streams by launches saved (2)"), "%s", t.out);
+    cr_assert(strstr(t.out, "  legacy       0 0x1 "), "%s", t.out);
+    cr_assert(strstr(t.out, "  legacy       1 0x1 "), "%s", t.out);
+    free(report);
+    run_free(&t), run_free(&a);
+}
+
 Test(report_tool, rejects_what_is_no_report)
 {
     struct run a, t;
