@@ -59,7 +59,9 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "(adds the effective settings and lookups)")                                   \
     X(report, "GRAPHSHIM_REPORT", GS_KNOB_PATH, 0, 0, 0,                              \
       "write the report at exit to this path; JSON when it ends in .json; %p in "   \
-      "it becomes the process id (a report per process of a job)")                   \
+      "it becomes the process id, %r the rank of a distributed job (RANK, "          \
+      "OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK; x if none): a report per "     \
+      "process of a job")                                                             \
     X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
       "write one line per intercepted driver call to this path")                     \
     X(drop_rule, "GRAPHSHIM_TEST_DROP_RULE", GS_KNOB_TEXT, 0, 0, 0,                   \

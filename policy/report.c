@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -252,16 +253,36 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
     gs__engine_each_stream(text_stream, &o);
 }
 
-/* GRAPHSHIM_REPORT with each "%p" replaced by the process id, so that the
-** processes of a job (workers of one launcher) write a report each. */
+/* The process's rank in a distributed job, from the variables its launcher
+** sets (torchrun, Open MPI, Slurm, MPICH and Intel MPI), the first one set to a
+** number; "x" if none is. */
+static const char *job_rank(void)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
+
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        size_t n = v ? strspn(v, "0123456789") : 0;
+        if (n > 0 && n <= 9 && v[n] == 0)
+            return v;
+    }
+    return "x";
+}
+
+/* GRAPHSHIM_REPORT with each "%p" replaced by the process id and each "%r" by
+** the job's rank, so that the processes of a job (workers of one launcher)
+** write a report each. */
 static void report_path(char *out, size_t len)
 {
     const char *in = gs__cfg.path[GS_KNOB_report];
     size_t n = 0;
 
     for (; *in && n + 1 < len; in++) {
-        if (in[0] == '%' && in[1] == 'p') {
-            n += (size_t)snprintf(out + n, len - n, "%ld", (long)getpid());
+        if (in[0] == '%' && (in[1] == 'p' || in[1] == 'r')) {
+            if (in[1] == 'p')
+                n += (size_t)snprintf(out + n, len - n, "%ld", (long)getpid());
+            else
+                n += (size_t)snprintf(out + n, len - n, "%s", job_rank());
             in++;
             if (n >= len)
                 n = len - 1;

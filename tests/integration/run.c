@@ -49,6 +49,16 @@ static char *subst(const char *s, const char *dir)
     return out;
 }
 
+/* Does env (NULL-terminated "NAME=value") set the variable of assignment e? */
+static int overridden(const char *e, const char *const *env)
+{
+    size_t n = strcspn(e, "=");
+    for (int i = 0; env && env[i]; i++)
+        if (strncmp(env[i], e, n + 1) == 0)
+            return 1;
+    return 0;
+}
+
 void run_prog(struct run *r, int shim, const char *const *env, const char *const *argv, int timeout_s)
 {
     char path[256];
@@ -65,7 +75,7 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
         int n = 0;
         for (char **e = environ; *e && n < 200; e++)
             if (strncmp(*e, "GRAPHSHIM", 9) != 0 && strncmp(*e, "LD_PRELOAD=", 11) != 0 &&
-                strncmp(*e, "LD_LIBRARY_PATH=", 16) != 0 && strncmp(*e, "FAKECUDA", 8) != 0)
+                strncmp(*e, "LD_LIBRARY_PATH=", 16) != 0 && strncmp(*e, "FAKECUDA", 8) != 0 && !overridden(*e, env))
                 envp[n++] = *e;
         envp[n++] = "LD_LIBRARY_PATH=" BUILD_DIR "/fakecuda";
         if (shim)

@@ -7,7 +7,8 @@
 ** reports: every total summed.  A truncated report, a JSON file that is no
 ** report and a missing file: exit status 1 and a message naming the file (and
 ** for bad JSON the line and column); no file: usage, exit status 2.  And
-** GRAPHSHIM_REPORT's %p: a report per process.
+** GRAPHSHIM_REPORT's %p and %r: a report per process, named by its pid or its
+** rank in a job.
 */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -183,4 +184,37 @@ Test(report_tool, a_report_per_process)
     cr_assert_gt(total(report, "replays"), 0, "%s", report);
     free(report);
     run_free(&r);
+}
+
+/* GRAPHSHIM_REPORT with %r: the rank, from the first of RANK,
+** OMPI_COMM_WORLD_RANK, SLURM_PROCID and PMI_RANK that holds a number; x if
+** none does. */
+Test(report_tool, a_report_per_rank)
+{
+    static const struct {
+        const char *env[6], *name;
+    } cases[] = {
+        {{"RANK=3", "OMPI_COMM_WORLD_RANK=5"}, "r.3.json"},
+        {{"RANK=", "OMPI_COMM_WORLD_RANK=5", "SLURM_PROCID=6"}, "r.5.json"},
+        {{"RANK=", "OMPI_COMM_WORLD_RANK=", "SLURM_PROCID=6", "PMI_RANK=7"}, "r.6.json"},
+        {{"RANK=", "OMPI_COMM_WORLD_RANK=", "SLURM_PROCID=", "PMI_RANK=7"}, "r.7.json"},
+        {{"RANK=../1", "OMPI_COMM_WORLD_RANK=", "SLURM_PROCID=", "PMI_RANK="}, "r.x.json"},
+    };
+    const char *argv[] = {GUARDPROG, "sync", "8", NULL};
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *env[8] = {"GRAPHSHIM_REPORT=@/r.%r.json"};
+        struct run r;
+        char *report;
+        for (int j = 0; cases[i].env[j]; j++)
+            env[j + 1] = cases[i].env[j];
+        run_prog(&r, 1, env, argv, 20);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert_null(run_file(&r, "r.%r.json"), "%%r was not replaced");
+        report = run_file(&r, cases[i].name);
+        cr_assert_not_null(report, "case %zu: no report %s", i, cases[i].name);
+        cr_assert_gt(total(report, "replays"), 0, "%s", report);
+        free(report);
+        run_free(&r);
+    }
 }
