@@ -19,6 +19,14 @@
 ** every scenario; the four above run in a few milliseconds over the fake driver
 ** even at 40.
 **
+** Two scenarios are process trees:
+**
+**   guardprog spawn SCENARIO ITERS
+**
+** starts two workers that run SCENARIO, each with its RANK (0, 1), as a job's
+** launcher does (torchrun, mpirun); the parent makes no CUDA call.  two-proc
+** forks a second process that waits for what a held kernel writes.
+**
 ** Kernels are fake-driver host functions (tests/fakecuda/fakecuda.h).  Device
 ** memory of the fake driver is host memory, and pinned host memory is readable by
 ** kernels, like mapped memory on a GPU.
@@ -26,13 +34,19 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../include/graphshim.h"
 #include "../fakecuda/fakecuda.h"
@@ -775,6 +789,62 @@ static void watchdog(int iters)
     }
 }
 
+/* Two processes: a kernel of this one sets a flag in host memory shared with
+** the other (registered with the driver and mapped, so that the kernel writes
+** it), which waits for the flag and then answers through a pipe; this one waits
+** for the answer with no CUDA call.  Held work that never went out would keep
+** both waiting: each gives up after 2 s (exit 3). */
+static void two_proc(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev(), dflag;
+    int *flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int answer[2], st;
+    pid_t peer;
+
+    if (flag == MAP_FAILED || pipe(answer) != 0)
+        exit(2);
+    *flag = 0;
+    CHECK(cuMemHostRegister_v2(flag, 4096, CU_MEMHOSTREGISTER_DEVICEMAP));
+    CHECK(cuMemHostGetDevicePointer_v2(&dflag, flag, 0));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    fflush(stdout);
+    peer = fork();
+    if (peer == 0) {
+        /* The other process makes no CUDA call: it waits for each iteration's
+        ** flag and answers. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (int it = 0; it < iters; it++) {
+            time_t t0 = time(NULL);
+            while (*(volatile int *)flag != it + 1)
+                if (time(NULL) - t0 > 2)
+                    _exit(3);
+            if (write(answer[1], "k", 1) != 1)
+                _exit(2);
+        }
+        _exit(0);
+    }
+    for (int it = 0; it < iters; it++) {
+        int v = it + 1;
+        struct pollfd p = {answer[0], POLLIN, 0};
+        char c;
+        input(s, x, it);
+        axpb(s, x);
+        launch(k_setflag, s, (void *[]){&dflag, &v});
+        if (poll(&p, 1, 2000) != 1 || read(answer[0], &c, 1) != 1) {
+            fprintf(stderr, "iteration %d: the other process never answered\n", it);
+            kill(peer, SIGKILL);
+            exit(3);
+        }
+        printf("%d answered, flag %d\n", it, *(volatile int *)flag);
+        CHECK(cuStreamSynchronize(s));
+    }
+    if (waitpid(peer, &st, 0) != peer || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "the other process failed\n");
+        exit(3);
+    }
+}
+
 /* The same, after a loop: the host waits for the count of a kernel launched
 ** 40 + it times, held as a loop body, with no CUDA call. */
 static void body_poll(int iters)
@@ -1179,7 +1249,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
@@ -1188,11 +1258,45 @@ static const struct {
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
 };
 
+/* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent
+** makes no CUDA call; it starts two workers with exec (a forked process that
+** does not exec runs without graphshim's engine), each with its RANK, as
+** torchrun does, and waits for them.  Their output goes to the parent's, and
+** may interleave.  Exit status: 0 if both workers succeeded. */
+static int spawn(char **argv)
+{
+    pid_t pid[2];
+    int failed = 0;
+
+    fflush(stdout);
+    for (int r = 0; r < 2; r++) {
+        pid[r] = fork();
+        if (pid[r] == 0) {
+            char rank[16];
+            snprintf(rank, sizeof rank, "%d", r);
+            setenv("RANK", rank, 1);
+            execv("/proc/self/exe", (char *[]){argv[0], argv[2], argv[3], NULL});
+            _exit(127);
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        int st;
+        if (pid[r] < 0 || waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "worker %d failed\n", r);
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     CUdevice d;
     CUmodule m;
     int iters = argc > 2 ? atoi(argv[2]) : 8;
+
+    if (argc == 4 && strcmp(argv[1], "spawn") == 0)
+        return spawn(argv);
 
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&d, 0));

@@ -31,7 +31,7 @@ static struct rule rules[] = {
     {"stream-destroy", "stream-destroy"}, {"module", "module"},
     {"many-params", "params"}, {"big-struct", "params"},
     {"body-poll", "watchdog"}, {"body-module", "module"}, {"two-ctx", "current"},
-    {"two-ctx-pt", "current"},
+    {"two-ctx-pt", "current"}, {"two-proc", "watchdog"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)

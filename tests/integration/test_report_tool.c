@@ -8,7 +8,8 @@
 ** report and a missing file: exit status 1 and a message naming the file (and
 ** for bad JSON the line and column); no file: usage, exit status 2.  And
 ** GRAPHSHIM_REPORT's %p and %r: a report per process, named by its pid or its
-** rank in a job.
+** rank in a job; and a job's process tree under the launcher: every worker
+** preloaded, each its own report, summed by graphshim report.
 */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -217,4 +218,52 @@ Test(report_tool, a_report_per_rank)
         free(report);
         run_free(&r);
     }
+}
+
+/* A launcher's process tree under `graphshim run`: the parent (no CUDA call)
+** execs two workers, each with its RANK, as torchrun does.  Each worker must run
+** under graphshim (the launcher's LD_PRELOAD and GRAPHSHIM_REPORT reach it) and
+** write its own report; graphshim report sums them. */
+Test(report_tool, the_launcher_preloads_every_worker_of_a_job)
+{
+    const char *argv[] = {LAUNCHER, "run", "--", GUARDPROG, "spawn", "sync", "8", NULL};
+    struct run r, t;
+    char path[2][512], *report[2];
+    int n = 0;
+    DIR *d;
+    struct dirent *e;
+
+    run_prog(&r, 0, (const char *[]){"GRAPHSHIM_REPORT=@/gs-%r-%p.json", NULL}, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(count_lines(r.out, " out "), 2 * 8, "%s", r.out);
+    d = opendir(r.dir);
+    cr_assert_not_null(d);
+    while ((e = readdir(d)) != NULL) {
+        int rank, pid;
+        if (sscanf(e->d_name, "gs-%d-%d.json", &rank, &pid) != 2)
+            continue;
+        cr_assert(rank == 0 || rank == 1, "%s", e->d_name);
+        cr_assert_lt(n, 2, "more than two reports: %s", e->d_name);
+        snprintf(path[n++], sizeof path[0], "%s/%s", r.dir, e->d_name);
+    }
+    closedir(d);
+    cr_assert_eq(n, 2, "%d reports, one per worker expected: %s", n, r.err);
+    cr_assert_str_neq(strrchr(path[0], '/'), strrchr(path[1], '/'));
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(path[i], "r");
+        char buf[8192];
+        size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[len] = 0;
+        report[i] = strdup(buf);
+        cr_assert_eq(total(report[i], "replays"), 8 - 2, "%s", report[i]);
+    }
+    tool(&t, (const char *[]){"--json", path[0], path[1], NULL});
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_assert(strstr(t.out, "\"reports\": 2"), "%s", t.out);
+    cr_assert_eq(total(t.out, "replays"), 2 * (8 - 2), "%s", t.out);
+    cr_assert_eq(total(t.out, "ops"), total(report[0], "ops") + total(report[1], "ops"), "%s", t.out);
+    free(report[0]), free(report[1]);
+    run_free(&t), run_free(&r);
 }
