@@ -28,6 +28,11 @@
 # The checks of reports can be run by hand on files:
 #   bash samples/gpu-test.sh --check-rows REPORT.json [ITERS]
 #   bash samples/gpu-test.sh --check-nvtx PROBE_OUT REPORT.json
+# Multi-process samples (type tr in the table) run as torchrun --standalone
+# --nproc-per-node 2 (a worker per GPU, NCCL, NCCL_NVLS_ENABLE=0), only where
+# nvidia-smi -L lists at least 2 GPUs (else a SKIP line, not a failure); each
+# rank writes its own report (GRAPHSHIM_REPORT=<dir>/report.%r.json), and the
+# ranks' reports, summed by `graphshim report --json`, are what is checked.
 # Python samples also run
 #   plain2  without the shim, a second time
 # and their two plain runs must print the same stdout; if not, the sample is
@@ -88,7 +93,8 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 
 # ------------------------------------------------------------------ expectations
 # sample         type  launches  replays  extra
-#   type     cu: samples/<name>.cu built as .static/.shared; py: samples/<name>.py
+#   type     cu: samples/<name>.cu built as .static/.shared; py: samples/<name>.py;
+#            tr: samples/<name>.py under torchrun, 2 processes (needs 2 GPUs)
 #   launches eq: launch lines in the trace == program's `launches N`
 #            ge: >= (libraries add their own) and the trace's gsamp_* launches == N
 #            -:  program does not count (python)
@@ -98,6 +104,7 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 #            tids4: launch lines from >= 4 distinct tids
 #            ex:    launches through cuLaunchKernel[_ptsz] AND cuLaunchKernelEx[_ptsz]
 #            rows:  the report passes check_rows, with the program's `iters N`
+#            ctx2:  streams of two contexts (the report's ctx) replayed
 # torch_basic checks PyTorch's launch paths and bytes; its sequences rarely repeat
 # exactly (a scalar argument of period 4, the caching allocator's addresses), and
 # its replays varied between 0 and 36 across GPU runs, so they are not required.
@@ -113,6 +120,13 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # iteration to iteration: its launches are patched (0 replays before patching,
 # 297 after, on an H100), so replays are expected.  jax_tanh and cupy_loop exit
 # 77 (SKIP) where JAX / CuPy is missing, torch_resnet where torchvision is.
+# two_ctx: two contexts in one process (two devices, or two contexts on one),
+# a stream each, an event and a peer copy each way every iteration: each
+# context's 21 kernels are a sequence of their own, replayed in its own context
+# (ctx2).  torch_allreduce and torch_ddp run under torchrun, 2 ranks, and only
+# where 2 GPUs are present: the work between torch_allreduce's collectives is
+# the same every iteration (replays expected); DDP's backward interleaves with
+# its gradient buckets' all-reduces (replays not required).
 EXPECT='
 tiny_stream     cu  eq  >0   rows
 tiny_legacy     cu  eq  >0   -
@@ -138,6 +152,9 @@ torch_decode    py  -   any  -
 jax_tanh        py  -   >0   -
 cupy_loop       py  -   >0   -
 loop_body       cu  eq  body>0 -
+two_ctx         cu  eq  >0   ctx2
+torch_allreduce tr  -   >0   -
+torch_ddp       tr  -   any  -
 '
 
 # ------------------------------------------------------------------ report checks
@@ -315,7 +332,7 @@ esac
 # ------------------------------------------------------------------ setup
 mkdir -p "$OUT" || exit 2
 # remove only what an earlier run of this script left there
-for f in "$OUT"/*.static "$OUT"/*.shared "$OUT"/*.py "$OUT"/summary.txt "$OUT"/env.txt "$OUT"/build.log \
+for f in "$OUT"/*.static "$OUT"/*.shared "$OUT"/*.py "$OUT"/*.tr "$OUT"/summary.txt "$OUT"/env.txt "$OUT"/build.log \
     "$OUT"/logs.tar.gz "$OUT"/nvtxprobe.so "$OUT"/nvtxprobe.log; do
     [ -e "$f" ] && rm -rf -- "$f"
 done
@@ -324,6 +341,7 @@ trap 'rm -rf "$TMPD"' EXIT
 
 log() { printf '%s\n' "$*"; }
 
+REPORT_TOOL="$(dirname "$SHIM")/graphshim"
 if [ ! -f "$SHIM" ]; then
     log "gpu-test: shim not found: $SHIM (build it first: make)"
     log "gpu-test: 0 passed, 1 failed"
@@ -364,6 +382,13 @@ done
     nvidia-smi -L 2>&1 | head -8
     "${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}" --version 2>&1 | tail -2
 } >"$OUT/env.txt"
+
+# GPUs of this machine: the torchrun samples (type tr) need 2.
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+if ! [ "${NGPU:-0}" -gt 0 ] 2>/dev/null; then
+    NGPU=$("$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
+fi
+echo "gpus: $NGPU" >>"$OUT/env.txt"
 
 tb=$SECONDS
 if [ "$NO_BUILD" = 1 ]; then
@@ -489,15 +514,21 @@ run_case() {
     local -a cmd
     local -a why=()
     mkdir -p "$dir"
+    local rfile="$dir/report.json"
     if [ "$type" = cu ]; then
         cmd=("$BIN/$name.$rt")
+    elif [ "$type" = tr ]; then
+        # NVLink multicast off: graphshim is not tested with multicast objects.
+        cmd=(NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMP_NUM_THREADS=1
+            "$PYTHON" -m torch.distributed.run --standalone --nproc-per-node 2 "$ROOT/samples/$name.py")
+        rfile="$dir/report.%r.json"
     else
         cmd=("$PYTHON" "$ROOT/samples/$name.py")
     fi
     local tc=$SECONDS
 
     run_variant "$dir" plain "${cmd[@]}"
-    if [ "$type" = py ] && [ "$(run_field "$dir" plain rc)" = "$SKIP_RC" ]; then
+    if [ "$type" != cu ] && [ "$(run_field "$dir" plain rc)" = "$SKIP_RC" ]; then
         local sw
         sw=$(grep -v '^[[:space:]]*$' "$dir/plain.stderr" | tail -1 | cut -c1-160)
         printf '%s\n' "$sw" >"$dir/SKIP"
@@ -507,14 +538,25 @@ run_case() {
         return 0
     fi
     local p2=no
-    if [ "$type" = py ] && [ "$PLAIN2" != 0 ]; then
+    if [ "$type" != cu ] && [ "$PLAIN2" != 0 ]; then
         run_variant "$dir" plain2 "${cmd[@]}"
         p2=yes
     fi
     run_variant "$dir" off LD_PRELOAD="$SHIM" GRAPHSHIM=0 "${cmd[@]}"
     rm -f "$tfile"
     run_variant "$dir" trace LD_PRELOAD="$SHIM" GRAPHSHIM_TRACE="$tfile" "${cmd[@]}"
-    run_variant "$dir" report LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$dir/report.json" "${cmd[@]}"
+    run_variant "$dir" report LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$rfile" "${cmd[@]}"
+    if [ "$type" = tr ]; then
+        # One report per rank (a launcher process that touched CUDA writes
+        # report.x.json, left out): summed into report.json.
+        local -a ranks=("$dir"/report.[0-9]*.json)
+        [ -e "${ranks[0]}" ] || ranks=()
+        [ ${#ranks[@]} -eq 2 ] || why+=("report: ${#ranks[@]} rank reports, 2 expected (one per worker)")
+        if [ ${#ranks[@]} -gt 0 ]; then
+            "$REPORT_TOOL" report --json "${ranks[@]}" >"$dir/report.json" 2>"$dir/report-sum.err" ||
+                why+=("report: graphshim report could not sum the ranks' reports ($(head -1 "$dir/report-sum.err"))")
+        fi
+    fi
 
     # exit codes
     local v rc
@@ -626,6 +668,14 @@ run_case() {
                     why+=("report: hit_rate=$hit < GS_MIN_HIT_RATE=$MIN_HIT_RATE")
             fi
         fi
+        if [ "$extra" = ctx2 ] && [ -f "$dir/report.json" ]; then
+            local nctx
+            nctx=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(set(s.get("ctx") for s in d.get("streams", []) if s.get("replays", 0) > 0 and s.get("ctx") is not None)))' \
+                "$dir/report.json" 2>/dev/null || echo 0)
+            [ "${nctx:-0}" -ge 2 ] || why+=("report: streams of ${nctx:-0} context(s) replayed, 2 expected (ctx2)")
+        fi
         if [ "$extra" = rows ] && [ -f "$dir/report.json" ]; then
             local w
             check_rows "$dir/report.json" "$(kv "$dir/plain.stdout" iters)" >"$dir/rows.txt"
@@ -665,7 +715,7 @@ run_case() {
 log "gpu-test: running (report checks: $([ "$CHECK_REPORT" != 0 ] && echo on || echo off); logs: $OUT)"
 for name in "${SEL[@]}"; do
     read -r _ type lmode rexp extra < <(printf '%s\n' "$EXPECT" | awk -v n="$name" '$1==n')
-    if [ "$type" = py ]; then
+    if [ "$type" = py ] || [ "$type" = tr ]; then
         if [ "$SKIP_PY" = 1 ]; then
             log "  $name: not run (GS_SKIP_PY=1)"
             continue
@@ -674,7 +724,14 @@ for name in "${SEL[@]}"; do
             log "  $name: not run (GS_SKIP_TORCH=1)"
             continue
         fi
-        run_case "$name" "$type" "$lmode" "$rexp" "$extra" py
+        if [ "$type" = tr ] && ! [ "${NGPU:-0}" -ge 2 ] 2>/dev/null; then
+            NSKIP=$((NSKIP + 1))
+            ROWS+=("$(printf '%-16s %-7s %9s %9s %-9s %8s %8s %s' "$name" tr - - - - - SKIP)")
+            log "  $(printf '%-16s %-7s %s  (needs 2 GPUs for torchrun --nproc-per-node 2; this machine has %s)' \
+                "$name" tr SKIP "${NGPU:-0}")"
+            continue
+        fi
+        run_case "$name" "$type" "$lmode" "$rexp" "$extra" "$([ "$type" = tr ] && echo tr || echo py)"
     else
         for rt in $RUNTIMES; do
             run_case "$name" "$type" "$lmode" "$rexp" "$extra" "$rt"
@@ -807,7 +864,7 @@ fi
 } | tee "$OUT/summary.txt"
 
 if [ "$PACK_LOGS" = 1 ]; then
-    (cd "$OUT" && shopt -s nullglob && dirs=(*.static *.shared *.py) &&
+    (cd "$OUT" && shopt -s nullglob && dirs=(*.static *.shared *.py *.tr) &&
         [ ${#dirs[@]} -gt 0 ] && tar czf logs.tar.gz "${dirs[@]}" && rm -rf -- "${dirs[@]}")
 fi
 

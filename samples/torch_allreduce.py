@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""torch_allreduce: tiny kernels around an all-reduce, in a loop, one process a
+GPU, torch.distributed over NCCL; run it with torchrun:
+
+    torchrun --standalone --nproc-per-node 2 samples/torch_allreduce.py [--iters N]
+
+Each iteration: 8 tiny elementwise steps x = frac(a*x + b) on a vector of 4096
+floats (a, b of period 4 in the iteration), an all-reduce (sum) of x, then x is
+divided by the number of ranks and goes through 8 more steps; a synchronize
+ends the iteration.  The work between the collectives is the same every
+iteration: graphshim may graph it, never the collective itself (NCCL's kernels
+are never held).  Rank 0 prints the sha256 of x every 50 iterations, a few
+exact values and the final sha256 to stdout.  Needs as many GPUs as processes;
+fewer: SKIP (exit 77)."""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from torch_util import fail_if_not_finite, print_values, require_cuda, sha256_of, skip  # noqa: E402
+
+NAME = "torch_allreduce"
+N, STEPS = 4096, 8
+
+
+def steps(x, it, salt):
+    """STEPS tiny kernels each (mul, add, frac); parameters exact in binary."""
+    for k in range(STEPS):
+        a = 1.25 + ((it % 4) * 5 + k * 3 + salt) % 12 / 16.0
+        b = ((it % 4) * 7 + k * 5 + salt) % 23 / 32.0
+        x = x * a + b
+        x = x - torch.floor(x)
+    return x
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iters", type=int, default=300)
+    args = ap.parse_args()
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        print(f"{NAME}: FAILED: run it with torchrun --nproc-per-node 2", file=sys.stderr)
+        sys.exit(2)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    require_cuda(NAME)
+    if torch.cuda.device_count() < world:
+        skip(NAME, f"{world} processes need {world} GPUs, this machine has {torch.cuda.device_count()}")
+    dev = torch.device("cuda", local)
+    torch.cuda.set_device(dev)
+    dist.init_process_group("nccl", device_id=dev)
+
+    g = torch.Generator().manual_seed(7 + rank)
+    x = torch.rand(N, generator=g).to(dev)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for it in range(args.iters):
+        x = steps(x, it, 1)
+        dist.all_reduce(x)
+        x = steps(x / world, it, 2)
+        torch.cuda.synchronize()
+        if rank == 0 and (it + 1) % 50 == 0:
+            print(f"x.sha256[{it}] {sha256_of(x)}")
+    total = time.perf_counter() - t0
+    fail_if_not_finite(NAME, bool(torch.isfinite(x).all()))
+    if rank == 0:
+        print(f"{NAME}: {args.iters} iterations on {world} ranks, {1e6 * total / args.iters:.1f} us/iter",
+              file=sys.stderr)
+        print(f"sample {NAME}")
+        print(f"iters {args.iters}")
+        print(f"world {world}")
+        print_values("x", x, [0, 1, N // 2, N - 1])
+        print(f"out.sha256 {sha256_of(x)}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
