@@ -68,10 +68,11 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
         for (s = tls_ptds; s && s->key != ctx; s = s->hnext)
             ;
         if (!s) {
+            int tid = gs__tid();
             pthread_mutex_lock(&gs__table_lock);
             s = stream_new(handle, ctx, GS_STREAM_PTDS);
+            s->owner_tid = tid;
             pthread_mutex_unlock(&gs__table_lock);
-            s->owner_tid = gs__tid();
             s->hnext = tls_ptds;
             tls_ptds = s;
         }
