@@ -17,7 +17,7 @@
 # extra setting of the graphshim runs, e.g. GRAPHSHIM_CHUNK_OPS=8), SWEEP (more such
 # settings, space-separated: one more graphshim row each, measured in the same
 # rounds), OUT (where to write bench.txt; default build/bench),
-# SKIP_TORCH=1, NVCC_ARCH (-arch=native), BENCH_CPUS (run every program under
+# SKIP_TORCH=1, COST=0 (leave out the host-cost rows at the end), NVCC_ARCH (-arch=native), BENCH_CPUS (run every program under
 # `taskset -c BENCH_CPUS`, e.g. 2-5, for steadier host timings).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -103,6 +103,7 @@ if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch adamw d256 L8 B32" 100 torch_adamw 256 8 32
 fi
 tar czf "$OUT/reports.tar.gz" -C "$B" reports && rm -rf "$B/reports" # the graphshim runs' reports
+[ "${COST:-1}" = 0 ] && exit 0
 echo | tee -a "$OUT/bench.txt"
 "${BUILD:-build}/bench/shim_cost" | tee -a "$OUT/bench.txt"
 echo | tee -a "$OUT/bench.txt"
