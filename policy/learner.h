@@ -35,6 +35,7 @@ struct gs_node {
     uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
     uint8_t gain_retimed;    /* the gain check found the graph slow once and re-times eager */
+    uint8_t gain_warm;       /* its eager time was measured again after the first replays */
     uint8_t exec_patched;    /* exec holds parameters other than its path's keys */
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t patched;        /* launches of exec that needed new parameters first */
