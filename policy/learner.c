@@ -84,7 +84,7 @@ int gs__trie_ended(struct gs_node *n, long warmup, long min_ops)
     if (n->depth == 0)
         return 0;
     n->seen++;
-    if (n->stable || n->ungraphable || n->seen < warmup || n->depth < min_ops)
+    if (n->stable || n->ungraphable || n->seen - n->seen_mark < warmup || n->depth < min_ops)
         return 0;
     n->stable = 1;
     add_stable_below(n, 1);
@@ -102,7 +102,7 @@ static void drop_stable(struct gs_node *n)
 void gs__trie_relearn(struct gs_node *n)
 {
     drop_stable(n);
-    n->seen = 0;
+    n->seen_mark = n->seen;
 }
 
 void gs__trie_unstable(struct gs_node *n)

@@ -26,6 +26,7 @@ struct gs_node {
     uint32_t depth;          /* ops from the root */
     uint32_t nchildren;
     uint32_t seen;           /* segments that ended here */
+    uint32_t seen_mark;      /* seen when it was last set to be learned again */
     uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
     uint8_t stable;          /* this node ends a stable sequence */
     uint8_t ungraphable;     /* capturing or launching its graph failed once */
@@ -104,7 +105,8 @@ static inline int gs__trie_reported(const struct gs_node *n)
 
 /* Stops treating the sequence ending at n as stable (its graph failed). */
 void gs__trie_unstable(struct gs_node *n);
-/* Stops treating it as stable until it has been seen `warmup` more times. */
+/* Stops treating it as stable until it has been seen `warmup` more times (seen
+** still counts every occurrence, for the report). */
 void gs__trie_relearn(struct gs_node *n);
 
 /* Does the graph of a sequence pay?  Each replay is timed against the sequence's

@@ -365,6 +365,9 @@ Test(engine, a_slow_start_does_not_make_a_slow_graph_look_fast)
     report = run_file(&r, "report.json");
     cr_assert(strstr(report, "\"no-gain\": 1"), "%s", report);
     cr_assert_lt(total(report, "replays"), 40 - 2 - 4, "%s", report);
+    /* Learned again, its row still counts every occurrence. */
+    cr_assert(strstr(report, "\"sequences\""), "%s", report);
+    cr_assert_eq(total(strstr(report, "\"sequences\""), "seen"), 40, "%s", report);
     free(report);
     run_free(&base), run_free(&r);
 }
