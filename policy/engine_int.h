@@ -22,8 +22,11 @@
 #include "nvtx.h"
 #include "stream.h"
 
-/* Watchdog firings at one node after which the engine never holds through it. */
+/* Watchdog firings in a row at one node after which it is a cut: held work goes
+** out as soon as it reaches the node (watchdog.c).  Its hits never change after:
+** no work stays held there for the watchdog to find. */
 #define GS_WATCHDOG_HITS 2
+#define GS_WATCHDOG_CUT(n) ((n)->watchdog_hits >= GS_WATCHDOG_HITS)
 
 static inline uint64_t gs__now_ns(void)
 {

@@ -210,16 +210,12 @@ static void maybe_chunk(struct gs_stream *s)
     struct gs_node *c = s->cur;
     uint32_t held = c->depth - s->chunk_depth;
 
-    if (GS_UNLIKELY(c->watchdog_cut)) {
-        /* A place where the watchdog fired: what is held goes out now. */
-        if (held < 2 || c->chunk_failed || launch_chunk(s, c) != 0)
-            issue_held(s, c);
-    } else if (held >= 2 && !c->chunk_failed && chunk_ends_here(s, c, held)) {
-        if (launch_chunk(s, c) != 0)
-            issue_held(s, c);
-    } else {
+    /* A place where the watchdog fired sends out what is held whatever its count
+    ** (a single op eagerly). */
+    if (!GS_WATCHDOG_CUT(c) && (held < 2 || c->chunk_failed || !chunk_ends_here(s, c, held)))
         return;
-    }
+    if (held < 2 || c->chunk_failed || launch_chunk(s, c) != 0)
+        issue_held(s, c);
     /* Nothing is held now: the next held op starts the clocks again. */
     s->chunk_since = 0;
     atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
@@ -310,7 +306,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         }
         s->cur = c;
         s->ops_held++;
-        if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(c->watchdog_cut))
+        if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c)))
             maybe_chunk(s);
         pthread_mutex_unlock(&s->lock);
         *out = NULL;

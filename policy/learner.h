@@ -30,8 +30,7 @@ struct gs_node {
     uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
     uint8_t stable;          /* this node ends a stable sequence */
     uint8_t ungraphable;     /* capturing or launching its graph failed once */
-    uint8_t watchdog_hits;   /* times in a row the watchdog issued work held up to here */
-    uint8_t watchdog_cut;    /* it hit GS_WATCHDOG_HITS: held work goes out on reaching here */
+    uint8_t watchdog_hits;   /* times in a row the watchdog issued work held up to here (GS_WATCHDOG_CUT) */
     uint8_t reads_staging;   /* its graph copies from staging buffers */
     uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */

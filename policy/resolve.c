@@ -177,6 +177,14 @@ void gs__engine_boundary(const struct gs_call *c)
         gs__engine_reset(c->cls);
 }
 
+/* The sequence ending at t runs eagerly again (GRAPHSHIM_WARMUP times), to be
+** timed: its graph is kept for when it is stable again. */
+static void time_eagerly_again(struct gs_node *t)
+{
+    t->eager_ns = 0;
+    gs__trie_relearn(t);
+}
+
 /* After a synchronize returned: the segment of s that ended at it took from its
 ** first op until now.  Counted for the sequence, eager or replayed (the first
 ** replay, which built the graph, is not, nor a segment that held ops and then issued
@@ -203,8 +211,7 @@ static void segment_timed(struct gs_stream *s)
             gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays: "
                       "timing it eagerly again", t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
             t->gain_retimed = 1;
-            t->eager_ns = 0;
-            gs__trie_relearn(t);
+            time_eagerly_again(t);
         } else if (v == 0) {
             gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays, "
                       "again: it runs eagerly from now on", t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
@@ -221,11 +228,9 @@ static void segment_timed(struct gs_stream *s)
                 /* The eager time came from the program's first iterations, often
                 ** slower than later ones (caches, allocators, a library's tuning),
                 ** which makes any graph look fast: once, after the first window,
-                ** the sequence runs eagerly again (GRAPHSHIM_WARMUP times) to be
-                ** timed warm. */
+                ** it is timed again, warm. */
                 t->gain_warm = 1;
-                t->eager_ns = 0;
-                gs__trie_relearn(t);
+                time_eagerly_again(t);
             }
         }
     }

@@ -55,8 +55,8 @@ static void *watchdog(void *arg)
                     if (n->watchdog_mark != (uint32_t)s->replays)
                         n->watchdog_hits = 0; /* the stream replayed since the last hit here */
                     n->watchdog_mark = (uint32_t)s->replays;
-                    if (n->watchdog_hits < GS_WATCHDOG_HITS && ++n->watchdog_hits == GS_WATCHDOG_HITS)
-                        n->watchdog_cut = 1;
+                    if (n->watchdog_hits < GS_WATCHDOG_HITS)
+                        n->watchdog_hits++;
                     gs__flush(s, GS_BAIL_WATCHDOG);
                 }
             }
