@@ -81,7 +81,8 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
         if (shim)
             envp[n++] = "LD_PRELOAD=" BUILD_DIR "/libgraphshim.so";
         for (int i = 0; env && env[i] && n < 254; i++)
-            envp[n++] = subst(env[i], r->dir);
+            if (!overridden(env[i], env + i + 1)) /* a later assignment of the name wins */
+                envp[n++] = subst(env[i], r->dir);
         envp[n] = NULL;
         snprintf(path, sizeof path, "%s/stdout", r->dir);
         dup2(open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);

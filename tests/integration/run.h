@@ -22,7 +22,7 @@ struct run {
 /* Runs argv with the fake driver on the library path, plus the environment
 ** assignments in env (NULL-terminated "NAME=value"; "@" in a value is replaced
 ** by the run's scratch directory; they replace the variables of the test's own
-** environment of the same name).  shim: preload libgraphshim.so.  The run is
+** environment of the same name, and a later one of a name replaces an earlier).  shim: preload libgraphshim.so.  The run is
 ** killed after timeout_s seconds. */
 void run_prog(struct run *r, int shim, const char *const *env, const char *const *argv, int timeout_s);
 

@@ -70,7 +70,7 @@ ParameterizedTest(struct rule *r, engine, guard_rule, .timeout = 60)
 ** gain check is off (over the fake driver a graph is no faster than eager work,
 ** and which one a noisy clock favours is not what these tests are about), and the
 ** watchdog waits a second (a test process descheduled for milliseconds on a busy
-** machine must not change the count). */
+** machine must not change the count), unless env sets them otherwise. */
 static long replays_with(const char *scenario, const char *const *env, const char *iters, char **out)
 {
     const char *argv[] = {GUARDPROG, scenario, iters, NULL};
@@ -346,8 +346,6 @@ ParameterizedTest(char (*scenario)[16], engine, a_graph_slower_than_eager_work_r
 
 Test(engine, a_slow_start_does_not_make_a_slow_graph_look_fast)
 {
-    const char *argv[] = {GUARDPROG, "cold", "40", NULL};
-    struct run base, r;
     char *report;
 
     /* The first two iterations take 20 ms on the host, eagerly; later ones much
@@ -355,71 +353,44 @@ Test(engine, a_slow_start_does_not_make_a_slow_graph_look_fast)
     ** times the graph would look fast for good; timed eagerly again after the
     ** first 8 replays, it is found slow and dropped: 1 + 8 replays, then 8
     ** judged against the warm time, 8 more after timing it once more. */
-    run_prog(&base, 0, NULL, argv, 20);
-    run_prog(&r, 1,
-             (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_MAX_DEFER_US=1000000",
-                              "FAKECUDA_GRAPH_LAUNCH_US=3000", NULL},
-             argv, 30);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert_str_eq(r.out, base.out);
-    report = run_file(&r, "report.json");
+    long n = replays_with("cold", (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_GRAPH_LAUNCH_US=3000", NULL},
+                          "40", &report);
     cr_assert(strstr(report, "\"no-gain\": 1"), "%s", report);
-    cr_assert_lt(total(report, "replays"), 40 - 2 - 4, "%s", report);
+    cr_assert_lt(n, 40 - 2 - 4, "%s", report);
     /* Learned again, its row still counts every occurrence. */
     cr_assert(strstr(report, "\"sequences\""), "%s", report);
     cr_assert_eq(total(strstr(report, "\"sequences\""), "seen"), 40, "%s", report);
     free(report);
-    run_free(&base), run_free(&r);
 }
 
 Test(engine, a_stall_now_and_then_does_not_stop_holding)
 {
-    const char *argv[] = {GUARDPROG, "stall", "40", NULL};
-    struct run base, r;
     char *report;
 
     /* The watchdog (1 ms) fires at each of the 10 stalls; between them the
     ** sequence replays (30 iterations less the warm-up, less the ones right after
     ** a stall that the watchdog's flush kept from being counted as a whole). */
-    run_prog(&base, 0, NULL, argv, 20);
-    run_prog(&r, 1,
-             (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
-                              "GRAPHSHIM_MAX_DEFER_US=1000", NULL},
-             argv, 20);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert_str_eq(r.out, base.out);
-    report = run_file(&r, "report.json");
-    cr_assert_geq(total(report, "replays"), 20, "%s", report);
+    cr_assert_geq(replays_with("stall", (const char *[]){"GRAPHSHIM_MAX_DEFER_US=1000", NULL}, "40", &report), 20,
+                  "%s", report);
     cr_assert(strstr(report, "\"watchdog\": "), "%s", report);
     free(report);
-    run_free(&base), run_free(&r);
 }
 
 Test(engine, where_the_host_polls_held_work_goes_out_when_it_is_reached)
 {
-    const char *argv[] = {GUARDPROG, "watchdog", "12", NULL};
-    struct run base, r;
     char *report, *bails;
 
     /* The host polls for a kernel's flag with no CUDA call.  The watchdog issues
     ** the held work twice (1 ms each); after that, the place is a cut: the work
     ** held up to the flag's kernel goes out as a graph as soon as it is held, and
     ** no later iteration waits for the watchdog or bails. */
-    run_prog(&base, 0, NULL, argv, 20);
-    run_prog(&r, 1,
-             (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
-                              "GRAPHSHIM_MAX_DEFER_US=1000", NULL},
-             argv, 20);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert_str_eq(r.out, base.out);
-    report = run_file(&r, "report.json");
+    replays_with("watchdog", (const char *[]){"GRAPHSHIM_MAX_DEFER_US=1000", NULL}, "12", &report);
     bails = strstr(report, "\"bails\"");
     cr_assert(bails, "%s", report);
     cr_assert_eq(total(bails, "watchdog"), 2, "%s", report);
     cr_assert_leq(total(bails, "mismatch"), 0, "%s", report); /* -1: none listed */
     cr_assert_geq(total(report, "chunks"), 12 - 2 - 2, "%s", report);
     free(report);
-    run_free(&base), run_free(&r);
 }
 
 Test(engine, work_that_never_repeats_costs_bounded_learning)
