@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-from torch_util import fail_if_not_finite, print_values, require_cuda, sha256_of, skip  # noqa: E402
+from torch_util import fail_if_not_finite, init_distributed, print_values, sha256_of  # noqa: E402
 
 NAME = "torch_allreduce"
 N, STEPS = 4096, 8
@@ -40,17 +40,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=300)
     args = ap.parse_args()
-    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        print(f"{NAME}: FAILED: run it with torchrun --nproc-per-node 2", file=sys.stderr)
-        sys.exit(2)
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    require_cuda(NAME)
-    if torch.cuda.device_count() < world:
-        skip(NAME, f"{world} processes need {world} GPUs, this machine has {torch.cuda.device_count()}")
-    dev = torch.device("cuda", local)
-    torch.cuda.set_device(dev)
-    dist.init_process_group("nccl", device_id=dev)
+    rank, world, _, dev = init_distributed(NAME)
 
     g = torch.Generator().manual_seed(7 + rank)
     x = torch.rand(N, generator=g).to(dev)

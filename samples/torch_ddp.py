@@ -22,8 +22,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
-from torch_util import (deterministic_torch, fail_if_not_finite, print_values,  # noqa: E402
-                        require_cuda, sha256_of, skip)
+from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed,  # noqa: E402
+                        print_values, sha256_of)
 
 NAME = "torch_ddp"
 D, H, BLOCKS, BATCH, NBATCHES = 256, 1024, 4, 32, 4
@@ -44,17 +44,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=200)
     args = ap.parse_args()
-    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        print(f"{NAME}: FAILED: run it with torchrun --nproc-per-node 2", file=sys.stderr)
-        sys.exit(2)
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    require_cuda(NAME)
-    if torch.cuda.device_count() < world:
-        skip(NAME, f"{world} processes need {world} GPUs, this machine has {torch.cuda.device_count()}")
-    dev = torch.device("cuda", local)
-    torch.cuda.set_device(dev)
-    dist.init_process_group("nccl", device_id=dev)
+    rank, world, local, dev = init_distributed(NAME)
     deterministic_torch(strict=True)
 
     torch.manual_seed(0)  # parameters are initialised on the CPU, the same on every rank

@@ -43,6 +43,27 @@ def skip(name, why):
     sys.exit(SKIP_RC)
 
 
+def init_distributed(name):
+    """Joins the NCCL process group of a torchrun job on this rank's GPU.
+    Returns (rank, world size, local rank, device); SKIP (exit 77) where the
+    machine has fewer GPUs than the job has processes."""
+    import os
+    import torch
+    import torch.distributed as dist
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        print(f"{name}: FAILED: run it with torchrun --nproc-per-node 2", file=sys.stderr)
+        sys.exit(2)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    require_cuda(name)
+    if torch.cuda.device_count() < world:
+        skip(name, f"{world} processes need {world} GPUs, this machine has {torch.cuda.device_count()}")
+    dev = torch.device("cuda", local)
+    torch.cuda.set_device(dev)
+    dist.init_process_group("nccl", device_id=dev)
+    return rank, world, local, dev
+
+
 def deterministic_torch(strict=False):
     """Plain FP32 everywhere (no TF32), deterministic cuDNN algorithm choice;
     with strict, torch.use_deterministic_algorithms(True) too (needs
