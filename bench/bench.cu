@@ -9,14 +9,21 @@
 //          rotate: see below)
 //
 // Every iteration ends with cudaStreamSynchronize.  Prints
-// `us_per_iter <median over REPS>` and a checksum of the result (the two modes
-// and graphshim must agree; it goes to stdout with the time, one line each).
+// `us_per_iter <median over REPS>`, `host_us_per_iter` (the same for the host
+// time of issuing an iteration, before its synchronize: the launches, or the graph
+// launch) and a checksum of the result (the two modes and graphshim must agree;
+// it goes to stdout with the times, one line each).
 //
 // Workloads:
 //   tiny1 tiny5 tiny20 tiny100  K tiny dependent kernels (1024 floats)
 //   large20                     20 kernels over 16M floats each (no gain to expect)
-//   norepeat                    20 tiny kernels whose arguments change every
-//                               iteration: nothing ever repeats (the worst case)
+//   norepeat                    20 tiny kernels whose arguments and grid sizes
+//                               change every launch: nothing ever repeats, not
+//                               even the sequence of kernel shapes (the worst case)
+//   rare                        the same, but the grid sizes follow a sequence of
+//                               low discrepancy: about 300 different sequences of
+//                               shapes, each back every 300 iterations or so (work
+//                               that repeats too rarely to pay for its graphs)
 //   h2d_pinned h2d_pageable     4 KiB H2D copy in, 20 tiny kernels, D2H out (pinned)
 //   cublas                      cublasSgemm 128x128x128 + an elementwise kernel
 //   loop1                       one tiny kernel 1000 times, the same arguments each
@@ -71,6 +78,15 @@ __global__ void bench_fold(unsigned *dst, const unsigned *src, int n)
         dst[i] = (dst[i] ^ src[i]) * 16777619u + 1u;
 }
 
+// A bijection of 64-bit words whose outputs look unrelated for consecutive inputs
+// (the finalizer of splitmix64).
+static unsigned long mix64(unsigned long z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ul;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBul;
+    return z ^ (z >> 31);
+}
+
 static double now_us()
 {
     timespec t;
@@ -82,7 +98,7 @@ struct Work {
     std::string name;
     int k = 20;
     int n = 1024;
-    bool copies = false, pageable = false, norepeat = false, gemm = false;
+    bool copies = false, pageable = false, norepeat = false, rare = false, gemm = false;
     bool mixing = false, scalars = false; // the bench_mix workloads; scalars: arguments change
     int repeat = 1, sets = 1;             // runs of the k kernels per iteration; rotation sets
     bool growing = false;                 // loopvar: repeat grows by one every iteration
@@ -222,9 +238,11 @@ struct Work {
             bench_axpb<<<(m * m + 255) / 256, 256, 0, s>>>(c, 0.5f, 0.25f, m * m);
         }
         for (int j = 0; j < k; j++) {
-            if (norepeat) // every launch's argument differs from every earlier one
-                bench_axpb<<<blocks, 256, 0, s>>>(x, 0.5f, (float)((iter * k + j) % 8388608), n);
-            else
+            if (norepeat || rare) { // every launch's argument differs from every earlier one
+                unsigned long h = (unsigned long)(iter * k + j);
+                h = rare ? h * 0x9E3779B97F4A7C15ul : mix64(h);
+                bench_axpb<<<1 + (int)(h >> 59), 256, 0, s>>>(x, 0.5f, (float)((iter * k + j) % 8388608), n);
+            } else
                 bench_axpb<<<blocks, 256, 0, s>>>(x, 0.999f, 0.001f * (float)(j % 3), n);
         }
         if (copies)
@@ -268,6 +286,8 @@ int main(int argc, char **argv)
         w.n = 16 << 20;
     else if (n == "norepeat")
         w.norepeat = true;
+    else if (n == "rare")
+        w.rare = true;
     else if (n == "h2d_pinned")
         w.copies = true;
     else if (n == "h2d_pageable")
@@ -288,7 +308,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown workload %s\n", n.c_str());
         return 2;
     }
-    if (graph && (w.norepeat || w.growing)) {
+    if (graph && (w.norepeat || w.rare || w.growing)) {
         printf("us_per_iter nan\n"); // a graph of work that never repeats does not exist
         return 0;
     }
@@ -309,7 +329,9 @@ int main(int argc, char **argv)
         }
     }
     long launched = 0; // graph: iterations launched
+    double host = 0;   // host time of issuing, before the synchronize
     auto one = [&]() {
+        double t0 = now_us();
         if (graph) {
             if (w.scalars)
                 w.set_scalars(ge[0], nodes, launched);
@@ -318,20 +340,25 @@ int main(int argc, char **argv)
         } else {
             w.body();
         }
+        host += now_us() - t0;
         CK(cudaStreamSynchronize(w.s));
     };
     for (int i = 0; i < 20; i++) // warm-up: lazy loading, and graphshim's learning
         one();
-    std::vector<double> per;
+    std::vector<double> per, hosts;
     for (int r = 0; r < reps; r++) {
         double t0 = now_us();
+        host = 0;
         for (int i = 0; i < iters; i++)
             one();
         per.push_back((now_us() - t0) / iters);
+        hosts.push_back(host / iters);
     }
     std::sort(per.begin(), per.end());
+    std::sort(hosts.begin(), hosts.end());
     CK(cudaGetLastError());
     printf("us_per_iter %.3f\n", per[per.size() / 2]);
-    printf("checksum %08x\n", w.norepeat || w.gemm ? 0u : w.checksum());
+    printf("host_us_per_iter %.3f\n", hosts[hosts.size() / 2]);
+    printf("checksum %08x\n", w.norepeat || w.rare || w.gemm ? 0u : w.checksum());
     return 0;
 }

@@ -16,7 +16,7 @@
 # with ONLY where one call is limited to 10), ONLY (a regex of workload names to run), SHIM_ENV (one
 # extra setting of the graphshim runs, e.g. GRAPHSHIM_CHUNK_OPS=8), SWEEP (more such
 # settings, space-separated: one more graphshim row each, measured in the same
-# rounds), OUT (where to write bench.txt; default build/bench),
+# rounds; a setting of several variables joins them with commas), OUT (where to write bench.txt; default build/bench),
 # SKIP_TORCH=1, COST=0 (leave out the host-cost rows at the end), NVCC_ARCH (-arch=native), BENCH_CPUS (run every program under
 # `taskset -c BENCH_CPUS`, e.g. 2-5, for steadier host timings).
 set -uo pipefail
@@ -45,13 +45,15 @@ run_workload() {
     local -a ts cs
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); te+="$(echo "$o" | field us_per_iter) "; ce=$(echo "$o" | field checksum)
+        echo "raw $name|eager|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
         for i in "${!settings[@]}"; do
-            o=$(if [ -n "${settings[i]}" ]; then export "${settings[i]?}"; fi
+            o=$(if [ -n "${settings[i]}" ]; then IFS=, read -ra kv <<<"${settings[i]}" && export "${kv[@]}"; fi
                 LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.$i.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
             ts[i]+="$(echo "$o" | field us_per_iter) "; cs[i]=$(echo "$o" | field checksum)
-            echo "raw $name|${settings[i]:-default}|round $r|$(echo "$o" | field us_per_iter)" >>"$OUT/bench.err"
+            echo "raw $name|${settings[i]:-default}|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
         done
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
+        echo "raw $name|graph|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
     done
     local e g s same hit label es ss
     e=$(echo "$te" | median); g=$(echo "$tg" | median); es=$(echo "$te" | spread)
@@ -88,6 +90,7 @@ rm -rf "$B/reports"
 for k in 1 5 20 100; do run_workload "tiny$k" 500 bench "tiny$k"; done
 run_workload large20 100 bench large20
 run_workload norepeat 500 bench norepeat
+run_workload rare 500 bench rare
 run_workload h2d_pinned 500 bench h2d_pinned
 run_workload h2d_pageable 500 bench h2d_pageable
 run_workload cublas 500 bench cublas

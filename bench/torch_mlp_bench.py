@@ -39,16 +39,23 @@ def options(batch, iters):
 
 def print_time(step, iters, reps):
     """Times reps rounds of iters calls of step(), each followed by
-    torch.cuda.synchronize(), and prints the median time per call."""
-    per = []
+    torch.cuda.synchronize(), and prints the median time per call, and the
+    median host time of step() alone (issuing, before the synchronize)."""
+    per, hosts = [], []
     for _ in range(reps):
         t0 = time.perf_counter()
+        host = 0.0
         for _ in range(iters):
+            t1 = time.perf_counter()
             step()
+            host += time.perf_counter() - t1
             torch.cuda.synchronize()
         per.append((time.perf_counter() - t0) / iters * 1e6)
+        hosts.append(host / iters * 1e6)
     per.sort()
+    hosts.sort()
     print(f"us_per_iter {per[len(per) // 2]:.3f}")
+    print(f"host_us_per_iter {hosts[len(hosts) // 2]:.3f}")
 
 
 def main():

@@ -15,7 +15,7 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
 /* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (engine.h, watchdog.c). */
 #define GS_RULE_NAMES                                                                  \
     "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
-    "params, watchdog, staging, stream-destroy, module, sync-capture, current"
+    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget"
 
 /* X(field, env name, type, default, min, max, doc) */
 #define GS_KNOBS(X)                                                                   \
@@ -66,7 +66,8 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "write one line per intercepted driver call to this path")                     \
     X(drop_rule, "GRAPHSHIM_TEST_DROP_RULE", GS_KNOB_TEXT, 0, 0, 0,                   \
       "for graphshim's own tests only: turns one guard rule off, so a test can show " \
-      "the wrong result it prevents (" GS_RULE_NAMES ")")
+      "the wrong result it prevents, or the capture budget, to show the graphs it "  \
+      "saves (" GS_RULE_NAMES ")")
 
 /* Knob indices: GS_KNOB_<field>. */
 enum {

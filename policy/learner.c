@@ -105,6 +105,17 @@ void gs__trie_relearn(struct gs_node *n)
     n->seen_mark = n->seen;
 }
 
+static void restrain(struct gs_node *n, void *warmup)
+{
+    if (n->stable && !n->exec && !n->extras && n->seen - n->seen_mark < *(long *)warmup)
+        drop_stable(n);
+}
+
+void gs__trie_restrain(struct gs_node *root, long warmup)
+{
+    gs__trie_walk(root, restrain, &warmup);
+}
+
 void gs__trie_unstable(struct gs_node *n)
 {
     drop_stable(n);

@@ -108,6 +108,10 @@ void gs__trie_unstable(struct gs_node *n);
 ** still counts every occurrence, for the report). */
 void gs__trie_relearn(struct gs_node *n);
 
+/* Stops treating as stable, until they are seen `warmup` times, the sequences
+** below root that are stable but have no graph yet. */
+void gs__trie_restrain(struct gs_node *root, long warmup);
+
 /* Does the graph of a sequence pay?  Each replay is timed against the sequence's
 ** eager time; a replay is slow when it took more than 10% longer.  A window of n
 ** replays with `slow` slow ones says: 1 (keep the graph), 0 (at least three in four

@@ -137,13 +137,13 @@ static void json_stream(struct gs_stream *s, void *arg)
     fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ctx\": %s, \"ops\": %llu, "
             "\"ops_held\": %llu, \"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, "
             "\"launches_saved\": %llu, \"patched_launches\": %llu, \"nodes_patched\": %llu, \"hit_rate\": %.4f, "
-            "\"bails\": ",
+            "\"warmup\": %ld, \"bails\": ",
             o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), ctx, (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
             (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
             (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
             (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
-            rate(s->ops_replayed, s->ops_seen));
+            rate(s->ops_replayed, s->ops_seen), gs__warmup(s));
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
@@ -215,6 +215,9 @@ static void text_stream(struct gs_stream *s, void *arg)
     fprintf(o->f, "  stream %d %-14p %-10s ctx %2d  ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", s->id,
             (void *)s->handle, kind_name(s), s->ctx_id, (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_replayed, 100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
+    if (s->warmup_shift)
+        fprintf(o->f, "      sequences graphed only after %ld times: its graphs were launched too few times to pay "
+                "for their capture\n", gs__warmup(s));
     for (int b = 0; b < GS_NBAIL; b++)
         if (s->bails[b])
             fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],

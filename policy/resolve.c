@@ -39,6 +39,40 @@ static struct gs_node *segment_start(struct gs_stream *s)
     return &s->trie.root;
 }
 
+/* A graph costs its capture and instantiation, tens of microseconds, and saves a
+** few per launch.  Where a stream's graphs do not pay for that (of its last
+** GS_BUDGET_CAPTURES captures, each launched fewer than GS_BUDGET_LAUNCHES times
+** on average: sequences that come back too rarely, or only a few times), its
+** sequences must be seen twice as often before they are graphed, up to
+** GS_WARMUP_MAX times; where each is launched 4 * GS_BUDGET_LAUNCHES times or
+** more, half as often again, down to GRAPHSHIM_WARMUP.  Called locked. */
+#define GS_BUDGET_CAPTURES 32
+#define GS_BUDGET_LAUNCHES 4
+#define GS_WARMUP_MAX 64
+
+long gs__warmup(const struct gs_stream *s)
+{
+    return gs__cfg.warmup << s->warmup_shift;
+}
+
+static void capture_budget(struct gs_stream *s)
+{
+    uint64_t caps = s->captures - s->captures_mark, launches = s->replays + s->chunks - s->launches_mark;
+
+    if (caps < GS_BUDGET_CAPTURES || GS_DROPPED(GS_RULE_BUDGET))
+        return;
+    if (launches < caps * GS_BUDGET_LAUNCHES && gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
+        s->warmup_shift++;
+        gs__trie_restrain(&s->trie.root, gs__warmup(s));
+        gs__debug("stream %d: graphs launched %.1f times each: sequences graphed after %ld times", s->id,
+                  (double)launches / (double)caps, gs__warmup(s));
+    } else if (launches >= caps * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
+        s->warmup_shift--;
+    }
+    s->captures_mark = s->captures;
+    s->launches_mark = s->replays + s->chunks;
+}
+
 /* Ends the current segment of s: an exactly matched stable sequence is replayed
 ** as a graph; other held ops are issued eagerly, counted under reason (enum
 ** gs_bail); the sequence is counted for learning.  Called locked. */
@@ -68,7 +102,8 @@ static void resolve_locked(struct gs_stream *s, int reason)
         }
     }
     if (t && s->clean)
-        gs__trie_ended(t, gs__cfg.warmup, gs__cfg.min_ops);
+        gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
+    capture_budget(s);
     /* Timed for the gain check: a learned segment that a synchronize ended. */
     s->last_term = t && t->depth && s->clean && s->seg_start && reason == GS_BAIL_BOUNDARY + GS_SYNC ? t : NULL;
     s->last_start = s->seg_start;
@@ -335,6 +370,9 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->cur = &s->trie.root;
         s->clean = 1;
         s->chunk_depth = 0;
+        s->warmup_shift = 0; /* a new stream's budget */
+        s->captures_mark = s->captures;
+        s->launches_mark = s->replays + s->chunks;
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
     }

@@ -81,6 +81,12 @@ struct gs_stream {
     uint64_t evicted_mark, replays_mark;
     uint32_t dormant, dormant_len;
 
+    /* The capture budget (resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
+    ** warmup_shift times before they are graphed; captures and graph launches
+    ** when the budget's window began. */
+    uint32_t warmup_shift;
+    uint64_t captures_mark, launches_mark;
+
     /* Held launches whose parameter bytes differ from their node's (the tree
     ** matches launches by everything else): their own keys, packed in pbuf, in
     ** depth order; those before patch_first have gone out. */

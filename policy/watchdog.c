@@ -73,7 +73,7 @@ static const char *const rule_names[] = {
     [GS_RULE_LEGACY] = "legacy", [GS_RULE_CAPTURE] = "capture", [GS_RULE_UNCLASSIFIED] = "unclassified",
     [GS_RULE_PARAMS] = "params", [GS_RULE_WATCHDOG] = "watchdog", [GS_RULE_STAGING] = "staging",
     [GS_RULE_STREAM_DESTROY] = "stream-destroy", [GS_RULE_MODULE] = "module",
-    [GS_RULE_SYNC_CAPTURE] = "sync-capture", [GS_RULE_CURRENT] = "current",
+    [GS_RULE_SYNC_CAPTURE] = "sync-capture", [GS_RULE_CURRENT] = "current", [GS_RULE_BUDGET] = "budget",
 };
 
 void gs__engine_init(void)
@@ -88,7 +88,7 @@ void gs__engine_init(void)
     if (drop[0] && !gs__dropped_rule)
         gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s); ignored", drop, GS_RULE_NAMES);
     else if (gs__dropped_rule)
-        gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s: this guard rule is OFF, results may be wrong", drop);
+        gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s: this rule is OFF, results may be wrong", drop);
     gs__nvtx_init();
     if (GS_DROPPED(GS_RULE_WATCHDOG))
         return;

@@ -433,6 +433,29 @@ static void cold(int iters)
     }
 }
 
+/* Work that repeats too rarely for its graphs to pay: 100 different sequences
+** (which of 7 ops are an axpb and which a copy), each back every 100 iterations. */
+static void rare(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev(), y = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        int q = it * 37 % 100;
+        input(s, x, it);
+        for (int b = 0; b < 7; b++) {
+            if (q >> b & 1)
+                axpb(s, x);
+            else
+                copy(s, y, x);
+        }
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark. */
 static void long_(int iters)
 {
@@ -1270,7 +1293,7 @@ static const struct {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
-    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"long", long_}, {"setup-then-loop", setup_then_loop},
+    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"rare", rare},  {"long", long_}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},

@@ -363,6 +363,29 @@ Test(engine, a_slow_start_does_not_make_a_slow_graph_look_fast)
     free(report);
 }
 
+Test(engine, sequences_that_come_back_too_rarely_are_not_graphed)
+{
+    char *report;
+    long with, without;
+
+    /* 100 sequences, each seen 4 times in 400 iterations: stable at its second
+    ** time, a sequence is replayed at its third and fourth (a chunk and the
+    ** rest: two graphs, each launched twice).  Once 32 graphs were made and
+    ** hardly launched, the stream's sequences must be seen 4 times before they
+    ** are graphed: no more graphs.  Without the budget every sequence gets its
+    ** graphs. */
+    replays_with("rare", NULL, "400", &report);
+    with = total(report, "graphs_captured");
+    cr_assert_leq(with, 40, "%s", report);
+    cr_assert(strstr(report, "\"warmup\": 4"), "%s", report);
+    free(report);
+    replays_with("rare", (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=budget", NULL}, "400", &report);
+    without = total(report, "graphs_captured");
+    cr_assert_geq(without, 150, "%s", report);
+    cr_assert(strstr(report, "\"warmup\": 2"), "%s", report);
+    free(report);
+}
+
 Test(engine, a_stall_now_and_then_does_not_stop_holding)
 {
     char *report;
