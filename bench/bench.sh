@@ -9,7 +9,9 @@
 # rounds, the spread (min-max over rounds) of eager and graphshim, and two ratios
 # of medians: speedup of graphshim over eager, and graphshim time over hand-graph
 # time (1.00 is the limit).  A ratio means something only where the spreads do
-# not overlap the other way.  Checksums must agree between modes.
+# not overlap: the column spreads says faster or SLOWER where graphshim's spread
+# lies wholly below or above eager's, overlap otherwise.  Checksums must agree
+# between modes.
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
 # Environment: ROUNDS (5; a whole run takes about 11 minutes on an H100: split it
@@ -69,7 +71,10 @@ run_workload() {
             r1 = (s > 0) ? e / s : 0
             if (g == "nan") r2 = "-"; else r2 = sprintf("%.2f", s / g)
             split(hit, h, " ")
-            printf "%-30s %10.1f %15s %10.1f %15s %10s %8.2fx %10s %6s %6s %s\n", n, e, es, s, ss, g, r1, r2, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
+            # faster or slower than eager only where the spreads do not overlap
+            split(es, a, "-"); split(ss, b, "-")
+            v = (b[2] + 0 < a[1] + 0) ? "faster" : (b[1] + 0 > a[2] + 0) ? "SLOWER" : "overlap"
+            printf "%-30s %10.1f %15s %10.1f %15s %10s %8.2fx %8s %10s %6s %6s %s\n", n, e, es, s, ss, g, r1, v, r2, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
     done
     mkdir -p "$B/reports" && mv "$OUT"/report."$name".*.json "$B/reports/" 2>/dev/null
 }
@@ -85,7 +90,7 @@ rm -rf "$B/reports"
     echo "graphshim benchmark: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), CUDA $($NVCC --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "host: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs"
     echo "median us per iteration over $ROUNDS rounds (each the median of its own repetitions), and min-max over the rounds"
-    printf "%-30s %10s %15s %10s %15s %10s %9s %10s %6s %6s %s\n" workload eager eager-spread graphshim shim-spread graph speedup shim/graph hit chunks same-output
+    printf "%-30s %10s %15s %10s %15s %10s %9s %8s %10s %6s %6s %s\n" workload eager eager-spread graphshim shim-spread graph speedup spreads shim/graph hit chunks same-output
 } | tee -a "$OUT/bench.txt"
 for k in 1 5 20 100; do run_workload "tiny$k" 500 bench "tiny$k"; done
 run_workload large20 100 bench large20

@@ -12,9 +12,12 @@
 **                keeps its own key, and each replay updates the graph first
 **   learning     launches of a new grid each time: nothing repeats, every launch
 **                is issued and learned (tree and loop-body detection)
+**   shapes       launches of one of 32 grids, at random: no sequence repeats, but
+**                every op is one the tree has seen before at that place, and the
+**                tree grows wide (bench's norepeat)
 ** Prints nanoseconds per launch, the median of several rounds.
 **
-**   shim_cost [held|patched|learning]
+**   shim_cost [held|patched|learning|shapes]
 **
 ** With a mode, times only that one, ten times as long: a run to profile (perf
 ** record), whose figure is printed alone.
@@ -124,7 +127,16 @@ static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInf
     return CUDA_SUCCESS;
 }
 
-enum { DIRECT, SHIM, PATCHED, LEARNING };
+enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES };
+
+/* A bijection of 64-bit words whose outputs look unrelated for consecutive inputs
+** (the finalizer of splitmix64). */
+static unsigned long mix64(unsigned long z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ul;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBul;
+    return z ^ (z >> 31);
+}
 
 /* Median over rounds of ns per launch, in one of the modes above. */
 static double time_launches(int mode, double *boundary_ns)
@@ -140,7 +152,8 @@ static double time_launches(int mode, double *boundary_ns)
             double t0 = now_ns(), t1;
             for (int i = 0; i < K; i++) {
                 void *p[] = {&args[0], &args[1], &args[2]};
-                unsigned grid = mode == LEARNING ? 1 + (unsigned)((it * K + i) % 65536) : 1;
+                unsigned long n = (unsigned long)r * ITERS + (unsigned long)it * K + (unsigned long)i;
+                unsigned grid = mode == LEARNING ? 1 + (unsigned)(n % 65536) : mode == SHAPES ? 1 + (unsigned)(mix64(n) >> 59) : 1;
                 args[0] = i; /* the sequence's ops differ from each other, and repeat */
                 args[1] = mode == PATCHED ? it : 2;
                 if (through_shim)
@@ -166,7 +179,7 @@ static double time_launches(int mode, double *boundary_ns)
 
 int main(int argc, char **argv)
 {
-    double direct, pass, held, bnd, patched, pbnd, learning;
+    double direct, pass, held, bnd, patched, pbnd, learning, shapes;
 
     gs__config_load();
     gs__cfg.gain_check = 0; /* stub timings say nothing of a graph's gain */
@@ -188,14 +201,15 @@ int main(int argc, char **argv)
     gs__real[GS_ID_cuGraphExecUpdate_v2] = (void *)stub_update;
 
     if (argc > 1) {
-        static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [LEARNING] = "learning"};
-        for (int m = SHIM; m <= LEARNING; m++)
+        static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [LEARNING] = "learning",
+                                      [SHAPES] = "shapes"};
+        for (int m = SHIM; m <= SHAPES; m++)
             if (strcmp(argv[1], names[m]) == 0) {
                 ITERS *= 10;
                 printf("%s: %.1f ns per launch\n", names[m], time_launches(m, NULL));
                 return 0;
             }
-        fprintf(stderr, "usage: shim_cost [held|patched|learning]\n");
+        fprintf(stderr, "usage: shim_cost [held|patched|learning|shapes]\n");
         return 2;
     }
     direct = time_launches(DIRECT, NULL);
@@ -205,6 +219,7 @@ int main(int argc, char **argv)
     held = time_launches(SHIM, &bnd);
     patched = time_launches(PATCHED, &pbnd);
     learning = time_launches(LEARNING, NULL);
+    shapes = time_launches(SHAPES, NULL);
     printf("graphshim's own host cost, ns per launch (median of %d rounds, %d-launch sequences)\n", ROUNDS, K);
     printf("  %-44s %8.1f\n", "direct call of the driver stub", direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "pass-through (GRAPHSHIM=0)", pass, pass - direct);
@@ -213,5 +228,6 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f  (+%.1f)\n", "held, new parameters each time", patched, patched - direct);
     printf("  %-44s %8.1f\n", "boundary: update and replay of that graph", pbnd);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", learning, learning - direct);
+    printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (32 shapes, no sequence repeats)", shapes, shapes - direct);
     return 0;
 }

@@ -38,6 +38,9 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "host goes on: the first chunk after this many held ops, each later chunk as " \
       "long as all before it together; 0 holds everything until the boundary "     \
       "(see docs/PERFORMANCE.md)")                                                   \
+    X(chunk_max, "GRAPHSHIM_CHUNK_MAX", GS_KNOB_INT, 16, 0, 1000000,                   \
+      "early chunks grow to at most this many ops, so that the GPU, busy with one, "  \
+      "gets the next before it runs dry; 0: no limit")                               \
     X(body_ops, "GRAPHSHIM_BODY_OPS", GS_KNOB_INT, 32, 0, 1000000,                     \
       "loop bodies: a run of 1 to 32 ops that repeats back to back inside one "     \
       "segment is held once it ran GRAPHSHIM_WARMUP + 1 times in a row, and goes "  \

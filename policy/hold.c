@@ -175,14 +175,21 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 ** sequence repeats, so their graphs are reused:
 **   GRAPHSHIM_CHUNK_OPS=n  by count, at depths n, 2n, 4n, ... of the segment (each
 **                          chunk as long as all before it), a handful of graph
-**                          launches however long the sequence;
+**                          launches however long the sequence, until chunks are
+**   GRAPHSHIM_CHUNK_MAX=m  ops long: from there on a chunk every m ops (a GPU
+**                          that runs the ops about as fast as the host issues
+**                          them would otherwise wait for the last, longest chunk
+**                          at the end);
 **   GRAPHSHIM_CHUNK_US=t   by time, where held ops have waited more than t twice
 **                          at the same place;
 ** and, whatever the settings, where the watchdog fired (watchdog.c).
 ** Called locked, after the op at s->cur was held. */
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
 {
-    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops && held >= s->chunk_depth)
+    uint32_t grown = gs__cfg.chunk_max && s->chunk_depth > (uint32_t)gs__cfg.chunk_max ? (uint32_t)gs__cfg.chunk_max
+                                                                                         : s->chunk_depth;
+
+    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops && held >= grown)
         return 1;
     if (!gs__cfg.chunk_us)
         return 0;
