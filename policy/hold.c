@@ -175,22 +175,28 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 ** sequence repeats, so their graphs are reused:
 **   GRAPHSHIM_CHUNK_OPS=n  by count, at depths n, 2n, 4n, ... of the segment (each
 **                          chunk as long as all before it), a handful of graph
-**                          launches however long the sequence, until chunks are
-**   GRAPHSHIM_CHUNK_MAX=m  ops long: from there on a chunk every m ops (a GPU
-**                          that runs the ops about as fast as the host issues
-**                          them would otherwise wait for the last, longest chunk
-**                          at the end);
+**                          launches however long the sequence;
+**   GRAPHSHIM_CHUNK_MAX=m  but where the host took more than 1 us per op to
+**                          issue m ops after a chunk, twice, a chunk ends there:
+**                          a slow host runs about as fast as the GPU, which would
+**                          otherwise wait at the end for the last, longest chunk,
+**                          while a fast host keeps its few long chunks (more graph
+**                          launches cost a GPU that is busy anyway);
 **   GRAPHSHIM_CHUNK_US=t   by time, where held ops have waited more than t twice
 **                          at the same place;
 ** and, whatever the settings, where the watchdog fired (watchdog.c).
 ** Called locked, after the op at s->cur was held. */
+#define GS_SLOW_HOST_NS_PER_OP 1000
+
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
 {
-    uint32_t grown = gs__cfg.chunk_max && s->chunk_depth > (uint32_t)gs__cfg.chunk_max ? (uint32_t)gs__cfg.chunk_max
-                                                                                         : s->chunk_depth;
-
-    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops && held >= grown)
-        return 1;
+    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops) {
+        if (held >= s->chunk_depth)
+            return 1;
+        if (held == (uint32_t)gs__cfg.chunk_max)
+            return c->chunk_votes >= 2 ||
+                   (gs__now_ns() - s->chunk_since >= (uint64_t)held * GS_SLOW_HOST_NS_PER_OP && ++c->chunk_votes >= 2);
+    }
     if (!gs__cfg.chunk_us)
         return 0;
     if (c->chunk_votes >= 2)
