@@ -40,12 +40,17 @@ static struct gs_node *segment_start(struct gs_stream *s)
 }
 
 /* A graph costs its capture and instantiation, tens of microseconds, and saves a
-** few per launch.  Where a stream's graphs do not pay for that (of its last
-** GS_BUDGET_CAPTURES captures, each launched fewer than GS_BUDGET_LAUNCHES times
-** on average: sequences that come back too rarely, or only a few times), its
-** sequences must be seen twice as often before they are graphed, up to
-** GS_WARMUP_MAX times; where each is launched 4 * GS_BUDGET_LAUNCHES times or
-** more, half as often again, down to GRAPHSHIM_WARMUP.  Called locked. */
+** few per launch.  The budget judges a stream's graphs every GS_BUDGET_SEGMENTS
+** segments: where it made GS_BUDGET_CAPTURES graphs or more in that time and
+** launched fewer than GS_BUDGET_LAUNCHES times as many (sequences that come back
+** too rarely to pay), its sequences must be seen twice as often before they are
+** graphed, up to GS_WARMUP_MAX times; where its graphs were launched 4 *
+** GS_BUDGET_LAUNCHES times as often as it made them, half as often again, down
+** to GRAPHSHIM_WARMUP.  A span of segments, not of captures: the graphs a
+** program makes when its loop starts are judged with the launches that follow
+** (a short run is not judged at all), while the gain check times each
+** sequence that replays often enough.  Called locked. */
+#define GS_BUDGET_SEGMENTS 1024
 #define GS_BUDGET_CAPTURES 32
 #define GS_BUDGET_LAUNCHES 4
 #define GS_WARMUP_MAX 64
@@ -59,16 +64,17 @@ static void capture_budget(struct gs_stream *s)
 {
     uint64_t caps = s->captures - s->captures_mark, launches = s->replays + s->chunks - s->launches_mark;
 
-    if (caps < GS_BUDGET_CAPTURES || GS_DROPPED(GS_RULE_BUDGET))
+    if (++s->budget_segments < GS_BUDGET_SEGMENTS || GS_DROPPED(GS_RULE_BUDGET))
         return;
-    if (launches < caps * GS_BUDGET_LAUNCHES && gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
+    if (caps >= GS_BUDGET_CAPTURES && launches < caps * GS_BUDGET_LAUNCHES && gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
         s->warmup_shift++;
         gs__trie_restrain(&s->trie.root, gs__warmup(s));
         gs__debug("stream %d: graphs launched %.1f times each: sequences graphed after %ld times", s->id,
                   (double)launches / (double)caps, gs__warmup(s));
-    } else if (launches >= caps * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
+    } else if (caps && launches >= caps * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
         s->warmup_shift--;
     }
+    s->budget_segments = 0;
     s->captures_mark = s->captures;
     s->launches_mark = s->replays + s->chunks;
 }
@@ -371,6 +377,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->clean = 1;
         s->chunk_depth = 0;
         s->warmup_shift = 0; /* a new stream's budget */
+        s->budget_segments = 0;
         s->captures_mark = s->captures;
         s->launches_mark = s->replays + s->chunks;
     } else {

@@ -82,9 +82,9 @@ struct gs_stream {
     uint32_t dormant, dormant_len;
 
     /* The capture budget (resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
-    ** warmup_shift times before they are graphed; captures and graph launches
-    ** when the budget's window began. */
-    uint32_t warmup_shift;
+    ** warmup_shift times before they are graphed; segments since the budget's
+    ** span began, and captures and graph launches then. */
+    uint32_t warmup_shift, budget_segments;
     uint64_t captures_mark, launches_mark;
 
     /* Held launches whose parameter bytes differ from their node's (the tree

@@ -433,8 +433,9 @@ static void cold(int iters)
     }
 }
 
-/* Work that repeats too rarely for its graphs to pay: 100 different sequences
-** (which of 7 ops are an axpb and which a copy), each back every 100 iterations. */
+/* Work that repeats too rarely for its graphs to pay: 1000 different sequences
+** (which of 10 ops are an axpb and which a copy), each back every 1000
+** iterations. */
 static void rare(int iters)
 {
     CUstream s;
@@ -442,9 +443,9 @@ static void rare(int iters)
     float *out = pinned();
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
-        int q = it * 37 % 100;
+        int q = it * 37 % 1000;
         input(s, x, it);
-        for (int b = 0; b < 7; b++) {
+        for (int b = 0; b < 10; b++) {
             if (q >> b & 1)
                 axpb(s, x);
             else
