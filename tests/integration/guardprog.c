@@ -1303,6 +1303,20 @@ static CUdeviceptr rotate_launches(CUstream s, const CUdeviceptr *x, int it)
     return b;
 }
 
+/* A training step as a framework issues it: five segments (forward, loss,
+** backward, optimizer, metrics), each ended by a synchronize, each reading one of
+** four batches in turn: more buffer sets than a sequence keeps graphs for, so
+** every replay updates one. */
+static CUdeviceptr train4_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    static const int len[5] = {11, 24, 9, 6, 8};
+    CUdeviceptr batch = x[it / 5 % 4], w = x[4];
+    for (int j = 0; j < len[it % 5]; j++)
+        launch_step(s, (j + it % 5) % 5, j % 3 ? w : batch, (uint64_t)j);
+    return w;
+}
+
+static void train4(int iters) { steps_loop(iters, "train4", 5, train4_launches); }
 static void loop1(int iters) { steps_loop(iters, "loop1", 1, loop1_launches); }
 static void body5(int iters) { steps_loop(iters, "body5", 1, body5_launches); }
 static void scalars(int iters) { steps_loop(iters, "scalars", 1, scalars_launches); }
@@ -1321,6 +1335,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
     {"attrs", attrs},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
+    {"train4", train4},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent

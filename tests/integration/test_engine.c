@@ -411,6 +411,25 @@ Test(engine, sequences_that_come_back_too_rarely_are_not_graphed)
     free(report);
 }
 
+Test(engine, the_graphs_a_training_loop_makes_when_it_starts_do_not_count_against_it)
+{
+    char *report;
+    long with, without;
+
+    /* 50 steps of 5 segments, over 4 batches in turn: each sequence makes a
+    ** graph for each of its first batches, one capture per launch at first,
+    ** then updates them.  Judged by its first 32 captures alone the stream
+    ** would look as if its graphs did not pay (sequences seen twice as often
+    ** before they are graphed: fewer replays); the budget judges a span of
+    ** segments this short run does not fill. */
+    with = replays_with("train4", (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", NULL}, "250", &report);
+    cr_assert(strstr(report, "\"warmup\": 2"), "%s", report);
+    free(report);
+    without = replays_with("train4", (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", "GRAPHSHIM_TEST_DROP_RULE=budget", NULL},
+                           "250", NULL);
+    cr_assert_eq(with, without);
+}
+
 Test(engine, a_stall_now_and_then_does_not_stop_holding)
 {
     char *report;
