@@ -39,8 +39,9 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "long as all before it together; 0 holds everything until the boundary "     \
       "(see docs/PERFORMANCE.md)")                                                   \
     X(chunk_max, "GRAPHSHIM_CHUNK_MAX", GS_KNOB_INT, 16, 0, 1000000,                   \
-      "where the host took more than 1 us per op to issue this many ops after an "   \
-      "early chunk (twice at that place), a chunk ends there instead of growing as " \
+      "where the host took more than 1 us per op to issue this many ops (at least "  \
+      "GRAPHSHIM_CHUNK_OPS) after an early chunk, twice at that place, a chunk ends " \
+      "there instead of growing as "                                                 \
       "long as all before it: a GPU about as fast as such a host gets work before " \
       "it runs dry; 0: chunks always grow")                                          \
     X(body_ops, "GRAPHSHIM_BODY_OPS", GS_KNOB_INT, 32, 0, 1000000,                     \

@@ -190,10 +190,12 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
 {
+    uint32_t limit = (uint32_t)(gs__cfg.chunk_max > gs__cfg.chunk_ops ? gs__cfg.chunk_max : gs__cfg.chunk_ops);
+
     if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops) {
         if (held >= s->chunk_depth)
             return 1;
-        if (held == (uint32_t)gs__cfg.chunk_max)
+        if (gs__cfg.chunk_max && held == limit)
             return c->chunk_votes >= 2 ||
                    (gs__now_ns() - s->chunk_since >= (uint64_t)held * GS_SLOW_HOST_NS_PER_OP && ++c->chunk_votes >= 2);
     }

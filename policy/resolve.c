@@ -60,6 +60,14 @@ long gs__warmup(const struct gs_stream *s)
     return gs__cfg.warmup << s->warmup_shift;
 }
 
+/* A new span of the budget begins now. */
+static void budget_span_start(struct gs_stream *s)
+{
+    s->budget_segments = 0;
+    s->captures_mark = s->captures;
+    s->launches_mark = s->replays + s->chunks;
+}
+
 static void capture_budget(struct gs_stream *s)
 {
     uint64_t caps = s->captures - s->captures_mark, launches = s->replays + s->chunks - s->launches_mark;
@@ -74,9 +82,7 @@ static void capture_budget(struct gs_stream *s)
     } else if (caps && launches >= caps * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
         s->warmup_shift--;
     }
-    s->budget_segments = 0;
-    s->captures_mark = s->captures;
-    s->launches_mark = s->replays + s->chunks;
+    budget_span_start(s);
 }
 
 /* Ends the current segment of s: an exactly matched stable sequence is replayed
@@ -377,9 +383,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->clean = 1;
         s->chunk_depth = 0;
         s->warmup_shift = 0; /* a new stream's budget */
-        s->budget_segments = 0;
-        s->captures_mark = s->captures;
-        s->launches_mark = s->replays + s->chunks;
+        budget_span_start(s);
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
     }
