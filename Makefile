@@ -106,7 +106,7 @@ clean:
 	rm -rf $(BUILD)
 
 # --- Host cost of the shim itself, with the driver stubbed out (no GPU needed)
-$(BUILD)/bench/shim_cost: bench/shim_cost.c $(LIB_OBJ)
+$(BUILD)/bench/shim_cost: bench/shim_cost.c bench/mix64.h $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/shim_cost.c $(LIB_OBJ) $(LDLIBS)
 

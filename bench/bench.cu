@@ -45,6 +45,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include "check.cuh"
+#include "mix64.h"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -76,15 +77,6 @@ __global__ void bench_fold(unsigned *dst, const unsigned *src, int n)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         dst[i] = (dst[i] ^ src[i]) * 16777619u + 1u;
-}
-
-// A bijection of 64-bit words whose outputs look unrelated for consecutive inputs
-// (the finalizer of splitmix64).
-static unsigned long mix64(unsigned long z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ul;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBul;
-    return z ^ (z >> 31);
 }
 
 static double now_us()

@@ -30,6 +30,7 @@
 
 #include "../interpose/interpose.h"
 #include "../policy/config.h"
+#include "mix64.h"
 
 static CUresult stub_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             unsigned bz, unsigned sh, CUstream s, void **p, void **e)
@@ -128,15 +129,6 @@ static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInf
 }
 
 enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES };
-
-/* A bijection of 64-bit words whose outputs look unrelated for consecutive inputs
-** (the finalizer of splitmix64). */
-static unsigned long mix64(unsigned long z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ul;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBul;
-    return z ^ (z >> 31);
-}
 
 /* Median over rounds of ns per launch, in one of the modes above. */
 static double time_launches(int mode, double *boundary_ns)
