@@ -213,9 +213,7 @@ static void issue_bodies(struct gs_stream *s, CUstream st, unsigned j)
             gs__nvtx_begin(GS_NVTX_CAPTURE, nops);
             int cap = gs__graph_capture_keys(s, keys, kb->p, reps, &kb->exec[j]);
             gs__nvtx_end();
-            if (cap == 0) {
-                s->captures++;
-            } else if (cap != GS_CAPTURE_BUSY) {
+            if (cap != 0 && cap != GS_CAPTURE_BUSY) {
                 gs__debug("graph of %u bodies of %u ops failed; this body runs eagerly", reps, kb->p);
                 kb->failed = 1;
             }

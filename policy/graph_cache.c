@@ -148,8 +148,9 @@ failed:
     return -1;
 }
 
-/* Instantiates g into *x and destroys g.  Returns 0 or -1 (counted). */
-static int instantiate(CUgraph g, unsigned nops, CUgraphExec *x)
+/* Instantiates g into *x for stream s and destroys g.  Returns 0 or -1 (counted;
+** a new executable also in s->builds, which the capture budget weighs). */
+static int instantiate(struct gs_stream *s, CUgraph g, unsigned nops, CUgraphExec *x)
 {
     CUresult rc = GS_REAL(cuGraphInstantiateWithFlags)(x, g, 0);
 
@@ -160,22 +161,27 @@ static int instantiate(CUgraph g, unsigned nops, CUgraphExec *x)
     else
         nfailed++;
     pthread_mutex_unlock(&cache_lock);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
+        s->builds++;
         return 0;
+    }
     *x = NULL;
     gs__debug("instantiating a %u-op graph failed (error %d)", nops, rc);
     return -1;
 }
 
-/* Gives executable x the content of g in place (cuGraphExecUpdate) and destroys
-** g.  Returns 0, or -1 with g left to the caller, who instantiates it anew (the
-** driver refuses updates that change what x is, not only its parameters). */
-static int update(CUgraphExec x, CUgraph g, unsigned nops)
+/* Gives executable x of stream s the content of g in place (cuGraphExecUpdate,
+** counted in s->builds: a capture and an update cost about what a new graph
+** does) and destroys g.  Returns 0, or -1 with g left to the caller, who
+** instantiates it anew (the driver refuses updates that change what x is, not
+** only its parameters). */
+static int update(struct gs_stream *s, CUgraphExec x, CUgraph g, unsigned nops)
 {
     CUgraphExecUpdateResultInfo info;
 
     if (GS_REAL(cuGraphExecUpdate_v2)(x, g, &info) == CUDA_SUCCESS) {
         GS_REAL(cuGraphDestroy)(g);
+        s->builds++;
         return 0;
     }
     gs__debug("update of a %u-op graph failed (result %d): instantiating it anew", nops, info.result);
@@ -190,7 +196,7 @@ static int capture(struct gs_stream *s, CUresult (*issue)(CUstream, void *), voi
     int rc = capture_graph(s, issue, arg, nops, &g);
 
     *x = NULL;
-    return rc ? rc : instantiate(g, nops, x);
+    return rc ? rc : instantiate(s, g, nops, x);
 }
 
 struct path_ops {
@@ -257,12 +263,12 @@ int gs__graph_update(struct gs_stream *s, struct gs_node *t, struct gs_node **pa
 
     if (rc != 0)
         return rc;
-    if (update(t->exec, g, t->depth - from) == 0) {
+    if (update(s, t->exec, g, t->depth - from) == 0) {
         t->reads_staging = (uint8_t)o.staging;
         return 0;
     }
     gs__graph_drop_exec(t, s);
-    if (instantiate(g, t->depth - from, &x) != 0)
+    if (instantiate(s, g, t->depth - from, &x) != 0)
         return -1;
     cache_add(s, t, x, from, o.staging);
     return 0;
@@ -302,11 +308,11 @@ int gs__graph_update_keys(struct gs_stream *s, const struct gs_key *const *keys,
 
     if (rc != 0)
         return rc;
-    if (update(*x, g, n) == 0)
+    if (update(s, *x, g, n) == 0)
         return 0;
     gs__graph_destroy_owned(*x);
     *x = NULL;
-    if (instantiate(g, n, x) != 0)
+    if (instantiate(s, g, n, x) != 0)
         return -1;
     atomic_fetch_add(&nowned, 1);
     return 0;

@@ -109,6 +109,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     CUgraphExec x = NULL;
     int rc = 0, cap = 0, extra = 0;
     uint32_t from = s->chunk_depth, npatches = 0;
+    uint64_t builds = s->builds;
     int patched = s->patch_first < s->npatches && s->patches[s->patch_first].depth < t->depth;
 
     if (t->depth == from)
@@ -131,8 +132,6 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
             gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
             cap = gs__graph_capture(s, t, h.path, h.keys, from);
             gs__nvtx_end();
-            if (cap == 0)
-                s->captures++;
         } else {
             /* Staged copies among the ops: the graph's own executable is updated. */
             gs__nvtx_begin(GS_NVTX_UPDATE, t->depth - from);
@@ -157,6 +156,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     } else {
         if (!extra)
             gs__graph_used(t);
+        t->rebuilt = s->builds != builds; /* the capture budget's */
         s->ops_replayed += t->depth - from;
         s->chunk_depth = t->depth;
         gs__patches_done(s, t->depth);

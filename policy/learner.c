@@ -107,8 +107,12 @@ void gs__trie_relearn(struct gs_node *n)
 
 static void restrain(struct gs_node *n, void *warmup)
 {
-    if (n->stable && !n->exec && !n->extras && n->seen - n->seen_mark < *(long *)warmup)
+    if (!n->stable)
+        return;
+    if (!n->exec && !n->extras && n->seen - n->seen_mark < *(long *)warmup)
         drop_stable(n);
+    else if (n->rebuilt && !n->gain_paid)
+        gs__trie_relearn(n);
 }
 
 void gs__trie_restrain(struct gs_node *root, long warmup)

@@ -37,6 +37,8 @@ struct gs_node {
     uint8_t gain_retimed;    /* the gain check found the graph slow once and re-times eager */
     uint8_t gain_warm;       /* its eager time was measured again after the first replays */
     uint8_t exec_patched;    /* exec holds parameters other than its path's keys */
+    uint8_t rebuilt;         /* its graph was built (instantiated or updated) for its last launch */
+    uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t patched;        /* launches of exec that needed new parameters first */
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
@@ -109,7 +111,9 @@ void gs__trie_unstable(struct gs_node *n);
 void gs__trie_relearn(struct gs_node *n);
 
 /* Stops treating as stable, until they are seen `warmup` times, the sequences
-** below root that are stable but have no graph yet. */
+** below root that are stable but have no graph yet; those whose graph was built
+** for its last launch and not found paying by the gain check, until they are
+** seen `warmup` more times. */
 void gs__trie_restrain(struct gs_node *root, long warmup);
 
 /* Does the graph of a sequence pay?  Each replay is timed against the sequence's

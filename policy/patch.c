@@ -194,10 +194,8 @@ int gs__extra_exec(struct gs_stream *s, struct gs_node *t, struct gs_held *h, ui
             e = &ex->e[ex->count];
             memset(e, 0, sizeof *e);
             rc = gs__graph_capture_keys(s, h->keys + from, t->depth - from, 1, &e->exec);
-            if (rc == 0) {
+            if (rc == 0)
                 ex->count++;
-                s->captures++;
-            }
         } else {
             e = &ex->e[0];
             for (uint32_t i = 1; i < ex->count; i++)

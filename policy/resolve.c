@@ -40,16 +40,21 @@ static struct gs_node *segment_start(struct gs_stream *s)
 }
 
 /* A graph costs its capture and instantiation, tens of microseconds, and saves a
-** few per launch.  The budget judges a stream's graphs every GS_BUDGET_SEGMENTS
-** segments: where it made GS_BUDGET_CAPTURES graphs or more in that time and
-** launched fewer than GS_BUDGET_LAUNCHES times as many (sequences that come back
-** too rarely to pay), its sequences must be seen twice as often before they are
-** graphed, up to GS_WARMUP_MAX times; where its graphs were launched 4 *
-** GS_BUDGET_LAUNCHES times as often as it made them, half as often again, down
-** to GRAPHSHIM_WARMUP.  A span of segments, not of captures: the graphs a
-** program makes when its loop starts are judged with the launches that follow
-** (a short run is not judged at all), while the gain check times each
-** sequence that replays often enough.  Called locked. */
+** few per launch; a launch that must first update its graph (new parameters
+** that no kept graph has) costs a capture and an update, about as much again.
+** The budget judges a stream's graphs every GS_BUDGET_SEGMENTS segments: where
+** it built GS_BUDGET_CAPTURES graphs or more in that time (instantiated or
+** updated, s->builds) and launched fewer than GS_BUDGET_LAUNCHES times as many
+** (sequences that come back too rarely to pay, or whose parameters never come
+** back), its sequences must be seen twice as often before they are graphed, up
+** to GS_WARMUP_MAX times, and wait that long again where they are stable but
+** have no graph yet, or their graph had to be built for its last launch and the
+** gain check has not found it paying (gs__trie_restrain); where its graphs were
+** launched 4 * GS_BUDGET_LAUNCHES times as often as it built them, half as
+** often again, down to GRAPHSHIM_WARMUP.  A span of segments, not of builds:
+** the graphs a program makes when its loop starts are judged with the launches
+** that follow (a short run is not judged at all), while the gain check times
+** each sequence that replays often enough.  Called locked. */
 #define GS_BUDGET_SEGMENTS 1024
 #define GS_BUDGET_CAPTURES 32
 #define GS_BUDGET_LAUNCHES 4
@@ -64,22 +69,23 @@ long gs__warmup(const struct gs_stream *s)
 static void budget_span_start(struct gs_stream *s)
 {
     s->budget_segments = 0;
-    s->captures_mark = s->captures;
+    s->builds_mark = s->builds;
     s->launches_mark = s->replays + s->chunks;
 }
 
 static void capture_budget(struct gs_stream *s)
 {
-    uint64_t caps = s->captures - s->captures_mark, launches = s->replays + s->chunks - s->launches_mark;
+    uint64_t builds = s->builds - s->builds_mark, launches = s->replays + s->chunks - s->launches_mark;
 
     if (++s->budget_segments < GS_BUDGET_SEGMENTS || GS_DROPPED(GS_RULE_BUDGET))
         return;
-    if (caps >= GS_BUDGET_CAPTURES && launches < caps * GS_BUDGET_LAUNCHES && gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
+    if (builds >= GS_BUDGET_CAPTURES && launches < builds * GS_BUDGET_LAUNCHES &&
+        gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
         s->warmup_shift++;
         gs__trie_restrain(&s->trie.root, gs__warmup(s));
-        gs__debug("stream %d: graphs launched %.1f times each: sequences graphed after %ld times", s->id,
-                  (double)launches / (double)caps, gs__warmup(s));
-    } else if (caps && launches >= caps * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
+        gs__debug("stream %d: graphs launched %.1f times per build: sequences graphed after %ld times", s->id,
+                  (double)launches / (double)builds, gs__warmup(s));
+    } else if (builds && launches >= builds * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
         s->warmup_shift--;
     }
     budget_span_start(s);
@@ -115,7 +121,8 @@ static void resolve_locked(struct gs_stream *s, int reason)
     }
     if (t && s->clean)
         gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
-    capture_budget(s);
+    if (t && t->depth)
+        capture_budget(s); /* a span counts learned segments, not empty ones */
     /* Timed for the gain check: a learned segment that a synchronize ended. */
     s->last_term = t && t->depth && s->clean && s->seg_start && reason == GS_BAIL_BOUNDARY + GS_SYNC ? t : NULL;
     s->last_start = s->seg_start;
@@ -269,6 +276,8 @@ static void segment_timed(struct gs_stream *s)
         } else if (v == 1) {
             t->gain_retimed = 0;
         }
+        if (v >= 0)
+            t->gain_paid = (uint8_t)v;
         if (t->replay_n >= GS_GAIN_REPLAYS) {
             t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
             if (v != 0 && !t->gain_warm) {

@@ -83,9 +83,9 @@ struct gs_stream {
 
     /* The capture budget (resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
     ** warmup_shift times before they are graphed; segments since the budget's
-    ** span began, and captures and graph launches then. */
+    ** span began, and builds and graph launches then. */
     uint32_t warmup_shift, budget_segments;
-    uint64_t captures_mark, launches_mark;
+    uint64_t builds_mark, launches_mark;
 
     /* Held launches whose parameter bytes differ from their node's (the tree
     ** matches launches by everything else): their own keys, packed in pbuf, in
@@ -103,7 +103,8 @@ struct gs_stream {
     int staging_pending;
 
     /* Counters for the report. */
-    uint64_t ops_seen, ops_replayed, ops_held, replays, chunks, captures, issue_errors;
+    uint64_t ops_seen, ops_replayed, ops_held, replays, chunks, issue_errors;
+    uint64_t builds;          /* executables instantiated or updated for this stream (graph_cache.c) */
     uint64_t patched_launches, nodes_patched; /* graph launches that needed new parameters; their patches */
     uint64_t bails[GS_NBAIL];
     struct gs_seq_row retired[GS_RETIRED_MAX];

@@ -412,14 +412,19 @@ Test(engine, sequences_that_come_back_too_rarely_are_not_graphed)
 
     /* bench's rare, with the defaults (chunks, patching): its ~525 sequences of
     ** shapes, each back every ~300 iterations with new arguments, made 2496
-    ** graphs (and patched them at every launch) for 2602 replays on the H100;
-    ** the fake driver's run is the same.  With the budget, far fewer. */
+    ** graphs for 2602 replays and 5559 chunks on the H100 without the budget, and
+    ** had to update a graph before each launch.  Every sequence has its graphs
+    ** before the budget's first span ends, so a higher warmup alone changes
+    ** little: 2425 replays and 5218 chunks on the H100 and the H200 alike (the
+    ** fake driver's runs are the same, count for count).  The budget also sends
+    ** back the sequences whose graph was built for its last launch (and that the
+    ** gain check has not found paying): far fewer launches. */
     replays_with("rare20", NULL, "3520", &report);
-    with = total(report, "graphs_captured");
+    with = total(report, "replays") + total(report, "chunks");
     free(report);
     replays_with("rare20", (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=budget", NULL}, "3520", &report);
-    without = total(report, "graphs_captured");
-    cr_assert_geq(without, 2000, "%s", report);
+    without = total(report, "replays") + total(report, "chunks");
+    cr_assert_geq(total(report, "graphs_captured"), 2000, "%s", report);
     cr_assert_lt(with * 3, without, "%s", report);
     free(report);
 }
