@@ -217,7 +217,7 @@ static void text_stream(struct gs_stream *s, void *arg)
             (unsigned long long)s->ops_replayed, 100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
     if (s->warmup_shift)
         fprintf(o->f, "      sequences graphed only after %ld times: its graphs were launched too few times to pay "
-                "for their capture\n", gs__warmup(s));
+                "for building them (a capture, or an update for new arguments)\n", gs__warmup(s));
     for (int b = 0; b < GS_NBAIL; b++)
         if (s->bails[b])
             fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],
