@@ -12,6 +12,8 @@
 #   demo       a sample under the shim with its report (fake driver without a GPU)
 #   gpu-test   samples with and without the shim on a GPU, compared bit for bit
 #   bench      eager vs graphshim vs hand-written graphs, on a GPU
+#   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
+#              exit (policy/prof.h); bench/profile.sh runs it on bench workloads
 #   docs       regenerate docs/knobs.md from the knob table
 #   install, clean
 
@@ -23,6 +25,7 @@ BUILD     ?= build
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden
 CPPFLAGS += -I$(CUDA_HOME)/include -Iinclude -I$(BUILD)/gen -Idriver -Iinterpose
+CPPFLAGS += $(if $(PROFILE),-DGS_PROFILE)
 LDLIBS   += -ldl -lpthread
 
 LIB      := $(BUILD)/libgraphshim.so
@@ -31,7 +34,7 @@ LIB_SRC  := $(filter-out policy/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
 
-.PHONY: all test unit-test integration-test demo gpu-test sanitize bench shim-cost docs install clean
+.PHONY: all test unit-test integration-test demo gpu-test sanitize bench shim-cost profile docs install clean
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
 
@@ -94,6 +97,14 @@ sanitize: all
 
 bench: all
 	bash bench/bench.sh
+
+# The library with the engine's phase timers (a separate build: the normal one
+# times nothing).
+$(BUILD)/prof/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h policy/*.h include/*.h) \
+                               interpose/trampoline.S driver/hooks.def interpose/graphshim.map
+	$(MAKE) BUILD=$(BUILD)/prof PROFILE=1 $@
+
+profile: $(BUILD)/prof/libgraphshim.so
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/graphshim $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include

@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "graph_cache.h"
+#include "prof.h"
 #include "trace.h"
 
 atomic_long gs__calls_by_class[GS_NCLASSES];
@@ -44,7 +45,11 @@ void gs__guard_before(const struct gs_call *c)
     atomic_fetch_add_explicit(&gs__calls_by_class[c->cls], 1, memory_order_relaxed);
     if (c->cls == GS_CURRENT || c->cls == GS_CTX || c->cls == GS_UNCLASSIFIED)
         atomic_fetch_add_explicit(&gs__ctx_epoch, 1, memory_order_relaxed);
-    gs__engine_boundary(c);
+    {
+        GS_PROF_START(t);
+        gs__engine_boundary(c);
+        GS_PROF_STOP(GS_PROF_BOUNDARY, t);
+    }
     if (gates_captures(c))
         gs__graph_sync_enter();
 }
@@ -54,10 +59,13 @@ void gs__guard_after(const struct gs_call *c, CUresult rc)
     if (gates_captures(c))
         gs__graph_sync_leave();
     if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && c->id >= 0 &&
-        (c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz))
+        (c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz)) {
+        GS_PROF_START(t);
         gs__engine_synced(c->stream);
-    else if (rc == CUDA_SUCCESS && is_ctx_sync(c))
+        GS_PROF_STOP(GS_PROF_SYNCED, t);
+    } else if (rc == CUDA_SUCCESS && is_ctx_sync(c)) {
         gs__engine_ctx_synced();
+    }
     if (gs__trace_on)
         gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));
 }

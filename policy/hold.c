@@ -4,6 +4,7 @@
 */
 #define _GNU_SOURCE
 #include "engine_int.h"
+#include "prof.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -377,21 +378,42 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
                            CUstream stream, CUstream app_stream, const CUlaunchConfig *cfg, void **params,
                            void **extra)
 {
+    GS_PROF_START(t_launch);
     unsigned char *key = key_buffer();
     struct gs_stream *s;
     CUresult rc;
-    int len = !key || gs__passthrough || gs__engine_capturing()
-                  ? -1
-                  : gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
+    int len = -1, op;
 
-    if (gs__engine_op_begin(&s, stream, key, len, NULL) == GS_OP_HELD)
+    if (key && !gs__passthrough && !gs__engine_capturing()) {
+        GS_PROF_START(t);
+        len = gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
+        GS_PROF_STOP(GS_PROF_KEY, t);
+    }
+    {
+        GS_PROF_START(t);
+        op = gs__engine_op_begin(&s, stream, key, len, NULL);
+        GS_PROF_STOP2(GS_PROF_BEGIN,
+                      op == GS_OP_HELD ? GS_PROF_HELD : !s ? GS_PROF_PASSED : s->cur ? GS_PROF_LEARNED : GS_PROF_ISSUED,
+                      t);
+    }
+    if (op == GS_OP_HELD) {
+        GS_PROF_STOP(GS_PROF_LAUNCH, t_launch);
         return CUDA_SUCCESS;
-    if (cfg)
-        rc = ((__typeof__(&cuLaunchKernelEx))gs__real[id])(cfg, f, params, extra);
-    else
-        rc = ((__typeof__(&cuLaunchKernel))gs__real[id])(f, grid[0], grid[1], grid[2], block[0], block[1],
-                                                          block[2], shmem, app_stream, params, extra);
-    if (s)
+    }
+    {
+        GS_PROF_START(t);
+        if (cfg)
+            rc = ((__typeof__(&cuLaunchKernelEx))gs__real[id])(cfg, f, params, extra);
+        else
+            rc = ((__typeof__(&cuLaunchKernel))gs__real[id])(f, grid[0], grid[1], grid[2], block[0], block[1],
+                                                              block[2], shmem, app_stream, params, extra);
+        GS_PROF_STOP(GS_PROF_DRIVER, t);
+    }
+    if (s) {
+        GS_PROF_START(t);
         gs__engine_op_end(s, rc);
+        GS_PROF_STOP(GS_PROF_END, t);
+    }
+    GS_PROF_STOP(GS_PROF_LAUNCH, t_launch);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "prof.h"
 #include "report.h"
 
 int gs__dropped_rule;
@@ -108,6 +109,7 @@ void gs__engine_exit(void)
         gs__tls.depth--;
     }
     gs__report_write();
+    gs__prof_print();
 }
 
 void gs__engine_fork(int phase)

@@ -50,7 +50,7 @@ unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/dlopen_tool.so \
                   $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report \
-                  $(LIB) $(FAKECUDA_LIB)
+                  $(LIB) $(BUILD)/prof/libgraphshim.so $(FAKECUDA_LIB)
 	$(BUILD)/tests/integration
 
 FUZZ_SECONDS      ?= 60

@@ -651,3 +651,48 @@ Test(engine, segments_whose_buffers_rotate_are_replayed)
 {
     assert_hit_rate("rotate", "40", 0.9);
 }
+
+/* calls of a row of the profile build's table (policy/prof.h), -1 if absent. */
+static long profile_calls(const char *err, const char *phase)
+{
+    char row[64];
+    const char *p;
+    long n = -1;
+
+    snprintf(row, sizeof row, "\n  %s ", phase);
+    if ((p = strstr(err, row)))
+        sscanf(p + strlen(row), " %ld", &n);
+    return n;
+}
+
+/* The profile build (make profile) times every launch the engine sees, and sorts
+** each by what op_begin did with it: the counts agree with the report's.  The
+** program's output is the normal build's. */
+Test(engine, the_profile_build_times_every_launch)
+{
+    const char *argv[] = {GUARDPROG, "rare20", "300", NULL};
+    const char *env[] = {"LD_PRELOAD=" BUILD_DIR "/prof/libgraphshim.so", "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, r;
+    char *report;
+    long held, learned, issued, passed;
+
+    run_prog(&base, 0, NULL, argv, 20);
+    run_prog(&r, 0, env, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    report = run_file(&r, "report.json");
+    cr_assert_not_null(report, "the profile build wrote no report");
+    cr_assert_eq(profile_calls(r.err, "launch (all of it)"), 300 * 20, "%s", r.err);
+    cr_assert_eq(profile_calls(r.err, "  key"), 300 * 20, "%s", r.err);
+    held = profile_calls(r.err, "    held");
+    learned = profile_calls(r.err, "    issued, learned");
+    issued = profile_calls(r.err, "    issued, not learned");
+    passed = profile_calls(r.err, "    passed through");
+    cr_assert_eq(held, total(report, "ops_held"), "%s\n%s", r.err, report);
+    cr_assert_gt(learned, 0, "%s", r.err);
+    cr_assert_eq(held + learned + (issued > 0 ? issued : 0) + (passed > 0 ? passed : 0),
+                 profile_calls(r.err, "  op_begin"), "%s", r.err);
+    cr_assert_eq(profile_calls(r.err, "synced (after a stream sync)"), 300, "%s", r.err);
+    free(report);
+    run_free(&base), run_free(&r);
+}
