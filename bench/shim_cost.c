@@ -15,6 +15,11 @@
 **   shapes       launches of one of 32 grids, at random: no sequence repeats, but
 **                every op is one the tree has seen before at that place, and the
 **                tree grows wide (bench's norepeat)
+** and, with caches cold, direct, learning and shapes again: there the stub touches
+** 16 KiB of memory a launch, as a real launch's microseconds of driver work evict
+** the engine's data between two ops (with them warm, a stub's figures hide the
+** cache misses a real program pays: bench's norepeat cost 500-700 ns a launch on
+** the H100's host against +88 ns here).
 ** Prints nanoseconds per launch, the median of several rounds.
 **
 **   shim_cost [held|patched|learning|shapes]
@@ -32,10 +37,19 @@
 #include "../policy/config.h"
 #include "mix64.h"
 
+/* Bytes each stub launch touches (0: none), walking a 64 MiB buffer. */
+#define COLD_BYTES (16u << 10)
+#define COLD_SPAN (64u << 20)
+static size_t cold_bytes;
+static unsigned char *cold_buf;
+static size_t cold_at;
+
 static CUresult stub_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                             unsigned bz, unsigned sh, CUstream s, void **p, void **e)
 {
     (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)sh, (void)s, (void)p, (void)e;
+    for (size_t i = 0; i < cold_bytes; i += 64, cold_at = (cold_at + 64) % COLD_SPAN)
+        cold_buf[cold_at]++;
     __asm__ volatile("" ::: "memory");
     return CUDA_SUCCESS;
 }
@@ -171,7 +185,7 @@ static double time_launches(int mode, double *boundary_ns)
 
 int main(int argc, char **argv)
 {
-    double direct, pass, held, bnd, patched, pbnd, learning, shapes;
+    double direct, pass, held, bnd, patched, pbnd, learning, shapes, cdirect, clearning, cshapes;
 
     gs__config_load();
     gs__cfg.gain_check = 0; /* stub timings say nothing of a graph's gain */
@@ -221,5 +235,18 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f\n", "boundary: update and replay of that graph", pbnd);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", learning, learning - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (32 shapes, no sequence repeats)", shapes, shapes - direct);
+    fflush(stdout);
+    if (!(cold_buf = calloc(1, COLD_SPAN)))
+        return 0;
+    cold_bytes = COLD_BYTES;
+    cdirect = time_launches(DIRECT, NULL);
+    clearning = time_launches(LEARNING, NULL);
+    cshapes = time_launches(SHAPES, NULL);
+    printf("caches cold (the stub touches %u KiB a launch, as a real launch evicts the engine's data)\n",
+           COLD_BYTES >> 10);
+    printf("  %-44s %8.1f\n", "direct call of the driver stub", cdirect);
+    printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", clearning, clearning - cdirect);
+    printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (32 shapes, no sequence repeats)", cshapes,
+           cshapes - cdirect);
     return 0;
 }

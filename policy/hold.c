@@ -332,7 +332,7 @@ issue:
     if (s->holding == GS_HOLD_TRIE)
         gs__flush(s, GS_BAIL_MISMATCH);
     if (s->cur)
-        s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len);
+        s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp);
     /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
     ** segment through the ops a body holds. */
     if (gs__cfg.body_ops && gs__body_op(s, key, (uint32_t)len)) {

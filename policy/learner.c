@@ -8,7 +8,59 @@
 
 static size_t node_size(const struct gs_node *n)
 {
-    return offsetof(struct gs_node, key) + n->len;
+    return offsetof(struct gs_node, key) + n->len + (n->kids ? sizeof *n->kids : 0);
+}
+
+static uint32_t key_hash(const struct gs_node *c)
+{
+    return (uint32_t)gs__bytes_hash(&c->key, c->cmp);
+}
+
+/* Gives wide node n its table of children (n->kids), or none if out of memory:
+** the list is searched then.  Returns the bytes it took. */
+static size_t kids_build(struct gs_node *n)
+{
+    struct gs_kids *k = malloc(sizeof *k);
+    uint32_t i = 0;
+
+    if (!k)
+        return 0;
+    for (struct gs_node *c = n->child; c; c = c->sibling, i++) {
+        k->hash[i] = key_hash(c);
+        k->node[i] = c;
+    }
+    n->kids = k;
+    return sizeof *k;
+}
+
+/* Takes child c out of n's table (n->nchildren counts it still). */
+static void kids_remove(struct gs_node *n, struct gs_node *c)
+{
+    uint32_t last = n->nchildren - 1;
+
+    for (uint32_t i = 0; i <= last; i++)
+        if (n->kids->node[i] == c) {
+            n->kids->hash[i] = n->kids->hash[last];
+            n->kids->node[i] = n->kids->node[last];
+            return;
+        }
+}
+
+struct gs_node *gs__trie_child_wide(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
+{
+    uint32_t h = (uint32_t)gs__bytes_hash(key, cmp);
+
+    for (uint32_t i = 0; i < n->nchildren; i++) {
+        struct gs_node *c;
+        if (n->kids->hash[i] != h)
+            continue;
+        c = n->kids->node[i];
+        if (c->len == len && c->cmp == cmp && memcmp(&c->key, key, cmp) == 0) {
+            c->matched = ++n->match_clock;
+            return c;
+        }
+    }
+    return NULL;
 }
 
 /* Frees the subtree at top (not linked from its parent any more). */
@@ -26,6 +78,7 @@ static void free_subtree(struct gs_trie *t, struct gs_node *top)
         if (t->drop)
             t->drop(n, t->drop_arg);
         t->bytes -= node_size(n);
+        free(n->kids);
         free(n);
         if (n == top)
             return;
@@ -34,26 +87,27 @@ static void free_subtree(struct gs_trie *t, struct gs_node *top)
 }
 
 /* Makes room for a child of full node n: drops its least recently matched child
-** (the list's last) unless a stable sequence lies below it.  Returns 0 or -1. */
+** unless a stable sequence lies below it.  Returns 0 or -1. */
 static int evict_child(struct gs_trie *t, struct gs_node *n)
 {
-    struct gs_node **pv = &n->child;
+    struct gs_node **pv = NULL, *v;
 
-    while (*pv && (*pv)->sibling)
-        pv = &(*pv)->sibling;
-    if (!*pv || (*pv)->stable_below)
+    for (struct gs_node **pc = &n->child; *pc; pc = &(*pc)->sibling)
+        if (!pv || n->match_clock - (*pc)->matched > n->match_clock - (*pv)->matched)
+            pv = pc;
+    if (!pv || (*pv)->stable_below)
         return -1;
-    {
-        struct gs_node *v = *pv;
-        *pv = NULL;
-        n->nchildren--;
-        t->evicted++;
-        free_subtree(t, v);
-    }
+    v = *pv;
+    *pv = v->sibling;
+    if (n->kids)
+        kids_remove(n, v);
+    n->nchildren--;
+    t->evicted++;
+    free_subtree(t, v);
     return 0;
 }
 
-struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len)
+struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
 {
     size_t size = offsetof(struct gs_node, key) + len;
     struct gs_node *c;
@@ -62,14 +116,21 @@ struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *k
         return NULL;
     if (t->bytes + size > GS_TRIE_MAX_BYTES || !(c = calloc(1, size)))
         return NULL;
-    n->nchildren++;
     t->bytes += size;
     c->parent = n;
     c->len = len;
+    c->cmp = cmp;
     c->depth = n->depth + 1;
+    c->matched = ++n->match_clock;
     memcpy(&c->key, key, len);
     c->sibling = n->child;
     n->child = c;
+    if (n->kids) {
+        n->kids->hash[n->nchildren] = key_hash(c);
+        n->kids->node[n->nchildren] = c;
+    }
+    if (++n->nchildren == GS_TRIE_WIDE && !n->kids)
+        t->bytes += kids_build(n);
     return c;
 }
 
@@ -170,6 +231,7 @@ void gs__trie_clear(struct gs_trie *t)
         t->root.child = c->sibling;
         free_subtree(t, c);
     }
+    free(t->root.kids);
     memset(&t->root, 0, sizeof t->root);
     t->bytes = 0;
 }

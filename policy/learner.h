@@ -19,12 +19,17 @@
 #include "key.h"
 
 struct gs_extras;
+struct gs_kids;
 
 struct gs_node {
     struct gs_node *parent, *child, *sibling;
     uint32_t len;            /* key bytes */
+    uint32_t cmp;            /* of those, the bytes a lookup compares (gs__trie_child) */
     uint32_t depth;          /* ops from the root */
     uint32_t nchildren;
+    uint32_t matched;        /* the parent's match_clock when this child was last found or added */
+    uint32_t match_clock;    /* counts the lookups that found a child of this node */
+    struct gs_kids *kids;    /* the children by hash, once there are GS_TRIE_WIDE of them */
     uint32_t seen;           /* segments that ended here */
     uint32_t seen_mark;      /* seen when it was last set to be learned again */
     uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
@@ -71,28 +76,37 @@ struct gs_trie {
 #define GS_TRIE_MAX_BYTES (32u << 20)
 #define GS_TRIE_MAX_CHILDREN 32
 
+/* A node with this many children or more finds them through a table of their
+** keys' hashes (struct gs_kids), not by following the list: in a real program the
+** driver's launch evicts the tree from the caches between two ops, and a walk down
+** a list of 32 children is 32 cache misses in a row (bench/shim_cost's cold rows). */
+#define GS_TRIE_WIDE 4
+
+struct gs_kids {
+    uint32_t hash[GS_TRIE_MAX_CHILDREN]; /* gs__bytes_hash of the compared bytes */
+    struct gs_node *node[GS_TRIE_MAX_CHILDREN];
+};
+
+struct gs_node *gs__trie_child_wide(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp);
+
 /* The child of n whose key equals key/len in its first cmp bytes (all but a
-** launch's parameter bytes: the engine patches those), or NULL.  A node has few children: a
-** plain compare beats hashing the key first.  The child found moves to the front,
-** so alternating sequences are found at once. */
+** launch's parameter bytes: the engine patches those), or NULL.  A node with few
+** children is searched by plain compares, newest child first; a wide one by hash. */
 static inline struct gs_node *gs__trie_child(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
 {
-    for (struct gs_node **pc = &n->child, *c; (c = *pc) != NULL; pc = &c->sibling) {
-        if (c->len == len && __builtin_memcmp(&c->key, key, cmp) == 0) {
-            if (pc != &n->child) {
-                *pc = c->sibling;
-                c->sibling = n->child;
-                n->child = c;
-            }
+    if (n->kids)
+        return gs__trie_child_wide(n, key, len, cmp);
+    for (struct gs_node *c = n->child; c; c = c->sibling)
+        if (c->len == len && c->cmp == cmp && __builtin_memcmp(&c->key, key, cmp) == 0) {
+            c->matched = ++n->match_clock;
             return c;
         }
-    }
     return NULL;
 }
 
-/* Adds a child of n for key, dropping an old child if n is full.  Returns it, or
-** NULL when the tree is full. */
-struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len);
+/* Adds a child of n for key (cmp: as for gs__trie_child), dropping an old child
+** if n is full.  Returns it, or NULL when the tree is full. */
+struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len, uint32_t cmp);
 
 /* A segment ended at n with every op issued successfully: counts it, and makes
 ** it stable when it qualifies.  Returns 1 if it just became stable. */

@@ -25,7 +25,7 @@ Test(learner, sequence_becomes_stable_after_warmup)
         for (int i = 0; i < 3; i++) {
             struct gs_key k = key_of(i);
             struct gs_node *c = gs__trie_child(cur, &k, sizeof k, sizeof k);
-            cur = c ? c : gs__trie_add(&t, cur, &k, sizeof k);
+            cur = c ? c : gs__trie_add(&t, cur, &k, sizeof k, sizeof k);
         }
         n = cur;
         cr_assert_eq(gs__trie_ended(n, 2, 2), occ == 1, "occurrence %d", occ);
@@ -45,7 +45,7 @@ Test(learner, short_sequences_never_stable)
     struct gs_key k = key_of(0);
     struct gs_node *n;
     memset(&t, 0, sizeof t);
-    n = gs__trie_add(&t, &t.root, &k, sizeof k);
+    n = gs__trie_add(&t, &t.root, &k, sizeof k, sizeof k);
     for (int i = 0; i < 5; i++)
         cr_assert_eq(gs__trie_ended(n, 2, 2), 0);
     gs__trie_clear(&t);
@@ -57,18 +57,61 @@ Test(learner, full_node_drops_its_least_recently_matched_child)
     memset(&t, 0, sizeof t);
     for (int i = 0; i < GS_TRIE_MAX_CHILDREN; i++) {
         struct gs_key k = key_of(i);
-        cr_assert_not_null(gs__trie_add(&t, &t.root, &k, sizeof k));
+        cr_assert_not_null(gs__trie_add(&t, &t.root, &k, sizeof k, sizeof k));
     }
     {
         /* Child 0 was added first and matched never: it goes. Child 1 is matched. */
         struct gs_key k1 = key_of(1), kn = key_of(1000), k0 = key_of(0);
         cr_assert_not_null(gs__trie_child(&t.root, &k1, sizeof k1, sizeof k1));
-        cr_assert_not_null(gs__trie_add(&t, &t.root, &kn, sizeof kn));
+        cr_assert_not_null(gs__trie_add(&t, &t.root, &kn, sizeof kn, sizeof kn));
         cr_assert_eq(t.evicted, 1);
         cr_assert_null(gs__trie_child(&t.root, &k0, sizeof k0, sizeof k0));
         cr_assert_not_null(gs__trie_child(&t.root, &k1, sizeof k1, sizeof k1));
     }
     gs__trie_clear(&t);
+}
+
+/* A node with GS_TRIE_WIDE children or more finds them through its table of
+** hashes; adds and evictions keep the table and the list the same set, and a key
+** that differs only past the compared bytes (a launch's parameters) still
+** matches. */
+Test(learner, a_wide_node_finds_its_children_through_its_table)
+{
+    struct gs_trie t;
+    struct gs_key keys[GS_TRIE_MAX_CHILDREN + 16];
+    const uint32_t nkeys = sizeof keys / sizeof keys[0];
+
+    memset(&t, 0, sizeof t);
+    for (uint32_t i = 0; i < nkeys; i++)
+        keys[i] = key_of((int)i);
+    for (uint32_t i = 0; i < GS_TRIE_MAX_CHILDREN; i++) {
+        cr_assert_not_null(gs__trie_add(&t, &t.root, &keys[i], sizeof keys[i], sizeof keys[i]));
+        cr_assert_eq(t.root.kids != NULL, i + 1 >= GS_TRIE_WIDE, "%u children", i + 1);
+    }
+    /* Match the odd ones: the even ones are then the least recently matched, and
+    ** the next 16 adds drop them, oldest first. */
+    for (uint32_t i = 1; i < GS_TRIE_MAX_CHILDREN; i += 2)
+        cr_assert_not_null(gs__trie_child(&t.root, &keys[i], sizeof keys[i], sizeof keys[i]));
+    for (uint32_t i = GS_TRIE_MAX_CHILDREN; i < nkeys; i++)
+        cr_assert_not_null(gs__trie_add(&t, &t.root, &keys[i], sizeof keys[i], sizeof keys[i]));
+    cr_assert_eq(t.evicted, 16);
+    cr_assert_eq(t.root.nchildren, GS_TRIE_MAX_CHILDREN);
+    for (uint32_t i = 0; i < nkeys; i++) {
+        int in_list = 0;
+        for (struct gs_node *c = t.root.child; c; c = c->sibling)
+            in_list |= memcmp(&c->key, &keys[i], sizeof keys[i]) == 0;
+        cr_assert_eq(in_list, i >= GS_TRIE_MAX_CHILDREN || i % 2 == 1, "key %u", i);
+        cr_assert_eq(gs__trie_child(&t.root, &keys[i], sizeof keys[i], sizeof keys[i]) != NULL, in_list, "key %u", i);
+    }
+    {
+        /* the same key with other bytes past the compared ones */
+        struct { struct gs_key k; uint64_t param; } a = {keys[1], 7}, b = {keys[1], 8};
+        struct gs_node *n = gs__trie_add(&t, &t.root, &a, sizeof a, sizeof a.k);
+        cr_assert_not_null(n);
+        cr_assert_eq(gs__trie_child(&t.root, &b, sizeof b, sizeof b.k), n);
+    }
+    gs__trie_clear(&t);
+    cr_assert_eq(t.bytes, 0);
 }
 
 Test(learner, relearn_waits_for_warmup_again)
@@ -78,7 +121,7 @@ Test(learner, relearn_waits_for_warmup_again)
     struct gs_node *a;
 
     memset(&t, 0, sizeof t);
-    a = gs__trie_add(&t, &t.root, &k, sizeof k);
+    a = gs__trie_add(&t, &t.root, &k, sizeof k, sizeof k);
     cr_assert_not_null(a);
     gs__trie_ended(a, 2, 1);
     cr_assert_eq(gs__trie_ended(a, 2, 1), 1);
