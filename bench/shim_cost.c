@@ -15,17 +15,20 @@
 **   shapes       launches of one of 32 grids, at random: no sequence repeats, but
 **                every op is one the tree has seen before at that place, and the
 **                tree grows wide (bench's norepeat)
-** and, with caches cold, direct, learning and shapes again: there the stub touches
+**   single       one launch, then a synchronize (bench's tiny1), per pair: the
+**                segment's learning, the synchronize's resolve and the gain
+**                check's clock reads; beside the two stub calls made directly
+** and, with caches cold, direct, learning, shapes and single again: there the stub touches
 ** 16 KiB of memory a launch, as a real launch's microseconds of driver work evict
 ** the engine's data between two ops (with them warm, a stub's figures hide the
 ** cache misses a real program pays: bench's norepeat cost 500-700 ns a launch on
 ** the H100's host against +88 ns here).
 ** Prints nanoseconds per launch, the median of several rounds.
 **
-**   shim_cost [held|patched|learning|shapes]
+**   shim_cost [[cold-]held|patched|learning|shapes|single]
 **
 ** With a mode, times only that one, ten times as long: a run to profile (perf
-** record), whose figure is printed alone.
+** record), whose figure is printed alone; cold-: with caches cold.
 */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -131,7 +134,7 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-#define K 20
+#define K_SEQ 20
 #define ROUNDS 21
 static int ITERS = 20000;
 
@@ -142,23 +145,25 @@ static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInf
     return CUDA_SUCCESS;
 }
 
-enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES };
+enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES, DIRECT1, SINGLE };
 
-/* Median over rounds of ns per launch, in one of the modes above. */
+/* Median over rounds of ns per launch, in one of the modes above; DIRECT1 and
+** SINGLE: ns per launch and synchronize, one launch between synchronizes
+** (bench's tiny1), straight to the stubs or through the shim. */
 static double time_launches(int mode, double *boundary_ns)
 {
-    int through_shim = mode != DIRECT;
+    int through_shim = mode != DIRECT && mode != DIRECT1, k = mode == DIRECT1 || mode == SINGLE ? 1 : K_SEQ;
     double per[ROUNDS], bnd[ROUNDS];
     CUstream s = (CUstream)0x1234;
     long args[3] = {1, 2, 3};
 
     for (int r = 0; r < ROUNDS; r++) {
         double tl = 0, tb = 0;
-        for (int it = 0; it < ITERS / K; it++) {
+        for (int it = 0; it < ITERS / k; it++) {
             double t0 = now_ns(), t1;
-            for (int i = 0; i < K; i++) {
+            for (int i = 0; i < k; i++) {
                 void *p[] = {&args[0], &args[1], &args[2]};
-                unsigned long n = (unsigned long)r * ITERS + (unsigned long)it * K + (unsigned long)i;
+                unsigned long n = (unsigned long)r * ITERS + (unsigned long)it * k + (unsigned long)i;
                 unsigned grid = mode == LEARNING ? 1 + (unsigned)(n % 65536) : mode == SHAPES ? 1 + (unsigned)(mix64(n) >> 59) : 1;
                 args[0] = i; /* the sequence's ops differ from each other, and repeat */
                 args[1] = mode == PATCHED ? it : 2;
@@ -170,11 +175,15 @@ static double time_launches(int mode, double *boundary_ns)
             t1 = now_ns();
             if (through_shim)
                 cuStreamSynchronize(s);
+            else if (mode == DIRECT1)
+                stub_stream(s);
+            if (k == 1)
+                t1 = now_ns(); /* the pair is what is timed */
             tl += t1 - t0;
             tb += now_ns() - t1;
         }
         per[r] = tl / ITERS;
-        bnd[r] = tb / (ITERS / K);
+        bnd[r] = tb / (ITERS / k);
     }
     qsort(per, ROUNDS, sizeof per[0], cmp);
     qsort(bnd, ROUNDS, sizeof bnd[0], cmp);
@@ -185,7 +194,8 @@ static double time_launches(int mode, double *boundary_ns)
 
 int main(int argc, char **argv)
 {
-    double direct, pass, held, bnd, patched, pbnd, learning, shapes, cdirect, clearning, cshapes;
+    double direct, pass, held, bnd, patched, pbnd, learning, shapes, direct1, single;
+    double cdirect, clearning, cshapes, cdirect1, csingle;
 
     gs__config_load();
     gs__cfg.gain_check = 0; /* stub timings say nothing of a graph's gain */
@@ -208,14 +218,19 @@ int main(int argc, char **argv)
 
     if (argc > 1) {
         static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [LEARNING] = "learning",
-                                      [SHAPES] = "shapes"};
-        for (int m = SHIM; m <= SHAPES; m++)
-            if (strcmp(argv[1], names[m]) == 0) {
+                                      [SHAPES] = "shapes", [SINGLE] = "single"};
+        const char *mode = argv[1];
+        if (strncmp(mode, "cold-", 5) == 0 && (cold_buf = calloc(1, COLD_SPAN))) {
+            cold_bytes = COLD_BYTES;
+            mode += 5;
+        }
+        for (int m = SHIM; m <= SINGLE; m++)
+            if (names[m] && strcmp(mode, names[m]) == 0) {
                 ITERS *= 10;
                 printf("%s: %.1f ns per launch\n", names[m], time_launches(m, NULL));
                 return 0;
             }
-        fprintf(stderr, "usage: shim_cost [held|patched|learning|shapes]\n");
+        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|learning|shapes|single]\n");
         return 2;
     }
     direct = time_launches(DIRECT, NULL);
@@ -226,7 +241,11 @@ int main(int argc, char **argv)
     patched = time_launches(PATCHED, &pbnd);
     learning = time_launches(LEARNING, NULL);
     shapes = time_launches(SHAPES, NULL);
-    printf("graphshim's own host cost, ns per launch (median of %d rounds, %d-launch sequences)\n", ROUNDS, K);
+    gs__cfg.gain_check = 1; /* as in a real run: its clock reads are part of the cost */
+    direct1 = time_launches(DIRECT1, NULL);
+    single = time_launches(SINGLE, NULL);
+    gs__cfg.gain_check = 0;
+    printf("graphshim's own host cost, ns per launch (median of %d rounds, %d-launch sequences)\n", ROUNDS, K_SEQ);
     printf("  %-44s %8.1f\n", "direct call of the driver stub", direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "pass-through (GRAPHSHIM=0)", pass, pass - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "held by the engine", held, held - direct);
@@ -235,6 +254,7 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f\n", "boundary: update and replay of that graph", pbnd);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", learning, learning - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (32 shapes, no sequence repeats)", shapes, shapes - direct);
+    printf("  %-44s %8.1f  (+%.1f)\n", "one launch and a synchronize (per pair)", single, single - direct1);
     fflush(stdout);
     if (!(cold_buf = calloc(1, COLD_SPAN)))
         return 0;
@@ -242,11 +262,15 @@ int main(int argc, char **argv)
     cdirect = time_launches(DIRECT, NULL);
     clearning = time_launches(LEARNING, NULL);
     cshapes = time_launches(SHAPES, NULL);
+    gs__cfg.gain_check = 1;
+    cdirect1 = time_launches(DIRECT1, NULL);
+    csingle = time_launches(SINGLE, NULL);
     printf("caches cold (the stub touches %u KiB a launch, as a real launch evicts the engine's data)\n",
            COLD_BYTES >> 10);
     printf("  %-44s %8.1f\n", "direct call of the driver stub", cdirect);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", clearning, clearning - cdirect);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (32 shapes, no sequence repeats)", cshapes,
            cshapes - cdirect);
+    printf("  %-44s %8.1f  (+%.1f)\n", "one launch and a synchronize (per pair)", csingle, csingle - cdirect1);
     return 0;
 }

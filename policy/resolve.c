@@ -123,8 +123,12 @@ static void resolve_locked(struct gs_stream *s, int reason)
         gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
     if (t && t->depth)
         capture_budget(s); /* a span counts learned segments, not empty ones */
-    /* Timed for the gain check: a learned segment that a synchronize ended. */
-    s->last_term = t && t->depth && s->clean && s->seg_start && reason == GS_BAIL_BOUNDARY + GS_SYNC ? t : NULL;
+    /* Timed for the gain check: a learned segment that a synchronize ended, long
+    ** enough to be graphed (a shorter one is not worth the clock read). */
+    s->last_term = t && t->depth >= (uint32_t)gs__cfg.min_ops && s->clean && s->seg_start &&
+                           reason == GS_BAIL_BOUNDARY + GS_SYNC
+                       ? t
+                       : NULL;
     s->last_start = s->seg_start;
     s->last_how = replayed ? 1 : s->seg_held ? -1 : 0;
     s->seg_held = 0;
