@@ -9,13 +9,14 @@
 struct gs_stream;
 
 /* Guard rules a test may turn off (GRAPHSHIM_TEST_DROP_RULE), to show the wrong
-** result each one prevents, and the capture budget (resolve.c), to show the graphs
-** it saves.  GS_RULE_NONE in normal use. */
+** result each one prevents, and the capture budget (resolve.c) or the pass-through of
+** attribute sets that change nothing (interpose/attr.c), to show the graphs they
+** save.  GS_RULE_NONE in normal use. */
 enum gs_rule {
     GS_RULE_NONE, GS_RULE_SYNC, GS_RULE_EVENT, GS_RULE_HOSTFN, GS_RULE_ALLOC, GS_RULE_SYNCOP,
     GS_RULE_PAGEABLE_D2H, GS_RULE_LEGACY, GS_RULE_CAPTURE, GS_RULE_UNCLASSIFIED, GS_RULE_PARAMS,
     GS_RULE_WATCHDOG, GS_RULE_STAGING, GS_RULE_STREAM_DESTROY, GS_RULE_MODULE, GS_RULE_SYNC_CAPTURE,
-    GS_RULE_CURRENT, GS_RULE_BUDGET
+    GS_RULE_CURRENT, GS_RULE_BUDGET, GS_RULE_ATTR_SAME
 };
 extern int gs__dropped_rule;
 #define GS_DROPPED(rule) GS_UNLIKELY(gs__dropped_rule == (rule))

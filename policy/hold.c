@@ -116,8 +116,11 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     if (t->depth == from)
         return 0; /* everything already went out in chunks */
     prev = gs__enter_ctx(s);
-    if ((t->exec && t->exec_from != from) || (t->extras && t->extras->from != from))
+    if ((t->exec && t->exec_from != from) || (t->extras && t->extras->from != from)) {
+        gs__debug("a %u-op sequence's graphs began at op %u, this one at op %u: they are rebuilt", t->depth,
+                  t->exec ? t->exec_from : t->extras->from, from);
         gs__graph_drop_exec(t, s); /* graphs of another range ending here */
+    }
     if (!t->exec || t->exec_patched || patched) {
         /* A new graph, one with other parameters, or one whose parameters must change. */
         struct gs_held h;
@@ -130,6 +133,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
             extra = 1;
             cap = gs__extra_exec(s, t, &h, from, &x);
         } else if (!t->exec) {
+            gs__debug("ops %u-%u of a sequence: captured", from, t->depth - 1);
             gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
             cap = gs__graph_capture(s, t, h.path, h.keys, from);
             gs__nvtx_end();

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "graph_cache.h"
+#include "log.h"
 #include "key.h"
 #include "nvtx.h"
 
@@ -189,6 +190,9 @@ int gs__extra_exec(struct gs_stream *s, struct gs_node *t, struct gs_held *h, ui
         if (extra_is(s, h->path, &ex->e[i], hash, j0, j1))
             e = &ex->e[i];
     if (!e) {
+        gs__debug("ops %u-%u of a sequence: %u of them with new arguments (hash %016llx), %u graphs of other "
+                  "arguments kept: %s", from, t->depth - 1, j1 - j0, (unsigned long long)hash, ex->count,
+                  ex->count < GS_EXTRAS ? "a new graph" : "the least recently used one updated");
         gs__nvtx_begin(ex->count < GS_EXTRAS ? GS_NVTX_CAPTURE : GS_NVTX_UPDATE, t->depth - from);
         if (ex->count < GS_EXTRAS) {
             e = &ex->e[ex->count];

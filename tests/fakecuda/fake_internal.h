@@ -69,6 +69,8 @@ struct func {    /* CUfunction */
     struct kdef *kd;
     struct ctx *ctx;       /* of its module; NULL: from a library's CUkernel */
     int max_dyn_smem;
+    int carveout;          /* PREFERRED_SHARED_MEMORY_CARVEOUT, -1 until set */
+    int cluster[5];        /* the settable cluster attributes, 0 until set */
     struct kernel *from_kernel;
 };
 struct kernel {  /* CUkernel */

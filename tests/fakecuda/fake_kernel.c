@@ -131,6 +131,7 @@ static struct func *func_new(struct kdef *kd, struct kernel *from)
     struct func *f = handle_alloc(&free_funcs, sizeof *f);
     f->kd = kd;
     f->max_dyn_smem = 49152;
+    f->carveout = -1;
     f->from_kernel = from;
     reg_add(f, K_FUNC);
     return f;
@@ -348,7 +349,12 @@ CUresult x_FuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction hf)
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: v = 90; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: v = 90; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: v = f->max_dyn_smem; break;
-    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: v = -1; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: v = f->carveout; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: v = f->cluster[0]; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: v = f->cluster[1]; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: v = f->cluster[2]; break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: v = f->cluster[3]; break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: v = f->cluster[4]; break;
     default: v = 0; break;
     }
     *pi = v;
@@ -368,13 +374,13 @@ CUresult x_FuncSetAttribute(CUfunction hf, CUfunction_attribute a, int value)
         return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
         if (value < -1 || value > 100) return CUDA_ERROR_INVALID_VALUE;
+        f->carveout = value;
         return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: f->cluster[0] = value; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: f->cluster[1] = value; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: f->cluster[2] = value; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: f->cluster[3] = value; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: f->cluster[4] = value; return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_INVALID_VALUE;
     }

@@ -827,6 +827,28 @@ static void attrs(int iters)
     }
 }
 
+/* As PyTorch does: the dynamic shared memory a kernel needs set before each of
+** its launches, to the value it already has after the first; every 10th
+** iteration the preferred carveout changes, a real change. */
+static void func_attr(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    float a = 2.0f, b = 1.0f;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536));
+        if (it % 10 == 9)
+            CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, it % 20 == 9 ? 50 : 25));
+        input(s, x, it);
+        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, 32, 1, 1, 65536, s, (void *[]){&x, &a, &b, &n}, NULL));
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* The host polls mapped memory that a kernel sets, with no CUDA call. */
 static void watchdog(int iters)
 {
@@ -1349,7 +1371,7 @@ static const struct {
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
-    {"attrs", attrs},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
+    {"attrs", attrs},      {"func-attr", func_attr},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
     {"train4", train4},    {"rare20", rare20},
 };
