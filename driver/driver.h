@@ -99,6 +99,7 @@ struct gs_call {
     int cls;         /* enum gs_class */
     const char *abi; /* entry point name */
     CUstream stream; /* normalized stream, or GS_NONE */
+    int keep_graphs; /* ATTR: held work is resolved but graphs stay (interpose/attr.c) */
 };
 
 #endif

@@ -3,30 +3,53 @@
 **
 ** Such a change can change what held work and built graphs mean, so it is a
 ** boundary of every stream that drops every graph (class ATTR).  But libraries
-** set attributes before launches as a matter of course, to the value they
-** already have (PyTorch sets a kernel's dynamic shared memory before each of
-** its launches): a set to the current value, read first from the driver,
-** changes nothing and passes through as a query does.  Where the current value
-** cannot be read, the call is an ATTR boundary as before.
+** set attributes before launches as a matter of course (PyTorch sets a kernel's
+** dynamic shared memory before each of its launches, each launch to its own
+** size), and dropping every graph there rebuilds them all at every step.  The
+** current value is read first (the matching get call), and:
+**   - a set to the current value changes nothing: it passes through as a query;
+**   - a raise of the dynamic shared memory limit leaves every held launch valid
+**     and changes no result: it passes through as a query;
+**   - a lower one would make a held launch that needs more invalid, so held work
+**     goes out first, but a built graph was captured and is launched with the
+**     limit its launches were issued under (its sequence ends at the boundary
+**     before the set, and repeats only after the set that allowed them), so it
+**     stays; so do graphs across the preferred shared memory carveout, a hint;
+**   - anything else, or a value that cannot be read, is an ATTR boundary.
+** GRAPHSHIM_TEST_DROP_RULE=attr-keep makes every such call an ATTR boundary.
 */
 #include "interpose.h"
 #include "../policy/engine.h"
 #include "../policy/guard.h"
+#include "../policy/log.h"
 
-/* Runs a set call: a query if `same` (the value is already the current one),
-** an ATTR boundary otherwise.  REAL_CALL is the real call with the program's
+/* Sets the class of c, a set of attribute a (or a limit: a < 0) from cur (rc: the
+** result of reading it) to value. */
+static void classify(struct gs_call *c, int a, CUresult rc, long long cur, long long value)
+{
+    if (gs__passthrough || GS_DROPPED(GS_RULE_ATTR_KEEP) || rc != CUDA_SUCCESS)
+        return;
+    if (cur == value || (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && value > cur))
+        c->cls = GS_QUERY;
+    else if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+        c->keep_graphs = 1;
+}
+
+/* Runs a set call: READ reads the current value into cur (its result in rc_),
+** which classify() weighs.  REAL_CALL is the real call with the program's
 ** arguments. */
-#define SET_BODY(abi, same, REAL_CALL)                                                   \
+#define SET_BODY(abi, getter, attr, value, READ, REAL_CALL)                              \
     do {                                                                                \
-        struct gs_call c_ = {GS_ID_##abi, GS_ATTR, #abi, GS_NONE};                      \
-        CUresult rc_;                                                                   \
+        struct gs_call c_ = {GS_ID_##abi, GS_ATTR, #abi, GS_NONE, 0};                   \
+        CUresult rc_ = CUDA_ERROR_NOT_FOUND;                                            \
         gs__ensure_init();                                                              \
         if (GS_UNLIKELY(!gs__real[GS_ID_##abi]))                                        \
             return CUDA_ERROR_NOT_FOUND;                                                \
         if (gs__tls.depth)                                                              \
             return REAL_CALL;                                                           \
-        if (!gs__passthrough && !GS_DROPPED(GS_RULE_ATTR_SAME) && (same))               \
-            c_.cls = GS_QUERY;                                                          \
+        if (!gs__passthrough && gs__real[GS_ID_##getter])                               \
+            rc_ = READ;                                                                 \
+        classify(&c_, attr, rc_, (long long)cur, (long long)(value));                  \
         gs__guard_before(&c_);                                                          \
         rc_ = REAL_CALL;                                                                \
         gs__guard_after(&c_, rc_);                                                      \
@@ -35,27 +58,21 @@
 
 GS_EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int value)
 {
-    int cur;
-    SET_BODY(cuFuncSetAttribute,
-             gs__real[GS_ID_cuFuncGetAttribute] &&
-                 GS_REAL(cuFuncGetAttribute)(&cur, a, f) == CUDA_SUCCESS && cur == value,
+    int cur = 0;
+    SET_BODY(cuFuncSetAttribute, cuFuncGetAttribute, (int)a, value, GS_REAL(cuFuncGetAttribute)(&cur, a, f),
              GS_REAL(cuFuncSetAttribute)(f, a, value));
 }
 
 GS_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute a, int value, CUkernel k, CUdevice dev)
 {
-    int cur;
-    SET_BODY(cuKernelSetAttribute,
-             gs__real[GS_ID_cuKernelGetAttribute] &&
-                 GS_REAL(cuKernelGetAttribute)(&cur, a, k, dev) == CUDA_SUCCESS && cur == value,
-             GS_REAL(cuKernelSetAttribute)(a, value, k, dev));
+    int cur = 0;
+    SET_BODY(cuKernelSetAttribute, cuKernelGetAttribute, (int)a, value,
+             GS_REAL(cuKernelGetAttribute)(&cur, a, k, dev), GS_REAL(cuKernelSetAttribute)(a, value, k, dev));
 }
 
 GS_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
-    size_t cur;
-    SET_BODY(cuCtxSetLimit,
-             gs__real[GS_ID_cuCtxGetLimit] &&
-                 GS_REAL(cuCtxGetLimit)(&cur, limit) == CUDA_SUCCESS && cur == value,
+    size_t cur = 0;
+    SET_BODY(cuCtxSetLimit, cuCtxGetLimit, -1, value, GS_REAL(cuCtxGetLimit)(&cur, limit),
              GS_REAL(cuCtxSetLimit)(limit, value));
 }

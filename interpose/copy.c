@@ -48,7 +48,7 @@ static int copy_kind(enum mem dst, enum mem src)
 #define OP_BODY(id, pt, hStream, build_key, stage_src, REAL_CALL)                        \
     do {                                                                                \
         _Alignas(16) unsigned char key_[sizeof(struct gs_key)];                         \
-        struct gs_call c_ = {id, gs__rows[id].cls, gs__rows[id].abi, gs__norm_stream(hStream, pt)}; \
+        struct gs_call c_ = {id, gs__rows[id].cls, gs__rows[id].abi, gs__norm_stream(hStream, pt), 0}; \
         struct gs_stream *s_ = NULL;                                                    \
         CUresult rc_;                                                                   \
         int len_;                                                                       \

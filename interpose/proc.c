@@ -26,7 +26,7 @@ static void wrap(const char *symbol, void **pfn, int version, cuuint64_t flags)
 
 static void trace(int id, CUresult rc)
 {
-    struct gs_call c = {id, GS_PROC, gs__rows[id].abi, GS_NONE};
+    struct gs_call c = {id, GS_PROC, gs__rows[id].abi, GS_NONE, 0};
     gs__guard_after(&c, rc);
 }
 

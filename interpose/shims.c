@@ -12,7 +12,7 @@
 #define GS_HOOK(name, abi, ver, pt, cls, params, args, stream)                              \
     GS_EXPORT CUresult abi params                                                           \
     {                                                                                       \
-        struct gs_call c_ = {GS_ID_##abi, GS_##cls, #abi, GS_STREAM_OF(stream, pt)};        \
+        struct gs_call c_ = {GS_ID_##abi, GS_##cls, #abi, GS_STREAM_OF(stream, pt), 0};     \
         CUresult rc_;                                                                       \
         gs__ensure_init();                                                                  \
         if (GS_UNLIKELY(!gs__real[GS_ID_##abi]))                                            \

@@ -99,7 +99,7 @@ __attribute__((visibility("hidden"))) void *gs__tramp_enter(unsigned k)
 
     gs__ensure_init();
     if (GS_LIKELY(s->real) && !gs__tls.depth && s->cls != GS_QUERY) {
-        struct gs_call c = {s->row, s->cls, s->name, GS_NONE};
+        struct gs_call c = {s->row, s->cls, s->name, GS_NONE, 0};
         gs__guard_before(&c);
     }
     return s->real;
@@ -111,7 +111,7 @@ __attribute__((visibility("hidden"))) void gs__tramp_leave(unsigned k, CUresult 
     struct gs_slot *s = &slots[k];
 
     if (gs__trace_on && !gs__tls.depth) {
-        struct gs_call c = {s->row, s->cls, s->name, GS_NONE};
+        struct gs_call c = {s->row, s->cls, s->name, GS_NONE, 0};
         gs__guard_after(&c, rc);
     }
 }

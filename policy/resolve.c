@@ -231,7 +231,7 @@ void gs__engine_boundary(const struct gs_call *c)
     /* Allocation, synchronous copies, context changes, and anything unclassified:
     ** every stream. */
     gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_BOUNDARY + c->cls);
-    if (c->cls == GS_CTX || c->cls == GS_MODULE || c->cls == GS_ATTR)
+    if (c->cls == GS_CTX || c->cls == GS_MODULE || (c->cls == GS_ATTR && !c->keep_graphs))
         gs__engine_reset(c->cls);
 }
 

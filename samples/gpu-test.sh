@@ -120,6 +120,9 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # iteration to iteration: its launches are patched (0 replays before patching,
 # 297 after, on an H100), so replays are expected.  jax_tanh and cupy_loop exit
 # 77 (SKIP) where JAX / CuPy is missing, torch_resnet where torchvision is.
+# smem_attr sets its kernel's dynamic shared memory limit before every launch,
+# raising and lowering it, as PyTorch does: replays expected (before, every
+# such set dropped every graph).
 # two_ctx: two contexts in one process (two devices, or two contexts on one),
 # a stream each, an event and a peer copy each way every iteration: each
 # context's 21 kernels are a sequence of their own, replayed in its own context
@@ -153,6 +156,7 @@ jax_tanh        py  -   >0   -
 cupy_loop       py  -   >0   -
 loop_body       cu  eq  body>0 -
 two_ctx         cu  eq  >0   ctx2
+smem_attr       cu  eq  >0   -
 torch_allreduce tr  -   >0   -
 torch_ddp       tr  -   any  -
 '

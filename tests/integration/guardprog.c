@@ -827,9 +827,12 @@ static void attrs(int iters)
     }
 }
 
-/* As PyTorch does: the dynamic shared memory a kernel needs set before each of
-** its launches, to the value it already has after the first; every 10th
-** iteration the preferred carveout changes, a real change. */
+/* As PyTorch does: a kernel's dynamic shared memory limit set before each of its
+** launches to what the launch needs: raised to 64 KiB for the first, lowered to
+** 32 KiB for the second (a held first launch must go out before the lowering, or
+** it fails), and set again to 32 KiB, its value, before a third.  The preferred
+** carveout changes every 5th iteration (a hint), and every 10th iteration a
+** cluster attribute changes, a real change. */
 static void func_attr(int iters)
 {
     CUstream s;
@@ -839,10 +842,16 @@ static void func_attr(int iters)
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
         CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536));
+        if (it % 5 == 4)
+            CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, it % 10 == 4 ? 50 : 25));
         if (it % 10 == 9)
-            CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, it % 20 == 9 ? 50 : 25));
+            CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, it % 20 == 9));
         input(s, x, it);
         CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, 32, 1, 1, 65536, s, (void *[]){&x, &a, &b, &n}, NULL));
+        CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 32768));
+        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, 32, 1, 1, 32768, s, (void *[]){&x, &a, &b, &n}, NULL));
+        CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 32768));
+        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, 32, 1, 1, 32768, s, (void *[]){&x, &a, &b, &n}, NULL));
         copy(s, P(out), x);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
