@@ -70,7 +70,7 @@ int main(int argc, char** argv)
             CK(cudaFuncSetAttribute(gsamp_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, kSizes[j]));
             LAUNCH(gsamp_smem, kBlocks, kThreads, kSizes[j], s, d[j], kSizes[j] / 4);
             LAUNCH(gsamp_bump, (n[j] + 255) / 256, 256, 0, s, d[j], n[j], 1u + j);
-            LAUNCH(gsamp_bump, (n[j] + 255) / 256, 256, 0, s, d[(j + 1) % 4], n[(j + 1) % 4], 7u);
+            LAUNCH(gsamp_bump, (n[(j + 1) % 4] + 255) / 256, 256, 0, s, d[(j + 1) % 4], n[(j + 1) % 4], 7u);
         }
         CK(cudaStreamSynchronize(s));
     }
@@ -85,8 +85,11 @@ int main(int argc, char** argv)
     for (int j = 0; j < 4; j++) {
         unsigned* out = (unsigned*)malloc((size_t)n[j] * sizeof(unsigned));
         CK(cudaMemcpy(out, d[j], (size_t)n[j] * sizeof(unsigned), cudaMemcpyDeviceToHost));
-        if (memcmp(out, h[j], (size_t)n[j] * sizeof(unsigned)) != 0)
-            fail(NAME, "output differs from the CPU reference");
+        for (int i = 0; i < n[j]; i++)
+            if (out[i] != h[j][i]) {
+                fprintf(stderr, "%s: buffer %d word %d: 0x%08x, the CPU has 0x%08x\n", NAME, j, i, out[i], h[j][i]);
+                fail(NAME, "output differs from the CPU reference");
+            }
         printf("buf%d.fnv1a 0x%016llx\n", j, (unsigned long long)fnv1a(out, (size_t)n[j] * sizeof(unsigned)));
         free(out);
         free(h[j]);
