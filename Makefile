@@ -25,7 +25,11 @@ BUILD     ?= build
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden
 CPPFLAGS += -I$(CUDA_HOME)/include -Iinclude -I$(BUILD)/gen -Idriver -Iinterpose
-CPPFLAGS += $(if $(PROFILE),-DGS_PROFILE)
+# The profile build's switch, set only by the profile target on the sub-make's
+# command line: the assignment keeps it out of the environment (PROFILE=yes make
+# once turned the timers on in the normal build).
+GS_PROFILE_BUILD :=
+CPPFLAGS += $(if $(GS_PROFILE_BUILD),-DGS_PROFILE)
 LDLIBS   += -ldl -lpthread
 
 LIB      := $(BUILD)/libgraphshim.so
@@ -102,7 +106,7 @@ bench: all
 # times nothing).
 $(BUILD)/prof/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h policy/*.h include/*.h) \
                                interpose/trampoline.S driver/hooks.def interpose/graphshim.map
-	$(MAKE) BUILD=$(BUILD)/prof PROFILE=1 $@
+	$(MAKE) BUILD=$(BUILD)/prof GS_PROFILE_BUILD=1 $@
 
 profile: $(BUILD)/prof/libgraphshim.so
 
