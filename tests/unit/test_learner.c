@@ -2,6 +2,7 @@
 ** test_learner.c: the prefix tree of sequences and the gain verdict.
 */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "../../policy/learner.h"
@@ -13,6 +14,38 @@ static struct gs_key key_of(int i)
     k.kind = GS_OP_LAUNCH;
     k.f = (CUfunction)(uintptr_t)(0x100 + i);
     return k;
+}
+
+/* Sums the bytes of the tree as learner.c accounts for them (its node_size): each
+** node below the root, its header up to the key and its key's len bytes, and the
+** table of every wide node, the root's included (the root itself lives in struct
+** gs_trie).  Walks the children lists itself, and checks on the way that a wide
+** node's table holds exactly its listed children. */
+static size_t node_bytes(const struct gs_node *n)
+{
+    size_t sum = n->depth ? offsetof(struct gs_node, key) + n->len : 0;
+    uint32_t listed = 0;
+
+    if (n->kids)
+        sum += sizeof *n->kids;
+    for (const struct gs_node *c = n->child; c; c = c->sibling, listed++) {
+        cr_assert_eq(c->parent, n);
+        if (n->kids) {
+            uint32_t i = 0;
+            while (i < n->nchildren && n->kids->node[i] != c)
+                i++;
+            cr_assert_lt(i, n->nchildren, "a child at depth %u is not in its parent's table", c->depth);
+        }
+        sum += node_bytes(c);
+    }
+    cr_assert_eq(listed, n->nchildren, "depth %u", n->depth);
+    return sum;
+}
+
+static void assert_bytes(const struct gs_trie *t, const char *when)
+{
+    size_t sum = node_bytes(&t->root);
+    cr_assert_eq(t->bytes, sum, "%s: t.bytes %zu, the nodes take %zu", when, t->bytes, sum);
 }
 
 Test(learner, sequence_becomes_stable_after_warmup)
@@ -35,8 +68,8 @@ Test(learner, sequence_becomes_stable_after_warmup)
     gs__trie_unstable(n);
     cr_assert_eq(t.root.stable_below, 0);
     cr_assert(n->ungraphable);
+    assert_bytes(&t, "a chain of three");
     gs__trie_clear(&t);
-    cr_assert_eq(t.bytes, 0);
 }
 
 Test(learner, short_sequences_never_stable)
@@ -57,8 +90,21 @@ Test(learner, full_node_drops_its_least_recently_matched_child)
     memset(&t, 0, sizeof t);
     for (int i = 0; i < GS_TRIE_MAX_CHILDREN; i++) {
         struct gs_key k = key_of(i);
-        cr_assert_not_null(gs__trie_add(&t, &t.root, &k, sizeof k, sizeof k));
+        struct gs_node *c = gs__trie_add(&t, &t.root, &k, sizeof k, sizeof k);
+        cr_assert_not_null(c);
+        if (i == 0) {
+            /* Child 0 leads to a wide node and a grandchild: its whole subtree goes. */
+            for (int j = 0; j < GS_TRIE_WIDE; j++) {
+                struct gs_key kj = key_of(200 + j);
+                struct gs_node *g = gs__trie_add(&t, c, &kj, sizeof kj, sizeof kj);
+                cr_assert_not_null(g);
+                if (j == 0)
+                    cr_assert_not_null(gs__trie_add(&t, g, &kj, sizeof kj, sizeof kj));
+            }
+            cr_assert_not_null(c->kids);
+        }
     }
+    assert_bytes(&t, "a full root");
     {
         /* Child 0 was added first and matched never: it goes. Child 1 is matched. */
         struct gs_key k1 = key_of(1), kn = key_of(1000), k0 = key_of(0);
@@ -68,6 +114,7 @@ Test(learner, full_node_drops_its_least_recently_matched_child)
         cr_assert_null(gs__trie_child(&t.root, &k0, sizeof k0, sizeof k0));
         cr_assert_not_null(gs__trie_child(&t.root, &k1, sizeof k1, sizeof k1));
     }
+    assert_bytes(&t, "after an eviction");
     gs__trie_clear(&t);
 }
 
@@ -87,6 +134,7 @@ Test(learner, a_wide_node_finds_its_children_through_its_table)
     for (uint32_t i = 0; i < GS_TRIE_MAX_CHILDREN; i++) {
         cr_assert_not_null(gs__trie_add(&t, &t.root, &keys[i], sizeof keys[i], sizeof keys[i]));
         cr_assert_eq(t.root.kids != NULL, i + 1 >= GS_TRIE_WIDE, "%u children", i + 1);
+        assert_bytes(&t, "adding");
     }
     /* Match the odd ones: the even ones are then the least recently matched, and
     ** the next 16 adds drop them, oldest first. */
@@ -96,6 +144,7 @@ Test(learner, a_wide_node_finds_its_children_through_its_table)
         cr_assert_not_null(gs__trie_add(&t, &t.root, &keys[i], sizeof keys[i], sizeof keys[i]));
     cr_assert_eq(t.evicted, 16);
     cr_assert_eq(t.root.nchildren, GS_TRIE_MAX_CHILDREN);
+    assert_bytes(&t, "after 16 evictions");
     for (uint32_t i = 0; i < nkeys; i++) {
         int in_list = 0;
         for (struct gs_node *c = t.root.child; c; c = c->sibling)
@@ -110,8 +159,8 @@ Test(learner, a_wide_node_finds_its_children_through_its_table)
         cr_assert_not_null(n);
         cr_assert_eq(gs__trie_child(&t.root, &b, sizeof b, sizeof b.k), n);
     }
+    assert_bytes(&t, "a key with parameters");
     gs__trie_clear(&t);
-    cr_assert_eq(t.bytes, 0);
 }
 
 Test(learner, relearn_waits_for_warmup_again)
