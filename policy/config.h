@@ -48,6 +48,11 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "loop bodies: a run of 1 to 32 ops that repeats back to back inside one "     \
       "segment is held once it ran GRAPHSHIM_WARMUP + 1 times in a row, and goes "  \
       "out as graphs of 2^j bodies, about this many ops each; 0 turns bodies off")  \
+    X(rest_after, "GRAPHSHIM_REST_AFTER", GS_KNOB_INT, 64, 0, 1000000,                 \
+      "segments in a row that came for the first time (or subtrees dropped for "   \
+      "room with no replay) after which learning rests for as many segments, "      \
+      "twice as many each time nothing repeats in between, until a segment comes " \
+      "back as one did during the rest; 0: learning never rests")                    \
     X(patch, "GRAPHSHIM_PATCH", GS_KNOB_BOOL, 1, 0, 1,                                 \
       "1: a launch matches a learned sequence whatever its parameter bytes, and "   \
       "goes out with its own (graphs are patched); 0: only byte-identical launches " \

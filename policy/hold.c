@@ -337,6 +337,8 @@ issue:
         gs__flush(s, GS_BAIL_MISMATCH);
     if (s->cur)
         s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp);
+    else if (s->resting) /* learning rests: the segment's fingerprint */
+        s->fp = (s->fp ^ gs__bytes_hash(key, cmp)) * 0x9E3779B97F4A7C15ull + 1;
     /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
     ** segment through the ops a body holds. */
     if (gs__cfg.body_ops && gs__body_op(s, key, (uint32_t)len)) {

@@ -137,13 +137,13 @@ static void json_stream(struct gs_stream *s, void *arg)
     fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ctx\": %s, \"ops\": %llu, "
             "\"ops_held\": %llu, \"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, "
             "\"launches_saved\": %llu, \"patched_launches\": %llu, \"nodes_patched\": %llu, \"hit_rate\": %.4f, "
-            "\"warmup\": %ld, \"bails\": ",
+            "\"warmup\": %ld, \"segments_rested\": %llu, \"bails\": ",
             o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), ctx, (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
             (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
             (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
             (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
-            rate(s->ops_replayed, s->ops_seen), gs__warmup(s));
+            rate(s->ops_replayed, s->ops_seen), gs__warmup(s), (unsigned long long)s->segments_rested);
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
@@ -218,6 +218,9 @@ static void text_stream(struct gs_stream *s, void *arg)
     if (s->warmup_shift)
         fprintf(o->f, "      sequences graphed only after %ld times: its graphs were launched too few times to pay "
                 "for building them (a capture, or an update for new arguments)\n", gs__warmup(s));
+    if (s->segments_rested)
+        fprintf(o->f, "      %llu segments not learned: learning rested where the work did not repeat\n",
+                (unsigned long long)s->segments_rested);
     for (int b = 0; b < GS_NBAIL; b++)
         if (s->bails[b])
             fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],

@@ -6,37 +6,70 @@
 #define _GNU_SOURCE
 #include "engine_int.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "graph_cache.h"
 #include "key.h"
 #include "log.h"
 
 /* --- Resolve --------------------------------------------------------------- */
 
-#define GS_DORMANT_AFTER 64
 #define GS_DORMANT_MAX 4096
+#define GS_FPS 512
 
 /* Where the next segment of s starts: the root, or NULL (not learned) while
-** learning rests.  Learning rests when the tree keeps dropping subtrees to make
-** room and nothing replays: the stream's work does not repeat, and learning it
-** would cost every op an allocation. */
+** learning rests.  Learning rests when GRAPHSHIM_REST_AFTER segments in a row
+** came for the first time, or the tree keeps dropping subtrees to make room and
+** nothing replays: the stream's work does not repeat, and learning it costs every
+** op a node (an allocation, and the caches it fills: 70400 of them in norepeat's
+** 3520 segments).  While it rests an op costs a hash of its key, and a segment
+** that comes back ends the rest (rested_segment). */
 static struct gs_node *segment_start(struct gs_stream *s)
 {
+    s->resting = 0;
     if (s->dormant) {
         s->dormant--;
+        s->segments_rested++;
+        s->resting = s->fps != NULL;
         return NULL;
     }
     if (s->replays != s->replays_mark) {
         s->replays_mark = s->replays;
         s->evicted_mark = s->trie.evicted;
         s->dormant_len = 0;
-    } else if (s->trie.evicted - s->evicted_mark >= GS_DORMANT_AFTER) {
+    } else if (gs__cfg.rest_after && (s->trie.evicted - s->evicted_mark >= (uint64_t)gs__cfg.rest_after ||
+                                      s->new_segments >= (uint32_t)gs__cfg.rest_after)) {
         s->dormant_len = s->dormant_len ? (s->dormant_len < GS_DORMANT_MAX ? 2 * s->dormant_len : GS_DORMANT_MAX)
-                                        : GS_DORMANT_AFTER;
+                                        : (uint32_t)gs__cfg.rest_after;
         s->dormant = s->dormant_len;
         s->evicted_mark = s->trie.evicted;
+        s->new_segments = 0;
+        if (!s->fps)
+            s->fps = calloc(GS_FPS, sizeof *s->fps);
+        else
+            memset(s->fps, 0, GS_FPS * sizeof *s->fps);
+        s->resting = s->fps != NULL;
+        s->segments_rested++;
         return NULL;
     }
     return &s->trie.root;
+}
+
+/* A segment that ended while learning rested: where its ops came as they did in
+** one since the rest began, the work repeats, and learning resumes. */
+static void rested_segment(struct gs_stream *s)
+{
+    uint64_t fp = s->fp | 1; /* 0 marks an empty entry */
+    uint64_t *e = &s->fps[(fp >> 7) % GS_FPS];
+
+    s->fp = 0;
+    if (*e == fp) {
+        gs__debug("stream %d: a segment came back while learning rested: it learns again", s->id);
+        s->dormant = s->dormant_len = 0;
+        s->replays_mark = s->replays;
+    }
+    *e = fp;
 }
 
 /* A graph costs its capture and instantiation, tens of microseconds, and saves a
@@ -119,8 +152,13 @@ static void resolve_locked(struct gs_stream *s, int reason)
             }
         }
     }
-    if (t && s->clean)
+    if (t && s->clean) {
         gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
+        if (t->depth)
+            s->new_segments = t->seen == 1 ? s->new_segments + 1 : 0;
+    }
+    if (s->resting)
+        rested_segment(s);
     if (t && t->depth)
         capture_budget(s); /* a span counts learned segments, not empty ones */
     /* Timed for the gain check: a learned segment that a synchronize ended, long
@@ -395,7 +433,9 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->cur = &s->trie.root;
         s->clean = 1;
         s->chunk_depth = 0;
-        s->warmup_shift = 0; /* a new stream's budget */
+        s->warmup_shift = 0; /* a new stream's budget, and learning */
+        s->dormant = s->dormant_len = s->new_segments = 0;
+        s->resting = 0;
         budget_span_start(s);
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);

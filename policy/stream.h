@@ -76,10 +76,18 @@ struct gs_stream {
     int seg_held;             /* the segment open now held an op */
     int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
 
-    /* Work that never repeats: after GS_DORMANT_AFTER dropped subtrees with no
-    ** replay, learning rests for `dormant` segments (doubling each time). */
+    /* Work that never repeats: after GRAPHSHIM_REST_AFTER segments in a row that
+    ** were new, or as many dropped subtrees with no replay, learning rests for
+    ** `dormant` segments (doubling each time).  While it rests (`resting`), each
+    ** segment's ops are summed into `fp` (their shapes: what the tree compares
+    ** but parameter bytes), and a segment whose fingerprint is in `fps` (those
+    ** of the segments since learning began to rest) ends the rest. */
     uint64_t evicted_mark, replays_mark;
-    uint32_t dormant, dormant_len;
+    uint32_t dormant, dormant_len, new_segments;
+    uint64_t segments_rested; /* for the report */
+    int resting;
+    uint64_t fp;
+    uint64_t *fps; /* GS_FPS entries, allocated when learning first rests */
 
     /* The capture budget (resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
     ** warmup_shift times before they are graphed; segments since the budget's

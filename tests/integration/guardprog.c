@@ -457,6 +457,25 @@ static void rare(int iters)
     }
 }
 
+/* Work that never repeats for the first half of the iterations (the axpb's grid
+** is the iteration's), then the same sequence every iteration. */
+static void new_then_same(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    float a = 2.0f, b = 1.0f;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        unsigned grid = it < iters / 2 ? (unsigned)it + 1 : 1;
+        input(s, x, it);
+        CHECK(cuLaunchKernel(k_axpb, grid, 1, 1, 32, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* A 60-op sequence from a slow host (tens of microseconds per op, as a Python
 ** framework issues them): the shape of a model's forward pass. */
 static void slowlong(int iters)
@@ -1380,7 +1399,7 @@ static const struct {
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
-    {"attrs", attrs},      {"func-attr", func_attr},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
+    {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
     {"train4", train4},    {"rare20", rare20},
 };

@@ -132,6 +132,22 @@ Test(engine, attribute_sets_that_change_no_result_keep_the_graphs)
     free(report);
 }
 
+Test(engine, learning_rests_where_nothing_repeats_and_resumes_when_a_segment_comes_back)
+{
+    /* new-then-same: 300 segments that are all new, then 300 of one sequence.
+    ** After 64 new segments in a row learning rests, 64 segments, then 128 after
+    ** another 64 new ones; the 2nd repeated segment finds the 1st's fingerprint,
+    ** learning resumes, and the sequence is stable 2 segments later: replayed
+    ** from the 5th.  Without the fingerprints the rest would run on for 108 more
+    ** segments. */
+    char *report;
+
+    replays_with("new-then-same", NULL, "600", &report);
+    cr_assert_eq(total(report, "replays"), 300 - 4, "%s", report);
+    cr_assert(strstr(report, "\"segments_rested\": 174,"), "%s", report);
+    free(report);
+}
+
 Test(engine, pure_queries_inside_a_sequence_do_not_cut_it)
 {
     char *report;
@@ -427,9 +443,12 @@ Test(engine, sequences_that_come_back_too_rarely_are_not_graphed)
     ** stream's sequences must be seen 4 times from then on before they are
     ** graphed: no more graphs.  Without the budget every sequence gets its
     ** graph.  (No chunks and no loop bodies: graphs of the ops that begin a
-    ** segment are shared by many sequences, and pay.) */
-    const char *plain[] = {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_BODY_OPS=0", NULL};
-    const char *dropped[] = {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=budget", NULL};
+    ** segment are shared by many sequences, and pay.  Learning never rests:
+    ** with its defaults, below, the first 1000 segments all come for the first
+    ** time, and learning rests before most of them.) */
+    const char *plain[] = {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_REST_AFTER=0", NULL};
+    const char *dropped[] = {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_REST_AFTER=0",
+                             "GRAPHSHIM_TEST_DROP_RULE=budget", NULL};
 
     replays_with("rare", plain, "3000", &report);
     with = total(report, "graphs_captured");
@@ -440,6 +459,13 @@ Test(engine, sequences_that_come_back_too_rarely_are_not_graphed)
     without = total(report, "graphs_captured");
     cr_assert_eq(without, 1000, "%s", report);
     cr_assert(strstr(report, "\"warmup\": 2"), "%s", report);
+    free(report);
+    /* With learning resting where segments keep coming for the first time: a
+    ** sequence learned in one round is gone (rested) or new again in the next;
+    ** nothing is graphed, and most segments cost no learning at all. */
+    replays_with("rare", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_BODY_OPS=0", NULL}, "3000", &report);
+    cr_assert_eq(total(report, "graphs_captured"), 0, "%s", report);
+    cr_assert_gt(total(report, "segments_rested"), 2000, "%s", report);
     free(report);
 
     /* bench's rare, with the defaults (chunks, patching): its ~525 sequences of
