@@ -185,6 +185,60 @@ Test(learner, relearn_waits_for_warmup_again)
     gs__trie_clear(&t);
 }
 
+/* When the capture budget fires (gs__trie_restrain with a larger warmup), a graph
+** that was rebuilt for its last launch but that the gain check found paying keeps
+** its sequence stable; one rebuilt and not found paying is learned again, from its
+** current count; one replayed from the cache (not rebuilt) is kept; a stable
+** sequence with no graph yet waits until it has been seen `warmup` times in all. */
+Test(learner, restrain_keeps_graphs_that_pay)
+{
+    struct gs_trie t;
+    struct gs_key ku = key_of(1), kp = key_of(2), kc = key_of(3), kn = key_of(4);
+    struct gs_node *unpaid, *paid, *cached, *nograph;
+    CUgraphExec exec = (CUgraphExec)(uintptr_t)0x1; /* never launched: t.drop is NULL */
+
+    memset(&t, 0, sizeof t);
+    unpaid = gs__trie_add(&t, &t.root, &ku, sizeof ku, sizeof ku);
+    paid = gs__trie_add(&t, unpaid, &kp, sizeof kp, sizeof kp); /* below unpaid: the walk reaches it */
+    cached = gs__trie_add(&t, &t.root, &kc, sizeof kc, sizeof kc);
+    nograph = gs__trie_add(&t, &t.root, &kn, sizeof kn, sizeof kn);
+    cr_assert(unpaid && paid && cached && nograph);
+    for (int i = 0; i < 3; i++) {
+        gs__trie_ended(unpaid, 2, 1);
+        gs__trie_ended(paid, 2, 1);
+        gs__trie_ended(cached, 2, 1);
+        gs__trie_ended(nograph, 2, 1);
+    }
+    cr_assert(unpaid->stable && paid->stable && cached->stable && nograph->stable);
+    cr_assert_eq(t.root.stable_below, 4);
+    unpaid->exec = paid->exec = cached->exec = exec;
+    unpaid->rebuilt = 1, unpaid->gain_paid = 0;
+    paid->rebuilt = 1, paid->gain_paid = 1;
+    cached->rebuilt = 0, cached->gain_paid = 0;
+
+    gs__trie_restrain(&t.root, 4);
+    cr_assert(paid->stable, "a rebuilt graph that pays was dropped");
+    cr_assert_eq(paid->seen_mark, 0, "a rebuilt graph that pays was learned again");
+    cr_assert_eq(paid->exec, exec);
+    cr_assert_not(paid->ungraphable);
+    cr_assert(cached->stable);
+    cr_assert_eq(cached->seen_mark, 0);
+    cr_assert_not(unpaid->stable, "a rebuilt graph not found paying stays stable");
+    cr_assert_eq(unpaid->seen_mark, 3);
+    cr_assert_not(unpaid->ungraphable);
+    cr_assert_not(nograph->stable);
+    cr_assert_eq(nograph->seen_mark, 0);
+    cr_assert_eq(t.root.stable_below, 2);
+    cr_assert_eq(unpaid->stable_below, 1);
+
+    /* unpaid is stable again after 4 more occurrences, nograph after 4 in all */
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(gs__trie_ended(unpaid, 4, 1), 0);
+    cr_assert_eq(gs__trie_ended(unpaid, 4, 1), 1);
+    cr_assert_eq(gs__trie_ended(nograph, 4, 1), 1);
+    gs__trie_clear(&t);
+}
+
 Test(learner, gain_verdict)
 {
     cr_assert_eq(gs__gain_slow(1000, 500), 0);         /* twice as fast */
