@@ -84,13 +84,19 @@ static void rested_segment(struct gs_stream *s)
 ** have no graph yet, or their graph had to be built for its last launch and the
 ** gain check has not found it paying (gs__trie_restrain); where its graphs were
 ** launched 4 * GS_BUDGET_LAUNCHES times as often as it built them, half as
-** often again, down to GRAPHSHIM_WARMUP.  A span of segments, not of builds:
+** often again, down to GRAPHSHIM_WARMUP.  Where its graphs were launched fewer
+** than GS_BUDGET_HOPELESS times per build (a build for nearly every launch:
+** sequences back too rarely to keep their graphs, with new arguments each
+** time), nothing pays: that is judged every GS_BUDGET_EARLY segments already,
+** and the warmup goes to GS_WARMUP_MAX at once.  A span of segments, not of builds:
 ** the graphs a program makes when its loop starts are judged with the launches
 ** that follow (a short run is not judged at all), while the gain check times
 ** each sequence that replays often enough.  Called locked. */
 #define GS_BUDGET_SEGMENTS 1024
 #define GS_BUDGET_CAPTURES 32
 #define GS_BUDGET_LAUNCHES 4
+#define GS_BUDGET_HOPELESS 2
+#define GS_BUDGET_EARLY 256
 #define GS_WARMUP_MAX 64
 
 long gs__warmup(const struct gs_stream *s)
@@ -109,15 +115,19 @@ static void budget_span_start(struct gs_stream *s)
 static void capture_budget(struct gs_stream *s)
 {
     uint64_t builds = s->builds - s->builds_mark, launches = s->replays + s->chunks - s->launches_mark;
+    int hopeless = builds >= GS_BUDGET_CAPTURES && launches < builds * GS_BUDGET_HOPELESS;
 
-    if (++s->budget_segments < GS_BUDGET_SEGMENTS || GS_DROPPED(GS_RULE_BUDGET))
+    if (GS_DROPPED(GS_RULE_BUDGET) ||
+        (++s->budget_segments < GS_BUDGET_SEGMENTS && !(hopeless && s->budget_segments % GS_BUDGET_EARLY == 0)))
         return;
     if (builds >= GS_BUDGET_CAPTURES && launches < builds * GS_BUDGET_LAUNCHES &&
         gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
         s->warmup_shift++;
+        while (hopeless && gs__warmup(s) * 2 <= GS_WARMUP_MAX)
+            s->warmup_shift++;
         gs__trie_restrain(&s->trie.root, gs__warmup(s));
-        gs__debug("stream %d: graphs launched %.1f times per build: sequences graphed after %ld times", s->id,
-                  (double)launches / (double)builds, gs__warmup(s));
+        gs__debug("stream %d: graphs launched %.1f times per build in %u segments: sequences graphed after %ld times",
+                  s->id, (double)launches / (double)builds, s->budget_segments, gs__warmup(s));
     } else if (builds && launches >= builds * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
         s->warmup_shift--;
     }
