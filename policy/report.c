@@ -143,7 +143,7 @@ static void json_stream(struct gs_stream *s, void *arg)
             (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
             (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
             (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
-            rate(s->ops_replayed, s->ops_seen), gs__warmup(s), (unsigned long long)s->segments_rested);
+            rate(s->ops_replayed, s->ops_seen), gs__cfg.warmup << s->warmup_peak, (unsigned long long)s->segments_rested);
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
@@ -215,9 +215,9 @@ static void text_stream(struct gs_stream *s, void *arg)
     fprintf(o->f, "  stream %d %-14p %-10s ctx %2d  ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", s->id,
             (void *)s->handle, kind_name(s), s->ctx_id, (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_replayed, 100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
-    if (s->warmup_shift)
+    if (s->warmup_peak)
         fprintf(o->f, "      sequences graphed only after %ld times: its graphs were launched too few times to pay "
-                "for building them (a capture, or an update for new arguments)\n", gs__warmup(s));
+                "for building them (a capture, or an update for new arguments)\n", gs__cfg.warmup << s->warmup_peak);
     if (s->segments_rested)
         fprintf(o->f, "      %llu segments not learned: learning rested where the work did not repeat\n",
                 (unsigned long long)s->segments_rested);

@@ -125,6 +125,8 @@ static void capture_budget(struct gs_stream *s)
         s->warmup_shift++;
         while (hopeless && gs__warmup(s) * 2 <= GS_WARMUP_MAX)
             s->warmup_shift++;
+        if (s->warmup_shift > s->warmup_peak)
+            s->warmup_peak = s->warmup_shift;
         gs__trie_restrain(&s->trie.root, gs__warmup(s));
         gs__debug("stream %d: graphs launched %.1f times per build in %u segments: sequences graphed after %ld times",
                   s->id, (double)launches / (double)builds, s->budget_segments, gs__warmup(s));

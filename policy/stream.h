@@ -93,6 +93,7 @@ struct gs_stream {
     ** warmup_shift times before they are graphed; segments since the budget's
     ** span began, and builds and graph launches then. */
     uint32_t warmup_shift, budget_segments;
+    uint32_t warmup_peak; /* the highest warmup_shift, for the report (a reset keeps it) */
     uint64_t builds_mark, launches_mark;
 
     /* Held launches whose parameter bytes differ from their node's (the tree
