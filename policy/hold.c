@@ -291,12 +291,15 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     }
     s->ops_seen++;
     *out = s;
-    if (!s->seg_start && gs__cfg.gain_check)
-        s->seg_start = gs__now_ns();
     /* A launch matches its node whatever its parameter bytes: those are patched
     ** (unless GRAPHSHIM_PATCH=0). */
     cmp = (uint32_t)len - (gs__cfg.patch ? ((struct gs_key *)key)->nparams : 0);
     c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
+    /* The gain check times a segment from its first op, where it may come to be
+    ** a sequence long enough to be graphed: an op the tree knows, and has seen
+    ** followed (a segment of one launch and a synchronize reads no clock). */
+    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 && (c->nchildren || gs__cfg.min_ops <= 1))
+        s->seg_start = gs__now_ns();
     if (c && c->stable_below &&
         (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && s->cur->depth == 0))) {
         /* Hold: the call returns success, the op waits for its sequence's end. */
