@@ -243,6 +243,20 @@ static void maybe_chunk(struct gs_stream *s)
 
 /* --- Ops ------------------------------------------------------------------- */
 
+/* fp with the shape of the op of key mixed in: its kind and function, launch
+** dimensions and shared memory, or a copy's or memset's addresses and size (a
+** handful of multiplies: what a resting stream pays an op). */
+static uint64_t shape_mix(uint64_t fp, const struct gs_key *k)
+{
+    uint64_t h = (uint64_t)(uintptr_t)k->f ^ (uint64_t)k->kind << 56;
+
+    h = (h ^ ((uint64_t)k->grid[0] << 32 | k->grid[1])) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ ((uint64_t)k->grid[2] << 32 | k->block[0])) * 0xC2B2AE3D27D4EB4Full;
+    h = (h ^ ((uint64_t)k->block[1] << 48 ^ (uint64_t)k->block[2] << 32 ^ k->shmem)) * 0x165667B19E3779F9ull;
+    h = (h ^ k->dst ^ k->src * 31 ^ k->size * 131) * 0x9E3779B97F4A7C15ull;
+    return (fp ^ h ^ h >> 29) * 0xD6E8FEB86659FD93ull + 1;
+}
+
 int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src)
 {
     struct gs_stream *s;
@@ -341,7 +355,7 @@ issue:
     if (s->cur)
         s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp);
     else if (s->resting) /* learning rests: the segment's fingerprint */
-        s->fp = (s->fp ^ gs__bytes_hash(key, cmp)) * 0x9E3779B97F4A7C15ull + 1;
+        s->fp = shape_mix(s->fp, key);
     /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
     ** segment through the ops a body holds. */
     if (gs__cfg.body_ops && gs__body_op(s, key, (uint32_t)len)) {
