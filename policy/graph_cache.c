@@ -149,7 +149,8 @@ failed:
 }
 
 /* Instantiates g into *x for stream s and destroys g.  Returns 0 or -1 (counted;
-** a new executable also in s->builds, which the capture budget weighs). */
+** a new executable also in s->builds and s->instantiated, which the capture
+** budget weighs). */
 static int instantiate(struct gs_stream *s, CUgraph g, unsigned nops, CUgraphExec *x)
 {
     CUresult rc = GS_REAL(cuGraphInstantiateWithFlags)(x, g, 0);
@@ -163,6 +164,7 @@ static int instantiate(struct gs_stream *s, CUgraph g, unsigned nops, CUgraphExe
     pthread_mutex_unlock(&cache_lock);
     if (rc == CUDA_SUCCESS) {
         s->builds++;
+        s->instantiated++;
         return 0;
     }
     *x = NULL;

@@ -84,11 +84,15 @@ static void rested_segment(struct gs_stream *s)
 ** have no graph yet, or their graph had to be built for its last launch and the
 ** gain check has not found it paying (gs__trie_restrain); where its graphs were
 ** launched 4 * GS_BUDGET_LAUNCHES times as often as it built them, half as
-** often again, down to GRAPHSHIM_WARMUP.  Where its graphs were launched fewer
-** than GS_BUDGET_HOPELESS times per build (a build for nearly every launch:
-** sequences back too rarely to keep their graphs, with new arguments each
-** time), nothing pays: that is judged every GS_BUDGET_EARLY segments already,
-** and the warmup goes to GS_WARMUP_MAX at once.  A span of segments, not of builds:
+** often again, down to GRAPHSHIM_WARMUP.  Where it made GS_BUDGET_CAPTURES new
+** executables or more and launched its graphs fewer than GS_BUDGET_HOPELESS
+** times per new executable (a graph instantiated for nearly every launch:
+** sequences back too rarely to keep their graphs), nothing pays: that is
+** judged every GS_BUDGET_EARLY segments already, and the warmup goes to
+** GS_WARMUP_MAX at once.  Updates in place do not count there: a sequence
+** whose arguments change every time (a model's inputs, an optimizer's step)
+** updates its one graph before each launch, and its replays pay (resnet18 fell
+** from 90 % to 40 % replayed when they counted).  A span of segments, not of builds:
 ** the graphs a program makes when its loop starts are judged with the launches
 ** that follow (a short run is not judged at all), while the gain check times
 ** each sequence that replays often enough.  Called locked. */
@@ -110,12 +114,14 @@ static void budget_span_start(struct gs_stream *s)
     s->budget_segments = 0;
     s->builds_mark = s->builds;
     s->launches_mark = s->replays + s->chunks;
+    s->instantiated_mark = s->instantiated;
 }
 
 static void capture_budget(struct gs_stream *s)
 {
     uint64_t builds = s->builds - s->builds_mark, launches = s->replays + s->chunks - s->launches_mark;
-    int hopeless = builds >= GS_BUDGET_CAPTURES && launches < builds * GS_BUDGET_HOPELESS;
+    uint64_t made = s->instantiated - s->instantiated_mark;
+    int hopeless = made >= GS_BUDGET_CAPTURES && launches < made * GS_BUDGET_HOPELESS;
 
     if (GS_DROPPED(GS_RULE_BUDGET) ||
         (++s->budget_segments < GS_BUDGET_SEGMENTS && !(hopeless && s->budget_segments % GS_BUDGET_EARLY == 0)))

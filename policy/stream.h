@@ -94,7 +94,7 @@ struct gs_stream {
     ** span began, and builds and graph launches then. */
     uint32_t warmup_shift, budget_segments;
     uint32_t warmup_peak; /* the highest warmup_shift, for the report (a reset keeps it) */
-    uint64_t builds_mark, launches_mark;
+    uint64_t builds_mark, launches_mark, instantiated_mark;
 
     /* Held launches whose parameter bytes differ from their node's (the tree
     ** matches launches by everything else): their own keys, packed in pbuf, in
@@ -114,6 +114,7 @@ struct gs_stream {
     /* Counters for the report. */
     uint64_t ops_seen, ops_replayed, ops_held, replays, chunks, issue_errors;
     uint64_t builds;          /* executables instantiated or updated for this stream (graph_cache.c) */
+    uint64_t instantiated;    /* of those, new executables (graph_cache.c) */
     uint64_t patched_launches, nodes_patched; /* graph launches that needed new parameters; their patches */
     uint64_t bails[GS_NBAIL];
     struct gs_seq_row retired[GS_RETIRED_MAX];
