@@ -17,14 +17,19 @@
 
 #define GS_DORMANT_MAX 4096
 #define GS_FPS 512
+#define GS_FP_NEAR 32
 
 /* Where the next segment of s starts: the root, or NULL (not learned) while
 ** learning rests.  Learning rests when GRAPHSHIM_REST_AFTER segments in a row
 ** came for the first time, or the tree keeps dropping subtrees to make room and
 ** nothing replays: the stream's work does not repeat, and learning it costs every
 ** op a node (an allocation, and the caches it fills: 70400 of them in norepeat's
-** 3520 segments).  While it rests an op costs a hash of its key, and a segment
-** that comes back ends the rest (rested_segment). */
+** 3520 segments).  It rests too where the capture budget found that nothing
+** pays and warmup + GRAPHSHIM_REST_AFTER segments were learned without a replay:
+** the work repeats, too rarely to be graphed, and learning it costs every op a
+** walk of a tree that never replays (bench's rare: ~600 ns a launch on the H100's
+** host).  While it rests an op costs a hash of its key, and a segment that comes
+** back ends the rest (rested_segment). */
 static struct gs_node *segment_start(struct gs_stream *s)
 {
     s->resting = 0;
@@ -38,8 +43,11 @@ static struct gs_node *segment_start(struct gs_stream *s)
         s->replays_mark = s->replays;
         s->evicted_mark = s->trie.evicted;
         s->dormant_len = 0;
+        s->dry_segments = 0;
     } else if (gs__cfg.rest_after && (s->trie.evicted - s->evicted_mark >= (uint64_t)gs__cfg.rest_after ||
-                                      s->new_segments >= (uint32_t)gs__cfg.rest_after)) {
+                                      s->new_segments >= (uint32_t)gs__cfg.rest_after ||
+                                      (s->hopeless && !GS_DROPPED(GS_RULE_HOPELESS_REST) &&
+                                       s->dry_segments >= gs__warmup(s) + gs__cfg.rest_after))) {
         s->dormant_len = s->dormant_len ? (s->dormant_len < GS_DORMANT_MAX ? 2 * s->dormant_len : GS_DORMANT_MAX)
                                         : (uint32_t)gs__cfg.rest_after;
         s->dormant = s->dormant_len;
@@ -57,19 +65,24 @@ static struct gs_node *segment_start(struct gs_stream *s)
 }
 
 /* A segment that ended while learning rested: where its ops came as they did in
-** one since the rest began, the work repeats, and learning resumes. */
+** one since the rest began (where the budget found nothing pays: within
+** GS_FP_NEAR segments), the work repeats, and learning resumes.  An entry of fps
+** holds a fingerprint's high 48 bits and, below them, the rested segment it was
+** last seen at. */
 static void rested_segment(struct gs_stream *s)
 {
-    uint64_t fp = s->fp | 1; /* 0 marks an empty entry */
-    uint64_t *e = &s->fps[(fp >> 7) % GS_FPS];
+    uint64_t fp = (s->fp | 1ull << 16) & ~0xffffull; /* 0 marks an empty entry */
+    uint64_t now = s->segments_rested & 0xffff;
+    uint64_t *e = &s->fps[(fp >> 16) % GS_FPS];
 
     s->fp = 0;
-    if (*e == fp) {
+    if ((*e & ~0xffffull) == fp && (!s->hopeless || ((now - *e) & 0xffff) <= GS_FP_NEAR)) {
         gs__debug("stream %d: a segment came back while learning rested: it learns again", s->id);
         s->dormant = s->dormant_len = 0;
         s->replays_mark = s->replays;
+        s->dry_segments = 0;
     }
-    *e = fp;
+    *e = fp | now;
 }
 
 /* A graph costs its capture and instantiation, tens of microseconds, and saves a
@@ -133,11 +146,13 @@ static void capture_budget(struct gs_stream *s)
             s->warmup_shift++;
         if (s->warmup_shift > s->warmup_peak)
             s->warmup_peak = s->warmup_shift;
+        s->hopeless |= hopeless;
         gs__trie_restrain(&s->trie.root, gs__warmup(s));
         gs__debug("stream %d: graphs launched %.1f times per build in %u segments: sequences graphed after %ld times",
                   s->id, (double)launches / (double)builds, s->budget_segments, gs__warmup(s));
     } else if (builds && launches >= builds * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
         s->warmup_shift--;
+        s->hopeless = 0;
     }
     budget_span_start(s);
 }
@@ -172,11 +187,13 @@ static void resolve_locked(struct gs_stream *s, int reason)
     }
     if (t && s->clean) {
         gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
-        if (t->depth)
+        if (t->depth) {
             s->new_segments = t->seen == 1 ? s->new_segments + 1 : 0;
+            s->dry_segments += !replayed;
+        }
     }
-    if (s->resting)
-        rested_segment(s);
+    if (s->resting && s->fp)
+        rested_segment(s); /* an empty segment (no op: fp 0) is no work that comes back */
     if (t && t->depth)
         capture_budget(s); /* a span counts learned segments, not empty ones */
     /* Timed for the gain check: a learned segment that a synchronize ended, long
@@ -452,8 +469,9 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->clean = 1;
         s->chunk_depth = 0;
         s->warmup_shift = 0; /* a new stream's budget, and learning */
-        s->dormant = s->dormant_len = s->new_segments = 0;
+        s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
         s->resting = 0;
+        s->hopeless = 0;
         budget_span_start(s);
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);

@@ -81,9 +81,15 @@ struct gs_stream {
     ** `dormant` segments (doubling each time).  While it rests (`resting`), each
     ** segment's ops are summed into `fp` (their shapes: what the tree compares
     ** but parameter bytes), and a segment whose fingerprint is in `fps` (those
-    ** of the segments since learning began to rest) ends the rest. */
+    ** of the segments since learning began to rest) ends the rest.  Where the
+    ** capture budget found that nothing pays (`hopeless`: sequences that come
+    ** back, but too rarely to keep their graphs), learning also rests after
+    ** warmup + GRAPHSHIM_REST_AFTER learned segments without a replay
+    ** (`dry_segments`), and only a segment back within GS_FP_NEAR segments ends
+    ** that rest: work that repeats often enough to be graphed. */
     uint64_t evicted_mark, replays_mark;
-    uint32_t dormant, dormant_len, new_segments;
+    uint32_t dormant, dormant_len, new_segments, dry_segments;
+    int hopeless;
     uint64_t segments_rested; /* for the report */
     int resting;
     uint64_t fp;

@@ -1383,6 +1383,25 @@ static CUdeviceptr rare20_launches(CUstream s, const CUdeviceptr *x, int it)
 }
 
 static void rare20(int iters) { steps_loop(iters, "rare20", 1, rare20_launches); }
+
+/* rare20 for the first three quarters of the iterations, then one sequence of
+** 20 launches, the same every time: work that starts to repeat on a stream whose
+** earlier work never paid for its graphs. */
+static int rare_then_loop_iters;
+static CUdeviceptr rare_then_loop_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    if (it < rare_then_loop_iters / 4 * 3)
+        return rare20_launches(s, x, it);
+    for (int j = 0; j < 20; j++)
+        launch_step(s, j % 5, x[0], (uint64_t)j);
+    return x[0];
+}
+
+static void rare_then_loop(int iters)
+{
+    rare_then_loop_iters = iters;
+    steps_loop(iters, "rare-then-loop", 1, rare_then_loop_launches);
+}
 static void loop1(int iters) { steps_loop(iters, "loop1", 1, loop1_launches); }
 static void body5(int iters) { steps_loop(iters, "body5", 1, body5_launches); }
 static void scalars(int iters) { steps_loop(iters, "scalars", 1, scalars_launches); }
@@ -1401,7 +1420,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"rare20", rare20},
+    {"train4", train4},    {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent
