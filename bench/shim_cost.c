@@ -154,7 +154,9 @@ static double time_launches(int mode, double *boundary_ns)
 {
     int through_shim = mode != DIRECT && mode != DIRECT1, k = mode == DIRECT1 || mode == SINGLE ? 1 : K_SEQ;
     double per[ROUNDS], bnd[ROUNDS];
-    CUstream s = (CUstream)0x1234;
+    /* A stream of its own for each mode, hot or cold: what one run learned (a
+    ** wide tree, a rest) does not change what the next one costs. */
+    CUstream s = (CUstream)(uintptr_t)(0x1000 + 0x100 * mode + (cold_bytes ? 0x80 : 0));
     long args[3] = {1, 2, 3};
 
     for (int r = 0; r < ROUNDS; r++) {
