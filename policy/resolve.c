@@ -139,6 +139,7 @@ static void capture_budget(struct gs_stream *s)
     if (GS_DROPPED(GS_RULE_BUDGET) ||
         (++s->budget_segments < GS_BUDGET_SEGMENTS && !(hopeless && s->budget_segments % GS_BUDGET_EARLY == 0)))
         return;
+    s->hopeless |= hopeless; /* also where the warmup was at its most already */
     if (builds >= GS_BUDGET_CAPTURES && launches < builds * GS_BUDGET_LAUNCHES &&
         gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
         s->warmup_shift++;
@@ -146,7 +147,6 @@ static void capture_budget(struct gs_stream *s)
             s->warmup_shift++;
         if (s->warmup_shift > s->warmup_peak)
             s->warmup_peak = s->warmup_shift;
-        s->hopeless |= hopeless;
         gs__trie_restrain(&s->trie.root, gs__warmup(s));
         gs__debug("stream %d: graphs launched %.1f times per build in %u segments: sequences graphed after %ld times",
                   s->id, (double)launches / (double)builds, s->budget_segments, gs__warmup(s));
