@@ -15,6 +15,11 @@
 **   shapes       launches of one of 32 grids, at random: no sequence repeats, but
 **                every op is one the tree has seen before at that place, and the
 **                tree grows wide (bench's norepeat)
+**   rare         bench's rare: the 20 launches' grids follow a sequence of low
+**                discrepancy (each sequence of shapes back every 61 segments or
+**                more) and their arguments never repeat; the capture budget finds
+**                that nothing pays, and learning rests; again with that rest
+**                turned off (rule hopeless-rest), learning every launch
 **   single       one launch, then a synchronize (bench's tiny1), per pair: the
 **                segment's learning, the synchronize's resolve and the gain
 **                check's clock reads; beside the two stub calls made directly
@@ -25,7 +30,7 @@
 ** the H100's host against +88 ns here).
 ** Prints nanoseconds per launch, the median of several rounds.
 **
-**   shim_cost [[cold-]held|patched|learning|shapes|single]
+**   shim_cost [[cold-]held|patched|learning|shapes|rare|single]
 **
 ** With a mode, times only that one, ten times as long: a run to profile (perf
 ** record), whose figure is printed alone; cold-: with caches cold.
@@ -38,6 +43,7 @@
 
 #include "../interpose/interpose.h"
 #include "../policy/config.h"
+#include "../policy/engine.h"
 #include "mix64.h"
 
 /* Bytes each stub launch touches (0: none), walking a 64 MiB buffer. */
@@ -145,7 +151,7 @@ static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInf
     return CUDA_SUCCESS;
 }
 
-enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES, DIRECT1, SINGLE };
+enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES, RARE, DIRECT1, SINGLE };
 
 /* Median over rounds of ns per launch, in one of the modes above; DIRECT1 and
 ** SINGLE: ns per launch and synchronize, one launch between synchronizes
@@ -154,9 +160,9 @@ static double time_launches(int mode, double *boundary_ns)
 {
     int through_shim = mode != DIRECT && mode != DIRECT1, k = mode == DIRECT1 || mode == SINGLE ? 1 : K_SEQ;
     double per[ROUNDS], bnd[ROUNDS];
-    /* A stream of its own for each mode, hot or cold: what one run learned (a
-    ** wide tree, a rest) does not change what the next one costs. */
-    CUstream s = (CUstream)(uintptr_t)(0x1000 + 0x100 * mode + (cold_bytes ? 0x80 : 0));
+    /* A stream of its own for each mode, hot or cold, rule dropped or not: what
+    ** one run learned (a wide tree, a rest) does not change what the next costs. */
+    CUstream s = (CUstream)(uintptr_t)(0x1000 + 0x100 * mode + (cold_bytes ? 0x80 : 0) + (gs__dropped_rule ? 0x40 : 0));
     long args[3] = {1, 2, 3};
 
     for (int r = 0; r < ROUNDS; r++) {
@@ -166,9 +172,12 @@ static double time_launches(int mode, double *boundary_ns)
             for (int i = 0; i < k; i++) {
                 void *p[] = {&args[0], &args[1], &args[2]};
                 unsigned long n = (unsigned long)r * ITERS + (unsigned long)it * k + (unsigned long)i;
-                unsigned grid = mode == LEARNING ? 1 + (unsigned)(n % 65536) : mode == SHAPES ? 1 + (unsigned)(mix64(n) >> 59) : 1;
+                unsigned grid = mode == LEARNING ? 1 + (unsigned)(n % 65536)
+                                : mode == SHAPES ? 1 + (unsigned)(mix64(n) >> 59)
+                                : mode == RARE   ? 1 + (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 59)
+                                                 : 1;
                 args[0] = i; /* the sequence's ops differ from each other, and repeat */
-                args[1] = mode == PATCHED ? it : 2;
+                args[1] = mode == PATCHED ? it : mode == RARE ? (long)n : 2;
                 if (through_shim)
                     cuLaunchKernel((CUfunction)0x99, grid, 1, 1, 32, 1, 1, 0, s, p, NULL);
                 else
@@ -194,10 +203,20 @@ static double time_launches(int mode, double *boundary_ns)
     return per[ROUNDS / 2];
 }
 
+/* The rare rows: as the engine runs it, then with its rest for streams where
+** nothing pays turned off (each on a stream of its own). */
+static void rare_rows(double *rests, double *kept)
+{
+    *rests = time_launches(RARE, NULL);
+    gs__dropped_rule = GS_RULE_HOPELESS_REST;
+    *kept = time_launches(RARE, NULL);
+    gs__dropped_rule = GS_RULE_NONE;
+}
+
 int main(int argc, char **argv)
 {
-    double direct, pass, held, bnd, patched, pbnd, learning, shapes, direct1, single;
-    double cdirect, clearning, cshapes, cdirect1, csingle;
+    double direct, pass, held, bnd, patched, pbnd, learning, shapes, rare, rare_kept, direct1, single;
+    double cdirect, clearning, cshapes, crare, crare_kept, cdirect1, csingle;
 
     gs__config_load();
     gs__cfg.gain_check = 0; /* stub timings say nothing of a graph's gain */
@@ -220,7 +239,7 @@ int main(int argc, char **argv)
 
     if (argc > 1) {
         static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [LEARNING] = "learning",
-                                      [SHAPES] = "shapes", [SINGLE] = "single"};
+                                      [SHAPES] = "shapes", [RARE] = "rare", [SINGLE] = "single"};
         const char *mode = argv[1];
         if (strncmp(mode, "cold-", 5) == 0 && (cold_buf = calloc(1, COLD_SPAN))) {
             cold_bytes = COLD_BYTES;
@@ -232,7 +251,7 @@ int main(int argc, char **argv)
                 printf("%s: %.1f ns per launch\n", names[m], time_launches(m, NULL));
                 return 0;
             }
-        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|learning|shapes|single]\n");
+        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|learning|shapes|rare|single]\n");
         return 2;
     }
     direct = time_launches(DIRECT, NULL);
@@ -243,6 +262,7 @@ int main(int argc, char **argv)
     patched = time_launches(PATCHED, &pbnd);
     learning = time_launches(LEARNING, NULL);
     shapes = time_launches(SHAPES, NULL);
+    rare_rows(&rare, &rare_kept);
     gs__cfg.gain_check = 1; /* as in a real run: its clock reads are part of the cost */
     direct1 = time_launches(DIRECT1, NULL);
     single = time_launches(SINGLE, NULL);
@@ -256,6 +276,8 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f\n", "boundary: update and replay of that graph", pbnd);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", learning, learning - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (32 shapes, no sequence repeats)", shapes, shapes - direct);
+    printf("  %-44s %8.1f  (+%.1f)\n", "rare (budget: nothing pays; learning rests)", rare, rare - direct);
+    printf("  %-44s %8.1f  (+%.1f)\n", "rare, learning kept (rule hopeless-rest off)", rare_kept, rare_kept - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "one launch and a synchronize (per pair)", single, single - direct1);
     fflush(stdout);
     if (!(cold_buf = calloc(1, COLD_SPAN)))
@@ -264,6 +286,7 @@ int main(int argc, char **argv)
     cdirect = time_launches(DIRECT, NULL);
     clearning = time_launches(LEARNING, NULL);
     cshapes = time_launches(SHAPES, NULL);
+    rare_rows(&crare, &crare_kept);
     gs__cfg.gain_check = 1;
     cdirect1 = time_launches(DIRECT1, NULL);
     csingle = time_launches(SINGLE, NULL);
@@ -273,6 +296,8 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", clearning, clearning - cdirect);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (32 shapes, no sequence repeats)", cshapes,
            cshapes - cdirect);
+    printf("  %-44s %8.1f  (+%.1f)\n", "rare (budget: nothing pays; learning rests)", crare, crare - cdirect);
+    printf("  %-44s %8.1f  (+%.1f)\n", "rare, learning kept (rule hopeless-rest off)", crare_kept, crare_kept - cdirect);
     printf("  %-44s %8.1f  (+%.1f)\n", "one launch and a synchronize (per pair)", csingle, csingle - cdirect1);
     return 0;
 }
