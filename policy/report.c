@@ -71,6 +71,13 @@ static double rate(uint64_t a, uint64_t b)
     return b ? (double)a / (double)b : 0.0;
 }
 
+/* The highest warmup the capture budget raised the stream's to (a reset at the
+** program's end starts it over). */
+static long peak_warmup(const struct gs_stream *s)
+{
+    return gs__cfg.warmup << s->warmup_peak;
+}
+
 static const char *kind_name(const struct gs_stream *s)
 {
     return s->kind == GS_STREAM_LEGACY ? "legacy" : s->kind == GS_STREAM_PTDS ? "per-thread" : "created";
@@ -143,7 +150,7 @@ static void json_stream(struct gs_stream *s, void *arg)
             (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
             (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
             (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
-            rate(s->ops_replayed, s->ops_seen), gs__cfg.warmup << s->warmup_peak, (unsigned long long)s->segments_rested);
+            rate(s->ops_replayed, s->ops_seen), peak_warmup(s), (unsigned long long)s->segments_rested);
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
@@ -217,7 +224,7 @@ static void text_stream(struct gs_stream *s, void *arg)
             (unsigned long long)s->ops_replayed, 100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
     if (s->warmup_peak)
         fprintf(o->f, "      sequences graphed only after %ld times: its graphs were launched too few times to pay "
-                "for building them (a capture, or an update for new arguments)\n", gs__cfg.warmup << s->warmup_peak);
+                "for building them (a capture, or an update for new arguments)\n", peak_warmup(s));
     if (s->segments_rested)
         fprintf(o->f, "      %llu segments not learned: learning rested where the work did not repeat\n",
                 (unsigned long long)s->segments_rested);

@@ -28,8 +28,9 @@
 ** pays and warmup + GRAPHSHIM_REST_AFTER segments were learned without a replay:
 ** the work repeats, too rarely to be graphed, and learning it costs every op a
 ** walk of a tree that never replays (bench's rare: ~600 ns a launch on the H100's
-** host).  While it rests an op costs a hash of its key, and a segment that comes
-** back ends the rest (rested_segment). */
+** host).  While it rests an op costs a mix of its shape into the segment's
+** fingerprint (shape_mix, hold.c), and a segment that comes back ends the rest
+** (rested_segment). */
 static struct gs_node *segment_start(struct gs_stream *s)
 {
     s->resting = 0;
