@@ -1,12 +1,17 @@
 // bench.cu: one workload, timed, in one of two modes.
 //
-//   bench WORKLOAD eager|graph [ITERS] [REPS]
+//   bench WORKLOAD eager|graph|split [ITERS] [REPS]
 //
 //   eager  the plain program: launches each iteration (run it with and without
 //          graphshim preloaded)
 //   graph  the same work as a hand-written CUDA graph: one iteration captured once
 //          with cudaStreamBeginCapture, then replayed each iteration (scalars and
 //          rotate: see below)
+//   split  tiny and large20 only: the hand-written graph in the pieces that
+//          graphshim's default early chunks cut (GRAPHSHIM_CHUNK_OPS=8: ops 0-7,
+//          8-15, 16-31, 32-63, ...), launched back to back each iteration: what
+//          chunking costs with no host time between the pieces (graphshim's
+//          floor where it chunks)
 //
 // Every iteration ends with cudaStreamSynchronize.  Prints
 // `us_per_iter <median over REPS>`, `host_us_per_iter` (the same for the host
@@ -208,10 +213,17 @@ struct Work {
         MixNode(const MixNode &) = delete;
     };
 
+    // Kernels a to b-1 of an iteration of the plain workloads (tiny, large20,
+    // h2d, the ones after cublas's gemm).
+    void plain_range(int a, int b)
+    {
+        for (int j = a; j < b; j++)
+            bench_axpb<<<grid(), 256, 0, s>>>(x, 0.999f, 0.001f * (float)(j % 3), n);
+    }
+
     // One iteration's work, without the final synchronize.
     void body()
     {
-        int blocks = grid();
         if (mixing) {
             mix_body();
             iter++;
@@ -229,13 +241,14 @@ struct Work {
             }
             bench_axpb<<<(m * m + 255) / 256, 256, 0, s>>>(c, 0.5f, 0.25f, m * m);
         }
-        for (int j = 0; j < k; j++) {
-            if (norepeat || rare) { // every launch's argument differs from every earlier one
+        if (norepeat || rare) {
+            for (int j = 0; j < k; j++) { // every launch's argument differs from every earlier one
                 unsigned long h = (unsigned long)(iter * k + j);
                 h = rare ? h * 0x9E3779B97F4A7C15ul : mix64(h);
                 bench_axpb<<<1 + (int)(h >> 59), 256, 0, s>>>(x, 0.5f, (float)((iter * k + j) % 8388608), n);
-            } else
-                bench_axpb<<<blocks, 256, 0, s>>>(x, 0.999f, 0.001f * (float)(j % 3), n);
+            }
+        } else {
+            plain_range(0, k);
         }
         if (copies)
             CK(cudaMemcpyAsync(hout, x, 1024 * sizeof(float), cudaMemcpyDeviceToHost, s));
@@ -269,7 +282,8 @@ int main(int argc, char **argv)
     }
     Work w;
     w.name = argv[1];
-    bool graph = std::string(argv[2]) == "graph";
+    bool split = std::string(argv[2]) == "split";
+    bool graph = split || std::string(argv[2]) == "graph";
     int iters = argc > 3 ? atoi(argv[3]) : 500, reps = argc > 4 ? atoi(argv[4]) : 7;
     const std::string &n = w.name;
     if (n.rfind("tiny", 0) == 0)
@@ -304,12 +318,25 @@ int main(int argc, char **argv)
         printf("us_per_iter nan\n"); // a graph of work that never repeats does not exist
         return 0;
     }
+    if (split && (w.norepeat || w.rare || w.copies || w.gemm || w.mixing || w.k < 2)) {
+        printf("us_per_iter nan\n");
+        return 0;
+    }
     w.setup();
 
     std::vector<cudaGraphExec_t> ge;    // one per rotation set
     std::vector<cudaGraphNode_t> nodes; // scalars: the kernel nodes, in launch order
     if (graph && w.scalars) {
         ge.push_back(w.scalar_graph(nodes));
+    } else if (split) { // the pieces, in launch order
+        for (int a = 0, b = 8; a < w.k; a = b, b *= 2) {
+            cudaGraph_t g;
+            CK(cudaStreamBeginCapture(w.s, cudaStreamCaptureModeThreadLocal));
+            w.plain_range(a, std::min(b, w.k));
+            CK(cudaStreamEndCapture(w.s, &g));
+            CK(cudaGraphInstantiate(&ge.emplace_back(), g, 0));
+            CK(cudaGraphDestroy(g));
+        }
     } else if (graph) {
         for (int r = 0; r < w.sets; r++) { // body() goes on to the next set
             cudaGraph_t g;
@@ -327,7 +354,11 @@ int main(int argc, char **argv)
         if (graph) {
             if (w.scalars)
                 w.set_scalars(ge[0], nodes, launched);
-            CK(cudaGraphLaunch(ge[launched % ge.size()], w.s));
+            if (split)
+                for (cudaGraphExec_t x : ge)
+                    CK(cudaGraphLaunch(x, w.s));
+            else
+                CK(cudaGraphLaunch(ge[launched % ge.size()], w.s));
             launched++;
         } else {
             w.body();

@@ -13,7 +13,11 @@
 # lies wholly below or above eager's, overlap otherwise.  The column paired is
 # the median over rounds of eager / graphshim within each round, run back to
 # back: the host's speed drifts between rounds (2x on the device hosts), much
-# less within one.  Checksums must agree between modes.
+# less within one.  Checksums must agree between modes.  For tiny and large20 a
+# fourth run each round, split, launches the hand graph in the pieces graphshim's
+# default early chunks cut (ops 0-7, 8-15, 16-31, 32-63, ...), back to back: the
+# column split/graph is what chunking alone costs the GPU, graphshim's floor where
+# it chunks ("-" where there are no pieces).
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
 # Environment: ROUNDS (5; a whole run takes about 11 minutes on an H100: split it
@@ -45,7 +49,7 @@ run_workload() {
     if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
     local settings=("${SHIM_ENV:-}")
     for v in ${SWEEP:-}; do settings+=("$v"); done
-    local te="" tg="" ce cg o i er sr
+    local te="" tg="" tp="" ce cg cp="" o i er sr
     local -a ts cs ps
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); er=$(echo "$o" | field us_per_iter); te+="$er "; ce=$(echo "$o" | field checksum)
@@ -59,25 +63,31 @@ run_workload() {
         done
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
         echo "raw $name|graph|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
+        if [[ $name =~ ^(tiny[0-9]+|large20)$ ]]; then
+            o=$("$@" split "$iters" 2>>"$OUT/bench.err"); tp+="$(echo "$o" | field us_per_iter) "; cp=$(echo "$o" | field checksum)
+            echo "raw $name|split|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
+        fi
     done
-    local e g s same hit label es ss p
-    e=$(echo "$te" | median); g=$(echo "$tg" | median); es=$(echo "$te" | spread)
+    local e g s same hit label es ss p sp
+    e=$(echo "$te" | median); g=$(echo "$tg" | median); es=$(echo "$te" | spread); sp=$(echo "$tp" | median)
     for i in "${!settings[@]}"; do
         s=$(echo "${ts[i]}" | median); ss=$(echo "${ts[i]}" | spread); p=$(echo "${ps[i]}" | median)
         same=yes
         [ "$ce" = "${cs[i]}" ] || same=NO
         { [ "$cg" = "$ce" ] || [ "$g" = nan ]; } || same="${same}/graph-differs"
+        { [ -z "$cp" ] || [ "$cp" = "$ce" ] || [ "$sp" = nan ]; } || same="${same}/split-differs"
         hit=$(python3 -c "import json;t=json.load(open('$OUT/report.$name.$i.json'))['totals'];print('%.2f %d' % (t['hit_rate'], t['chunks']))" 2>/dev/null || echo "? ?")
         label=$name
         [ -z "${settings[i]}" ] || label="$name ${settings[i]#GRAPHSHIM_}"
-        awk -v n="$label" -v e="$e" -v s="$s" -v g="$g" -v same="$same" -v hit="$hit" -v es="$es" -v ss="$ss" -v p="$p" 'BEGIN {
+        awk -v n="$label" -v e="$e" -v s="$s" -v g="$g" -v same="$same" -v hit="$hit" -v es="$es" -v ss="$ss" -v p="$p" -v sp="$sp" 'BEGIN {
             r1 = (s > 0) ? e / s : 0
             if (g == "nan") r2 = "-"; else r2 = sprintf("%.2f", s / g)
+            if (g == "nan" || sp == "nan" || g + 0 <= 0) r3 = "-"; else r3 = sprintf("%.2f", sp / g)
             split(hit, h, " ")
             # faster or slower than eager only where the spreads do not overlap
             split(es, a, "-"); split(ss, b, "-")
             v = (b[2] + 0 < a[1] + 0) ? "faster" : (b[1] + 0 > a[2] + 0) ? "SLOWER" : "overlap"
-            printf "%-30s %10.1f %15s %10.1f %15s %10s %8.2fx %8s %7.2fx %10s %6s %6s %s\n", n, e, es, s, ss, g, r1, v, p, r2, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
+            printf "%-30s %10.1f %15s %10.1f %15s %10s %8.2fx %8s %7.2fx %10s %11s %6s %6s %s\n", n, e, es, s, ss, g, r1, v, p, r2, r3, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
     done
     mkdir -p "$B/reports" && mv "$OUT"/report."$name".*.json "$B/reports/" 2>/dev/null
 }
@@ -93,7 +103,7 @@ rm -rf "$B/reports"
     echo "graphshim benchmark: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), CUDA $($NVCC --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "host: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs"
     echo "median us per iteration over $ROUNDS rounds (each the median of its own repetitions), and min-max over the rounds"
-    printf "%-30s %10s %15s %10s %15s %10s %9s %8s %8s %10s %6s %6s %s\n" workload eager eager-spread graphshim shim-spread graph speedup spreads paired shim/graph hit chunks same-output
+    printf "%-30s %10s %15s %10s %15s %10s %9s %8s %8s %10s %11s %6s %6s %s\n" workload eager eager-spread graphshim shim-spread graph speedup spreads paired shim/graph split/graph hit chunks same-output
 } | tee -a "$OUT/bench.txt"
 for k in 1 5 20 100; do run_workload "tiny$k" 500 bench "tiny$k"; done
 run_workload large20 100 bench large20
