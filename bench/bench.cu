@@ -25,6 +25,13 @@
 //   norepeat                    20 tiny kernels whose arguments and grid sizes
 //                               change every launch: nothing ever repeats, not
 //                               even the sequence of kernel shapes (the worst case)
+//   slowhost                    60 kernels of 10 us of GPU time each, the host busy
+//                               for 15 us after each launch (a framework's work
+//                               between launches on a slow host: PyTorch d=1024 on
+//                               the device hosts): a host-bound sequence, where
+//                               what the GPU runs after the synchronize is the
+//                               cost (no graph column: a hand-written graph would
+//                               skip the host's work)
 //   rare                        the same, but the grid sizes follow a sequence of
 //                               low discrepancy: about 300 different sequences of
 //                               shapes, each back every 300 iterations or so (work
@@ -74,6 +81,20 @@ __global__ void bench_mix(unsigned *x, unsigned v, int n)
         x[i] = (x[i] ^ (v + J)) * 16777619u + J;
 }
 
+// bench_axpb, then thread 0 waits until ns nanoseconds have passed since the
+// block began (the GPU's global timer): a kernel of a fixed length.
+__global__ void bench_slow(float *x, float a, float b, int n, long long ns)
+{
+    long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        x[i] = a * x[i] + b;
+    if (threadIdx.x == 0)
+        do
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        while (t - t0 < ns);
+}
+
 typedef void (*MixKernel)(unsigned *, unsigned, int);
 static const MixKernel mixers[5] = {bench_mix<0>, bench_mix<1>, bench_mix<2>, bench_mix<3>, bench_mix<4>};
 
@@ -95,7 +116,7 @@ struct Work {
     std::string name;
     int k = 20;
     int n = 1024;
-    bool copies = false, pageable = false, norepeat = false, rare = false, gemm = false;
+    bool copies = false, pageable = false, norepeat = false, rare = false, gemm = false, slowhost = false;
     bool mixing = false, scalars = false; // the bench_mix workloads; scalars: arguments change
     int repeat = 1, sets = 1;             // runs of the k kernels per iteration; rotation sets
     bool growing = false;                 // loopvar: repeat grows by one every iteration
@@ -241,7 +262,13 @@ struct Work {
             }
             bench_axpb<<<(m * m + 255) / 256, 256, 0, s>>>(c, 0.5f, 0.25f, m * m);
         }
-        if (norepeat || rare) {
+        if (slowhost) {
+            for (int j = 0; j < k; j++) {
+                bench_slow<<<grid(), 256, 0, s>>>(x, 0.999f, 0.001f * (float)(j % 3), n, 10000);
+                for (double t0 = now_us(); now_us() - t0 < 15;)
+                    ;
+            }
+        } else if (norepeat || rare) {
             for (int j = 0; j < k; j++) { // every launch's argument differs from every earlier one
                 unsigned long h = (unsigned long)(iter * k + j);
                 h = rare ? h * 0x9E3779B97F4A7C15ul : mix64(h);
@@ -294,6 +321,8 @@ int main(int argc, char **argv)
         w.norepeat = true;
     else if (n == "rare")
         w.rare = true;
+    else if (n == "slowhost")
+        w.slowhost = true, w.k = 60;
     else if (n == "h2d_pinned")
         w.copies = true;
     else if (n == "h2d_pageable")
@@ -314,11 +343,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "unknown workload %s\n", n.c_str());
         return 2;
     }
-    if (graph && (w.norepeat || w.rare || w.growing)) {
+    if (graph && (w.norepeat || w.rare || w.growing || w.slowhost)) {
         printf("us_per_iter nan\n"); // a graph of work that never repeats does not exist
         return 0;
     }
-    if (split && (w.norepeat || w.rare || w.copies || w.gemm || w.mixing || w.k < 2)) {
+    if (split && (w.slowhost || w.norepeat || w.rare || w.copies || w.gemm || w.mixing || w.k < 2)) {
         printf("us_per_iter nan\n");
         return 0;
     }

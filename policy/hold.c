@@ -189,14 +189,23 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 **                          launches cost a GPU that is busy anyway);
 **   GRAPHSHIM_CHUNK_US=t   by time, where held ops have waited more than t twice
 **                          at the same place;
+** where a chunk ended at a place of the slow host (or of CHUNK_US) and was the
+** segment's last, more than 2 * GS_TAIL_OPS ops before its end, one more chunk
+** ends GS_TAIL_OPS ops before that end from then on: the last graph, which the
+** GPU begins only at the boundary while the host waits, stays short (a slow
+** host's GPU has caught up by then; PyTorch d=1024: 12 ops, ~150 us of GPU time,
+** the last graph otherwise);
 ** and, whatever the settings, where the watchdog fired (watchdog.c).
 ** Called locked, after the op at s->cur was held. */
 #define GS_SLOW_HOST_NS_PER_OP 1000
+#define GS_TAIL_OPS 4
 
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
 {
     uint32_t limit = (uint32_t)(gs__cfg.chunk_max > gs__cfg.chunk_ops ? gs__cfg.chunk_max : gs__cfg.chunk_ops);
 
+    if (c->depth == s->tail_at)
+        return 1;
     if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops) {
         if (held >= s->chunk_depth)
             return 1;
@@ -218,11 +227,27 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
 static int launch_chunk(struct gs_stream *s, struct gs_node *c)
 {
     int rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
-    if (rc == 0)
+    if (rc == 0) {
         s->chunks++;
-    else
+        s->last_chunk = c->depth;
+        if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
+            s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;
+    } else
         c->chunk_failed = rc != GS_CAPTURE_BUSY;
     return rc;
+}
+
+void gs__chunks_end(struct gs_stream *s, struct gs_node *end)
+{
+    if (end && s->last_chunk && end->depth > s->last_chunk) {
+        struct gs_node *c = end;
+        while (c->depth > s->last_chunk)
+            c = c->parent;
+        c->chunk_tail = end->depth - s->last_chunk;
+    }
+    s->chunk_depth = 0;
+    s->last_chunk = 0;
+    s->tail_at = 0;
 }
 
 static void maybe_chunk(struct gs_stream *s)

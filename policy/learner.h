@@ -54,6 +54,8 @@ struct gs_node {
     CUgraphExec exec;        /* graph of the ops exec_from+1 .. depth of the path here, or NULL */
     struct gs_extras *extras; /* graphs of the same ops with other parameters (graph_cache.h) */
     uint32_t exec_from;
+    uint32_t chunk_tail;     /* ops after this node to the segment's end, the last time
+                             ** an early chunk ending here was the segment's last (hold.c) */
     void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE */
     union {
         struct gs_key key;   /* len bytes, the key's variable part follows */

@@ -170,6 +170,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     if (s->holding) {
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
+            gs__chunks_end(s, t);
             s->replays++;
             t->replays++;
             s->holding = 0;
@@ -208,9 +209,9 @@ static void resolve_locked(struct gs_stream *s, int reason)
     s->seg_held = 0;
     s->last_evicted = s->trie.evicted;
     s->seg_start = 0;
+    gs__chunks_end(s, NULL);
     s->cur = segment_start(s);
     s->clean = 1;
-    s->chunk_depth = 0;
     gs__patches_reset(s);
 }
 
@@ -468,7 +469,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         gs__trie_clear(&s->trie);
         s->cur = &s->trie.root;
         s->clean = 1;
-        s->chunk_depth = 0;
+        gs__chunks_end(s, NULL);
         s->warmup_shift = 0; /* a new stream's budget, and learning */
         s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
         s->resting = 0;

@@ -364,9 +364,16 @@ Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
     /* A 60-op sequence issued at tens of microseconds an op.  Chunks of 8, 8 and
     ** 16 ops go out as from a fast host; the next would be 32 ops long, but
     ** the host took more than 1 us an op over the 16 ops after the last chunk,
-    ** so, from the second replay on, a chunk ends there: four chunks per replay
-    ** instead of three, the last graph 12 ops instead of 28. */
+    ** so, from the second replay on, a chunk ends there (depth 48): four chunks
+    ** per replay instead of three, the last graph 12 ops instead of 28.  From
+    ** the third on, that last graph is cut 4 ops before the end (rule
+    ** short-tail): five chunks, and a last graph of 4 ops. */
     n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", NULL}, "12", &report);
+    cr_assert_eq(n, 10, "%s", report);
+    cr_assert_eq(total(report, "chunks"), 3 + 4 + 5 * (n - 2), "%s", report);
+    free(report);
+    n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=short-tail", NULL},
+                     "12", &report);
     cr_assert_eq(n, 10, "%s", report);
     cr_assert_eq(total(report, "chunks"), 3 + 4 * (n - 1), "%s", report);
     free(report);
