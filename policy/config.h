@@ -15,7 +15,7 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
 /* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (engine.h, watchdog.c). */
 #define GS_RULE_NAMES                                                                  \
     "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
-    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail"
+    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle"
 
 /* X(field, env name, type, default, min, max, doc) */
 #define GS_KNOBS(X)                                                                   \
@@ -40,7 +40,7 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "(see docs/PERFORMANCE.md)")                                                   \
     X(chunk_max, "GRAPHSHIM_CHUNK_MAX", GS_KNOB_INT, 16, 0, 1000000,                   \
       "where the host took more than 1 us per op to issue this many ops (at least "  \
-      "GRAPHSHIM_CHUNK_OPS) after an early chunk, twice at that place, a chunk ends " \
+      "GRAPHSHIM_CHUNK_OPS) after an early chunk, twice in a row at that place, a chunk ends " \
       "there instead of growing as "                                                 \
       "long as all before it: a GPU about as fast as such a host gets work before " \
       "it runs dry; 0: chunks always grow")                                          \

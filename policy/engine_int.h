@@ -107,10 +107,11 @@ void gs__flush(struct gs_stream *s, int reason);
 /* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY.  what:
 ** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
-/* The segment ended: its early chunks are forgotten; end, where the segment was
-** replayed up to that node (NULL otherwise), learns how far the last chunk was
-** from the end. */
-void gs__chunks_end(struct gs_stream *s, struct gs_node *end);
+/* The segment ended: its early chunks are forgotten.  end: where the segment was
+** replayed up to that node (NULL otherwise), the place of the last chunk learns
+** how far it was from the end, in ops and in the host's time up to end_ns, when
+** the boundary came. */
+void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns);
 
 /* --- patch.c (each called locked) --- */
 /* Keeps the key (len bytes) of the launch held at depth, whose parameter bytes

@@ -182,7 +182,8 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 **                          chunk as long as all before it), a handful of graph
 **                          launches however long the sequence;
 **   GRAPHSHIM_CHUNK_MAX=m  but where the host took more than 1 us per op to
-**                          issue m ops after a chunk, twice, a chunk ends there:
+**                          issue m ops after a chunk, twice in a row, a chunk
+**                          ends there:
 **                          a slow host runs about as fast as the GPU, which would
 **                          otherwise wait at the end for the last, longest chunk,
 **                          while a fast host keeps its few long chunks (more graph
@@ -195,10 +196,16 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 ** GPU begins only at the boundary while the host waits, stays short (a slow
 ** host's GPU has caught up by then; PyTorch d=1024: 12 ops, ~150 us of GPU time,
 ** the last graph otherwise);
+** but where a chunk was the segment's last and the host issued the rest of the
+** segment in less than GS_CHUNK_MIN_NS, what the GPU gained by starting early
+** was less than the graph launch cost it (about 1-2 us of GPU time each, bench's
+** split rows): no chunk ends there any more, nor by count after it in the
+** segment (tiny20 on a fast host: 8 and 12 ops instead of 8, 8 and 4);
 ** and, whatever the settings, where the watchdog fired (watchdog.c).
 ** Called locked, after the op at s->cur was held. */
 #define GS_SLOW_HOST_NS_PER_OP 1000
 #define GS_TAIL_OPS 4
+#define GS_CHUNK_MIN_NS 2000
 
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
 {
@@ -209,9 +216,17 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
     if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops) {
         if (held >= s->chunk_depth)
             return 1;
-        if (gs__cfg.chunk_max && held == limit)
-            return c->chunk_votes >= 2 ||
-                   (gs__now_ns() - s->chunk_since >= (uint64_t)held * GS_SLOW_HOST_NS_PER_OP && ++c->chunk_votes >= 2);
+        if (gs__cfg.chunk_max && held == limit) {
+            /* Two slow passes in a row: a fast host that stalls once in a while
+            ** (descheduled) keeps its few long chunks. */
+            if (c->chunk_votes >= 2)
+                return 1;
+            if (gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP) {
+                c->chunk_votes = 0;
+                return 0;
+            }
+            return ++c->chunk_votes >= 2;
+        }
     }
     if (!gs__cfg.chunk_us)
         return 0;
@@ -230,6 +245,7 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
     if (rc == 0) {
         s->chunks++;
         s->last_chunk = c->depth;
+        s->last_chunk_ns = gs__now_ns();
         if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
             s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;
     } else
@@ -237,17 +253,20 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
     return rc;
 }
 
-void gs__chunks_end(struct gs_stream *s, struct gs_node *end)
+void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
 {
     if (end && s->last_chunk && end->depth > s->last_chunk) {
         struct gs_node *c = end;
         while (c->depth > s->last_chunk)
             c = c->parent;
         c->chunk_tail = end->depth - s->last_chunk;
+        if (end_ns - s->last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
+            c->chunk_idle = 1;
     }
     s->chunk_depth = 0;
     s->last_chunk = 0;
     s->tail_at = 0;
+    s->chunks_off = 0;
 }
 
 static void maybe_chunk(struct gs_stream *s)
@@ -257,8 +276,14 @@ static void maybe_chunk(struct gs_stream *s)
 
     /* A place where the watchdog fired sends out what is held whatever its count
     ** (a single op eagerly). */
-    if (!GS_WATCHDOG_CUT(c) && (held < 2 || c->chunk_failed || !chunk_ends_here(s, c, held)))
-        return;
+    if (!GS_WATCHDOG_CUT(c)) {
+        if (held < 2 || c->chunk_failed || s->chunks_off || !chunk_ends_here(s, c, held))
+            return;
+        if (c->chunk_idle) {
+            s->chunks_off = 1;
+            return;
+        }
+    }
     if (held < 2 || c->chunk_failed || launch_chunk(s, c) != 0)
         issue_held(s, c);
     /* Nothing is held now: the next held op starts the clocks again. */

@@ -39,6 +39,8 @@ struct gs_node {
     uint8_t reads_staging;   /* its graph copies from staging buffers */
     uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
+    uint8_t chunk_idle;      /* a chunk ending here left the host less work to the segment's
+                             ** end than a graph launch costs: none ends here any more (hold.c) */
     uint8_t gain_retimed;    /* the gain check found the graph slow once and re-times eager */
     uint8_t gain_warm;       /* its eager time was measured again after the first replays */
     uint8_t exec_patched;    /* exec holds parameters other than its path's keys */

@@ -168,9 +168,10 @@ static void resolve_locked(struct gs_stream *s, int reason)
 
     gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
     if (s->holding) {
+        uint64_t end_ns = s->last_chunk ? gs__now_ns() : 0; /* before the last graph's capture */
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
-            gs__chunks_end(s, t);
+            gs__chunks_end(s, t, end_ns);
             s->replays++;
             t->replays++;
             s->holding = 0;
@@ -209,7 +210,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     s->seg_held = 0;
     s->last_evicted = s->trie.evicted;
     s->seg_start = 0;
-    gs__chunks_end(s, NULL);
+    gs__chunks_end(s, NULL, 0);
     s->cur = segment_start(s);
     s->clean = 1;
     gs__patches_reset(s);
@@ -469,7 +470,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         gs__trie_clear(&s->trie);
         s->cur = &s->trie.root;
         s->clean = 1;
-        gs__chunks_end(s, NULL);
+        gs__chunks_end(s, NULL, 0);
         s->warmup_shift = 0; /* a new stream's budget, and learning */
         s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
         s->resting = 0;

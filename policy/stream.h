@@ -66,6 +66,8 @@ struct gs_stream {
     uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
     uint32_t last_chunk;      /* depth where the segment's last early chunk ended; 0: none */
     uint32_t tail_at;         /* depth where a chunk ends to keep the last graph short; 0: none */
+    uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out */
+    int chunks_off;           /* the segment passed a place of chunk_idle: no more chunks by count */
     uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait */
     int clean;                /* every op of the segment issued so far succeeded */
     _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */

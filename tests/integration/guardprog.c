@@ -497,8 +497,9 @@ static void slowlong(int iters)
     }
 }
 
-/* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark. */
-static void long_(int iters)
+/* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark;
+** twenty: 20 ops (bench's tiny20). */
+static void n_ops(int iters, int n)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -506,13 +507,16 @@ static void long_(int iters)
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
         input(s, x, it);
-        for (int j = 0; j < 98; j++)
+        for (int j = 0; j < n - 2; j++)
             axpb(s, x);
         copy(s, P(out), x);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
     }
 }
+
+static void long_(int iters) { n_ops(iters, 100); }
+static void twenty(int iters) { n_ops(iters, 20); }
 
 /* ITERS segments that never repeat (a setup phase), then 40 that do (a loop):
 ** the setup must not keep the loop from being learned. */
@@ -1414,7 +1418,7 @@ static const struct {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
-    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"rare", rare},  {"long", long_}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
+    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},

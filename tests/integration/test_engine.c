@@ -345,14 +345,39 @@ Test(engine, chunks_by_count_end_at_the_same_places_every_time)
     /* By default (8) a 100-op sequence from a fast host goes out in chunks of 8,
     ** 8, 16, 32 ops and a last graph of 36: four chunks per replay.  (Its 97
     ** launches of one kernel are a loop body too, whose graphs the first two
-    ** iterations would add.) */
-    cr_assert_eq(replays_with("long", (const char *[]){"GRAPHSHIM_BODY_OPS=0", NULL}, "12", &report), 10);
+    ** iterations would add.  The fake driver's host holds 36 ops in about as
+    ** long as a graph launch costs a GPU, so the rule chunk-idle, tested below,
+    ** would drop the last chunk on a fast machine and keep it on a slow one.) */
+    cr_assert_eq(replays_with("long", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=chunk-idle", NULL},
+                              "12", &report),
+                 10);
     cr_assert_eq(total(report, "chunks"), 4 * 10, "%s", report);
     cr_assert_eq(total(report, "graphs_captured"), 5, "%s", report);
     free(report);
     cr_assert_eq(replays_with("long", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_BODY_OPS=0", NULL}, "12",
                               &report), 10);
     cr_assert_eq(total(report, "chunks"), 0, "%s", report);
+    free(report);
+}
+
+Test(engine, a_chunk_that_leaves_the_host_almost_nothing_to_issue_is_dropped)
+{
+    char *report;
+    long n;
+
+    /* 20 ops from a fast host: chunks at 8 and 16 in the first replay.  The
+    ** host holds the last 4 ops in far less than 2 us, less than the graph
+    ** launch costs the GPU: from the second replay on no chunk ends at 16
+    ** (one chunk, or none where the 12 ops after 8 took less than 2 us too).
+    ** With the rule dropped, two chunks every replay. */
+    n = replays_with("twenty", (const char *[]){"GRAPHSHIM_BODY_OPS=0", NULL}, "12", &report);
+    cr_assert_eq(n, 10, "%s", report);
+    cr_assert_leq(total(report, "chunks"), 2 + (n - 1), "%s", report);
+    free(report);
+    n = replays_with("twenty", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=chunk-idle", NULL},
+                     "12", &report);
+    cr_assert_eq(n, 10, "%s", report);
+    cr_assert_eq(total(report, "chunks"), 2 * n, "%s", report);
     free(report);
 }
 
