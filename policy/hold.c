@@ -200,7 +200,8 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 ** segment in less than GS_CHUNK_MIN_NS, what the GPU gained by starting early
 ** was less than the graph launch cost it (about 1-2 us of GPU time each, bench's
 ** split rows): no chunk ends there any more, nor by count after it in the
-** segment (tiny20 on a fast host: 8 and 12 ops instead of 8, 8 and 4);
+** segment (tiny20 on a fast host: one graph, or 8 and 12 ops, instead of 8, 8
+** and 4);
 ** and, whatever the settings, where the watchdog fired (watchdog.c).
 ** Called locked, after the op at s->cur was held. */
 #define GS_SLOW_HOST_NS_PER_OP 1000
