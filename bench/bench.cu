@@ -347,7 +347,7 @@ int main(int argc, char **argv)
         printf("us_per_iter nan\n"); // a graph of work that never repeats does not exist
         return 0;
     }
-    if (split && (w.slowhost || w.norepeat || w.rare || w.copies || w.gemm || w.mixing || w.k < 2)) {
+    if (split && (w.copies || w.gemm || w.mixing || w.k < 2)) { // the others: no graph at all (above)
         printf("us_per_iter nan\n");
         return 0;
     }

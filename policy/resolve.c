@@ -165,13 +165,14 @@ static void resolve_locked(struct gs_stream *s, int reason)
 {
     struct gs_node *t = s->cur;
     int replayed = 0, rc = -1;
+    uint64_t end_ns = 0;
 
     gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
     if (s->holding) {
-        uint64_t end_ns = s->last_chunk ? gs__now_ns() : 0; /* before the last graph's capture */
+        if (s->last_chunk)
+            end_ns = gs__now_ns(); /* before the last graph's capture */
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
-            gs__chunks_end(s, t, end_ns);
             s->replays++;
             t->replays++;
             s->holding = 0;
@@ -210,7 +211,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     s->seg_held = 0;
     s->last_evicted = s->trie.evicted;
     s->seg_start = 0;
-    gs__chunks_end(s, NULL, 0);
+    gs__chunks_end(s, replayed ? t : NULL, end_ns);
     s->cur = segment_start(s);
     s->clean = 1;
     gs__patches_reset(s);
