@@ -13,7 +13,7 @@ void *gs__real[GS_NROWS];
 atomic_int gs__ready;
 atomic_uint gs__ctx_epoch = 1;
 int gs__passthrough;
-__thread struct gs_tls gs__tls __attribute__((tls_model("initial-exec")));
+GS_TLS struct gs_tls gs__tls;
 
 int gs__tid(void)
 {

@@ -84,7 +84,12 @@ struct gs_tls {
     unsigned ctx_epoch;  /* gs__ctx_epoch when ctx was read */
     CUcontext ctx;       /* the thread's current context, as last read */
 };
-extern __thread struct gs_tls gs__tls __attribute__((tls_model("initial-exec")));
+/* Thread-local variables of graphshim: initial-exec, an offset from the thread
+** pointer (the default model in a shared library makes each access a call of
+** __tls_get_addr, a few on every launch).  Preloaded or loaded by a program, the
+** library's few hundred bytes fit the static TLS that glibc keeps for that. */
+#define GS_TLS __thread __attribute__((tls_model("initial-exec")))
+extern GS_TLS struct gs_tls gs__tls;
 /* Raised by every call that may change a thread's current context (class
 ** CURRENT, CTX or UNCLASSIFIED): a thread whose gs__tls.ctx_epoch differs reads
 ** its current context again.  Starts at 1, so that every thread reads it once. */

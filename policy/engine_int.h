@@ -73,8 +73,8 @@ static inline CUcontext gs__default_ctx(void)
 ** on every op's path, and its answer is almost always in a per-thread cache: the
 ** last created stream, and the last legacy and per-thread stream states, each
 ** checked with one compare (the handle, or the context of a default stream). */
-extern __thread struct gs_stream *gs__tls_last, *gs__tls_default[2];
-extern __thread CUstream gs__tls_last_handle;
+extern GS_TLS struct gs_stream *gs__tls_last, *gs__tls_default[2];
+extern GS_TLS CUstream gs__tls_last_handle;
 struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx);
 static inline struct gs_stream *gs__stream_get(CUstream handle)
 {

@@ -50,12 +50,12 @@ void gs__graph_sync_leave(void)
 ** on one stream.  A reset (context teardown) bumps the generation, and a thread
 ** then makes new ones. */
 #define MAX_CTX 8
-static __thread struct {
+static GS_TLS struct {
     CUcontext ctx;
     CUstream stream;
 } privs[MAX_CTX];
-static __thread int nprivs;
-static __thread unsigned privs_gen;
+static GS_TLS int nprivs;
+static GS_TLS unsigned privs_gen;
 static atomic_uint reset_gen;
 
 static CUstream private_stream(CUcontext ctx)
@@ -92,7 +92,7 @@ static void evict_one(struct gs_stream *s, struct gs_node *keep)
                 victim = i;
         if (victim < 0)
             return;
-        if (recs[victim].s == s || pthread_mutex_trylock(&recs[victim].s->lock) == 0) {
+        if (recs[victim].s == s || gs__trylock(&recs[victim].s->lock)) {
             struct gs_node *n = recs[victim].node;
             struct gs_stream *owner = recs[victim].s;
             GS_REAL(cuGraphExecDestroy)(n->exec);
@@ -100,7 +100,7 @@ static void evict_one(struct gs_stream *s, struct gs_node *keep)
             rec_remove(victim);
             nevicted++;
             if (owner != s)
-                pthread_mutex_unlock(&owner->lock);
+                gs__unlock(&owner->lock);
             return;
         }
         /* Its stream is busy: touch it so another is picked next time. */

@@ -308,11 +308,38 @@ static uint64_t shape_mix(uint64_t fp, const struct gs_key *k)
     return (fp ^ h ^ h >> 29) * 0xD6E8FEB86659FD93ull + 1;
 }
 
-int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src)
+/* The op expected next on s, if launch a is it and s would hold it: the child of
+** s->cur last taken, compared in place (no key built, no search).  *same: 1 if
+** its parameter bytes are a's too, -1 if a differs in them alone.  Called
+** locked. */
+static struct gs_node *expected(struct gs_stream *s, const struct gs_launch *a, int *same)
+{
+    struct gs_node *c;
+    int how;
+
+    if (!a->plain || !s->cur || !(c = s->cur->next) || !c->stable_below || !s->usable || s->app_capturing ||
+        !(s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && s->cur->depth == 0)) ||
+        atomic_load_explicit(&gs__app_captures, memory_order_relaxed))
+        return NULL;
+    how = gs__key_launch_is(&c->key, a);
+    /* Without patching, parameter bytes are the tree's to compare. */
+    if (how == GS_KEY_OTHER || (how == GS_KEY_SHAPE && !gs__cfg.patch))
+        return NULL;
+    *same = how == GS_KEY_SAME ? 1 : -1;
+    c->matched = ++s->cur->match_clock; /* as gs__trie_child() does */
+    return c;
+}
+
+/* gs__engine_op_begin(), for a launch too (a != NULL): then the key is built
+** only if the launch is not the op expected next, or differs from it in
+** parameter bytes (same = -1 then: they differ). */
+static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src,
+                    const struct gs_launch *a)
 {
     struct gs_stream *s;
-    struct gs_node *c;
-    uint32_t cmp;
+    struct gs_node *c = NULL;
+    uint32_t cmp = 0;
+    int same = 0;
 
     *out = NULL;
     if (gs__passthrough)
@@ -323,26 +350,33 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         ** even completed (its queries could disturb the capture).  What a stream
         ** held before goes out first. */
         if (s->ready) {
-            pthread_mutex_lock(&s->lock);
+            gs__lock(&s->lock);
             if (s->holding)
                 gs__flush(s, GS_BAIL_APP_CAPTURE);
             s->cur = NULL;
-            pthread_mutex_unlock(&s->lock);
+            gs__unlock(&s->lock);
         }
         return GS_OP_PASS;
     }
     if (GS_UNLIKELY(!s->ready)) {
-        pthread_mutex_lock(&s->lock);
+        gs__lock(&s->lock);
         if (!s->ready)
             gs__stream_ready(s);
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
     }
     if (atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed) ||
         (s->kind == GS_STREAM_LEGACY && atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed)))
         gs__legacy_rule(s);
     /* A default stream's state is its context's (gs__stream_get): its held ops
     ** and graphs go out in the context they came from. */
-    pthread_mutex_lock(&s->lock);
+    gs__lock(&s->lock);
+    if (a && (c = expected(s, a, &same)) != NULL && same > 0)
+        goto hold;
+    if (a) {
+        GS_PROF_START(t);
+        len = gs__key_launch(key, a);
+        GS_PROF_STOP(GS_PROF_KEY, t);
+    }
     if (GS_UNLIKELY(len < 0 || !s->usable || s->app_capturing ||
                     atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
         /* An op the engine cannot hold still goes after the ones it holds, and a
@@ -351,15 +385,17 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
             gs__flush(s, len < 0 ? GS_BAIL_UNHOLDABLE : GS_BAIL_APP_CAPTURE);
         if (len < 0)
             s->cur = NULL;
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
         return GS_OP_PASS;
     }
-    s->ops_seen++;
-    *out = s;
     /* A launch matches its node whatever its parameter bytes: those are patched
     ** (unless GRAPHSHIM_PATCH=0). */
     cmp = (uint32_t)len - (gs__cfg.patch ? ((struct gs_key *)key)->nparams : 0);
-    c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
+    if (!c)
+        c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
+hold:
+    s->ops_seen++;
+    *out = s;
     /* The gain check times a segment from its first op, where it may come to be
     ** a sequence long enough to be graphed: an op the tree knows, and has seen
     ** followed (a segment of one launch and a synchronize reads no clock). */
@@ -368,20 +404,24 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
     if (c && c->stable_below &&
         (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && s->cur->depth == 0))) {
         /* Hold: the call returns success, the op waits for its sequence's end. */
-        if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
-            if (!c->staging && GS_REAL(cuMemAllocHost_v2)(&c->staging, ((struct gs_key *)key)->size) != CUDA_SUCCESS)
-                c->staging = NULL;
-            if (!c->staging)
+        if (same <= 0) {
+            if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
+                if (!c->staging &&
+                    GS_REAL(cuMemAllocHost_v2)(&c->staging, ((struct gs_key *)key)->size) != CUDA_SUCCESS)
+                    c->staging = NULL;
+                if (!c->staging)
+                    goto issue;
+                gs__staging_wait(s);
+                memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
+            }
+            /* Parameters of its own: kept, to go out with it (unless a test
+            ** turned the parameter rule off). */
+            if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) &&
+                (same < 0 ||
+                 memcmp(gs__key_params(&c->key), gs__key_params(key), ((struct gs_key *)key)->nparams) != 0) &&
+                gs__patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
                 goto issue;
-            gs__staging_wait(s);
-            memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
         }
-        /* Parameters of its own: kept, to go out with it (unless a test turned
-        ** the parameter rule off). */
-        if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) &&
-            memcmp(gs__key_params(&c->key), gs__key_params(key), ((struct gs_key *)key)->nparams) != 0 &&
-            gs__patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
-            goto issue;
         if (!s->holding) {
             s->holding = GS_HOLD_TRIE;
             s->seg_held = 1;
@@ -396,7 +436,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
         s->ops_held++;
         if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c)))
             maybe_chunk(s);
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
         *out = NULL;
         return GS_OP_HELD;
     }
@@ -410,11 +450,16 @@ issue:
     /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
     ** segment through the ops a body holds. */
     if (gs__cfg.body_ops && gs__body_op(s, key, (uint32_t)len)) {
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
         *out = NULL;
         return GS_OP_HELD;
     }
     return GS_OP_ISSUE;
+}
+
+int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src)
+{
+    return op_begin(out, stream, key, len, stage_src, NULL);
 }
 
 void gs__engine_op_end(struct gs_stream *s, CUresult rc)
@@ -424,14 +469,14 @@ void gs__engine_op_end(struct gs_stream *s, CUresult rc)
         s->cur = NULL; /* a failed op is never part of a learned sequence, */
         gs__body_failed(s); /* nor of a body */
     }
-    pthread_mutex_unlock(&s->lock);
+    gs__unlock(&s->lock);
 }
 
 /* The calling thread's buffer for a launch key (up to 32 KiB of parameters: too
 ** much for the stack of every thread that launches).  NULL if out of memory. */
 static pthread_key_t key_buffer_key;
 static pthread_once_t key_buffer_once = PTHREAD_ONCE_INIT;
-static __thread unsigned char *key_buf;
+static GS_TLS unsigned char *key_buf;
 
 static void key_buffer_init(void)
 {
@@ -454,18 +499,17 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
 {
     GS_PROF_START(t_launch);
     unsigned char *key = key_buffer();
+    const struct gs_launch a = {f,      {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shmem,
+                                (!cfg || !cfg->numAttrs) && !extra, cfg, params, extra};
     struct gs_stream *s;
     CUresult rc;
-    int len = -1, op;
+    int op;
 
-    if (key && !gs__passthrough && !gs__engine_capturing()) {
-        GS_PROF_START(t);
-        len = gs__key_launch(key, f, grid, block, shmem, cfg, params, extra);
-        GS_PROF_STOP(GS_PROF_KEY, t);
-    }
     {
         GS_PROF_START(t);
-        op = gs__engine_op_begin(&s, stream, key, len, NULL);
+        /* op_begin builds the key when it must (never while the program captures:
+        ** no driver call of ours then). */
+        op = op_begin(&s, stream, key, -1, NULL, key ? &a : NULL);
         GS_PROF_STOP2(GS_PROF_BEGIN,
                       op == GS_OP_HELD ? GS_PROF_HELD : !s ? GS_PROF_PASSED : s->cur ? GS_PROF_LEARNED : GS_PROF_ISSUED,
                       t);

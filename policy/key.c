@@ -4,9 +4,10 @@
 ** Parameter layouts come from cuFuncGetParamInfo, or cuKernelGetParamInfo when the
 ** handle is a CUkernel (cuFuncGetParamInfo rejects one with
 ** CUDA_ERROR_INVALID_HANDLE).  They are cached per function in a table that
-** readers search without a lock: entries are immutable once published, and a
-** reset or a resize publishes a new table (the old one is left allocated, since
-** a reader may still be in it; both happen rarely).
+** readers search without a lock: entries are immutable once published and never
+** freed (a key points at its function's), and a reset or a resize publishes a
+** new table (the old one is left allocated, since a reader may still be in it;
+** both happen rarely).
 */
 #include "key.h"
 
@@ -17,21 +18,14 @@
 
 /* --- Parameter layouts -------------------------------------------------- */
 
-struct layout {
-    CUfunction f;
-    int n;                 /* parameters; -1: unknown, the function passes through */
-    uint32_t size;         /* bytes of the packed parameter buffer */
-    const uint32_t *off;   /* n offsets, then n sizes */
-};
-
 struct layout_table {
     unsigned cap;          /* power of two */
     unsigned used;
-    struct layout *_Atomic *slots;
+    struct gs_layout *_Atomic *slots;
 };
 
 static struct layout_table *_Atomic layouts;
-static const struct layout unknown_layout = {NULL, -1, 0, NULL};
+static const struct gs_layout unknown_layout = {NULL, -1, 0, NULL};
 static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct layout_table *table_new(unsigned cap)
@@ -52,16 +46,16 @@ static unsigned fhash(CUfunction f)
     return (unsigned)(x >> 32);
 }
 
-static const struct layout *layout_find(struct layout_table *t, CUfunction f)
+static const struct gs_layout *layout_find(struct layout_table *t, CUfunction f)
 {
     for (unsigned h = fhash(f);; h++) {
-        struct layout *l = atomic_load_explicit(&t->slots[h & (t->cap - 1)], memory_order_acquire);
+        struct gs_layout *l = atomic_load_explicit(&t->slots[h & (t->cap - 1)], memory_order_acquire);
         if (!l || l->f == f)
             return l;
     }
 }
 
-static void layout_put(struct layout_table *t, struct layout *l)
+static void layout_put(struct layout_table *t, struct gs_layout *l)
 {
     unsigned h = fhash(l->f);
     while (atomic_load_explicit(&t->slots[h & (t->cap - 1)], memory_order_relaxed))
@@ -101,9 +95,9 @@ static int layout_plausible(int n, const uint32_t *off, const uint32_t *size, ui
 /* Asks the driver for f's parameter layout.  n = -1 (its launches pass through)
 ** when the driver gives none, or one that is not plausible: a layout is never
 ** guessed. */
-static struct layout *layout_query(CUfunction f)
+static struct gs_layout *layout_query(CUfunction f)
 {
-    struct layout *l = calloc(1, sizeof *l);
+    struct gs_layout *l = calloc(1, sizeof *l);
     uint32_t *off = NULL, *size = NULL, end = 0;
     int cap = 0, n = 0, by_kernel = 0;
 
@@ -171,11 +165,11 @@ unknown:
     return l;
 }
 
-static const struct layout *layout_of(CUfunction f)
+static const struct gs_layout *layout_of(CUfunction f)
 {
     struct layout_table *t = atomic_load_explicit(&layouts, memory_order_acquire);
-    const struct layout *l = t ? layout_find(t, f) : NULL;
-    struct layout *nl;
+    const struct gs_layout *l = t ? layout_find(t, f) : NULL;
+    struct gs_layout *nl;
 
     if (GS_LIKELY(l != NULL))
         return l;
@@ -189,7 +183,7 @@ static const struct layout *layout_of(CUfunction f)
         if (2 * (t->used + 1) > t->cap) {
             struct layout_table *big = table_new(2 * t->cap);
             for (unsigned i = 0; big && i < t->cap; i++) {
-                struct layout *e = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+                struct gs_layout *e = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
                 if (e)
                     layout_put(big, e);
             }
@@ -254,11 +248,12 @@ int gs__attr_supported(CUlaunchAttributeID id)
     return attr_value_size(id) >= 0;
 }
 
-int gs__key_launch(void *buf, CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
-                   const CUlaunchConfig *cfg, void **params, void **extra)
+int gs__key_launch(void *buf, const struct gs_launch *a)
 {
     struct gs_key *k = buf;
-    const struct layout *l = layout_of(f);
+    const struct gs_layout *l = layout_of(a->f);
+    const CUlaunchConfig *cfg = a->cfg;
+    void **params = a->params, **extra = a->extra;
     unsigned nattrs = cfg ? cfg->numAttrs : 0;
     unsigned char *p;
     uint32_t nbytes;
@@ -267,10 +262,11 @@ int gs__key_launch(void *buf, CUfunction f, const unsigned grid[3], const unsign
         return -1;
     memset(k, 0, sizeof *k);
     k->kind = GS_OP_LAUNCH;
-    k->f = f;
-    memcpy(k->grid, grid, sizeof k->grid);
-    memcpy(k->block, block, sizeof k->block);
-    k->shmem = shmem;
+    k->f = a->f;
+    k->layout = l;
+    memcpy(k->grid, a->grid, sizeof k->grid);
+    memcpy(k->block, a->block, sizeof k->block);
+    k->shmem = a->shmem;
     k->nattrs = nattrs;
     for (unsigned i = 0; i < nattrs; i++) {
         /* Only the bytes of the value that mean something: the rest of the union
@@ -355,7 +351,7 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
     case GS_OP_LAUNCH: {
         /* kernelParams, one pointer per parameter into the key's packed bytes: the
         ** form the CUDA runtime itself launches with. */
-        const struct layout *l = layout_of(k->f);
+        const struct gs_layout *l = layout_of(k->f);
         void *stack[64], **params = stack;
         CUresult rc;
         if (l->n < 0 || l->size > k->nparams)

@@ -25,6 +25,16 @@ enum gs_op_kind {
     GS_OP_SET,     /* memset of 1, 2 or 4-byte elements */
 };
 
+/* A function's parameter layout, from the driver (key.c): n parameters, their
+** offsets, then their sizes; n = -1 when unknown (its launches pass through).
+** Immutable once made, and never freed: keys point at theirs. */
+struct gs_layout {
+    CUfunction f;
+    int n;
+    uint32_t size;         /* bytes of the packed parameter buffer */
+    const uint32_t *off;   /* n offsets, then n sizes */
+};
+
 /* The fixed part of a key; variable bytes follow it. */
 struct gs_key {
     uint32_t kind;
@@ -35,8 +45,13 @@ struct gs_key {
     unsigned grid[3], block[3];
     uint64_t dst, src;    /* copies and memsets; src is the value for a memset */
     uint64_t size;        /* bytes copied, or elements set */
-    uint32_t elem;        /* memset element size */
-    uint32_t pad;
+    union {
+        struct {
+            uint32_t elem; /* a memset's element size */
+            uint32_t pad;
+        };
+        const struct gs_layout *layout; /* a launch's: f's (the same in every key of f) */
+    };
 };
 
 /* The driver's limit on a kernel's parameter bytes (CUDA 12.1 on, Volta on), and
@@ -50,11 +65,20 @@ struct gs_key {
 ** launch pass through. */
 int gs__attr_supported(CUlaunchAttributeID id);
 
-/* Builds the key of a launch into buf (GS_KEY_MAX bytes).  Returns its length, or
+/* A launch as the program made it, before its key is built. */
+struct gs_launch {
+    CUfunction f;
+    unsigned grid[3], block[3]; /* as a key holds them */
+    unsigned shmem;
+    int plain;                  /* no attributes, no `extra`: gs__key_launch_is compares it */
+    const CUlaunchConfig *cfg;  /* cuLaunchKernelEx's, or NULL */
+    void **params, **extra;
+};
+
+/* Builds the key of launch a into buf (GS_KEY_MAX bytes).  Returns its length, or
 ** -1 if the launch cannot be held (unknown parameter layout, unsupported `extra`
 ** or attribute): then it passes through. */
-int gs__key_launch(void *buf, CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
-                   const CUlaunchConfig *cfg, void **params, void **extra);
+int gs__key_launch(void *buf, const struct gs_launch *a);
 
 /* Builds the key of a copy or memset.  Returns its length. */
 int gs__key_copy(void *buf, int kind, uint64_t dst, uint64_t src, uint64_t size);
@@ -68,6 +92,51 @@ static inline CUlaunchAttribute *gs__key_attrs(const struct gs_key *k)
 static inline unsigned char *gs__key_params(const struct gs_key *k)
 {
     return (unsigned char *)(gs__key_attrs(k) + k->nattrs);
+}
+
+/* How a launch compares with a key (gs__key_launch_is). */
+enum { GS_KEY_OTHER, GS_KEY_SHAPE, GS_KEY_SAME };
+
+/* Compares plain launch a with key k in place, without building a's key:
+** GS_KEY_SAME if a's key would equal k, GS_KEY_SHAPE if it would differ in
+** parameter bytes alone, GS_KEY_OTHER otherwise.  One load finds the layout:
+** k's. */
+static inline int gs__key_launch_is(const struct gs_key *k, const struct gs_launch *a)
+{
+    const struct gs_layout *l = k->layout;
+    const unsigned char *p = gs__key_params(k);
+    uint64_t kd[3], ad[3];
+    const uint32_t *off, *size;
+
+    /* Grid and block, 24 bytes in both, compared as three words. */
+    __builtin_memcpy(kd, k->grid, sizeof kd);
+    __builtin_memcpy(ad, a->grid, sizeof ad);
+    if (((uint64_t)(uintptr_t)k->f ^ (uint64_t)(uintptr_t)a->f) | (kd[0] ^ ad[0]) | (kd[1] ^ ad[1]) |
+        (kd[2] ^ ad[2]) | (k->kind ^ GS_OP_LAUNCH) | k->nattrs | (k->shmem ^ a->shmem))
+        return GS_KEY_OTHER;
+    if (k->nparams != l->size || (!a->params && l->n))
+        return GS_KEY_OTHER;
+    off = l->off, size = l->off + l->n;
+    for (int i = 0; i < l->n; i++) {
+        const void *q = a->params[i];
+        /* Most parameters are pointers or 4-byte scalars: compared inline. */
+        if (size[i] == 8) {
+            uint64_t x, y;
+            __builtin_memcpy(&x, q, 8);
+            __builtin_memcpy(&y, p + off[i], 8);
+            if (x != y)
+                return GS_KEY_SHAPE;
+        } else if (size[i] == 4) {
+            uint32_t x, y;
+            __builtin_memcpy(&x, q, 4);
+            __builtin_memcpy(&y, p + off[i], 4);
+            if (x != y)
+                return GS_KEY_SHAPE;
+        } else if (__builtin_memcmp(q, p + off[i], size[i]) != 0) {
+            return GS_KEY_SHAPE;
+        }
+    }
+    return GS_KEY_SAME;
 }
 
 /* Issues the op a key describes on stream s, through the real driver.  src_override,

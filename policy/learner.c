@@ -57,6 +57,7 @@ struct gs_node *gs__trie_child_wide(struct gs_node *n, const void *key, uint32_t
         c = n->kids->node[i];
         if (c->len == len && c->cmp == cmp && memcmp(&c->key, key, cmp) == 0) {
             c->matched = ++n->match_clock;
+            n->next = c;
             return c;
         }
     }
@@ -99,6 +100,8 @@ static int evict_child(struct gs_trie *t, struct gs_node *n)
         return -1;
     v = *pv;
     *pv = v->sibling;
+    if (n->next == v)
+        n->next = NULL;
     if (n->kids)
         kids_remove(n, v);
     n->nchildren--;
@@ -125,6 +128,7 @@ struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *k
     memcpy(&c->key, key, len);
     c->sibling = n->child;
     n->child = c;
+    n->next = c;
     if (n->kids) {
         n->kids->hash[n->nchildren] = key_hash(c);
         n->kids->node[n->nchildren] = c;

@@ -23,6 +23,7 @@ struct gs_kids;
 
 struct gs_node {
     struct gs_node *parent, *child, *sibling;
+    struct gs_node *next;    /* the child last found or added: the op expected after this one */
     uint32_t len;            /* key bytes */
     uint32_t cmp;            /* of those, the bytes a lookup compares (gs__trie_child) */
     uint32_t depth;          /* ops from the root */
@@ -103,6 +104,7 @@ static inline struct gs_node *gs__trie_child(struct gs_node *n, const void *key,
     for (struct gs_node *c = n->child; c; c = c->sibling)
         if (c->len == len && c->cmp == cmp && __builtin_memcmp(&c->key, key, cmp) == 0) {
             c->matched = ++n->match_clock;
+            n->next = c;
             return c;
         }
     return NULL;

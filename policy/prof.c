@@ -4,6 +4,8 @@
 #include "prof.h"
 
 #ifdef GS_PROFILE
+#include "../driver/driver.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@ static const char *const phase_names[GS_NPROF] = {
 
 static struct prof_block *blocks;
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread struct prof_block *mine;
+static GS_TLS struct prof_block *mine;
 static uint64_t tsc0, ns0;
 
 static uint64_t now_ns(void)

@@ -15,7 +15,7 @@
 
 enum gs_prof_phase {
     GS_PROF_LAUNCH,   /* a launch in the engine: key, op_begin, the driver, op_end */
-    GS_PROF_KEY,      /* building its key (gs__key_launch) */
+    GS_PROF_KEY,      /* building its key (gs__key_launch; not for the op expected next) */
     GS_PROF_BEGIN,    /* gs__engine_op_begin: hold, learn or issue */
     GS_PROF_HELD,     /*   of those, ops it held */
     GS_PROF_LEARNED,  /*   ops it issued and learned */

@@ -219,9 +219,9 @@ static void resolve_locked(struct gs_stream *s, int reason)
 
 static void resolve(struct gs_stream *s, int reason)
 {
-    pthread_mutex_lock(&s->lock);
+    gs__lock(&s->lock);
     resolve_locked(s, reason);
-    pthread_mutex_unlock(&s->lock);
+    gs__unlock(&s->lock);
 }
 
 /* Resolves every stream, or every blocking one, or the legacy stream(s), except
@@ -380,9 +380,9 @@ void gs__engine_synced(CUstream stream)
     if (gs__passthrough || !gs__cfg.gain_check)
         return;
     s = gs__stream_get(stream);
-    pthread_mutex_lock(&s->lock);
+    gs__lock(&s->lock);
     segment_timed(s);
-    pthread_mutex_unlock(&s->lock);
+    gs__unlock(&s->lock);
 }
 
 void gs__engine_ctx_synced(void)
@@ -391,9 +391,9 @@ void gs__engine_ctx_synced(void)
         return;
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
-        pthread_mutex_lock(&s->lock);
+        gs__lock(&s->lock);
         segment_timed(s);
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);
 }
@@ -430,20 +430,20 @@ void gs__engine_capture_call(struct gs_stream *s, int id)
 
     if (begin) {
         /* Counted first: from here on no op is held, then what is held goes out. */
-        pthread_mutex_lock(&s->lock);
+        gs__lock(&s->lock);
         if (!s->app_capturing) {
             s->app_capturing = 1;
             atomic_fetch_add(&gs__app_captures, 1);
         }
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
         gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_APP_CAPTURE);
     } else if (end) {
-        pthread_mutex_lock(&s->lock);
+        gs__lock(&s->lock);
         if (s->app_capturing) {
             s->app_capturing = 0;
             atomic_fetch_sub(&gs__app_captures, 1);
         }
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
     }
 }
 
@@ -491,10 +491,10 @@ void gs__engine_stream_destroyed(struct gs_stream *s)
 {
     if (s->kind != GS_STREAM_CREATED)
         return;
-    pthread_mutex_lock(&s->lock);
+    gs__lock(&s->lock);
     stream_empty(s, 1, GS_BAIL_BOUNDARY + GS_STREAM);
     s->ready = 0; /* a new stream may get the same handle */
-    pthread_mutex_unlock(&s->lock);
+    gs__unlock(&s->lock);
 }
 
 /* After a call of class cls (held work already resolved): a context going away
@@ -505,11 +505,11 @@ void gs__engine_reset(int cls)
 {
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
-        pthread_mutex_lock(&s->lock);
+        gs__lock(&s->lock);
         stream_empty(s, cls != GS_ATTR, GS_BAIL_BOUNDARY + cls);
         if (cls == GS_CTX)
             s->ready = 0;
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);
     if (cls == GS_CTX)

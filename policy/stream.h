@@ -15,6 +15,7 @@
 
 #include "body.h"
 #include "learner.h"
+#include "lock.h"
 
 enum gs_stream_kind { GS_STREAM_CREATED, GS_STREAM_LEGACY, GS_STREAM_PTDS };
 
@@ -46,7 +47,7 @@ struct gs_seq_row {
 enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
 
 struct gs_stream {
-    pthread_mutex_t lock;
+    struct gs_lock lock;
     CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
     CUcontext key;            /* default streams: the context whose stream this is (streams.c) */
     CUcontext ctx;

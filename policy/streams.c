@@ -26,12 +26,12 @@ atomic_int gs__blocking_holding, gs__legacy_holding;
 ** resumed: while any, nothing is held. */
 atomic_int gs__app_captures;
 
-__thread struct gs_stream *gs__tls_last;
-__thread CUstream gs__tls_last_handle;
+GS_TLS struct gs_stream *gs__tls_last;
+GS_TLS CUstream gs__tls_last_handle;
 /* The last legacy [0] and per-thread [1] stream states this thread used. */
-__thread struct gs_stream *gs__tls_default[2];
+GS_TLS struct gs_stream *gs__tls_default[2];
 /* This thread's per-thread stream states, one per context (chained by hnext). */
-static __thread struct gs_stream *tls_ptds;
+static GS_TLS struct gs_stream *tls_ptds;
 
 static unsigned handle_hash(CUstream h, CUcontext ctx)
 {
@@ -41,7 +41,6 @@ static unsigned handle_hash(CUstream h, CUcontext ctx)
 static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
 {
     struct gs_stream *s = calloc(1, sizeof *s);
-    pthread_mutex_init(&s->lock, NULL);
     s->handle = handle;
     s->key = key;
     s->kind = kind;
@@ -199,9 +198,9 @@ void gs__engine_each_stream(void (*fn)(struct gs_stream *, void *), void *arg)
 {
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
-        pthread_mutex_lock(&s->lock);
+        gs__lock(&s->lock);
         fn(s, arg);
-        pthread_mutex_unlock(&s->lock);
+        gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);
 }

@@ -43,7 +43,7 @@ static void *watchdog(void *arg)
             uint64_t since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
             if (!since || now - since < limit)
                 continue;
-            pthread_mutex_lock(&s->lock);
+            gs__lock(&s->lock);
             /* Again under the lock, with the clock read now: the held work may have
             ** gone out meanwhile and newer work be held since after `now`. */
             since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
@@ -61,7 +61,7 @@ static void *watchdog(void *arg)
                     gs__flush(s, GS_BAIL_WATCHDOG);
                 }
             }
-            pthread_mutex_unlock(&s->lock);
+            gs__unlock(&s->lock);
         }
         pthread_mutex_unlock(&gs__table_lock);
     }
