@@ -23,11 +23,12 @@
 **   single       one launch, then a synchronize (bench's tiny1), per pair: the
 **                segment's learning, the synchronize's resolve and the gain
 **                check's clock reads; beside the two stub calls made directly
-** and, with caches cold, direct, learning, shapes and single again: there the stub touches
-** 16 KiB of memory a launch, as a real launch's microseconds of driver work evict
-** the engine's data between two ops (with them warm, a stub's figures hide the
-** cache misses a real program pays: bench's norepeat cost 500-700 ns a launch on
-** the H100's host against +88 ns here).
+** then a clock read and an atomic compare-and-swap with an exchange (the host's
+** own costs); and, with caches cold, direct, learning, shapes and single again:
+** there the stub touches 16 KiB of memory a launch, as a real launch's
+** microseconds of driver work evict the engine's data between two ops (with them
+** warm, a stub's figures hide the cache misses a real program pays: bench's
+** norepeat cost 500-700 ns a launch on the H100's host against +88 ns here).
 ** Prints nanoseconds per launch, the median of several rounds.
 **
 **   shim_cost [[cold-]held|patched|learning|shapes|rare|single]
@@ -214,6 +215,37 @@ static void rare_rows(double *rests, double *kept)
     gs__dropped_rule = GS_RULE_NONE;
 }
 
+/* Two of the host's own costs, ns each (median over rounds): a clock read, as the
+** engine reads it, and a compare-and-swap with an exchange, what taking and
+** freeing a lock costs where it is not biased. */
+static atomic_int word;
+static void host_costs(double *clock_ns, double *rmw_ns)
+{
+    double c[ROUNDS], a[ROUNDS];
+    volatile uint64_t sink = 0;
+
+    for (int r = 0; r < ROUNDS; r++) {
+        double t0 = now_ns(), t1;
+        for (int i = 0; i < ITERS; i++) {
+            struct timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            sink += (uint64_t)t.tv_nsec;
+        }
+        t1 = now_ns();
+        for (int i = 0; i < ITERS; i++) {
+            int z = 0;
+            atomic_compare_exchange_strong(&word, &z, 1);
+            atomic_exchange(&word, 0);
+        }
+        c[r] = (t1 - t0) / ITERS;
+        a[r] = (now_ns() - t1) / ITERS;
+    }
+    qsort(c, ROUNDS, sizeof c[0], cmp);
+    qsort(a, ROUNDS, sizeof a[0], cmp);
+    *clock_ns = c[ROUNDS / 2];
+    *rmw_ns = a[ROUNDS / 2];
+}
+
 /* A thread that sleeps: a CUDA program always has the driver's threads, and
 ** graphshim its watchdog.  With one thread alone glibc's locks leave out their
 ** atomic instructions, and the figures would hide what those cost. */
@@ -228,6 +260,7 @@ static void *idle_thread(void *arg)
 int main(int argc, char **argv)
 {
     double direct, pass, held, bnd, patched, pbnd, learning, shapes, rare, rare_kept, direct1, single;
+    double clock_ns, rmw_ns;
     double cdirect, clearning, cshapes, crare, crare_kept, cdirect1, csingle;
 
     pthread_t idle;
@@ -295,6 +328,10 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f  (+%.1f)\n", "rare (budget: nothing pays; learning rests)", rare, rare - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "rare, learning kept (rule hopeless-rest off)", rare_kept, rare_kept - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "one launch and a synchronize (per pair)", single, single - direct1);
+    host_costs(&clock_ns, &rmw_ns);
+    printf("the host's own, ns each\n");
+    printf("  %-44s %8.1f\n", "a clock read (clock_gettime)", clock_ns);
+    printf("  %-44s %8.1f\n", "compare-and-swap + exchange (a lock, unbiased)", rmw_ns);
     fflush(stdout);
     if (!(cold_buf = calloc(1, COLD_SPAN)))
         return 0;
