@@ -8,6 +8,7 @@
 */
 #include "interpose.h"
 #include "../policy/engine.h"
+#include "../policy/key.h"
 #include "../policy/trace.h"
 
 /* The kernel's name, for the trace.  A CUkernel passed as a CUfunction is named
@@ -31,54 +32,59 @@ static void trace_launch(const char *abi, CUfunction f, const unsigned grid[3], 
     gs__tls.depth--;
 }
 
-static CUresult launch(int id, int pt, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                       unsigned by, unsigned bz, unsigned shmem, CUstream hStream, void **params, void **extra)
+/* A launch through the shim of row id (ex: cuLaunchKernelEx's form; pt: a
+** per-thread default stream variant): straight to the driver while the engine is
+** off, else to the engine. */
+static inline CUresult launch(int id, int ex, int pt, const struct gs_launch *a, CUstream hStream)
 {
     CUresult rc;
-    unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    CUstream s;
 
     gs__ensure_init();
     if (GS_UNLIKELY(!gs__real[id]))
         return CUDA_ERROR_NOT_FOUND;
-    if (GS_LIKELY(gs__passthrough && !gs__trace_on) || gs__tls.depth)
-        return ((__typeof__(&cuLaunchKernel))gs__real[id])(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra);
-    rc = gs__engine_launch(id, f, grid, block, shmem, gs__norm_stream(hStream, pt), hStream, NULL, params, extra);
+    if (GS_LIKELY(gs__passthrough && !gs__trace_on) || gs__tls.depth || (ex && !a->cfg)) {
+        if (ex)
+            return ((__typeof__(&cuLaunchKernelEx))gs__real[id])(a->cfg, a->f, a->params, a->extra);
+        return ((__typeof__(&cuLaunchKernel))gs__real[id])(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
+                                                            a->block[1], a->block[2], a->shmem, hStream, a->params,
+                                                            a->extra);
+    }
+    s = gs__norm_stream(hStream, pt);
+    rc = gs__engine_launch(id, a, s, hStream);
     if (gs__trace_on)
-        trace_launch(gs__rows[id].abi, f, grid, block, gs__norm_stream(hStream, pt), rc);
+        trace_launch(gs__rows[id].abi, a->f, a->grid, a->block, s, rc);
     return rc;
 }
 
 GS_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                   unsigned bz, unsigned shmem, CUstream hStream, void **params, void **extra)
 {
-    return launch(GS_ID_cuLaunchKernel, 0, f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra);
+    const struct gs_launch a = {f, {gx, gy, gz}, {bx, by, bz}, shmem, !extra, NULL, params, extra};
+    return launch(GS_ID_cuLaunchKernel, 0, 0, &a, hStream);
 }
 
 GS_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                        unsigned by, unsigned bz, unsigned shmem, CUstream hStream, void **params,
                                        void **extra)
 {
-    return launch(GS_ID_cuLaunchKernel_ptsz, 1, f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra);
+    const struct gs_launch a = {f, {gx, gy, gz}, {bx, by, bz}, shmem, !extra, NULL, params, extra};
+    return launch(GS_ID_cuLaunchKernel_ptsz, 0, 1, &a, hStream);
 }
 
+/* cuLaunchKernelEx: without a config, straight to the driver (which says what is
+** wrong with it). */
 static CUresult launch_ex(int id, int pt, const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
 {
-    CUresult rc;
-    unsigned grid[3], block[3];
-    CUstream s;
+    struct gs_launch a = {f, {0, 0, 0}, {0, 0, 0}, 0, 0, cfg, params, extra};
 
-    gs__ensure_init();
-    if (GS_UNLIKELY(!gs__real[id]))
-        return CUDA_ERROR_NOT_FOUND;
-    if (GS_LIKELY(gs__passthrough && !gs__trace_on) || gs__tls.depth || !cfg)
-        return ((__typeof__(&cuLaunchKernelEx))gs__real[id])(cfg, f, params, extra);
-    grid[0] = cfg->gridDimX, grid[1] = cfg->gridDimY, grid[2] = cfg->gridDimZ;
-    block[0] = cfg->blockDimX, block[1] = cfg->blockDimY, block[2] = cfg->blockDimZ;
-    s = gs__norm_stream(cfg->hStream, pt);
-    rc = gs__engine_launch(id, f, grid, block, cfg->sharedMemBytes, s, cfg->hStream, cfg, params, extra);
-    if (gs__trace_on)
-        trace_launch(gs__rows[id].abi, f, grid, block, s, rc);
-    return rc;
+    if (cfg) {
+        a.grid[0] = cfg->gridDimX, a.grid[1] = cfg->gridDimY, a.grid[2] = cfg->gridDimZ;
+        a.block[0] = cfg->blockDimX, a.block[1] = cfg->blockDimY, a.block[2] = cfg->blockDimZ;
+        a.shmem = cfg->sharedMemBytes;
+        a.plain = !cfg->numAttrs && !extra;
+    }
+    return launch(id, 1, pt, &a, cfg ? cfg->hStream : NULL);
 }
 
 GS_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)

@@ -42,12 +42,10 @@ enum { GS_OP_PASS, GS_OP_ISSUE, GS_OP_HELD };
 int gs__engine_op_begin(struct gs_stream **s, CUstream stream, void *key, int len, const void *stage_src);
 void gs__engine_op_end(struct gs_stream *s, CUresult rc);
 
-/* A kernel launch (row id of the shim).  stream is normalized, app_stream is what
-** the program passed; cfg is the cuLaunchKernelEx config or NULL.  Returns what
-** the program must see. */
-CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const unsigned block[3],
-                           unsigned shmem, CUstream stream, CUstream app_stream, const CUlaunchConfig *cfg,
-                           void **params, void **extra);
+/* Kernel launch a (key.h) by row id of the shim.  stream is normalized,
+** app_stream is what the program passed.  Returns what the program must see. */
+struct gs_launch;
+CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, CUstream app_stream);
 
 /* Nonzero while the program captures a stream of its own: then nothing is held,
 ** and graphshim makes no driver call of its own (not even to build a key). */

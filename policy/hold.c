@@ -493,14 +493,10 @@ static unsigned char *key_buffer(void)
     return key_buf;
 }
 
-CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
-                           CUstream stream, CUstream app_stream, const CUlaunchConfig *cfg, void **params,
-                           void **extra)
+CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, CUstream app_stream)
 {
     GS_PROF_START(t_launch);
     unsigned char *key = key_buffer();
-    const struct gs_launch a = {f,      {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shmem,
-                                (!cfg || !cfg->numAttrs) && !extra, cfg, params, extra};
     struct gs_stream *s;
     CUresult rc;
     int op;
@@ -509,7 +505,7 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
         GS_PROF_START(t);
         /* op_begin builds the key when it must (never while the program captures:
         ** no driver call of ours then). */
-        op = op_begin(&s, stream, key, -1, NULL, key ? &a : NULL);
+        op = op_begin(&s, stream, key, -1, NULL, key ? a : NULL);
         GS_PROF_STOP2(GS_PROF_BEGIN,
                       op == GS_OP_HELD ? GS_PROF_HELD : !s ? GS_PROF_PASSED : s->cur ? GS_PROF_LEARNED : GS_PROF_ISSUED,
                       t);
@@ -520,11 +516,12 @@ CUresult gs__engine_launch(int id, CUfunction f, const unsigned grid[3], const u
     }
     {
         GS_PROF_START(t);
-        if (cfg)
-            rc = ((__typeof__(&cuLaunchKernelEx))gs__real[id])(cfg, f, params, extra);
+        if (a->cfg)
+            rc = ((__typeof__(&cuLaunchKernelEx))gs__real[id])(a->cfg, a->f, a->params, a->extra);
         else
-            rc = ((__typeof__(&cuLaunchKernel))gs__real[id])(f, grid[0], grid[1], grid[2], block[0], block[1],
-                                                              block[2], shmem, app_stream, params, extra);
+            rc = ((__typeof__(&cuLaunchKernel))gs__real[id])(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
+                                                              a->block[1], a->block[2], a->shmem, app_stream,
+                                                              a->params, a->extra);
         GS_PROF_STOP(GS_PROF_DRIVER, t);
     }
     if (s) {
