@@ -308,18 +308,18 @@ static uint64_t shape_mix(uint64_t fp, const struct gs_key *k)
     return (fp ^ h ^ h >> 29) * 0xD6E8FEB86659FD93ull + 1;
 }
 
-/* The op expected next on s, if launch a is it and s would hold it: the child of
-** s->cur last taken, compared in place (no key built, no search).  *same: 1 if
-** its parameter bytes are a's too, -1 if a differs in them alone.  Called
-** locked. */
+/* The op expected next on s, if launch a is it: the child of s->cur last taken,
+** compared in place (no key built, no search).  *same: 1 if its parameter bytes
+** are a's too (its key is then a's, byte for byte), -1 if a differs in them
+** alone (then it is the child a's key finds, the engine patching parameters).
+** Called locked. */
 static struct gs_node *expected(struct gs_stream *s, const struct gs_launch *a, int *same)
 {
     struct gs_node *c;
     int how;
 
-    if (!a->plain || !s->cur || !(c = s->cur->next) || !c->stable_below || !s->usable || s->app_capturing ||
-        !(s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && s->cur->depth == 0)) ||
-        atomic_load_explicit(&gs__app_captures, memory_order_relaxed))
+    if (!a->plain || !s->cur || !(c = s->cur->next) || !s->usable || s->app_capturing ||
+        s->holding == GS_HOLD_BODY || atomic_load_explicit(&gs__app_captures, memory_order_relaxed))
         return NULL;
     how = gs__key_launch_is(&c->key, a);
     /* Without patching, parameter bytes are the tree's to compare. */
@@ -332,7 +332,7 @@ static struct gs_node *expected(struct gs_stream *s, const struct gs_launch *a, 
 
 /* gs__engine_op_begin(), for a launch too (a != NULL): then the key is built
 ** only if the launch is not the op expected next, or differs from it in
-** parameter bytes (same = -1 then: they differ). */
+** parameter bytes (same = -1 then). */
 static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src,
                     const struct gs_launch *a)
 {
@@ -370,8 +370,12 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
     /* A default stream's state is its context's (gs__stream_get): its held ops
     ** and graphs go out in the context they came from. */
     gs__lock(&s->lock);
-    if (a && (c = expected(s, a, &same)) != NULL && same > 0)
-        goto hold;
+    if (a && (c = expected(s, a, &same)) != NULL && same > 0) {
+        key = &c->key; /* its key, byte for byte */
+        len = (int)c->len;
+        cmp = c->cmp;
+        goto found;
+    }
     if (a) {
         GS_PROF_START(t);
         len = gs__key_launch(key, a);
@@ -393,7 +397,7 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
     cmp = (uint32_t)len - (gs__cfg.patch ? ((struct gs_key *)key)->nparams : 0);
     if (!c)
         c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
-hold:
+found:
     s->ops_seen++;
     *out = s;
     /* The gain check times a segment from its first op, where it may come to be
