@@ -26,7 +26,7 @@ $(BUILD)/tests/unit: $(UNIT_SRC) $(LIB_OBJ) | criterion-check
 
 $(BUILD)/tests/integration: $(INTEG_SRC) tests/integration/run.h | criterion-check
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRC) -lcriterion
+	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRC) -lcriterion -ldl
 
 $(BUILD)/tests/drvprog: tests/integration/drvprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)

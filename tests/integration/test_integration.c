@@ -9,6 +9,7 @@
 */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,17 @@ Test(integration, a_tool_that_interposes_dlopen_runs_on_top, .timeout = 30)
     cr_assert_not_null(report, "graphshim did not run under the tool");
     free(report);
     run_free(&base), run_free(&r);
+}
+
+/* Loaded by a program that runs already (dlopen, as Python's ctypes does), not
+** preloaded: its thread-local variables, initial-exec for a cheap launch path,
+** must fit the static TLS that glibc keeps for libraries loaded late (glibc
+** refuses the library otherwise: "cannot allocate memory in static TLS block"). */
+Test(integration, the_library_loads_into_a_running_program)
+{
+    void *h = dlopen(BUILD_DIR "/libgraphshim.so", RTLD_NOW | RTLD_LOCAL);
+
+    cr_assert_not_null(h, "dlopen: %s", dlerror());
 }
 
 Test(integration, old_driver_passes_everything_through)
