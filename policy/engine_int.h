@@ -88,6 +88,21 @@ static inline struct gs_stream *gs__stream_get(CUstream handle)
     return gs__stream_lookup(handle, NULL);
 }
 
+/* The watchdog sleeps until woken while no stream holds work (watchdog.c). */
+extern atomic_int gs__watchdog_idle;
+void gs__watchdog_wake(void);
+
+/* s holds work from time t on, for the watchdog (held_since), and wakes the
+** watchdog where it sleeps.  The store, then the load, in that order: the
+** watchdog's barrier makes one of them see the other (watchdog.c). */
+static inline void gs__held_from(struct gs_stream *s, uint64_t t)
+{
+    atomic_store_explicit(&s->held_since, t, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (GS_UNLIKELY(atomic_load_explicit(&gs__watchdog_idle, memory_order_relaxed)))
+        gs__watchdog_wake();
+}
+
 /* Learns the stream's context and flags; called locked. */
 void gs__stream_ready(struct gs_stream *s);
 /* The stream held ops of s are issued to from this thread. */

@@ -434,7 +434,7 @@ found:
         } else if (GS_UNLIKELY(!s->chunk_since)) {
             /* The first op held after an early chunk. */
             s->chunk_since = gs__now_ns();
-            atomic_store_explicit(&s->held_since, s->chunk_since, memory_order_relaxed);
+            gs__held_from(s, s->chunk_since);
         }
         s->cur = c;
         s->ops_held++;

@@ -19,7 +19,7 @@ unsigned gs__bias_run = GS_BIAS_RUN;
 /* membarrier(2), registered once: 1, or -1 where it cannot be had. */
 static atomic_int barrier_state;
 
-static int barrier_ready(void)
+int gs__barrier_ready(void)
 {
     int st = atomic_load_explicit(&barrier_state, memory_order_acquire);
 
@@ -39,12 +39,12 @@ static int barrier_ready(void)
 ** which would otherwise fall on the op that first biases a lock. */
 __attribute__((constructor)) static void barrier_register(void)
 {
-    barrier_ready();
+    gs__barrier_ready();
 }
 
 /* Every running thread of the process passes a full memory barrier.  Called
-** only where a lock was biased, so registered before. */
-static void barrier_all(void)
+** only where gs__barrier_ready() said yes. */
+void gs__barrier_all(void)
 {
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
         /* Not expected once registered.  Bias no more locks; an owner's store to
@@ -89,7 +89,7 @@ void gs__lock_wake(struct gs_lock *l)
 ** out; else return 0 if it is in. */
 static int bias_revoke(struct gs_lock *l, int wait)
 {
-    barrier_all();
+    gs__barrier_all();
     for (unsigned i = 0; atomic_load_explicit(&l->inside, memory_order_acquire); i++) {
         if (!wait)
             return 0;
@@ -121,7 +121,7 @@ void gs__lock_owned(struct gs_lock *l, int me)
     /* A run long enough: the lock is the caller's from its next taking on
     ** (where membarrier can be had). */
     l->run = 0;
-    if (barrier_ready())
+    if (gs__barrier_ready())
         atomic_store_explicit(&l->owner, me, memory_order_seq_cst);
     else
         l->bias_at = UINT_MAX;

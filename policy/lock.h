@@ -42,6 +42,11 @@ struct gs_lock {
 #define GS_BIAS_RUN 256
 extern unsigned gs__bias_run;
 
+/* membarrier(2): 1 if it can be had (registered), else 0; and every running
+** thread of the process passing a full memory barrier (only where it can). */
+int gs__barrier_ready(void);
+void gs__barrier_all(void);
+
 void gs__lock_wait(struct gs_lock *l, int seen);
 void gs__lock_wake(struct gs_lock *l);
 void gs__lock_owned(struct gs_lock *l, int me);

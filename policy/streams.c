@@ -190,7 +190,10 @@ void gs__set_holding(struct gs_stream *s, int on)
         atomic_fetch_add(&gs__legacy_holding, on ? 1 : -1);
     else if (s->blocking)
         atomic_fetch_add(&gs__blocking_holding, on ? 1 : -1);
-    atomic_store_explicit(&s->held_since, on ? gs__now_ns() : 0, memory_order_relaxed);
+    if (on)
+        gs__held_from(s, gs__now_ns());
+    else
+        atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
 }
 
 /* For the report: visits every stream state, under the table lock. */

@@ -908,6 +908,39 @@ static void watchdog(int iters)
     }
 }
 
+/* As watchdog, but the host first does no CUDA call for 30 ms each iteration:
+** long enough for the watchdog, with nothing held, to sleep until a stream
+** holds again.  Held work must still go out within the watchdog's limit, not
+** its sleep: a flag that takes over 300 ms fails the program. */
+static void idle_poll(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    int *flag;
+    CHECK(cuMemHostAlloc((void **)&flag, sizeof *flag, CU_MEMHOSTALLOC_DEVICEMAP));
+    *flag = 0;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        int v = 1;
+        struct timespec t0, t;
+        nanosleep(&(struct timespec){0, 30000000}, NULL);
+        *flag = 0;
+        input(s, x, it);
+        axpb(s, x);
+        launch(k_setflag, s, (void *[]){&flag, &v});
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        while (*(volatile int *)flag != v) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > 300) {
+                fprintf(stderr, "iteration %d: the flag took over 300 ms\n", it);
+                exit(3);
+            }
+        }
+        printf("%d flag %d\n", it, *(volatile int *)flag);
+        CHECK(cuStreamSynchronize(s));
+    }
+}
+
 /* Two processes: a kernel of this one sets a flag in host memory shared with
 ** the other (registered with the driver and mapped, so that the kernel writes
 ** it), which waits for the flag and then answers through a pipe; this one waits
@@ -1417,7 +1450,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},

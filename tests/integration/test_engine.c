@@ -626,6 +626,21 @@ Test(engine, where_the_host_polls_held_work_goes_out_when_it_is_reached)
     free(report);
 }
 
+/* With nothing held for a while the watchdog sleeps until a stream holds work
+** again: the stream wakes it, and held work the host polls for still goes out
+** within the watchdog's limit (the program fails a wait over 300 ms; the
+** watchdog's own sleep is a second). */
+Test(engine, a_sleeping_watchdog_wakes_when_work_is_held, .timeout = 60)
+{
+    char *report, *bails;
+
+    replays_with("idle-poll", (const char *[]){"GRAPHSHIM_MAX_DEFER_US=1000", NULL}, "8", &report);
+    bails = strstr(report, "\"bails\"");
+    cr_assert(bails, "%s", report);
+    cr_assert_eq(total(bails, "watchdog"), 2, "%s", report);
+    free(report);
+}
+
 Test(engine, work_that_never_repeats_costs_bounded_learning)
 {
     char *report;
