@@ -263,6 +263,16 @@ static void issue_held(struct gs_stream *s)
 
 /* --- The engine's calls --------------------------------------------------------- */
 
+int gs__body_pass(struct gs_stream *s)
+{
+    struct gs_body *b = &s->body;
+
+    if (b->active || !b->rest || b->watchdog_hits >= GS_WATCHDOG_HITS)
+        return 0;
+    b->rest--; /* as gs__body_op() counts an op while the search rests */
+    return 1;
+}
+
 int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
 {
     struct gs_body *b = &s->body;

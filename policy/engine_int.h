@@ -155,6 +155,9 @@ int gs__extra_exec(struct gs_stream *s, struct gs_node *t, struct gs_held *h, ui
 /* An op the prefix tree does not hold: 1 if the body holds it, 0 if the caller
 ** issues it (it is remembered for finding bodies). */
 int gs__body_op(struct gs_stream *s, const void *key, uint32_t len);
+/* A launch the search for bodies would pass over without its key (no body
+** active, the search rests): counts it as gs__body_op() would, 1; else 0. */
+int gs__body_pass(struct gs_stream *s);
 /* The op just issued failed: it is no part of a body. */
 void gs__body_failed(struct gs_stream *s);
 /* Issues the held body ops (whole bodies as graphs) and stops holding. */

@@ -330,6 +330,36 @@ static struct gs_node *expected(struct gs_stream *s, const struct gs_launch *a, 
     return c;
 }
 
+/* A launch on a stream whose learning rests (s->cur NULL), where the search for
+** loop bodies rests too: all it does is add its shape to the segment's
+** fingerprint, and that comes from its arguments, without its key (work that
+** never repeats pays no key, no layout lookup and no parameter copy).  1 if it
+** was taken so; 0 where its key is needed (the search for bodies looks at it, or
+** its layout is unknown: then it passes through, uncounted).  Called locked. */
+static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
+{
+    struct gs_key k;
+
+    if (!a->plain || !a->params || s->holding || !s->usable || s->app_capturing ||
+        atomic_load_explicit(&gs__app_captures, memory_order_relaxed))
+        return 0;
+    if (a->f != s->rest_f) {
+        if (!gs__layout_known(a->f))
+            return 0;
+        s->rest_f = a->f;
+    }
+    if (gs__cfg.body_ops && !gs__body_pass(s))
+        return 0;
+    memset(&k, 0, sizeof k);
+    k.kind = GS_OP_LAUNCH;
+    k.f = a->f;
+    memcpy(k.grid, a->grid, sizeof k.grid);
+    memcpy(k.block, a->block, sizeof k.block);
+    k.shmem = a->shmem;
+    s->fp = shape_mix(s->fp, &k);
+    return 1;
+}
+
 /* gs__engine_op_begin(), for a launch too (a != NULL): then the key is built
 ** only if the launch is not the op expected next, or differs from it in
 ** parameter bytes (same = -1 then). */
@@ -375,6 +405,11 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
         len = (int)c->len;
         cmp = c->cmp;
         goto found;
+    }
+    if (a && !s->cur && s->resting && resting_launch(s, a)) {
+        s->ops_seen++;
+        *out = s;
+        return GS_OP_ISSUE;
     }
     if (a) {
         GS_PROF_START(t);

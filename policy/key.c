@@ -205,6 +205,11 @@ static const struct gs_layout *layout_of(CUfunction f)
     return l ? l : &unknown_layout;
 }
 
+int gs__layout_known(CUfunction f)
+{
+    return layout_of(f)->n >= 0;
+}
+
 void gs__layouts_reset(void)
 {
     pthread_mutex_lock(&layouts_lock);

@@ -80,6 +80,9 @@ struct gs_launch {
 ** or attribute): then it passes through. */
 int gs__key_launch(void *buf, const struct gs_launch *a);
 
+/* Does f have a parameter layout (its launches with kernelParams have keys)? */
+int gs__layout_known(CUfunction f);
+
 /* Builds the key of a copy or memset.  Returns its length. */
 int gs__key_copy(void *buf, int kind, uint64_t dst, uint64_t src, uint64_t size);
 int gs__key_set(void *buf, uint64_t dst, uint32_t value, uint32_t elem, uint64_t n);

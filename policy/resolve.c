@@ -476,6 +476,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
         s->resting = 0;
         s->hopeless = 0;
+        s->rest_f = NULL; /* its handle may name another function now */
         budget_span_start(s);
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);

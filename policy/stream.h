@@ -99,6 +99,7 @@ struct gs_stream {
     int resting;
     uint64_t fp;
     uint64_t *fps; /* GS_FPS entries, allocated when learning first rests */
+    CUfunction rest_f; /* the function of the last launch resting_launch() took (its layout known) */
 
     /* The capture budget (resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
     ** warmup_shift times before they are graphed; segments since the budget's

@@ -859,3 +859,29 @@ Test(engine, the_profile_build_times_every_launch)
     free(report);
     run_free(&base), run_free(&r);
 }
+
+/* A stream whose learning rests, where the search for loop bodies rests too,
+** builds no key for a launch: its shape alone goes into the segment's
+** fingerprint, from its arguments (the profile build counts the keys built).
+** The output is the normal build's. */
+Test(engine, a_resting_stream_builds_no_keys)
+{
+    const char *argv[] = {GUARDPROG, "rare20", "1000", NULL};
+    const char *env[] = {"LD_PRELOAD=" BUILD_DIR "/prof/libgraphshim.so", "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, r;
+    char *report;
+    long keys;
+
+    run_prog(&base, 0, NULL, argv, 30);
+    run_prog(&r, 0, env, argv, 30);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    report = run_file(&r, "report.json");
+    cr_assert_not_null(report);
+    cr_assert_gt(total(report, "segments_rested"), 100, "%s", report);
+    cr_assert_eq(profile_calls(r.err, "launch (all of it)"), 1000 * 20, "%s", r.err);
+    keys = profile_calls(r.err, "  key");
+    cr_assert_lt(keys, 1000 * 20 - 2000, "%ld keys for 20000 launches:\n%s", keys, r.err);
+    free(report);
+    run_free(&base), run_free(&r);
+}
