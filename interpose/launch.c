@@ -43,13 +43,8 @@ static inline CUresult launch(int id, int ex, int pt, const struct gs_launch *a,
     gs__ensure_init();
     if (GS_UNLIKELY(!gs__real[id]))
         return CUDA_ERROR_NOT_FOUND;
-    if (GS_LIKELY(gs__passthrough && !gs__trace_on) || gs__tls.depth || (ex && !a->cfg)) {
-        if (ex)
-            return ((__typeof__(&cuLaunchKernelEx))gs__real[id])(a->cfg, a->f, a->params, a->extra);
-        return ((__typeof__(&cuLaunchKernel))gs__real[id])(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
-                                                            a->block[1], a->block[2], a->shmem, hStream, a->params,
-                                                            a->extra);
-    }
+    if (GS_LIKELY(gs__passthrough && !gs__trace_on) || gs__tls.depth || (ex && !a->cfg))
+        return gs__launch_real(id, ex, a, hStream);
     s = gs__norm_stream(hStream, pt);
     rc = gs__engine_launch(id, a, s, hStream);
     if (gs__trace_on)

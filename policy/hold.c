@@ -308,6 +308,13 @@ static uint64_t shape_mix(uint64_t fp, const struct gs_key *k)
     return (fp ^ h ^ h >> 29) * 0xD6E8FEB86659FD93ull + 1;
 }
 
+/* May s hold an op now?  Its state is known and usable, and no capture of the
+** program's own is open.  Called locked. */
+static inline int stream_open(const struct gs_stream *s)
+{
+    return s->usable && !s->app_capturing && !atomic_load_explicit(&gs__app_captures, memory_order_relaxed);
+}
+
 /* The op expected next on s, if launch a is it: the child of s->cur last taken,
 ** compared in place (no key built, no search).  *same: 1 if its parameter bytes
 ** are a's too (its key is then a's, byte for byte), -1 if a differs in them
@@ -318,8 +325,7 @@ static struct gs_node *expected(struct gs_stream *s, const struct gs_launch *a, 
     struct gs_node *c;
     int how;
 
-    if (!a->plain || !s->cur || !(c = s->cur->next) || !s->usable || s->app_capturing ||
-        s->holding == GS_HOLD_BODY || atomic_load_explicit(&gs__app_captures, memory_order_relaxed))
+    if (!a->plain || !s->cur || !(c = s->cur->next) || s->holding == GS_HOLD_BODY || !stream_open(s))
         return NULL;
     how = gs__key_launch_is(&c->key, a);
     /* Without patching, parameter bytes are the tree's to compare. */
@@ -340,8 +346,7 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
 {
     struct gs_key k;
 
-    if (!a->plain || !a->params || s->holding || !s->usable || s->app_capturing ||
-        atomic_load_explicit(&gs__app_captures, memory_order_relaxed))
+    if (!a->plain || !a->params || s->holding || !stream_open(s))
         return 0;
     if (a->f != s->rest_f) {
         if (!gs__layout_known(a->f))
@@ -350,12 +355,7 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
     }
     if (gs__cfg.body_ops && !gs__body_pass(s))
         return 0;
-    memset(&k, 0, sizeof k);
-    k.kind = GS_OP_LAUNCH;
-    k.f = a->f;
-    memcpy(k.grid, a->grid, sizeof k.grid);
-    memcpy(k.block, a->block, sizeof k.block);
-    k.shmem = a->shmem;
+    gs__key_launch_head(&k, a);
     s->fp = shape_mix(s->fp, &k);
     return 1;
 }
@@ -403,7 +403,6 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
     if (a && (c = expected(s, a, &same)) != NULL && same > 0) {
         key = &c->key; /* its key, byte for byte */
         len = (int)c->len;
-        cmp = c->cmp;
         goto found;
     }
     if (a && !s->cur && s->resting && resting_launch(s, a)) {
@@ -416,8 +415,7 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
         len = gs__key_launch(key, a);
         GS_PROF_STOP(GS_PROF_KEY, t);
     }
-    if (GS_UNLIKELY(len < 0 || !s->usable || s->app_capturing ||
-                    atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
+    if (GS_UNLIKELY(len < 0 || !stream_open(s))) {
         /* An op the engine cannot hold still goes after the ones it holds, and a
         ** segment with such an op is not learned. */
         if (s->holding)
@@ -555,12 +553,7 @@ CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, C
     }
     {
         GS_PROF_START(t);
-        if (a->cfg)
-            rc = ((__typeof__(&cuLaunchKernelEx))gs__real[id])(a->cfg, a->f, a->params, a->extra);
-        else
-            rc = ((__typeof__(&cuLaunchKernel))gs__real[id])(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
-                                                              a->block[1], a->block[2], a->shmem, app_stream,
-                                                              a->params, a->extra);
+        rc = gs__launch_real(id, a->cfg != NULL, a, app_stream);
         GS_PROF_STOP(GS_PROF_DRIVER, t);
     }
     if (s) {

@@ -75,6 +75,22 @@ struct gs_launch {
     void **params, **extra;
 };
 
+/* Launch a through the real driver's entry point of row id: in
+** cuLaunchKernelEx's form (ex, with a->cfg, which names the stream) or in
+** cuLaunchKernel's, on stream. */
+static inline CUresult gs__launch_real(int id, int ex, const struct gs_launch *a, CUstream stream)
+{
+    if (ex)
+        return ((__typeof__(&cuLaunchKernelEx))gs__real[id])(a->cfg, a->f, a->params, a->extra);
+    return ((__typeof__(&cuLaunchKernel))gs__real[id])(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
+                                                        a->block[1], a->block[2], a->shmem, stream, a->params,
+                                                        a->extra);
+}
+
+/* The fixed part of launch a's key, without attributes, parameters or layout
+** (all that the fingerprint of a resting stream reads: hold.c). */
+void gs__key_launch_head(struct gs_key *k, const struct gs_launch *a);
+
 /* Builds the key of launch a into buf (GS_KEY_MAX bytes).  Returns its length, or
 ** -1 if the launch cannot be held (unknown parameter layout, unsupported `extra`
 ** or attribute): then it passes through. */

@@ -75,14 +75,20 @@ static inline int gs__lock_biased(struct gs_lock *l, int me)
     return 0;
 }
 
+/* Takes the shared lock if it is free: 1; else 0, with the state seen in *c. */
+static inline int gs__lock_cas(struct gs_lock *l, int *c)
+{
+    *c = 0;
+    return atomic_compare_exchange_strong_explicit(&l->v, c, 1, memory_order_seq_cst, memory_order_relaxed);
+}
+
 /* Takes the shared lock; then an owner is waited out and loses the bias, or
 ** the caller's run grows and may win it (gs__lock_owned). */
 static inline void gs__lock_shared(struct gs_lock *l, int me)
 {
-    int c = 0, o;
+    int c, o;
 
-    if (GS_UNLIKELY(!atomic_compare_exchange_strong_explicit(&l->v, &c, 1, memory_order_seq_cst,
-                                                             memory_order_relaxed)))
+    if (GS_UNLIKELY(!gs__lock_cas(l, &c)))
         gs__lock_wait(l, c);
     o = atomic_load_explicit(&l->owner, memory_order_seq_cst);
     if (o == me)
@@ -109,11 +115,11 @@ static inline void gs__unlock_shared(struct gs_lock *l)
 /* 1 if l was free and is now the caller's, else 0: never waits. */
 static inline int gs__trylock(struct gs_lock *l)
 {
-    int me = gs__lock_me(), c = 0;
+    int me = gs__lock_me(), c;
 
     if (gs__lock_biased(l, me))
         return 1;
-    if (!atomic_compare_exchange_strong_explicit(&l->v, &c, 1, memory_order_seq_cst, memory_order_relaxed))
+    if (!gs__lock_cas(l, &c))
         return 0;
     if (gs__lock_revoke_try(l, me))
         return 1;
