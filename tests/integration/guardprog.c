@@ -881,38 +881,10 @@ static void func_attr(int iters)
     }
 }
 
-/* The host polls mapped memory that a kernel sets, with no CUDA call. */
-static void watchdog(int iters)
-{
-    CUstream s;
-    CUdeviceptr x = dev();
-    int *flag;
-    CHECK(cuMemHostAlloc((void **)&flag, sizeof *flag, CU_MEMHOSTALLOC_DEVICEMAP));
-    *flag = 0;
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++) {
-        int v = 1;
-        time_t t0 = time(NULL);
-        *flag = 0;
-        input(s, x, it);
-        axpb(s, x);
-        launch(k_setflag, s, (void *[]){&flag, &v});
-        while (*(volatile int *)flag != v) {
-            if (time(NULL) - t0 > 3) {
-                fprintf(stderr, "iteration %d: the flag never came\n", it);
-                exit(3);
-            }
-        }
-        printf("%d flag %d\n", it, *(volatile int *)flag);
-        CHECK(cuStreamSynchronize(s));
-    }
-}
-
-/* As watchdog, but the host first does no CUDA call for 30 ms each iteration:
-** long enough for the watchdog, with nothing held, to sleep until a stream
-** holds again.  Held work must still go out within the watchdog's limit, not
-** its sleep: a flag that takes over 300 ms fails the program. */
-static void idle_poll(int iters)
+/* The host polls mapped memory that a kernel sets, with no CUDA call, after
+** idle_ms with no CUDA call at all.  A flag that takes over limit_ms fails the
+** program (exit 3). */
+static void poll_flag(int iters, long idle_ms, long limit_ms)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -923,7 +895,8 @@ static void idle_poll(int iters)
     for (int it = 0; it < iters; it++) {
         int v = 1;
         struct timespec t0, t;
-        nanosleep(&(struct timespec){0, 30000000}, NULL);
+        if (idle_ms)
+            nanosleep(&(struct timespec){idle_ms / 1000, idle_ms % 1000 * 1000000}, NULL);
         *flag = 0;
         input(s, x, it);
         axpb(s, x);
@@ -931,14 +904,28 @@ static void idle_poll(int iters)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         while (*(volatile int *)flag != v) {
             clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > 300) {
-                fprintf(stderr, "iteration %d: the flag took over 300 ms\n", it);
+            if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > limit_ms) {
+                fprintf(stderr, "iteration %d: the flag took over %ld ms\n", it, limit_ms);
                 exit(3);
             }
         }
         printf("%d flag %d\n", it, *(volatile int *)flag);
         CHECK(cuStreamSynchronize(s));
     }
+}
+
+static void watchdog(int iters)
+{
+    poll_flag(iters, 0, 3000);
+}
+
+/* As watchdog, but the host first does no CUDA call for 30 ms each iteration:
+** long enough for the watchdog, with nothing held, to sleep until a stream
+** holds again.  Held work must still go out within the watchdog's limit, not
+** its sleep (a second). */
+static void idle_poll(int iters)
+{
+    poll_flag(iters, 30, 300);
 }
 
 /* Two processes: a kernel of this one sets a flag in host memory shared with

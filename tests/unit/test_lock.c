@@ -9,10 +9,18 @@
 
 #include "../../policy/lock.h"
 
+/* Takes and frees l n times. */
+static void take(struct gs_lock *l, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        gs__lock(l);
+        gs__unlock(l);
+    }
+}
+
 static void *take_once(void *arg)
 {
-    gs__lock(arg);
-    gs__unlock(arg);
+    take(arg, 1);
     return NULL;
 }
 
@@ -22,10 +30,7 @@ static int biasing(void)
 {
     static struct gs_lock l;
 
-    for (unsigned i = 0; i <= gs__bias_run; i++) {
-        gs__lock(&l);
-        gs__unlock(&l);
-    }
+    take(&l, gs__bias_run + 1);
     return atomic_load(&l.owner) != 0;
 }
 
@@ -37,13 +42,9 @@ Test(lock, a_long_run_by_one_thread_biases_it_and_another_thread_revokes_it)
     gs__bias_run = 8;
     if (!biasing())
         cr_skip("membarrier(2) is not available here: locks are never biased");
-    for (int i = 0; i < 7; i++) {
-        gs__lock(&l);
-        gs__unlock(&l);
-    }
+    take(&l, 7);
     cr_assert_eq(atomic_load(&l.owner), 0, "biased after 7 takings of 8");
-    gs__lock(&l);
-    gs__unlock(&l);
+    take(&l, 1);
     cr_assert_eq(atomic_load(&l.owner), gs__tid(), "not biased after a run of 8");
     /* Biased: taken and freed without the shared lock. */
     gs__lock(&l);
@@ -58,13 +59,9 @@ Test(lock, a_long_run_by_one_thread_biases_it_and_another_thread_revokes_it)
     pthread_join(t, NULL);
     cr_assert_eq(atomic_load(&l.owner), 0, "still biased after another thread took it");
     cr_assert_eq(l.revokes, 1);
-    for (int i = 0; i < 15; i++) {
-        gs__lock(&l);
-        gs__unlock(&l);
-    }
+    take(&l, 15);
     cr_assert_eq(atomic_load(&l.owner), 0, "biased again after 15 takings of 16");
-    gs__lock(&l);
-    gs__unlock(&l);
+    take(&l, 1);
     cr_assert_eq(atomic_load(&l.owner), gs__tid());
 }
 
@@ -88,10 +85,7 @@ Test(lock, trylock_fails_while_the_owner_is_inside)
     gs__bias_run = 4;
     if (!biasing())
         cr_skip("membarrier(2) is not available here: locks are never biased");
-    for (int i = 0; i < 4; i++) {
-        gs__lock(&held_lock);
-        gs__unlock(&held_lock);
-    }
+    take(&held_lock, 4);
     cr_assert_eq(atomic_load(&held_lock.owner), gs__tid());
     gs__lock(&held_lock);
     cr_assert_eq(pthread_create(&t, NULL, try_it, NULL), 0);
