@@ -14,9 +14,10 @@
 //          floor where it chunks)
 //
 // Every iteration ends with cudaStreamSynchronize.  Prints
-// `us_per_iter <median over REPS>`, `host_us_per_iter` (the same for the host
-// time of issuing an iteration, before its synchronize: the launches, or the graph
-// launch) and a checksum of the result (the two modes and graphshim must agree;
+// `us_reps` (each repetition's time per iteration, in order: the first ones
+// carry what graphshim's learning cost), `us_per_iter <median over REPS>`,
+// `host_us_per_iter` (the same for the host time of issuing an iteration, before
+// its synchronize: the launches, or the graph launch) and a checksum of the result (the two modes and graphshim must agree;
 // it goes to stdout with the times, one line each).
 //
 // Workloads:
@@ -406,6 +407,10 @@ int main(int argc, char **argv)
         per.push_back((now_us() - t0) / iters);
         hosts.push_back(host / iters);
     }
+    printf("us_reps"); // in order: the first repetitions hold what learning cost
+    for (double u : per)
+        printf(" %.3f", u);
+    printf("\n");
     std::sort(per.begin(), per.end());
     std::sort(hosts.begin(), hosts.end());
     CK(cudaGetLastError());

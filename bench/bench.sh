@@ -53,13 +53,13 @@ run_workload() {
     local -a ts cs ps
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); er=$(echo "$o" | field us_per_iter); te+="$er "; ce=$(echo "$o" | field checksum)
-        echo "raw $name|eager|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
+        echo "raw $name|eager|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)|reps $(echo "$o" | sed -n 's/^us_reps //p')" >>"$OUT/bench.err"
         for i in "${!settings[@]}"; do
             o=$(if [ -n "${settings[i]}" ]; then IFS=, read -ra kv <<<"${settings[i]}" && export "${kv[@]}"; fi
                 LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.$i.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
             sr=$(echo "$o" | field us_per_iter); ts[i]+="$sr "; cs[i]=$(echo "$o" | field checksum)
             ps[i]+="$(awk -v e="$er" -v s="$sr" 'BEGIN { if (e + 0 > 0 && s + 0 > 0) printf "%.4f", e / s }') "
-            echo "raw $name|${settings[i]:-default}|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
+            echo "raw $name|${settings[i]:-default}|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)|reps $(echo "$o" | sed -n 's/^us_reps //p')" >>"$OUT/bench.err"
         done
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
         echo "raw $name|graph|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
