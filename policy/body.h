@@ -29,7 +29,7 @@
 #define GS_BODY_GROUPS 8         /* graphs of 1, 2, 4, ... 128 bodies */
 #define GS_BODY_ROWS 8           /* bodies the report lists per stream */
 #define GS_BODY_KNOWN 4          /* bodies kept per stream, with their graphs */
-#define GS_BODY_QUIET 4096       /* ops searched without finding a body before the search rests */
+#define GS_BODY_QUIET 1024       /* ops searched without finding a body before the search rests */
 #define GS_BODY_REST_MAX 65536   /* longest rest, in ops (rests double from GS_BODY_QUIET) */
 
 /* A body that went out as graphs, for the report. */
@@ -58,6 +58,13 @@ struct gs_body_seen {
 };
 
 struct gs_body {
+    /* What every op reads, first (one cache line): the body found that is
+    ** active, if any (the next op must equal its op pos; held ops, whole bodies
+    ** then pos ops, wait), and the search's counters. */
+    struct gs_body_known *active;
+    uint32_t pos, held;
+    uint8_t watchdog_hits;               /* watchdog firings while a body was held */
+
     /* Detection over the open segment: the last GS_BODY_RING ops' keys, and the
     ** last place of each (a table indexed by hash: a candidate period costs one
     ** look-up, not a search). */
@@ -72,13 +79,9 @@ struct gs_body {
     struct gs_body_seen seen[GS_BODY_SEEN];
 
     /* Bodies found, kept with their graphs: a loop that comes back is found
-    ** again, and its graphs reused.  One of them may be active: the next op must
-    ** equal its op pos, and held ops (whole bodies, then pos ops) wait. */
+    ** again, and its graphs reused (one of them may be active, above). */
     struct gs_body_known known[GS_BODY_KNOWN];
-    struct gs_body_known *active;
-    uint32_t pos, held;
     uint64_t clock;                      /* for last_used */
-    uint8_t watchdog_hits;               /* watchdog firings while a body was held */
 
     /* For the report: bodies forgotten that went out as graphs (the first
     ** GS_BODY_ROWS kinds of them as rows), and all their graph launches. */

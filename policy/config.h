@@ -51,7 +51,8 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
     X(rest_after, "GRAPHSHIM_REST_AFTER", GS_KNOB_INT, 64, 0, 1000000,                 \
       "segments in a row that came for the first time (or subtrees dropped for "   \
       "room with no replay) after which learning rests for as many segments, "      \
-      "twice as many each time nothing repeats in between, until a segment comes " \
+      "twice as many each time nothing repeats in between (and the run that "     \
+      "starts it again is a quarter as long), until a segment comes "             \
       "back as one did during the rest; 0: learning never rests")                    \
     X(patch, "GRAPHSHIM_PATCH", GS_KNOB_BOOL, 1, 0, 1,                                 \
       "1: a launch matches a learned sequence whatever its parameter bytes, and "   \

@@ -294,18 +294,26 @@ static void maybe_chunk(struct gs_stream *s)
 
 /* --- Ops ------------------------------------------------------------------- */
 
-/* fp with the shape of the op of key mixed in: its kind and function, launch
-** dimensions and shared memory, or a copy's or memset's addresses and size (a
-** handful of multiplies: what a resting stream pays an op). */
+/* fp with an op's shape mixed in: its kind and function, launch dimensions and
+** shared memory, or a copy's or memset's addresses and size (a handful of
+** multiplies: what a resting stream pays an op). */
+static inline uint64_t mix_shape(uint64_t fp, int kind, CUfunction f, const unsigned grid[3], const unsigned block[3],
+                                 unsigned shmem, uint64_t dst, uint64_t src, uint64_t size)
+{
+    uint64_t h = (uint64_t)(uintptr_t)f ^ (uint64_t)kind << 56;
+
+    h = (h ^ ((uint64_t)grid[0] << 32 | grid[1])) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ ((uint64_t)grid[2] << 32 | block[0])) * 0xC2B2AE3D27D4EB4Full;
+    h = (h ^ ((uint64_t)block[1] << 48 ^ (uint64_t)block[2] << 32 ^ shmem)) * 0x165667B19E3779F9ull;
+    h = (h ^ dst ^ src * 31 ^ size * 131) * 0x9E3779B97F4A7C15ull;
+    return (fp ^ h ^ h >> 29) * 0xD6E8FEB86659FD93ull + 1;
+}
+
+/* The same for the op of key: a launch mixes as resting_launch() mixes it from
+** its arguments, so one shape is one fingerprint whichever way it came. */
 static uint64_t shape_mix(uint64_t fp, const struct gs_key *k)
 {
-    uint64_t h = (uint64_t)(uintptr_t)k->f ^ (uint64_t)k->kind << 56;
-
-    h = (h ^ ((uint64_t)k->grid[0] << 32 | k->grid[1])) * 0x9E3779B97F4A7C15ull;
-    h = (h ^ ((uint64_t)k->grid[2] << 32 | k->block[0])) * 0xC2B2AE3D27D4EB4Full;
-    h = (h ^ ((uint64_t)k->block[1] << 48 ^ (uint64_t)k->block[2] << 32 ^ k->shmem)) * 0x165667B19E3779F9ull;
-    h = (h ^ k->dst ^ k->src * 31 ^ k->size * 131) * 0x9E3779B97F4A7C15ull;
-    return (fp ^ h ^ h >> 29) * 0xD6E8FEB86659FD93ull + 1;
+    return mix_shape(fp, k->kind, k->f, k->grid, k->block, k->shmem, k->dst, k->src, k->size);
 }
 
 /* May s hold an op now?  Its state is known and usable, and no capture of the
@@ -344,8 +352,6 @@ static struct gs_node *expected(struct gs_stream *s, const struct gs_launch *a, 
 ** its layout is unknown: then it passes through, uncounted).  Called locked. */
 static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
 {
-    struct gs_key k;
-
     if (!a->plain || !a->params || s->holding || !stream_open(s))
         return 0;
     if (a->f != s->rest_f) {
@@ -355,14 +361,17 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
     }
     if (gs__cfg.body_ops && !gs__body_pass(s))
         return 0;
-    gs__key_launch_head(&k, a);
-    s->fp = shape_mix(s->fp, &k);
+    s->fp = mix_shape(s->fp, GS_OP_LAUNCH, a->f, a->grid, a->block, a->shmem, 0, 0, 0);
     return 1;
 }
 
+/* op_begin's answer for a launch that resting_launch() took: the caller issues
+** it, with the stream unlocked (as GS_OP_PASS). */
+#define OP_RESTED (GS_OP_HELD + 1)
+
 /* gs__engine_op_begin(), for a launch too (a != NULL): then the key is built
 ** only if the launch is not the op expected next, or differs from it in
-** parameter bytes (same = -1 then). */
+** parameter bytes (same = -1 then), and it may answer OP_RESTED. */
 static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src,
                     const struct gs_launch *a)
 {
@@ -406,9 +415,11 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
         goto found;
     }
     if (a && !s->cur && s->resting && resting_launch(s, a)) {
+        /* Nothing of the segment is learned or held: the launch goes out
+        ** unlocked, and nothing follows it (op_end's work is for learned ops). */
         s->ops_seen++;
-        *out = s;
-        return GS_OP_ISSUE;
+        gs__unlock(&s->lock);
+        return OP_RESTED;
     }
     if (a) {
         GS_PROF_START(t);
@@ -544,7 +555,11 @@ CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, C
         ** no driver call of ours then). */
         op = op_begin(&s, stream, key, -1, NULL, key ? a : NULL);
         GS_PROF_STOP2(GS_PROF_BEGIN,
-                      op == GS_OP_HELD ? GS_PROF_HELD : !s ? GS_PROF_PASSED : s->cur ? GS_PROF_LEARNED : GS_PROF_ISSUED,
+                      op == GS_OP_HELD     ? GS_PROF_HELD
+                      : op == OP_RESTED ? GS_PROF_RESTED
+                      : !s              ? GS_PROF_PASSED
+                      : s->cur          ? GS_PROF_LEARNED
+                                        : GS_PROF_ISSUED,
                       t);
     }
     if (op == GS_OP_HELD) {

@@ -24,7 +24,7 @@ static const char *const phase_names[GS_NPROF] = {
     [GS_PROF_LAUNCH] = "launch (all of it)", [GS_PROF_KEY] = "  key",
     [GS_PROF_BEGIN] = "  op_begin",          [GS_PROF_HELD] = "    held",
     [GS_PROF_LEARNED] = "    issued, learned", [GS_PROF_ISSUED] = "    issued, not learned",
-    [GS_PROF_PASSED] = "    passed through",  [GS_PROF_DRIVER] = "  driver launch",
+    [GS_PROF_RESTED] = "    resting (shape only)", [GS_PROF_PASSED] = "    passed through",  [GS_PROF_DRIVER] = "  driver launch",
     [GS_PROF_END] = "  op_end",              [GS_PROF_BOUNDARY] = "boundary (before a guarded call)",
     [GS_PROF_SYNCED] = "synced (after a stream sync)",
 };

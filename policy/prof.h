@@ -20,9 +20,10 @@ enum gs_prof_phase {
     GS_PROF_HELD,     /*   of those, ops it held */
     GS_PROF_LEARNED,  /*   ops it issued and learned */
     GS_PROF_ISSUED,   /*   ops it issued unlearned (learning rests, or a failed op) */
+    GS_PROF_RESTED,   /*   launches where learning rests: their shape only, unlocked */
     GS_PROF_PASSED,   /*   ops it passed through (not holdable, the program captures) */
     GS_PROF_DRIVER,   /* the driver's launch, for an op issued now */
-    GS_PROF_END,      /* gs__engine_op_end */
+    GS_PROF_END,      /* gs__engine_op_end (not for resting launches) */
     GS_PROF_BOUNDARY, /* gs__engine_boundary before a guarded call (a synchronize's resolve) */
     GS_PROF_SYNCED,   /* gs__engine_synced after a stream synchronize (the gain check) */
     GS_NPROF

@@ -31,6 +31,19 @@
 ** host).  While it rests an op costs a mix of its shape into the segment's
 ** fingerprint (shape_mix, hold.c), and a segment that comes back ends the rest
 ** (rested_segment). */
+/* New segments in a row after which learning rests: GRAPHSHIM_REST_AFTER, or a
+** quarter of it (at least 1) where it rested before and nothing replayed since.
+** A segment that comes back during a rest ends it (its fingerprint), so a
+** learning run between two rests need not be long to catch work that repeats;
+** what it costs, every op a node, is paid again each time a rest runs out
+** (norepeat on the H100's host: a third of the engine's time was these runs). */
+static uint32_t new_run(const struct gs_stream *s)
+{
+    uint32_t n = (uint32_t)gs__cfg.rest_after;
+
+    return s->dormant_len ? (n + 3) / 4 : n;
+}
+
 static struct gs_node *segment_start(struct gs_stream *s)
 {
     s->resting = 0;
@@ -46,7 +59,7 @@ static struct gs_node *segment_start(struct gs_stream *s)
         s->dormant_len = 0;
         s->dry_segments = 0;
     } else if (gs__cfg.rest_after && (s->trie.evicted - s->evicted_mark >= (uint64_t)gs__cfg.rest_after ||
-                                      s->new_segments >= (uint32_t)gs__cfg.rest_after ||
+                                      s->new_segments >= new_run(s) ||
                                       (s->hopeless && !GS_DROPPED(GS_RULE_HOPELESS_REST) &&
                                        s->dry_segments >= gs__warmup(s) + gs__cfg.rest_after))) {
         s->dormant_len = s->dormant_len ? (s->dormant_len < GS_DORMANT_MAX ? 2 * s->dormant_len : GS_DORMANT_MAX)

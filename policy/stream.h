@@ -47,29 +47,40 @@ struct gs_seq_row {
 enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
 
 struct gs_stream {
+    /* What every op reads, first: two cache lines, then the loop bodies' state,
+    ** whose first line is what an op reads of it.  A real launch's work in the
+    ** driver evicts the engine's data between two ops, and each line the next
+    ** one reads is a miss (work that never repeats: lines 0-2 alone). */
     struct gs_lock lock;
+    int kind;                 /* enum gs_stream_kind */
+    int ready;                /* ctx and flags are known */
+    int usable;               /* the engine may hold its ops */
+    int app_capturing;        /* the program captures this stream */
+    int holding;              /* GS_HOLD_TRIE: the ops on cur's path past chunk_depth are held;
+                              ** GS_HOLD_BODY: body.held ops of the loop body are */
+    int resting;              /* learning rests (below) */
+    struct gs_node *cur;      /* the segment's path so far; NULL: not learned */
+    uint64_t fp;              /* the resting segment's fingerprint (below) */
+    CUfunction rest_f; /* the function of the last launch resting_launch() took (its layout known) */
+    uint64_t ops_seen, ops_held; /* for the report */
+    uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait */
+    uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
+    int chunks_off;           /* the segment passed a place of chunk_idle: no more chunks by count */
+    int seg_held;             /* the segment open now held an op (its start: seg_start, below) */
+    struct gs_body body __attribute__((aligned(64))); /* loop bodies inside a segment (body.h) */
+
     CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
     CUcontext key;            /* default streams: the context whose stream this is (streams.c) */
     CUcontext ctx;
     int ctx_id;               /* ctx's index in order of first use, for the report; -1: none */
-    int kind;                 /* enum gs_stream_kind */
     int blocking;             /* synchronizes with the legacy stream */
     int owner_tid;            /* per-thread stream: its thread */
-    int ready;                /* ctx and flags are known */
-    int usable;               /* the engine may hold its ops */
-    int app_capturing;        /* the program captures this stream */
     int id;                   /* order of first use: the report names streams by it */
 
     struct gs_trie trie;
-    struct gs_node *cur;      /* the segment's path so far; NULL: not learned */
-    int holding;              /* GS_HOLD_TRIE: the ops on cur's path past chunk_depth are held;
-                              ** GS_HOLD_BODY: body.held ops of the loop body are */
-    uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
     uint32_t last_chunk;      /* depth where the segment's last early chunk ended; 0: none */
     uint32_t tail_at;         /* depth where a chunk ends to keep the last graph short; 0: none */
     uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out */
-    int chunks_off;           /* the segment passed a place of chunk_idle: no more chunks by count */
-    uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait */
     int clean;                /* every op of the segment issued so far succeeded */
     _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
 
@@ -78,14 +89,13 @@ struct gs_stream {
     uint64_t seg_start;
     struct gs_node *last_term;
     uint64_t last_start, last_evicted;
-    int seg_held;             /* the segment open now held an op */
     int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
 
     /* Work that never repeats: after GRAPHSHIM_REST_AFTER segments in a row that
     ** were new, or as many dropped subtrees with no replay, learning rests for
-    ** `dormant` segments (doubling each time).  While it rests (`resting`), each
-    ** segment's ops are summed into `fp` (their shapes: what the tree compares
-    ** but parameter bytes), and a segment whose fingerprint is in `fps` (those
+    ** `dormant` segments (doubling each time).  While it rests (`resting`, at
+    ** the top), each segment's ops are summed into `fp` (their shapes: what the
+    ** tree compares but parameter bytes), and a segment whose fingerprint is in `fps` (those
     ** of the segments since learning began to rest) ends the rest.  Where the
     ** capture budget found that nothing pays (`hopeless`: sequences that come
     ** back, but too rarely to keep their graphs), learning also rests after
@@ -96,10 +106,7 @@ struct gs_stream {
     uint32_t dormant, dormant_len, new_segments, dry_segments;
     int hopeless;
     uint64_t segments_rested; /* for the report */
-    int resting;
-    uint64_t fp;
     uint64_t *fps; /* GS_FPS entries, allocated when learning first rests */
-    CUfunction rest_f; /* the function of the last launch resting_launch() took (its layout known) */
 
     /* The capture budget (resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
     ** warmup_shift times before they are graphed; segments since the budget's
@@ -118,13 +125,12 @@ struct gs_stream {
     unsigned char *pbuf;
     size_t pused, pcap;
 
-    struct gs_body body;      /* loop bodies inside a segment (body.h) */
 
     CUevent staging_done;     /* recorded after the last issue that read staging */
     int staging_pending;
 
     /* Counters for the report. */
-    uint64_t ops_seen, ops_replayed, ops_held, replays, chunks, issue_errors;
+    uint64_t ops_replayed, replays, chunks, issue_errors;
     uint64_t builds;          /* executables instantiated or updated for this stream (graph_cache.c) */
     uint64_t instantiated;    /* of those, new executables (graph_cache.c) */
     uint64_t patched_launches, nodes_patched; /* graph launches that needed new parameters; their patches */

@@ -135,16 +135,17 @@ Test(engine, attribute_sets_that_change_no_result_keep_the_graphs)
 Test(engine, learning_rests_where_nothing_repeats_and_resumes_when_a_segment_comes_back)
 {
     /* new-then-same: 300 segments that are all new, then 300 of one sequence.
-    ** After 64 new segments in a row learning rests, 64 segments, then 128 after
-    ** another 64 new ones; the 2nd repeated segment finds the 1st's fingerprint,
-    ** learning resumes, and the sequence is stable 2 segments later: replayed
-    ** from the 5th.  Without the fingerprints the rest would run on for 108 more
-    ** segments. */
+    ** After 64 new segments in a row learning rests, 64 segments; then 16 new
+    ** ones (a quarter: it rested before, and nothing came back) start a rest of
+    ** 128, and 16 more one of 256 at segment 289; the 2nd repeated segment
+    ** finds the 1st's fingerprint, learning resumes, and the sequence is stable
+    ** 2 segments later: replayed from the 5th.  Rested: 64 + 128 + 12 + 2.
+    ** Without the fingerprints the rest would run on for 242 more segments. */
     char *report;
 
     replays_with("new-then-same", NULL, "600", &report);
     cr_assert_eq(total(report, "replays"), 300 - 4, "%s", report);
-    cr_assert(strstr(report, "\"segments_rested\": 174,"), "%s", report);
+    cr_assert(strstr(report, "\"segments_rested\": 206,"), "%s", report);
     free(report);
 }
 
@@ -646,7 +647,10 @@ Test(engine, work_that_never_repeats_costs_bounded_learning)
     char *report;
     /* 400 segments of distinct structure (grids), then a loop that repeats. */
     long n = replays_with("setup-then-loop", NULL, "400", &report);
-    cr_assert_gt(total(report, "learned_dropped"), 100, "%s", report);
+    /* The tree stays bounded (its root full, subtrees dropped), and learning
+    ** rests through most of the setup. */
+    cr_assert_gt(total(report, "learned_dropped"), 32, "%s", report);
+    cr_assert_gt(total(report, "segments_rested"), 200, "%s", report);
     cr_assert_gt(n, 0, "the loop after the setup was not learned: %s", report);
     free(report);
 }
@@ -786,7 +790,7 @@ Test(engine, one_kernel_looped_inside_a_segment_is_replayed)
     assert_hit_rate("loop1", "4", 0.9);
 }
 
-/* The search for loop bodies rests after 4096 launches without one (10000 here)
+/* The search for loop bodies rests after 1024 launches without one (10000 here)
 ** and still finds the loops that come after. */
 Test(engine, loops_after_long_work_without_loops_are_found)
 {
@@ -837,7 +841,7 @@ Test(engine, the_profile_build_times_every_launch)
     const char *env[] = {"LD_PRELOAD=" BUILD_DIR "/prof/libgraphshim.so", "GRAPHSHIM_REPORT=@/report.json", NULL};
     struct run base, r;
     char *report;
-    long held, learned, issued, passed;
+    long held, learned, issued, rested, passed;
 
     run_prog(&base, 0, NULL, argv, 20);
     run_prog(&r, 0, env, argv, 20);
@@ -846,14 +850,16 @@ Test(engine, the_profile_build_times_every_launch)
     report = run_file(&r, "report.json");
     cr_assert_not_null(report, "the profile build wrote no report");
     cr_assert_eq(profile_calls(r.err, "launch (all of it)"), 300 * 20, "%s", r.err);
-    cr_assert_eq(profile_calls(r.err, "  key"), 300 * 20, "%s", r.err);
     held = profile_calls(r.err, "    held");
     learned = profile_calls(r.err, "    issued, learned");
     issued = profile_calls(r.err, "    issued, not learned");
+    rested = profile_calls(r.err, "    resting (shape only)");
     passed = profile_calls(r.err, "    passed through");
+    /* Every launch builds its key here but those of a resting stream. */
+    cr_assert_eq(profile_calls(r.err, "  key") + (rested > 0 ? rested : 0), 300 * 20, "%s", r.err);
     cr_assert_eq(held, total(report, "ops_held"), "%s\n%s", r.err, report);
     cr_assert_gt(learned, 0, "%s", r.err);
-    cr_assert_eq(held + learned + (issued > 0 ? issued : 0) + (passed > 0 ? passed : 0),
+    cr_assert_eq(held + learned + (issued > 0 ? issued : 0) + (rested > 0 ? rested : 0) + (passed > 0 ? passed : 0),
                  profile_calls(r.err, "  op_begin"), "%s", r.err);
     cr_assert_eq(profile_calls(r.err, "synced (after a stream sync)"), 300, "%s", r.err);
     free(report);
