@@ -17,8 +17,9 @@
 // `us_reps` (each repetition's time per iteration, in order: the first ones
 // carry what graphshim's learning cost), `us_per_iter <median over REPS>`,
 // `host_us_per_iter` (the same for the host time of issuing an iteration, before
-// its synchronize: the launches, or the graph launch) and a checksum of the result (the two modes and graphshim must agree;
-// it goes to stdout with the times, one line each).
+// its synchronize: the launches, or the graph launch) and a checksum of the
+// result (the two modes and graphshim must agree; it goes to stdout with the
+// times, one line each).
 //
 // Workloads:
 //   tiny1 tiny5 tiny20 tiny100  K tiny dependent kernels (1024 floats)

@@ -253,7 +253,8 @@ int gs__attr_supported(CUlaunchAttributeID id)
     return attr_value_size(id) >= 0;
 }
 
-void gs__key_launch_head(struct gs_key *k, const struct gs_launch *a)
+/* The fixed part of launch a's key, without attributes, parameters or layout. */
+static void key_launch_head(struct gs_key *k, const struct gs_launch *a)
 {
     memset(k, 0, sizeof *k);
     k->kind = GS_OP_LAUNCH;
@@ -275,7 +276,7 @@ int gs__key_launch(void *buf, const struct gs_launch *a)
 
     if (l->n < 0 || nattrs > 8 || (nattrs && !cfg->attrs))
         return -1;
-    gs__key_launch_head(k, a);
+    key_launch_head(k, a);
     k->layout = l;
     k->nattrs = nattrs;
     for (unsigned i = 0; i < nattrs; i++) {

@@ -87,10 +87,6 @@ static inline CUresult gs__launch_real(int id, int ex, const struct gs_launch *a
                                                         a->extra);
 }
 
-/* The fixed part of launch a's key, without attributes, parameters or layout
-** (all that the fingerprint of a resting stream reads: hold.c). */
-void gs__key_launch_head(struct gs_key *k, const struct gs_launch *a);
-
 /* Builds the key of launch a into buf (GS_KEY_MAX bytes).  Returns its length, or
 ** -1 if the launch cannot be held (unknown parameter layout, unsupported `extra`
 ** or attribute): then it passes through. */

@@ -19,18 +19,6 @@
 #define GS_FPS 512
 #define GS_FP_NEAR 32
 
-/* Where the next segment of s starts: the root, or NULL (not learned) while
-** learning rests.  Learning rests when GRAPHSHIM_REST_AFTER segments in a row
-** came for the first time, or the tree keeps dropping subtrees to make room and
-** nothing replays: the stream's work does not repeat, and learning it costs every
-** op a node (an allocation, and the caches it fills: 70400 of them in norepeat's
-** 3520 segments).  It rests too where the capture budget found that nothing
-** pays and warmup + GRAPHSHIM_REST_AFTER segments were learned without a replay:
-** the work repeats, too rarely to be graphed, and learning it costs every op a
-** walk of a tree that never replays (bench's rare: ~600 ns a launch on the H100's
-** host).  While it rests an op costs a mix of its shape into the segment's
-** fingerprint (shape_mix, hold.c), and a segment that comes back ends the rest
-** (rested_segment). */
 /* New segments in a row after which learning rests: GRAPHSHIM_REST_AFTER, or a
 ** quarter of it (at least 1) where it rested before and nothing replayed since.
 ** A segment that comes back during a rest ends it (its fingerprint), so a
@@ -44,6 +32,18 @@ static uint32_t new_run(const struct gs_stream *s)
     return s->dormant_len ? (n + 3) / 4 : n;
 }
 
+/* Where the next segment of s starts: the root, or NULL (not learned) while
+** learning rests.  Learning rests when GRAPHSHIM_REST_AFTER segments in a row
+** came for the first time (fewer after a rest ran out: new_run), or the tree keeps dropping subtrees to make room and
+** nothing replays: the stream's work does not repeat, and learning it costs every
+** op a node (an allocation, and the caches it fills: 70400 of them in norepeat's
+** 3520 segments).  It rests too where the capture budget found that nothing
+** pays and warmup + GRAPHSHIM_REST_AFTER segments were learned without a replay:
+** the work repeats, too rarely to be graphed, and learning it costs every op a
+** walk of a tree that never replays (bench's rare: ~600 ns a launch on the H100's
+** host).  While it rests an op costs a mix of its shape into the segment's
+** fingerprint (shape_mix, hold.c), and a segment that comes back ends the rest
+** (rested_segment). */
 static struct gs_node *segment_start(struct gs_stream *s)
 {
     s->resting = 0;
