@@ -60,8 +60,9 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
       "match, as before patching")                                                   \
     X(gain_check, "GRAPHSHIM_GAIN_CHECK", GS_KNOB_BOOL, 1, 0, 1,                        \
       "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
-      "runs it eagerly for good where, twice, three in four replays took more "      \
-      "than 10% longer than eager")                                                  \
+      "runs it eagerly for good where three in four of 8 replays took more than 10% " \
+      "longer than eager, and then three in four of 8 replays in a trial, each "    \
+      "judged against an eager run just before it")                                  \
     X(nvtx, "GRAPHSHIM_NVTX", GS_KNOB_BOOL, 1, 0, 1,                                  \
       "1 marks replays, early chunks, captures and bails as NVTX ranges in the "    \
       "domain graphshim, for a tool that listens (Nsight Systems, or any "          \

@@ -170,6 +170,13 @@ void gs__trie_relearn(struct gs_node *n)
     n->seen_mark = n->seen;
 }
 
+void gs__trie_eager_once(struct gs_node *n, long warmup)
+{
+    drop_stable(n);
+    /* gs__trie_ended makes it stable once seen - seen_mark reaches warmup */
+    n->seen_mark = (uint64_t)n->seen + 1 >= (uint64_t)warmup ? n->seen + 1 - (uint32_t)warmup : 0;
+}
+
 static void restrain(struct gs_node *n, void *warmup)
 {
     if (!n->stable)

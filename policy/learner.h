@@ -42,7 +42,8 @@ struct gs_node {
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
     uint8_t chunk_idle;      /* a chunk ending here left the host less work to the segment's
                              ** end than a graph launch costs: none ends here any more (hold.c) */
-    uint8_t gain_retimed;    /* the gain check found the graph slow once and re-times eager */
+    uint8_t gain_trial;      /* in the gain check's paired trial: its replays so far, plus one */
+    uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
     uint8_t gain_warm;       /* its eager time was measured again after the first replays */
     uint8_t exec_patched;    /* exec holds parameters other than its path's keys */
     uint8_t rebuilt;         /* its graph was built (instantiated or updated) for its last launch */
@@ -50,7 +51,8 @@ struct gs_node {
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t patched;        /* launches of exec that needed new parameters first */
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
-    uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check) */
+    uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check);
+                             ** in a trial, of replay_n pairs */
     uint32_t replay_n;
     uint32_t watchdog_mark;  /* the stream's replay count at the last watchdog hit here */
     uint64_t last_used;      /* replay clock, for the graph cache */
@@ -130,6 +132,10 @@ void gs__trie_unstable(struct gs_node *n);
 ** still counts every occurrence, for the report). */
 void gs__trie_relearn(struct gs_node *n);
 
+/* n runs eagerly once, and is stable again at its next occurrence after that
+** (its graph is kept): the gain check's paired trial. */
+void gs__trie_eager_once(struct gs_node *n, long warmup);
+
 /* Stops treating as stable, until they are seen `warmup` times, the sequences
 ** below root that are stable but have no graph yet; those whose graph was built
 ** for its last launch and not found paying by the gain check, until they are
@@ -139,9 +145,10 @@ void gs__trie_restrain(struct gs_node *root, long warmup);
 /* Does the graph of a sequence pay?  Each replay is timed against the sequence's
 ** eager time; a replay is slow when it took more than 10% longer.  A window of n
 ** replays with `slow` slow ones says: 1 (keep the graph), 0 (at least three in four
-** were slow: run it eagerly), or -1 (too few replays to say).  Single slow replays
-** (a descheduled thread, a garbage collection in the program) do not count against
-** a graph that pays. */
+** were slow), or -1 (too few replays to say).  Single slow replays (a descheduled
+** thread, a garbage collection in the program) do not count against a graph that
+** pays.  A window that says 0 starts a paired trial (resolve.c), whose pairs are
+** judged the same way. */
 int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns);
 int gs__gain_verdict(uint32_t slow, uint32_t n);
 #define GS_GAIN_REPLAYS 8

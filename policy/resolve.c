@@ -333,55 +333,106 @@ static void time_eagerly_again(struct gs_node *t)
     gs__trie_relearn(t);
 }
 
+/* The graph of t runs eagerly for good (no-gain). */
+static void no_gain(struct gs_stream *s, struct gs_node *t)
+{
+    gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in %u of %u trial pairs: "
+              "it runs eagerly from now on", t->depth, t->replay_slow, t->replay_n);
+    gs__trie_unstable(t);
+    gs__graph_drop_exec(t, s);
+    s->bails[GS_BAIL_NO_GAIN]++;
+    gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
+}
+
+/* A replay of t in its paired trial, d ns long.  The sequence runs eagerly and
+** replayed in turn, and each replay is judged against the eager run just before
+** it: a program that changes pace (a busy host for a while, a heap that grows)
+** changes both alike, where a window of replays judged against one earlier
+** eager time would see the change as the graph's.  The trial ends after
+** GS_GAIN_REPLAYS pairs, or twice as many replays where eager runs went untimed
+** (another sequence's held ops before them); without enough pairs the graph is
+** kept. */
+static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
+{
+    int v;
+
+    if (t->gain_fresh) {
+        t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
+        t->replay_n++;
+        t->gain_fresh = 0;
+    }
+    if (t->replay_n < GS_GAIN_REPLAYS && t->gain_trial++ < 2 * GS_GAIN_REPLAYS) {
+        gs__trie_eager_once(t, gs__warmup(s));
+        return;
+    }
+    v = gs__gain_verdict(t->replay_slow, t->replay_n);
+    if (v == 0) {
+        no_gain(s, t);
+    } else {
+        gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in %u of %u trial pairs: "
+                  "its graph is kept", t->depth, t->replay_slow, t->replay_n);
+        t->gain_paid = 1;
+        t->gain_warm = 1; /* its eager time is fresh */
+    }
+    t->gain_trial = 0;
+    t->replay_n = 0, t->replay_slow = 0;
+}
+
 /* After a synchronize returned: the segment of s that ended at it took from its
 ** first op until now.  Counted for the sequence, eager or replayed (the first
 ** replay, which built the graph, is not, nor a segment that held ops and then issued
-** them eagerly, which is neither); a graph that is slower than eager is dropped,
-** and the sequence runs eagerly for good.  Called locked. */
+** them eagerly, which is neither).  Replays are judged in windows of
+** GS_GAIN_REPLAYS against the last eager time; a window that finds the graph slow
+** starts a paired trial (trial_replay), and a trial that finds it slow too drops
+** the graph: the sequence runs eagerly for good.  Called locked. */
 static void segment_timed(struct gs_stream *s)
 {
     struct gs_node *t = s->last_term;
     uint64_t d;
+    int v;
 
     s->last_term = NULL;
     if (!t || s->last_evicted != s->trie.evicted)
         return;
     d = gs__now_ns() - s->last_start;
     if (s->last_how == 0) {
+        gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
         t->eager_ns = d;
-    } else if (s->last_how == 1 && t->replays > 1 && t->eager_ns) {
-        t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
-        t->replay_n++;
-        int v = gs__gain_verdict(t->replay_slow, t->replay_n);
-        if (v == 0 && !t->gain_retimed) {
-            /* The eager time may be stale (the program changed pace): measure it
-            ** again, then judge a fresh window. */
-            gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays: "
-                      "timing it eagerly again", t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
-            t->gain_retimed = 1;
+        t->gain_fresh = 1;
+        return;
+    }
+    if (s->last_how != 1 || t->replays <= 1 || !t->eager_ns)
+        return;
+    gs__debug("a %u-op sequence took %.1f us replayed (%.1f us eagerly)", t->depth, d / 1e3, t->eager_ns / 1e3);
+    if (t->gain_trial) {
+        trial_replay(s, t, d);
+        return;
+    }
+    t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
+    t->replay_n++;
+    v = gs__gain_verdict(t->replay_slow, t->replay_n);
+    if (v == 0) {
+        gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays: "
+                  "a trial runs it eagerly and replayed in turn",
+                  t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
+        t->gain_trial = 1;
+        t->gain_paid = 0;
+        t->replay_n = 0, t->replay_slow = 0;
+        t->gain_fresh = 0;
+        gs__trie_eager_once(t, gs__warmup(s));
+        return;
+    }
+    if (v == 1)
+        t->gain_paid = 1;
+    if (t->replay_n >= GS_GAIN_REPLAYS) {
+        t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
+        if (!t->gain_warm) {
+            /* The eager time came from the program's first iterations, often
+            ** slower than later ones (caches, allocators, a library's tuning),
+            ** which makes any graph look fast: once, after the first window,
+            ** it is timed again, warm. */
+            t->gain_warm = 1;
             time_eagerly_again(t);
-        } else if (v == 0) {
-            gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays, "
-                      "again: it runs eagerly from now on", t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
-            gs__trie_unstable(t);
-            gs__graph_drop_exec(t, s);
-            s->bails[GS_BAIL_NO_GAIN]++;
-            gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
-        } else if (v == 1) {
-            t->gain_retimed = 0;
-        }
-        if (v >= 0)
-            t->gain_paid = (uint8_t)v;
-        if (t->replay_n >= GS_GAIN_REPLAYS) {
-            t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
-            if (v != 0 && !t->gain_warm) {
-                /* The eager time came from the program's first iterations, often
-                ** slower than later ones (caches, allocators, a library's tuning),
-                ** which makes any graph look fast: once, after the first window,
-                ** it is timed again, warm. */
-                t->gain_warm = 1;
-                time_eagerly_again(t);
-            }
         }
     }
 }

@@ -433,6 +433,25 @@ static void cold(int iters)
     }
 }
 
+/* A program that slows down as it runs (a heap that grows, a busier host): the
+** host works 2 ms in the first iteration, 6 % longer in each next one. */
+static void drift(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    double us = 2000;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++, us *= 1.06) {
+        input(s, x, it);
+        axpb(s, x);
+        nanosleep(&(struct timespec){(long)us / 1000000, (long)us % 1000000 * 1000}, NULL);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Work that repeats too rarely for its graphs to pay: 1000 different sequences
 ** (which of 10 ops are an axpb and which a copy), each back every 1000
 ** iterations. */
@@ -1438,7 +1457,7 @@ static const struct {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
-    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
+    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},

@@ -424,9 +424,9 @@ ParameterizedTest(char (*scenario)[16], engine, a_graph_slower_than_eager_work_r
 
     /* Each graph launch takes 3 ms of host time, where a stream or a context
     ** synchronize ends the sequence.  The gain check times the first replay's
-    ** followers: after 8 slow ones it times the sequence eagerly again (2 warm-up
-    ** runs), after 8 more it drops the graph: 1 + 8 + 8 replays.  Without it
-    ** every iteration from the third on replays. */
+    ** followers: after 8 slow ones a trial runs the sequence eagerly and
+    ** replayed in turn, and after 8 slow pairs it drops the graph: 1 + 8 + 8
+    ** replays.  Without it every iteration from the third on replays. */
     run_prog(&base, 0, NULL, argv, 20);
     run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_MAX_DEFER_US=1000000", slow_graphs, NULL},
              argv, 30);
@@ -454,7 +454,7 @@ Test(engine, a_slow_start_does_not_make_a_slow_graph_look_fast)
     ** less, but each graph launch takes 3 ms.  Judged against the first eager
     ** times the graph would look fast for good; timed eagerly again after the
     ** first 8 replays, it is found slow and dropped: 1 + 8 replays, then 8
-    ** judged against the warm time, 8 more after timing it once more. */
+    ** judged against the warm time, 8 more in the trial's pairs. */
     long n = replays_with("cold", (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_GRAPH_LAUNCH_US=3000", NULL},
                           "40", &report);
     cr_assert(strstr(report, "\"no-gain\": 1"), "%s", report);
@@ -462,6 +462,23 @@ Test(engine, a_slow_start_does_not_make_a_slow_graph_look_fast)
     /* Learned again, its row still counts every occurrence. */
     cr_assert(strstr(report, "\"sequences\""), "%s", report);
     cr_assert_eq(total(strstr(report, "\"sequences\""), "seen"), 40, "%s", report);
+    free(report);
+}
+
+Test(engine, a_program_that_slows_down_keeps_its_graph)
+{
+    char *report;
+
+    /* Each iteration's host work is 6 % longer than the last's, and over the fake
+    ** driver a graph is as fast as eager work.  The first window of 8 replays,
+    ** judged against the second iteration's eager time, finds them slow (each
+    ** 1.06^2 or more times as long).  Eager run then replay, in turn, each pair
+    ** 1.06 apart: the trial keeps the graph (1 + 8 + 8 replays), and so on.
+    ** Judged in a window against an eager time taken once, as before the trial,
+    ** it would run eagerly after 1 + 8 + 8 replays. */
+    long n = replays_with("drift", (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", NULL}, "40", &report);
+    cr_assert_null(strstr(report, "no-gain"), "%s", report);
+    cr_assert_geq(n, 1 + 8 + 8 + 8, "%s", report);
     free(report);
 }
 

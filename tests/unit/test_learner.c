@@ -185,6 +185,27 @@ Test(learner, relearn_waits_for_warmup_again)
     gs__trie_clear(&t);
 }
 
+Test(learner, eager_once_takes_one_occurrence_whatever_the_warmup)
+{
+    struct gs_trie t;
+    struct gs_key k = {0};
+    struct gs_node *a;
+
+    memset(&t, 0, sizeof t);
+    a = gs__trie_add(&t, &t.root, &k, sizeof k, sizeof k);
+    cr_assert_not_null(a);
+    for (int i = 0; i < 4; i++)
+        gs__trie_ended(a, 4, 1);
+    cr_assert(a->stable);
+    for (long warmup = 1; warmup <= 4; warmup++) {
+        gs__trie_eager_once(a, warmup);
+        cr_assert_eq(t.root.stable_below, 0);
+        cr_assert_eq(gs__trie_ended(a, warmup, 1), 1, "warmup %ld", warmup); /* this one ran eagerly */
+        cr_assert_eq(t.root.stable_below, 1);
+    }
+    gs__trie_clear(&t);
+}
+
 /* When the capture budget fires (gs__trie_restrain with a larger warmup), a graph
 ** that was rebuilt for its last launch but that the gain check found paying keeps
 ** its sequence stable; one rebuilt and not found paying is learned again, from its
