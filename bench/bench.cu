@@ -19,7 +19,9 @@
 // `host_us_per_iter` (the same for the host time of issuing an iteration, before
 // its synchronize: the launches, or the graph launch) and a checksum of the
 // result (the two modes and graphshim must agree; it goes to stdout with the
-// times, one line each).
+// times, one line each).  With BENCH_AB=N, N more pairs of repetitions after
+// those, graphshim paused in one of each pair (see below): `ab_reps` and
+// `ab_ratio` (the median over pairs of paused / active time).
 //
 // Workloads:
 //   tiny1 tiny5 tiny20 tiny100  K tiny dependent kernels (1024 floats)
@@ -58,6 +60,7 @@
 // never settle: the checksum shows every launch, their order and their count.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include "check.cuh"
 #include "mix64.h"
 #include <algorithm>
@@ -412,6 +415,38 @@ int main(int argc, char **argv)
     for (double u : per)
         printf(" %.3f", u);
     printf("\n");
+    // BENCH_AB=N: N more pairs of repetitions, one of each pair with graphshim
+    // paused (gs_pause: every op goes straight to the driver), the other with it
+    // active, in the order AB BA AB ...: the engine's own cost, measured within
+    // one process, where the level of the host's speed moves by up to 30 %
+    // between processes.  Without graphshim both halves run alike (and the work
+    // stays the same as with it): the ratio's noise.
+    if (int ab = getenv("BENCH_AB") ? atoi(getenv("BENCH_AB")) : 0; ab > 0) {
+        auto pause = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_pause");
+        auto resume = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_resume");
+        std::vector<double> ratio;
+        printf("ab_reps");
+        for (int p = 0; p < ab; p++) {
+            double t[2]; // [0] paused, [1] active
+            for (int h = 0; h < 2; h++) {
+                bool paused = (h == 0) == (p % 2 == 0);
+                if (paused && pause)
+                    pause();
+                double t0 = now_us();
+                for (int i = 0; i < iters; i++)
+                    one();
+                t[!paused] = (now_us() - t0) / iters;
+                if (paused && resume)
+                    resume();
+            }
+            printf(" %.3f:%.3f", t[0], t[1]);
+            ratio.push_back(t[0] / t[1]);
+        }
+        printf("\n");
+        std::sort(ratio.begin(), ratio.end());
+        printf("ab_ratio %.4f\n", ratio.size() % 2 ? ratio[ratio.size() / 2]
+                                                   : (ratio[ratio.size() / 2 - 1] + ratio[ratio.size() / 2]) / 2);
+    }
     std::sort(per.begin(), per.end());
     std::sort(hosts.begin(), hosts.end());
     CK(cudaGetLastError());

@@ -18,6 +18,12 @@
 # default early chunks cut (ops 0-7, 8-15, 16-31, 32-63, ...), back to back: the
 # column split/graph is what chunking alone costs the GPU, graphshim's floor where
 # it chunks ("-" where there are no pieces).
+# With AB=N, each bench program runs N more pairs of repetitions, graphshim
+# paused (gs_pause) in one of each pair: the column in-proc is the median over
+# rounds of each graphshim run's median paused / active ratio (the engine's own
+# cost, measured where the host's level does not move between processes; above
+# 1.00 graphshim is faster), the column null the same ratio in the eager runs,
+# where both halves run alike: the method's noise.
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
 # Environment: ROUNDS (5; a whole run takes about 11 minutes on an H100: split it
@@ -25,7 +31,7 @@
 # extra setting of the graphshim runs, e.g. GRAPHSHIM_CHUNK_OPS=8), SWEEP (more such
 # settings, space-separated: one more graphshim row each, measured in the same
 # rounds; a setting of several variables joins them with commas), OUT (where to write bench.txt; default build/bench),
-# SKIP_TORCH=1, COST=0 (leave out the host-cost rows at the end), NVCC_ARCH (-arch=native), BENCH_CPUS (run every program under
+# AB (pairs of paused and active repetitions, above), SKIP_TORCH=1, COST=0 (leave out the host-cost rows at the end), NVCC_ARCH (-arch=native), BENCH_CPUS (run every program under
 # `taskset -c BENCH_CPUS`, e.g. 2-5, for steadier host timings).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +39,7 @@ B=${BUILD:-build}/bench
 OUT=${OUT:-$B}
 mkdir -p "$B" "$OUT"
 ROUNDS=${ROUNDS:-5}
+[ -z "${AB:-}" ] || export BENCH_AB=$AB
 SHIM=$PWD/${BUILD:-build}/libgraphshim.so
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 $NVCC -O2 ${NVCC_ARCH:--arch=native} -o "$B/bench" bench/bench.cu -lcublas || exit 1
@@ -49,17 +56,19 @@ run_workload() {
     if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
     local settings=("${SHIM_ENV:-}")
     for v in ${SWEEP:-}; do settings+=("$v"); done
-    local te="" tg="" tp="" ce cg cp="" o i er sr
-    local -a ts cs ps
+    local te="" tg="" tp="" ce cg cp="" o i er sr ta=""
+    local -a ts cs ps tab
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); er=$(echo "$o" | field us_per_iter); te+="$er "; ce=$(echo "$o" | field checksum)
-        echo "raw $name|eager|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)|reps $(echo "$o" | sed -n 's/^us_reps //p')" >>"$OUT/bench.err"
+        ta+="$(echo "$o" | field ab_ratio) "
+        echo "raw $name|eager|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)|reps $(echo "$o" | sed -n 's/^us_reps //p')|ab $(echo "$o" | sed -n 's/^ab_reps //p')" >>"$OUT/bench.err"
         for i in "${!settings[@]}"; do
             o=$(if [ -n "${settings[i]}" ]; then IFS=, read -ra kv <<<"${settings[i]}" && export "${kv[@]}"; fi
                 LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.$i.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
             sr=$(echo "$o" | field us_per_iter); ts[i]+="$sr "; cs[i]=$(echo "$o" | field checksum)
             ps[i]+="$(awk -v e="$er" -v s="$sr" 'BEGIN { if (e + 0 > 0 && s + 0 > 0) printf "%.4f", e / s }') "
-            echo "raw $name|${settings[i]:-default}|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)|reps $(echo "$o" | sed -n 's/^us_reps //p')" >>"$OUT/bench.err"
+            tab[i]+="$(echo "$o" | field ab_ratio) "
+            echo "raw $name|${settings[i]:-default}|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)|reps $(echo "$o" | sed -n 's/^us_reps //p')|ab $(echo "$o" | sed -n 's/^ab_reps //p')" >>"$OUT/bench.err"
         done
         o=$("$@" graph "$iters" 2>>"$OUT/bench.err"); tg+="$(echo "$o" | field us_per_iter) "; cg=$(echo "$o" | field checksum)
         echo "raw $name|graph|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
@@ -68,10 +77,12 @@ run_workload() {
             echo "raw $name|split|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)" >>"$OUT/bench.err"
         fi
     done
-    local e g s same hit label es ss p sp
+    local e g s same hit label es ss p sp ab null
     e=$(echo "$te" | median); g=$(echo "$tg" | median); es=$(echo "$te" | spread); sp=$(echo "$tp" | median)
+    null=$(echo "$ta" | median)
     for i in "${!settings[@]}"; do
         s=$(echo "${ts[i]}" | median); ss=$(echo "${ts[i]}" | spread); p=$(echo "${ps[i]}" | median)
+        ab=$(echo "${tab[i]:-}" | median)
         same=yes
         [ "$ce" = "${cs[i]}" ] || same=NO
         { [ "$cg" = "$ce" ] || [ "$g" = nan ]; } || same="${same}/graph-differs"
@@ -79,7 +90,7 @@ run_workload() {
         hit=$(python3 -c "import json;t=json.load(open('$OUT/report.$name.$i.json'))['totals'];print('%.2f %d' % (t['hit_rate'], t['chunks']))" 2>/dev/null || echo "? ?")
         label=$name
         [ -z "${settings[i]}" ] || label="$name ${settings[i]#GRAPHSHIM_}"
-        awk -v n="$label" -v e="$e" -v s="$s" -v g="$g" -v same="$same" -v hit="$hit" -v es="$es" -v ss="$ss" -v p="$p" -v sp="$sp" 'BEGIN {
+        awk -v n="$label" -v e="$e" -v s="$s" -v g="$g" -v same="$same" -v hit="$hit" -v es="$es" -v ss="$ss" -v p="$p" -v sp="$sp" -v ab="$ab" -v null="$null" 'BEGIN {
             r1 = (s > 0) ? e / s : 0
             if (g == "nan") r2 = "-"; else r2 = sprintf("%.2f", s / g)
             if (g == "nan" || sp == "nan" || g + 0 <= 0) r3 = "-"; else r3 = sprintf("%.2f", sp / g)
@@ -87,7 +98,8 @@ run_workload() {
             # faster or slower than eager only where the spreads do not overlap
             split(es, a, "-"); split(ss, b, "-")
             v = (b[2] + 0 < a[1] + 0) ? "faster" : (b[1] + 0 > a[2] + 0) ? "SLOWER" : "overlap"
-            printf "%-30s %10.1f %15s %10.1f %15s %10s %8.2fx %8s %7.2fx %10s %11s %6s %6s %s\n", n, e, es, s, ss, g, r1, v, p, r2, r3, h[1], h[2], same }' | tee -a "$OUT/bench.txt"
+            ab = (ab == "nan") ? "-" : sprintf("%.3f", ab); null = (null == "nan") ? "-" : sprintf("%.3f", null)
+            printf "%-30s %10.1f %15s %10.1f %15s %10s %8.2fx %8s %7.2fx %10s %11s %6s %6s %7s %6s %s\n", n, e, es, s, ss, g, r1, v, p, r2, r3, h[1], h[2], ab, null, same }' | tee -a "$OUT/bench.txt"
     done
     mkdir -p "$B/reports" && mv "$OUT"/report."$name".*.json "$B/reports/" 2>/dev/null
 }
@@ -103,7 +115,7 @@ rm -rf "$B/reports"
     echo "graphshim benchmark: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), CUDA $($NVCC --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "host: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs"
     echo "median us per iteration over $ROUNDS rounds (each the median of its own repetitions), and min-max over the rounds"
-    printf "%-30s %10s %15s %10s %15s %10s %9s %8s %8s %10s %11s %6s %6s %s\n" workload eager eager-spread graphshim shim-spread graph speedup spreads paired shim/graph split/graph hit chunks same-output
+    printf "%-30s %10s %15s %10s %15s %10s %9s %8s %8s %10s %11s %6s %6s %7s %6s %s\n" workload eager eager-spread graphshim shim-spread graph speedup spreads paired shim/graph split/graph hit chunks in-proc null same-output
 } | tee -a "$OUT/bench.txt"
 for k in 1 5 20 100; do run_workload "tiny$k" 500 bench "tiny$k"; done
 run_workload large20 100 bench large20

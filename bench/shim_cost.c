@@ -22,7 +22,9 @@
 **                turned off (rule hopeless-rest), learning every launch
 **   single       one launch, then a synchronize (bench's tiny1), per pair: the
 **                segment's learning, the synchronize's resolve and the gain
-**                check's clock reads; beside the two stub calls made directly
+**                check's clock reads; beside the two stub calls made directly;
+**                and again with the engine paused (gs_pause), the half of
+**                bench's AB= pairs that graphshim's active half is judged by
 ** then a clock read and an atomic compare-and-swap with an exchange (the host's
 ** own costs); and, with caches cold, direct, learning, shapes and single again:
 ** there the stub touches 16 KiB of memory a launch, as a real launch's
@@ -153,14 +155,15 @@ static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInf
     return CUDA_SUCCESS;
 }
 
-enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES, RARE, DIRECT1, SINGLE };
+enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES, RARE, DIRECT1, SINGLE, PAUSED1 };
 
-/* Median over rounds of ns per launch, in one of the modes above; DIRECT1 and
-** SINGLE: ns per launch and synchronize, one launch between synchronizes
-** (bench's tiny1), straight to the stubs or through the shim. */
+/* Median over rounds of ns per launch, in one of the modes above; DIRECT1,
+** SINGLE and PAUSED1: ns per launch and synchronize, one launch between
+** synchronizes (bench's tiny1), straight to the stubs, through the shim, or
+** through it paused (the caller pauses it). */
 static double time_launches(int mode, double *boundary_ns)
 {
-    int through_shim = mode != DIRECT && mode != DIRECT1, k = mode == DIRECT1 || mode == SINGLE ? 1 : K_SEQ;
+    int through_shim = mode != DIRECT && mode != DIRECT1, k = mode >= DIRECT1 ? 1 : K_SEQ;
     double per[ROUNDS], bnd[ROUNDS];
     /* A stream of its own for each mode, hot or cold, rule dropped or not: what
     ** one run learned (a wide tree, a rest) does not change what the next costs. */
@@ -259,7 +262,7 @@ static void *idle_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-    double direct, pass, held, bnd, patched, pbnd, learning, shapes, rare, rare_kept, direct1, single;
+    double direct, pass, held, bnd, patched, pbnd, learning, shapes, rare, rare_kept, direct1, single, paused1;
     double clock_ns, rmw_ns;
     double cdirect, clearning, cshapes, crare, crare_kept, cdirect1, csingle;
 
@@ -315,6 +318,9 @@ int main(int argc, char **argv)
     gs__cfg.gain_check = 1; /* as in a real run: its clock reads are part of the cost */
     direct1 = time_launches(DIRECT1, NULL);
     single = time_launches(SINGLE, NULL);
+    gs__engine_pause();
+    paused1 = time_launches(PAUSED1, NULL);
+    gs__engine_resume();
     gs__cfg.gain_check = 0;
     printf("graphshim's own host cost, ns per launch (median of %d rounds, %d-launch sequences)\n", ROUNDS, K_SEQ);
     printf("  %-44s %8.1f\n", "direct call of the driver stub", direct);
@@ -328,6 +334,7 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f  (+%.1f)\n", "rare (budget: nothing pays; learning rests)", rare, rare - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "rare, learning kept (rule hopeless-rest off)", rare_kept, rare_kept - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "one launch and a synchronize (per pair)", single, single - direct1);
+    printf("  %-44s %8.1f  (+%.1f)\n", "the same, paused (gs_pause: bench's AB=)", paused1, paused1 - direct1);
     host_costs(&clock_ns, &rmw_ns);
     printf("the host's own, ns each\n");
     printf("  %-44s %8.1f\n", "a clock read (clock_gettime)", clock_ns);
