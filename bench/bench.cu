@@ -21,7 +21,9 @@
 // result (the two modes and graphshim must agree; it goes to stdout with the
 // times, one line each).  With BENCH_AB=N, N more pairs of repetitions after
 // those, graphshim paused in one of each pair (see below): `ab_reps` and
-// `ab_ratio` (the median over pairs of paused / active time).
+// `ab_ratio` (the median over pairs of paused / active time).  With
+// BENCH_PAUSED=1 graphshim is paused for the whole run (bench.sh:
+// SWEEP=BENCH_PAUSED=1): a process with graphshim loaded and its engine idle.
 //
 // Workloads:
 //   tiny1 tiny5 tiny20 tiny100  K tiny dependent kernels (1024 floats)
@@ -357,6 +359,11 @@ int main(int argc, char **argv)
         return 0;
     }
     w.setup();
+    // BENCH_PAUSED=1: graphshim (where preloaded) paused for the whole run: what
+    // its presence costs a process, apart from its engine's work on each op.
+    if (getenv("BENCH_PAUSED"))
+        if (auto pause = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_pause"))
+            pause();
 
     std::vector<cudaGraphExec_t> ge;    // one per rotation set
     std::vector<cudaGraphNode_t> nodes; // scalars: the kernel nodes, in launch order

@@ -23,7 +23,8 @@
 # rounds of each graphshim run's median paused / active ratio (the engine's own
 # cost, measured where the host's level does not move between processes; above
 # 1.00 graphshim is faster), the column null the same ratio in the eager runs,
-# where both halves run alike: the method's noise.
+# where both halves run alike: the method's noise.  SWEEP=BENCH_PAUSED=1 adds a
+# row of processes with graphshim loaded and paused throughout.
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
 # Environment: ROUNDS (5; a whole run takes about 11 minutes on an H100: split it
