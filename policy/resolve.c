@@ -371,8 +371,8 @@ static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
     } else {
         gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in %u of %u trial pairs: "
                   "its graph is kept", t->depth, t->replay_slow, t->replay_n);
-        t->gain_paid = 1;
-        t->gain_warm = 1; /* its eager time is fresh */
+        t->gain_paid = v == 1; /* -1: too few pairs to say */
+        t->gain_warm = 1;      /* its eager time is fresh */
     }
     t->gain_trial = 0;
     t->replay_n = 0, t->replay_slow = 0;
