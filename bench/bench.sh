@@ -23,8 +23,10 @@
 # rounds of each graphshim run's median paused / active ratio (the engine's own
 # cost, measured where the host's level does not move between processes; above
 # 1.00 graphshim is faster), the column null the same ratio in the eager runs,
-# where both halves run alike: the method's noise.  SWEEP=BENCH_PAUSED=1 adds a
-# row of processes with graphshim loaded and paused throughout.
+# where both halves run alike: the method's noise (the graph runs do the same
+# extra repetitions, so that every checksum covers the same work).
+# SWEEP=BENCH_PAUSED=1 adds a row of processes with graphshim loaded and paused
+# throughout (its in-proc column: both halves paused, another null).
 # Also: graphshim's own host cost per launch (stubbed driver) and per real launch.
 #
 # Environment: ROUNDS (5; a whole run takes about 11 minutes on an H100: split it

@@ -149,8 +149,9 @@ int gs__trie_ended(struct gs_node *n, long warmup, long min_ops)
     if (n->depth == 0)
         return 0;
     n->seen++;
-    if (n->stable || n->ungraphable || n->seen - n->seen_mark < warmup || n->depth < min_ops)
+    if (n->stable || n->ungraphable || (n->seen - n->seen_mark < warmup && !n->eager_once) || n->depth < min_ops)
         return 0;
+    n->eager_once = 0;
     n->stable = 1;
     add_stable_below(n, 1);
     return 1;
@@ -168,13 +169,13 @@ void gs__trie_relearn(struct gs_node *n)
 {
     drop_stable(n);
     n->seen_mark = n->seen;
+    n->eager_once = 0;
 }
 
-void gs__trie_eager_once(struct gs_node *n, long warmup)
+void gs__trie_eager_once(struct gs_node *n)
 {
     drop_stable(n);
-    /* gs__trie_ended makes it stable once seen - seen_mark reaches warmup */
-    n->seen_mark = (uint64_t)n->seen + 1 >= (uint64_t)warmup ? n->seen + 1 - (uint32_t)warmup : 0;
+    n->eager_once = 1;
 }
 
 static void restrain(struct gs_node *n, void *warmup)

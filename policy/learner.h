@@ -42,8 +42,11 @@ struct gs_node {
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
     uint8_t chunk_idle;      /* a chunk ending here left the host less work to the segment's
                              ** end than a graph launch costs: none ends here any more (hold.c) */
-    uint8_t gain_trial;      /* in the gain check's paired trial: its replays so far, plus one */
+    uint8_t eager_once;      /* stable again at its next occurrence, which runs eagerly */
+    uint8_t gain_trial;      /* in the gain check's paired trial: its replays so far, plus one (0: none) */
     uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
+    uint8_t gain_backoff;    /* trials that kept its graph (at most GS_GAIN_BACKOFF_MAX) */
+    uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */
     uint8_t gain_warm;       /* its eager time was measured again after the first replays */
     uint8_t exec_patched;    /* exec holds parameters other than its path's keys */
     uint8_t rebuilt;         /* its graph was built (instantiated or updated) for its last launch */
@@ -132,9 +135,9 @@ void gs__trie_unstable(struct gs_node *n);
 ** still counts every occurrence, for the report). */
 void gs__trie_relearn(struct gs_node *n);
 
-/* n runs eagerly once, and is stable again at its next occurrence after that
-** (its graph is kept): the gain check's paired trial. */
-void gs__trie_eager_once(struct gs_node *n, long warmup);
+/* n runs eagerly once, and is stable again at the end of that occurrence,
+** whatever the warmup then (its graph is kept): the gain check's paired trial. */
+void gs__trie_eager_once(struct gs_node *n);
 
 /* Stops treating as stable, until they are seen `warmup` times, the sequences
 ** below root that are stable but have no graph yet; those whose graph was built
@@ -152,6 +155,7 @@ void gs__trie_restrain(struct gs_node *root, long warmup);
 int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns);
 int gs__gain_verdict(uint32_t slow, uint32_t n);
 #define GS_GAIN_REPLAYS 8
+#define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */
 
 /* The path from the root to n, first op first, into path[] (n->depth entries). */
 void gs__trie_path(struct gs_node *n, struct gs_node **path);

@@ -344,38 +344,69 @@ static void no_gain(struct gs_stream *s, struct gs_node *t)
     gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
 }
 
+/* Ends t's paired trial, whose pairs said v (gs__gain_verdict).  A graph found
+** slow runs eagerly for good.  One kept lets 1, 3, 7, ... 63 windows pass
+** before a slow one starts its next trial: a program whose pace keeps moving would otherwise run
+** a third of its occurrences eagerly in trials.  Where too few pairs were timed
+** (its eager runs were held, as a prefix of another stable sequence, and issued
+** at the synchronize: not timed), the check rests for the sequence until an
+** eager run is timed again. */
+static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
+{
+    if (v == 0) {
+        no_gain(s, t);
+    } else if (v == 1) {
+        gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in only %u of %u trial "
+                  "pairs: its graph is kept", t->depth, t->replay_slow, t->replay_n);
+        t->gain_paid = 1;
+        if (t->gain_backoff < GS_GAIN_BACKOFF_MAX)
+            t->gain_backoff++;
+        t->gain_skip = (uint8_t)((1u << t->gain_backoff) - 1);
+    } else {
+        gs__debug("a %u-op sequence's trial timed %u pairs, too few to judge: its graph is kept, untimed",
+                  t->depth, t->replay_n);
+        t->eager_ns = 0;
+    }
+    t->gain_warm = 1; /* its eager time is fresh, or none */
+    t->gain_trial = 0;
+    t->replay_n = 0, t->replay_slow = 0;
+}
+
 /* A replay of t in its paired trial, d ns long.  The sequence runs eagerly and
 ** replayed in turn, and each replay is judged against the eager run just before
 ** it: a program that changes pace (a busy host for a while, a heap that grows)
 ** changes both alike, where a window of replays judged against one earlier
 ** eager time would see the change as the graph's.  The trial ends after
-** GS_GAIN_REPLAYS pairs, or twice as many replays where eager runs went untimed
-** (another sequence's held ops before them); without enough pairs the graph is
-** kept. */
+** GS_GAIN_REPLAYS pairs, or once two of its eager runs went untimed. */
 static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
 {
-    int v;
-
     if (t->gain_fresh) {
         t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
         t->replay_n++;
         t->gain_fresh = 0;
     }
-    if (t->replay_n < GS_GAIN_REPLAYS && t->gain_trial++ < 2 * GS_GAIN_REPLAYS) {
-        gs__trie_eager_once(t, gs__warmup(s));
+    t->gain_trial++; /* one more than its replays */
+    if (t->replay_n < GS_GAIN_REPLAYS && t->gain_trial - 1 - t->replay_n < 2)
+        gs__trie_eager_once(t);
+    else
+        trial_end(s, t, gs__gain_verdict(t->replay_slow, t->replay_n));
+}
+
+/* A window of replays found t's graph slow: a trial, unless an earlier trial
+** kept the graph and windows are still to pass. */
+static void window_slow(struct gs_node *t)
+{
+    t->replay_n = 0, t->replay_slow = 0;
+    if (t->gain_skip) {
+        t->gain_skip--;
         return;
     }
-    v = gs__gain_verdict(t->replay_slow, t->replay_n);
-    if (v == 0) {
-        no_gain(s, t);
-    } else {
-        gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in %u of %u trial pairs: "
-                  "its graph is kept", t->depth, t->replay_slow, t->replay_n);
-        t->gain_paid = v == 1; /* -1: too few pairs to say */
-        t->gain_warm = 1;      /* its eager time is fresh */
-    }
-    t->gain_trial = 0;
-    t->replay_n = 0, t->replay_slow = 0;
+    gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in 3 of 4 replays or more: "
+              "a trial runs it eagerly and replayed in turn", t->depth, t->eager_ns / 1e3);
+    t->gain_trial = 1;
+    t->gain_paid = 0;
+    t->gain_fresh = 0;
+    gs__trie_eager_once(t);
 }
 
 /* After a synchronize returned: the segment of s that ended at it took from its
@@ -412,20 +443,15 @@ static void segment_timed(struct gs_stream *s)
     t->replay_n++;
     v = gs__gain_verdict(t->replay_slow, t->replay_n);
     if (v == 0) {
-        gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in %u of %u replays: "
-                  "a trial runs it eagerly and replayed in turn",
-                  t->depth, t->eager_ns / 1e3, t->replay_slow, t->replay_n);
-        t->gain_trial = 1;
-        t->gain_paid = 0;
-        t->replay_n = 0, t->replay_slow = 0;
-        t->gain_fresh = 0;
-        gs__trie_eager_once(t, gs__warmup(s));
+        window_slow(t);
         return;
     }
     if (v == 1)
         t->gain_paid = 1;
     if (t->replay_n >= GS_GAIN_REPLAYS) {
         t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
+        if (t->gain_skip)
+            t->gain_skip--;
         if (!t->gain_warm) {
             /* The eager time came from the program's first iterations, often
             ** slower than later ones (caches, allocators, a library's tuning),

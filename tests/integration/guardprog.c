@@ -452,6 +452,28 @@ static void drift(int iters)
     }
 }
 
+/* Two sequences, one the other's prefix, in turn (an iteration that sometimes
+** does one step more), on a host that slows down 3 % each iteration: the
+** shorter one's eager runs are held as the longer one's prefix. */
+static void drift_prefix(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    double us = 2000;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++, us *= 1.03) {
+        input(s, x, it);
+        axpb(s, x);
+        nanosleep(&(struct timespec){(long)us / 1000000, (long)us % 1000000 * 1000}, NULL);
+        copy(s, P(out), x);
+        if (it % 2)
+            axpb(s, x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Work that repeats too rarely for its graphs to pay: 1000 different sequences
 ** (which of 10 ops are an axpb and which a copy), each back every 1000
 ** iterations. */
@@ -1457,7 +1479,7 @@ static const struct {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
-    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
+    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
