@@ -253,17 +253,6 @@ int gs__attr_supported(CUlaunchAttributeID id)
     return attr_value_size(id) >= 0;
 }
 
-/* The fixed part of launch a's key, without attributes, parameters or layout. */
-static void key_launch_head(struct gs_key *k, const struct gs_launch *a)
-{
-    memset(k, 0, sizeof *k);
-    k->kind = GS_OP_LAUNCH;
-    k->f = a->f;
-    memcpy(k->grid, a->grid, sizeof k->grid);
-    memcpy(k->block, a->block, sizeof k->block);
-    k->shmem = a->shmem;
-}
-
 int gs__key_launch(void *buf, const struct gs_launch *a)
 {
     struct gs_key *k = buf;
@@ -276,8 +265,13 @@ int gs__key_launch(void *buf, const struct gs_launch *a)
 
     if (l->n < 0 || nattrs > 8 || (nattrs && !cfg->attrs))
         return -1;
-    key_launch_head(k, a);
+    memset(k, 0, sizeof *k);
+    k->kind = GS_OP_LAUNCH;
+    k->f = a->f;
     k->layout = l;
+    memcpy(k->grid, a->grid, sizeof k->grid);
+    memcpy(k->block, a->block, sizeof k->block);
+    k->shmem = a->shmem;
     k->nattrs = nattrs;
     for (unsigned i = 0; i < nattrs; i++) {
         /* Only the bytes of the value that mean something: the rest of the union

@@ -43,7 +43,7 @@ struct gs_node {
     uint8_t chunk_idle;      /* a chunk ending here left the host less work to the segment's
                              ** end than a graph launch costs: none ends here any more (hold.c) */
     uint8_t eager_once;      /* stable again at its next occurrence, which runs eagerly */
-    uint8_t gain_trial;      /* in the gain check's paired trial: its replays so far, plus one (0: none) */
+    uint8_t gain_trial;      /* in the gain check's paired trial: its untimed eager runs, plus one (0: none) */
     uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
     uint8_t gain_backoff;    /* trials that kept its graph (at most GS_GAIN_BACKOFF_MAX) */
     uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */

@@ -344,13 +344,35 @@ static void no_gain(struct gs_stream *s, struct gs_node *t)
     gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
 }
 
+/* Counts a timed replay of t, d ns long, in its window or trial. */
+static void replay_timed(struct gs_node *t, uint64_t d)
+{
+    t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
+    t->replay_n++;
+}
+
+/* A window of replays found t's graph slow: the sequence runs eagerly and
+** replayed in turn, and each replay is judged against the eager run just before
+** it (trial_replay): a program that changes pace (a busy host for a while, a
+** heap that grows) changes both alike, where a window of replays judged against
+** one earlier eager time would see the change as the graph's. */
+static void trial_start(struct gs_node *t)
+{
+    gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in 3 of 4 replays or more: "
+              "a trial runs it eagerly and replayed in turn", t->depth, t->eager_ns / 1e3);
+    t->gain_trial = 1;
+    t->gain_paid = 0;
+    t->gain_fresh = 0;
+    gs__trie_eager_once(t);
+}
+
 /* Ends t's paired trial, whose pairs said v (gs__gain_verdict).  A graph found
 ** slow runs eagerly for good.  One kept lets 1, 3, 7, ... 63 windows pass
-** before a slow one starts its next trial: a program whose pace keeps moving would otherwise run
-** a third of its occurrences eagerly in trials.  Where too few pairs were timed
-** (its eager runs were held, as a prefix of another stable sequence, and issued
-** at the synchronize: not timed), the check rests for the sequence until an
-** eager run is timed again. */
+** before a slow one starts its next trial: a program whose pace keeps moving
+** would otherwise run a third of its occurrences eagerly in trials.  Where too
+** few pairs were timed (its eager runs were held, as a prefix of another stable
+** sequence, and issued at the synchronize: not timed), the check rests for the
+** sequence until an eager run is timed again. */
 static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
 {
     if (v == 0) {
@@ -372,41 +394,20 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
     t->replay_n = 0, t->replay_slow = 0;
 }
 
-/* A replay of t in its paired trial, d ns long.  The sequence runs eagerly and
-** replayed in turn, and each replay is judged against the eager run just before
-** it: a program that changes pace (a busy host for a while, a heap that grows)
-** changes both alike, where a window of replays judged against one earlier
-** eager time would see the change as the graph's.  The trial ends after
-** GS_GAIN_REPLAYS pairs, or once two of its eager runs went untimed. */
+/* A replay of t in its paired trial, d ns long, judged against the eager run
+** before it where that was timed.  The trial ends after GS_GAIN_REPLAYS pairs,
+** or once two of its eager runs went untimed. */
 static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
 {
-    if (t->gain_fresh) {
-        t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
-        t->replay_n++;
-        t->gain_fresh = 0;
-    }
-    t->gain_trial++; /* one more than its replays */
-    if (t->replay_n < GS_GAIN_REPLAYS && t->gain_trial - 1 - t->replay_n < 2)
+    if (t->gain_fresh)
+        replay_timed(t, d);
+    else
+        t->gain_trial++;
+    t->gain_fresh = 0;
+    if (t->replay_n < GS_GAIN_REPLAYS && t->gain_trial < 3)
         gs__trie_eager_once(t);
     else
         trial_end(s, t, gs__gain_verdict(t->replay_slow, t->replay_n));
-}
-
-/* A window of replays found t's graph slow: a trial, unless an earlier trial
-** kept the graph and windows are still to pass. */
-static void window_slow(struct gs_node *t)
-{
-    t->replay_n = 0, t->replay_slow = 0;
-    if (t->gain_skip) {
-        t->gain_skip--;
-        return;
-    }
-    gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in 3 of 4 replays or more: "
-              "a trial runs it eagerly and replayed in turn", t->depth, t->eager_ns / 1e3);
-    t->gain_trial = 1;
-    t->gain_paid = 0;
-    t->gain_fresh = 0;
-    gs__trie_eager_once(t);
 }
 
 /* After a synchronize returned: the segment of s that ended at it took from its
@@ -414,7 +415,7 @@ static void window_slow(struct gs_node *t)
 ** replay, which built the graph, is not, nor a segment that held ops and then issued
 ** them eagerly, which is neither).  Replays are judged in windows of
 ** GS_GAIN_REPLAYS against the last eager time; a window that finds the graph slow
-** starts a paired trial (trial_replay), and a trial that finds it slow too drops
+** starts a paired trial (trial_start), and a trial that finds it slow too drops
 ** the graph: the sequence runs eagerly for good.  Called locked. */
 static void segment_timed(struct gs_stream *s)
 {
@@ -439,27 +440,26 @@ static void segment_timed(struct gs_stream *s)
         trial_replay(s, t, d);
         return;
     }
-    t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
-    t->replay_n++;
+    replay_timed(t, d);
     v = gs__gain_verdict(t->replay_slow, t->replay_n);
-    if (v == 0) {
-        window_slow(t);
-        return;
-    }
     if (v == 1)
         t->gain_paid = 1;
-    if (t->replay_n >= GS_GAIN_REPLAYS) {
-        t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
-        if (t->gain_skip)
-            t->gain_skip--;
-        if (!t->gain_warm) {
-            /* The eager time came from the program's first iterations, often
-            ** slower than later ones (caches, allocators, a library's tuning),
-            ** which makes any graph look fast: once, after the first window,
-            ** it is timed again, warm. */
-            t->gain_warm = 1;
-            time_eagerly_again(t);
-        }
+    if (v < 0)
+        return; /* the window goes on */
+    t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
+    if (v == 0 && !t->gain_skip) {
+        trial_start(t);
+        return;
+    }
+    if (t->gain_skip)
+        t->gain_skip--;
+    if (!t->gain_warm) {
+        /* The eager time came from the program's first iterations, often slower
+        ** than later ones (caches, allocators, a library's tuning), which makes
+        ** any graph look fast: once, after the first window, it is timed again,
+        ** warm. */
+        t->gain_warm = 1;
+        time_eagerly_again(t);
     }
 }
 
