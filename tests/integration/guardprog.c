@@ -433,23 +433,32 @@ static void cold(int iters)
     }
 }
 
-/* A program that slows down as it runs (a heap that grows, a busier host): the
-** host works 2 ms in the first iteration, 6 % longer in each next one. */
-static void drift(int iters)
+/* A host that works 2 ms in the first iteration, and `growth` times as long in
+** each next one; every other iteration does one step more where `extra`. */
+static void slowing(int iters, double growth, int extra)
 {
     CUstream s;
     CUdeviceptr x = dev();
     float *out = pinned();
     double us = 2000;
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++, us *= 1.06) {
+    for (int it = 0; it < iters; it++, us *= growth) {
         input(s, x, it);
         axpb(s, x);
         nanosleep(&(struct timespec){(long)us / 1000000, (long)us % 1000000 * 1000}, NULL);
         copy(s, P(out), x);
+        if (extra && it % 2)
+            axpb(s, x);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
     }
+}
+
+/* A program that slows down as it runs (a heap that grows, a busier host): 6 %
+** each iteration. */
+static void drift(int iters)
+{
+    slowing(iters, 1.06, 0);
 }
 
 /* Two sequences, one the other's prefix, in turn (an iteration that sometimes
@@ -457,21 +466,7 @@ static void drift(int iters)
 ** shorter one's eager runs are held as the longer one's prefix. */
 static void drift_prefix(int iters)
 {
-    CUstream s;
-    CUdeviceptr x = dev();
-    float *out = pinned();
-    double us = 2000;
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++, us *= 1.03) {
-        input(s, x, it);
-        axpb(s, x);
-        nanosleep(&(struct timespec){(long)us / 1000000, (long)us % 1000000 * 1000}, NULL);
-        copy(s, P(out), x);
-        if (it % 2)
-            axpb(s, x);
-        CHECK(cuStreamSynchronize(s));
-        show(it, "out", out);
-    }
+    slowing(iters, 1.03, 1);
 }
 
 /* Work that repeats too rarely for its graphs to pay: 1000 different sequences

@@ -163,18 +163,26 @@ Test(learner, a_wide_node_finds_its_children_through_its_table)
     gs__trie_clear(&t);
 }
 
-Test(learner, relearn_waits_for_warmup_again)
+/* A tree of one sequence of one op, seen twice: stable under a warmup of 2. */
+static struct gs_node *one_stable(struct gs_trie *t)
 {
-    struct gs_trie t;
     struct gs_key k = {0};
     struct gs_node *a;
 
-    memset(&t, 0, sizeof t);
-    a = gs__trie_add(&t, &t.root, &k, sizeof k, sizeof k);
+    memset(t, 0, sizeof *t);
+    a = gs__trie_add(t, &t->root, &k, sizeof k, sizeof k);
     cr_assert_not_null(a);
     gs__trie_ended(a, 2, 1);
     cr_assert_eq(gs__trie_ended(a, 2, 1), 1);
-    cr_assert_eq(t.root.stable_below, 1);
+    cr_assert_eq(t->root.stable_below, 1);
+    return a;
+}
+
+Test(learner, relearn_waits_for_warmup_again)
+{
+    struct gs_trie t;
+    struct gs_node *a = one_stable(&t);
+
     gs__trie_relearn(a);
     cr_assert_eq(t.root.stable_below, 0);
     cr_assert_eq(gs__trie_ended(a, 2, 1), 0);
@@ -188,14 +196,8 @@ Test(learner, relearn_waits_for_warmup_again)
 Test(learner, eager_once_takes_one_occurrence_whatever_the_warmup)
 {
     struct gs_trie t;
-    struct gs_key k = {0};
-    struct gs_node *a;
+    struct gs_node *a = one_stable(&t);
 
-    memset(&t, 0, sizeof t);
-    a = gs__trie_add(&t, &t.root, &k, sizeof k, sizeof k);
-    cr_assert_not_null(a);
-    gs__trie_ended(a, 2, 1);
-    cr_assert_eq(gs__trie_ended(a, 2, 1), 1);
     /* seen 2: the warmup may have grown past it since (the capture budget) */
     for (long warmup = 1; warmup <= 64; warmup *= 2) {
         gs__trie_eager_once(a);
