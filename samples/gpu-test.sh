@@ -130,6 +130,16 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # where 2 GPUs are present: the work between torch_allreduce's collectives is
 # the same every iteration (replays expected); DDP's backward interleaves with
 # its gradient buckets' all-reduces (replays not required).
+# The memory-kind samples (mem_*, large_param; samples/mem_common.cuh) run in
+# rounds of >= 20 iterations whose buffers grow 4x per round and are freed and
+# allocated again between rounds (often at the same address, with another size
+# or kind).  Replays are expected where each iteration is plain copies and
+# kernels between synchronizes (pageable, pinned, registered, symbol, rounds);
+# not required where the host polls mapped memory (zerocopy), where prefetches,
+# stream attachments, stream-ordered allocations, 2-D copies or host functions
+# cut every iteration (managed, pool, 2d, hostfn), nor yet for large_param
+# (1,000 launches of a 32,000-byte-parameter kernel per synchronize: 0 replays
+# on an H100 before issue 26's third point).
 EXPECT='
 tiny_stream     cu  eq  >0   rows
 tiny_legacy     cu  eq  >0   -
@@ -159,6 +169,17 @@ two_ctx         cu  eq  >0   ctx2
 smem_attr       cu  eq  >0   -
 torch_allreduce tr  -   >0   -
 torch_ddp       tr  -   any  -
+mem_pageable    cu  eq  >0   -
+mem_pinned      cu  eq  >0   -
+mem_registered  cu  eq  >0   -
+mem_zerocopy    cu  eq  any  -
+mem_managed     cu  eq  any  -
+mem_pool        cu  eq  any  -
+mem_symbol      cu  eq  >0   -
+mem_2d          cu  eq  any  -
+mem_hostfn      cu  eq  any  -
+mem_rounds      cu  eq  >0   -
+large_param     cu  eq  any  -
 '
 
 # ------------------------------------------------------------------ report checks
