@@ -206,6 +206,12 @@ static void issue_bodies(struct gs_stream *s, CUstream st, unsigned j)
     uint32_t reps = 1u << j, nops = reps * kb->p;
 
     if (!kb->failed && nops >= (uint32_t)gs__cfg.min_ops) {
+        if (kb->exec[j] && gs__exec_stale(kb->exec[j])) {
+            /* Memory it copies to or from was freed or allocated since (graph_cache.h). */
+            gs__graph_destroy_owned(kb->exec[j]);
+            kb->exec[j] = NULL;
+            s->recaptures++;
+        }
         if (!kb->exec[j]) {
             const struct gs_key *keys[GS_BODY_MAX_PERIOD];
             for (uint32_t i = 0; i < kb->p; i++)
@@ -221,7 +227,7 @@ static void issue_bodies(struct gs_stream *s, CUstream st, unsigned j)
         CUresult rc = CUDA_ERROR_NOT_READY;
         if (kb->exec[j]) {
             gs__nvtx_begin(GS_NVTX_BODY, nops);
-            rc = GS_REAL(cuGraphLaunch)(kb->exec[j], st);
+            rc = GS_REAL(cuGraphLaunch)(kb->exec[j]->x, st);
             gs__nvtx_end();
         }
         if (rc == CUDA_SUCCESS) {

@@ -22,6 +22,8 @@
 
 #include "key.h"
 
+struct gs_exec;
+
 #define GS_BODY_MAX_PERIOD 32
 #define GS_BODY_RING 64          /* ops of the open segment the detector keeps (> 2 periods) */
 #define GS_BODY_KEY_MAX 4096     /* an op with a longer key is never part of a body */
@@ -45,7 +47,7 @@ struct gs_body_known {
     uint32_t k;                          /* bodies per graph */
     uint32_t off[GS_BODY_MAX_PERIOD + 1], klen[GS_BODY_MAX_PERIOD];
     unsigned char *keys;
-    CUgraphExec exec[GS_BODY_GROUPS];    /* exec[j]: 2^j bodies, or NULL */
+    struct gs_exec *exec[GS_BODY_GROUPS]; /* exec[j]: 2^j bodies, or NULL (graph_cache.h) */
     uint8_t failed;                      /* one of its graphs failed: it runs eagerly */
     uint64_t last_used;
     uint64_t graphs, ops_replayed;       /* graph launches, ops in them */

@@ -146,11 +146,6 @@ struct gs_held {
 };
 int gs__held_get(struct gs_stream *s, struct gs_node *to, struct gs_held *h);
 void gs__held_free(struct gs_held *h);
-/* The graph for t's held ops (h) when some come with patches: an extra built
-** from the same patches, a new extra, or the least recently used one updated.
-** Returns 0 with *x, -1, or GS_CAPTURE_BUSY. */
-int gs__extra_exec(struct gs_stream *s, struct gs_node *t, struct gs_held *h, uint32_t from, CUgraphExec *x);
-
 /* --- body.c (each called locked) --- */
 /* An op the prefix tree does not hold: 1 if the body holds it, 0 if the caller
 ** issues it (it is remembered for finding bodies). */

@@ -10,8 +10,12 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "engine_int.h"
 #include "log.h"
+
+atomic_uint gs__mem_epoch = 1;
 
 struct exec_rec {
     struct gs_node *node;
@@ -81,6 +85,22 @@ static void rec_remove(int i)
     recs[i] = recs[--nrecs];
 }
 
+/* Destroys e and what it owns. */
+static void exec_free(struct gs_exec *e)
+{
+    if (!e)
+        return;
+    if (gs__real[GS_ID_cuGraphExecDestroy])
+        GS_REAL(cuGraphExecDestroy)(e->x);
+    if (e->g && gs__real[GS_ID_cuGraphDestroy])
+        GS_REAL(cuGraphDestroy)(e->g);
+    for (uint32_t i = 0; i < e->ndiff; i++)
+        free(e->diff[i].key);
+    free(e->diff);
+    free(e->nodes);
+    free(e);
+}
+
 /* Destroys the least recently used graph other than keep's.  Called with the
 ** cache lock; s (locked by the caller) may be used without its lock. */
 static void evict_one(struct gs_stream *s, struct gs_node *keep)
@@ -95,7 +115,7 @@ static void evict_one(struct gs_stream *s, struct gs_node *keep)
         if (recs[victim].s == s || gs__trylock(&recs[victim].s->lock)) {
             struct gs_node *n = recs[victim].node;
             struct gs_stream *owner = recs[victim].s;
-            GS_REAL(cuGraphExecDestroy)(n->exec);
+            exec_free(n->exec);
             n->exec = NULL;
             rec_remove(victim);
             nevicted++;
@@ -116,6 +136,7 @@ static int capture_graph(struct gs_stream *s, CUresult (*issue)(CUstream, void *
 {
     CUstream p;
     CUresult rc;
+    uint64_t t0 = gs__now_ns();
 
     *g = NULL;
     p = private_stream(s->ctx);
@@ -135,6 +156,7 @@ static int capture_graph(struct gs_stream *s, CUresult (*issue)(CUstream, void *
             rc = end;
     }
     atomic_fetch_sub(&captures, 1);
+    s->capture_ns += gs__now_ns() - t0;
     if (rc == CUDA_SUCCESS)
         return 0;
     gs__debug("capture of a %u-op sequence failed (error %d)", nops, rc);
@@ -148,84 +170,99 @@ failed:
     return -1;
 }
 
-/* Instantiates g into *x for stream s and destroys g.  Returns 0 or -1 (counted;
-** a new executable also in s->builds and s->instantiated, which the capture
-** budget weighs). */
-static int instantiate(struct gs_stream *s, CUgraph g, unsigned nops, CUgraphExec *x)
+/* Instantiates g into a new executable for stream s, which keeps g where nodes
+** (the node of each of its n ops, or NULL) is given, and destroys it otherwise.
+** Returns it, or NULL (counted; g destroyed, nodes freed).  A new executable
+** counts in s->builds and s->instantiated, which the capture budget weighs. */
+static struct gs_exec *instantiate(struct gs_stream *s, CUgraph g, unsigned nops, CUgraphNode *nodes)
 {
-    CUresult rc = GS_REAL(cuGraphInstantiateWithFlags)(x, g, 0);
+    struct gs_exec *e = calloc(1, sizeof *e);
+    uint64_t t0 = gs__now_ns();
+    CUresult rc = e ? GS_REAL(cuGraphInstantiateWithFlags)(&e->x, g, 0) : CUDA_ERROR_OUT_OF_MEMORY;
 
-    GS_REAL(cuGraphDestroy)(g);
+    s->instantiate_ns += gs__now_ns() - t0;
     pthread_mutex_lock(&cache_lock);
     if (rc == CUDA_SUCCESS)
         ncaptured++;
     else
         nfailed++;
     pthread_mutex_unlock(&cache_lock);
+    if (rc == CUDA_SUCCESS && nodes) {
+        e->g = g;
+        e->nodes = nodes;
+    } else {
+        GS_REAL(cuGraphDestroy)(g);
+        free(nodes);
+    }
     if (rc == CUDA_SUCCESS) {
+        e->n = nops;
         s->builds++;
         s->instantiated++;
-        return 0;
+        return e;
     }
-    *x = NULL;
+    free(e);
     gs__debug("instantiating a %u-op graph failed (error %d)", nops, rc);
-    return -1;
+    return NULL;
 }
 
-/* Gives executable x of stream s the content of g in place (cuGraphExecUpdate,
-** counted in s->builds: a capture and an update cost about what a new graph
-** does) and destroys g.  Returns 0, or -1 with g left to the caller, who
-** instantiates it anew (the driver refuses updates that change what x is, not
-** only its parameters). */
-static int update(struct gs_stream *s, CUgraphExec x, CUgraph g, unsigned nops)
+/* Does the op of k copy to or from host memory (a node that binds allocations)? */
+static int host_copy(const struct gs_key *k)
 {
-    CUgraphExecUpdateResultInfo info;
-
-    if (GS_REAL(cuGraphExecUpdate_v2)(x, g, &info) == CUDA_SUCCESS) {
-        GS_REAL(cuGraphDestroy)(g);
-        s->builds++;
-        return 0;
-    }
-    gs__debug("update of a %u-op graph failed (result %d): instantiating it anew", nops, info.result);
-    return -1;
+    return k->kind == GS_OP_H2D || k->kind == GS_OP_H2D_PAGEABLE || k->kind == GS_OP_D2H;
 }
 
-/* capture_graph(), then instantiate(). */
-static int capture(struct gs_stream *s, CUresult (*issue)(CUstream, void *), void *arg, unsigned nops,
-                   CUgraphExec *x)
-{
-    CUgraph g;
-    int rc = capture_graph(s, issue, arg, nops, &g);
-
-    *x = NULL;
-    return rc ? rc : instantiate(s, g, nops, x);
-}
-
+/* The ops of a path, as gs__graph_capture() captures them; nodes[i - from] gets
+** the node each became, as the capture tells (NULL nodes once it could not). */
 struct path_ops {
     struct gs_node **path;
     const struct gs_key *const *keys;
     uint32_t from, to;
-    int staging;
+    int staging, host;
+    CUgraphNode *nodes;
 };
+
+/* The node the op just issued on capturing stream p became: the capture's one
+** dependency now, which must be new and of the op's kind.  NULL otherwise. */
+static CUgraphNode captured_node(CUstream p, const struct gs_key *k, CUgraphNode last)
+{
+    CUstreamCaptureStatus st;
+    const CUgraphNode *deps = NULL;
+    size_t nd = 0;
+    CUgraphNodeType type;
+
+    if (!gs__real[GS_ID_cuStreamGetCaptureInfo_v2] ||
+        GS_REAL(cuStreamGetCaptureInfo_v2)(p, &st, NULL, NULL, &deps, &nd) != CUDA_SUCCESS || nd != 1 ||
+        deps[0] == last || GS_REAL(cuGraphNodeGetType)(deps[0], &type) != CUDA_SUCCESS)
+        return NULL;
+    if (type != (k->kind == GS_OP_LAUNCH ? CU_GRAPH_NODE_TYPE_KERNEL
+                 : k->kind == GS_OP_SET  ? CU_GRAPH_NODE_TYPE_MEMSET
+                                         : CU_GRAPH_NODE_TYPE_MEMCPY))
+        return NULL;
+    return deps[0];
+}
 
 static CUresult issue_path(CUstream p, void *arg)
 {
     struct path_ops *o = arg;
     CUresult rc = CUDA_SUCCESS;
+    CUgraphNode last = NULL;
 
     for (uint32_t i = o->from; i < o->to && rc == CUDA_SUCCESS; i++) {
         rc = gs__key_issue(o->keys[i], p, o->path[i]->staging);
         o->staging |= o->path[i]->staging != NULL;
+        o->host |= host_copy(o->keys[i]);
+        if (rc == CUDA_SUCCESS && o->nodes && !(last = o->nodes[i - o->from] = captured_node(p, o->keys[i], last))) {
+            free(o->nodes);
+            o->nodes = NULL;
+        }
     }
     return rc;
 }
 
-/* Puts a new executable of t (ops from .. t->depth-1) in the cache. */
-static void cache_add(struct gs_stream *s, struct gs_node *t, CUgraphExec x, uint32_t from, int staging)
+/* Puts t's new executable e (ops from .. t->depth-1) in the cache. */
+static void cache_add(struct gs_stream *s, struct gs_node *t, struct gs_exec *e)
 {
-    t->exec = x;
-    t->exec_from = from;
-    t->reads_staging = (uint8_t)staging;
+    t->exec = e;
     t->last_used = atomic_fetch_add(&use_clock, 1);
     pthread_mutex_lock(&cache_lock);
     if (nrecs == caprecs) {
@@ -243,42 +280,131 @@ static void cache_add(struct gs_stream *s, struct gs_node *t, CUgraphExec x, uin
     pthread_mutex_unlock(&cache_lock);
 }
 
+/* Records in e that ops from .. to-1 went in with keys (their path's, or
+** others: those are e's diff).  0, or -1 (no memory: e cannot be updated in
+** place). */
+static int diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys, uint32_t npatches)
+{
+    uint32_t n = 0;
+
+    if (!npatches)
+        return 0;
+    if (!(e->diff = calloc(npatches, sizeof *e->diff)))
+        return -1;
+    for (uint32_t i = e->from; i < e->from + e->n && n < npatches; i++)
+        if (keys[i] != &path[i]->key) {
+            if (!(e->diff[n].key = malloc(path[i]->len)))
+                return -1;
+            memcpy(e->diff[n].key, keys[i], path[i]->len);
+            e->diff[n++].op = i;
+            e->ndiff = n;
+        }
+    return 0;
+}
+
 int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
                       const struct gs_key *const *keys, uint32_t from)
 {
-    struct path_ops o = {path, keys, from, t->depth, 0};
-    CUgraphExec x;
-    int rc = capture(s, issue_path, &o, t->depth - from, &x);
+    uint32_t n = t->depth - from, npatches = 0;
+    struct path_ops o = {path, keys, from, t->depth, 0, 0, calloc(n, sizeof(CUgraphNode))};
+    struct gs_exec *e;
+    CUgraph g;
+    int rc = capture_graph(s, issue_path, &o, n, &g);
 
-    if (rc == 0)
-        cache_add(s, t, x, from, o.staging);
-    return rc;
+    if (rc != 0) {
+        free(o.nodes);
+        return rc;
+    }
+    if (!(e = instantiate(s, g, n, o.nodes)))
+        return -1;
+    e->from = from;
+    e->reads_staging = (uint8_t)o.staging;
+    e->epoch = o.host ? atomic_load(&gs__mem_epoch) : 0;
+    for (uint32_t i = from; i < t->depth; i++)
+        npatches += keys[i] != &path[i]->key;
+    if (e->nodes && diff_set(e, path, keys, npatches) != 0) {
+        /* Without its diff, e cannot be updated in place: its nodes go. */
+        free(e->nodes);
+        e->nodes = NULL;
+    }
+    cache_add(s, t, e);
+    return 0;
 }
 
-int gs__graph_update(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
-                     const struct gs_key *const *keys, uint32_t from)
+/* Sets node j of e to the parameters of launch key k.  0 or -1. */
+static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k)
 {
-    struct path_ops o = {path, keys, from, t->depth, 0};
-    CUgraphExec x;
-    CUgraph g;
-    int rc = capture_graph(s, issue_path, &o, t->depth - from, &g);
+    CUDA_KERNEL_NODE_PARAMS p;
+    void *stack[64], **params;
+    CUresult rc;
 
-    if (rc != 0)
-        return rc;
-    if (update(s, t->exec, g, t->depth - from) == 0) {
-        t->reads_staging = (uint8_t)o.staging;
-        return 0;
-    }
-    gs__graph_drop_exec(t, s);
-    if (instantiate(s, g, t->depth - from, &x) != 0)
+    if (k->kind != GS_OP_LAUNCH || !gs__real[GS_ID_cuGraphExecKernelNodeSetParams_v2] ||
+        GS_REAL(cuGraphKernelNodeGetParams_v2)(e->nodes[j], &p) != CUDA_SUCCESS ||
+        gs__key_param_ptrs(k, stack, &params) != CUDA_SUCCESS)
         return -1;
-    cache_add(s, t, x, from, o.staging);
-    return 0;
+    p.kernelParams = params;
+    p.extra = NULL;
+    rc = GS_REAL(cuGraphExecKernelNodeSetParams_v2)(e->x, e->nodes[j], &p);
+    gs__key_param_ptrs_free(params, stack);
+    if (rc != CUDA_SUCCESS)
+        gs__debug("setting a kernel node's parameters failed (error %d): the graph is built anew", rc);
+    return rc == CUDA_SUCCESS ? 0 : -1;
+}
+
+int gs__exec_apply(struct gs_stream *s, struct gs_exec *e, struct gs_node **path,
+                   const struct gs_key *const *keys, uint32_t npatches)
+{
+    struct gs_diff *diff = NULL;
+    uint32_t d = 0, nd = 0;
+    int set = 0;
+    uint64_t t0;
+
+    if (!npatches && !e->ndiff)
+        return 0;
+    if (!e->nodes || (npatches && !(diff = calloc(npatches, sizeof *diff))))
+        return -1;
+    t0 = gs__now_ns();
+    for (uint32_t i = e->from; i < e->from + e->n; i++) {
+        const struct gs_key *want = keys[i], *own = &path[i]->key, *have = own;
+        struct gs_diff *old = d < e->ndiff && e->diff[d].op == i ? &e->diff[d++] : NULL;
+        if (old)
+            have = old->key;
+        if (want == own && !old)
+            continue;
+        if (memcmp(gs__key_params(want), gs__key_params(have), want->nparams) != 0) {
+            if (set_node(e, i - e->from, want) != 0) {
+                set = -1;
+                break;
+            }
+            set++;
+        }
+        if (want != own) {
+            /* Kept as applied: the old entry's bytes are reused. */
+            struct gs_key *k = old ? old->key : malloc(path[i]->len);
+            if (!k) {
+                set = -1;
+                break;
+            }
+            if (old)
+                old->key = NULL;
+            memcpy(k, want, path[i]->len);
+            diff[nd].op = i;
+            diff[nd++].key = k;
+        }
+    }
+    for (uint32_t i = 0; i < e->ndiff; i++)
+        free(e->diff[i].key);
+    free(e->diff);
+    e->diff = diff;
+    e->ndiff = nd;
+    s->update_ns += gs__now_ns() - t0;
+    return set;
 }
 
 struct key_ops {
     const struct gs_key *const *keys;
     unsigned n, reps;
+    int host;
 };
 
 static CUresult issue_keys(CUstream p, void *arg)
@@ -287,46 +413,36 @@ static CUresult issue_keys(CUstream p, void *arg)
     CUresult rc = CUDA_SUCCESS;
 
     for (unsigned r = 0; r < o->reps; r++)
-        for (unsigned i = 0; i < o->n && rc == CUDA_SUCCESS; i++)
+        for (unsigned i = 0; i < o->n && rc == CUDA_SUCCESS; i++) {
             rc = gs__key_issue(o->keys[i], p, NULL);
+            o->host |= host_copy(o->keys[i]);
+        }
     return rc;
 }
 
 int gs__graph_capture_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, unsigned reps,
-                           CUgraphExec *x)
+                           struct gs_exec **x)
 {
-    struct key_ops o = {keys, n, reps};
-    int rc = capture(s, issue_keys, &o, n * reps, x);
-    if (rc == 0)
-        atomic_fetch_add(&nowned, 1);
-    return rc;
-}
-
-int gs__graph_update_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, CUgraphExec *x)
-{
-    struct key_ops o = {keys, n, 1};
+    struct key_ops o = {keys, n, reps, 0};
     CUgraph g;
-    int rc = capture_graph(s, issue_keys, &o, n, &g);
+    int rc = capture_graph(s, issue_keys, &o, n * reps, &g);
 
+    *x = NULL;
     if (rc != 0)
         return rc;
-    if (update(s, *x, g, n) == 0)
-        return 0;
-    gs__graph_destroy_owned(*x);
-    *x = NULL;
-    if (instantiate(s, g, n, x) != 0)
+    if (!(*x = instantiate(s, g, n * reps, NULL)))
         return -1;
+    (*x)->epoch = o.host ? atomic_load(&gs__mem_epoch) : 0;
     atomic_fetch_add(&nowned, 1);
     return 0;
 }
 
-void gs__graph_destroy_owned(CUgraphExec x)
+void gs__graph_destroy_owned(struct gs_exec *x)
 {
     if (!x)
         return;
     atomic_fetch_sub(&nowned, 1);
-    if (gs__real[GS_ID_cuGraphExecDestroy])
-        GS_REAL(cuGraphExecDestroy)(x);
+    exec_free(x);
 }
 
 void gs__graph_used(struct gs_node *t)
@@ -337,14 +453,6 @@ void gs__graph_used(struct gs_node *t)
 void gs__graph_drop_exec(struct gs_node *n, void *stream)
 {
     (void)stream;
-    if (n->extras) {
-        for (uint32_t i = 0; i < n->extras->count; i++) {
-            gs__graph_destroy_owned(n->extras->e[i].exec);
-            free(n->extras->e[i].depth);
-        }
-        free(n->extras);
-        n->extras = NULL;
-    }
     if (n->exec) {
         pthread_mutex_lock(&cache_lock);
         for (int i = 0; i < nrecs; i++)
@@ -353,8 +461,7 @@ void gs__graph_drop_exec(struct gs_node *n, void *stream)
                 break;
             }
         pthread_mutex_unlock(&cache_lock);
-        if (gs__real[GS_ID_cuGraphExecDestroy])
-            GS_REAL(cuGraphExecDestroy)(n->exec);
+        exec_free(n->exec);
         n->exec = NULL;
     }
 }

@@ -10,8 +10,49 @@
 #ifndef GS_GRAPH_CACHE_H
 #define GS_GRAPH_CACHE_H
 
+#include <stdatomic.h>
+
 #include "learner.h"
 #include "stream.h"
+
+/* An instantiated graph of a run of ops, and what replaying it safely and
+** updating it in place need:
+**   - the captured graph is kept, and nodes[i] is the node op from + i became
+**     (told by the capture itself, op by op): a replay whose launches come with
+**     other parameter bytes sets only the nodes that differ
+**     (cuGraphExecKernelNodeSetParams), never captures or updates the whole
+**     graph again;
+**   - diff lists the ops whose parameters in x are not their path node's own
+**     (the last replay's patches), with the bytes applied, in op order;
+**   - a copy node that reads or writes host memory binds the host and the
+**     device allocation it touches when it is made: once either is freed, the
+**     node must never run again, even where an allocation of the same size came
+**     back at the same address (measured on the H100: the launch succeeds and
+**     the stream fails with "unspecified launch failure", or the driver
+**     crashes).  epoch is gs__mem_epoch at the capture where an op copies to or
+**     from host memory (0: none does); such a graph is stale, and built anew,
+**     once any allocation call has run since. */
+struct gs_diff {
+    uint32_t op;
+    struct gs_key *key;
+};
+struct gs_exec {
+    CUgraphExec x;
+    CUgraph g;
+    CUgraphNode *nodes;       /* NULL: not known (no update in place) */
+    uint32_t from, n;         /* the ops from .. from + n - 1 of the path */
+    uint32_t epoch;
+    uint8_t reads_staging;    /* copies from staging buffers of its path's nodes */
+    uint32_t ndiff;
+    struct gs_diff *diff;
+};
+
+/* Bumped after every allocation or free of any kind (guard.c). */
+extern atomic_uint gs__mem_epoch;
+static inline int gs__exec_stale(const struct gs_exec *e)
+{
+    return e->epoch && e->epoch != atomic_load_explicit(&gs__mem_epoch, memory_order_relaxed);
+}
 
 /* Builds t->exec for the ops path[from .. t->depth-1] of stream s (locked); path
 ** holds the whole path from the root, keys[i] the key op i is issued with (path[i]'s
@@ -22,45 +63,21 @@
 int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
                       const struct gs_key *const *keys, uint32_t from);
 
-/* Gives t->exec (of the ops from .. t->depth-1) the parameters of keys: captures
-** them again and updates the executable (cuGraphExecUpdate), or, where the driver
-** refuses the update, replaces it.  Returns as gs__graph_capture(); on -1 t->exec
-** may be gone. */
-int gs__graph_update(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
-                     const struct gs_key *const *keys, uint32_t from);
+/* Gives e (t's executable, s locked) the parameters of keys[e->from ..]: sets
+** the kernel nodes whose parameter bytes differ from those applied now, and
+** nothing else.  npatches: how many keys are not their path node's.  Returns the
+** nodes set (0: none needed), or -1 where a change cannot be made in place (the
+** nodes are not known, or the driver refused one): e must then be built anew. */
+int gs__exec_apply(struct gs_stream *s, struct gs_exec *e, struct gs_node **path,
+                   const struct gs_key *const *keys, uint32_t npatches);
 
 /* Builds an executable of the ops keys[0 .. n-1], repeated reps times, for stream s
 ** (locked).  Returns 0 and *x, -1, or GS_CAPTURE_BUSY, as gs__graph_capture().
 ** The caller owns *x, outside the cache, and destroys it with
 ** gs__graph_destroy_owned(). */
 int gs__graph_capture_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, unsigned reps,
-                           CUgraphExec *x);
-void gs__graph_destroy_owned(CUgraphExec x);
-
-/* A sequence whose held launches come with parameters of their own (patches,
-** hold.c) keeps, beside its own graph, up to GS_EXTRAS graphs of other
-** parameters, each with the patches it was built from: a program that rotates
-** among a few buffer sets replays each set's graph as it is, and only a new set
-** updates the least recently used one.  Owned by the node; destroyed with its
-** graph (gs__graph_drop_exec). */
-#define GS_EXTRAS 3
-struct gs_extra {
-    CUgraphExec exec;
-    uint64_t hash, used;
-    uint32_t n;              /* patches: depth[i] and the key at keys + off[i] */
-    uint32_t *depth, *off;
-    unsigned char *keys;
-};
-struct gs_extras {
-    uint32_t from, count;    /* the ops from .. depth-1, like exec_from */
-    uint64_t clock;
-    struct gs_extra e[GS_EXTRAS];
-};
-
-/* Gives the owned executable *x the ops keys[0 .. n-1]: captures them and
-** updates *x in place, or replaces it where the driver refuses the update.
-** Returns 0, -1 (*x may be NULL then) or GS_CAPTURE_BUSY. */
-int gs__graph_update_keys(struct gs_stream *s, const struct gs_key *const *keys, unsigned n, CUgraphExec *x);
+                           struct gs_exec **x);
+void gs__graph_destroy_owned(struct gs_exec *x);
 
 /* A context synchronize is invalid while any stream of the context captures,
 ** in whatever mode and thread (it returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
@@ -77,7 +94,7 @@ void gs__graph_used(struct gs_node *t);
 /* A node is being freed (its stream is locked): destroys its graph and staging. */
 void gs__graph_drop_node(struct gs_node *n, void *stream);
 
-/* Destroys a node's graphs, its own and its extras, only (walk callback). */
+/* Destroys a node's graph only (walk callback). */
 void gs__graph_drop_exec(struct gs_node *n, void *stream);
 
 /* Forgets the private capture streams: their context is going away, and the

@@ -45,6 +45,14 @@ void gs__guard_before(const struct gs_call *c)
     atomic_fetch_add_explicit(&gs__calls_by_class[c->cls], 1, memory_order_relaxed);
     if (c->cls == GS_CURRENT || c->cls == GS_CTX || c->cls == GS_UNCLASSIFIED)
         atomic_fetch_add_explicit(&gs__ctx_epoch, 1, memory_order_relaxed);
+    /* Memory is allocated or freed: graphs whose copy nodes bound host or device
+    ** allocations may name freed ones after it (graph_cache.h).  Counted before
+    ** the call, which is the one place every allocation call passes (a
+    ** trampoline reports back only while tracing); a graph captured after this,
+    ** by another thread, while the free runs, would copy memory being freed: a
+    ** race of the program's own. */
+    if (c->cls == GS_ALLOC && !GS_DROPPED(GS_RULE_HOST_BIND))
+        atomic_fetch_add_explicit(&gs__mem_epoch, 1, memory_order_relaxed);
     {
         GS_PROF_START(t);
         gs__engine_boundary(c);

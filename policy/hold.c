@@ -89,86 +89,78 @@ void gs__flush(struct gs_stream *s, int reason)
     s->bails[reason]++;
 }
 
-/* Does any held op of t from `from` on read a staging buffer (an extra graph
-** cannot: it is built from keys alone)? */
-static int stages(const struct gs_held *h, uint32_t from, uint32_t to)
-{
-    for (uint32_t i = from; i < to; i++)
-        if (h->path[i]->staging)
-            return 1;
-    return 0;
-}
-
-/* Launches the held ops up to node t (those past s->chunk_depth) as one graph,
-** capturing it first if needed.  Returns 0, or -1 if no graph could be made or
-** launched, or GS_CAPTURE_BUSY if it could not be captured now (nothing was
-** issued then).  what names the launch for NVTX (nvtx.h).  Called locked. */
+/* Launches the held ops up to node t (those past s->chunk_depth) as one graph:
+** its graph as it is, or with the nodes of launches whose parameter bytes
+** differ set in place, or, where it has none yet (or one that is stale, of
+** another range, or cannot take the change in place), captured first.  Returns
+** 0, or -1 if no graph could be made or launched, or GS_CAPTURE_BUSY if it could
+** not be captured now (nothing was issued then).  what names the launch for NVTX
+** (nvtx.h).  Called locked. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 {
     CUstream st = gs__issue_stream(s);
     CUcontext prev;
-    CUgraphExec x = NULL;
-    int rc = 0, cap = 0, extra = 0;
-    uint32_t from = s->chunk_depth, npatches = 0;
+    struct gs_exec *e = t->exec;
+    int rc = 0, cap = 0;
+    uint32_t from = s->chunk_depth;
     uint64_t builds = s->builds;
     int patched = s->patch_first < s->npatches && s->patches[s->patch_first].depth < t->depth;
 
     if (t->depth == from)
         return 0; /* everything already went out in chunks */
     prev = gs__enter_ctx(s);
-    if ((t->exec && t->exec_from != from) || (t->extras && t->extras->from != from)) {
-        gs__debug("a %u-op sequence's graphs began at op %u, this one at op %u: they are rebuilt", t->depth,
-                  t->exec ? t->exec_from : t->extras->from, from);
-        gs__graph_drop_exec(t, s); /* graphs of another range ending here */
+    if (e && (e->from != from || gs__exec_stale(e))) {
+        gs__debug("a %u-op sequence's graph %s: it is built again", t->depth,
+                  e->from != from ? "began at another op" : "copies to or from memory freed or allocated since");
+        gs__graph_drop_exec(t, s);
+        e = NULL;
+        s->recaptures++;
     }
-    if (!t->exec || t->exec_patched || patched) {
-        /* A new graph, one with other parameters, or one whose parameters must change. */
+    if (!e || patched || e->ndiff) {
+        /* A new graph, or one whose parameters may have to change. */
         struct gs_held h;
         if (gs__held_get(s, t, &h) != 0) {
             gs__leave_ctx(s, prev);
             return -1;
         }
-        npatches = h.npatches;
-        if (patched && !stages(&h, from, t->depth)) {
-            extra = 1;
-            cap = gs__extra_exec(s, t, &h, from, &x);
-        } else if (!t->exec) {
+        if (e) {
+            int set;
+            gs__nvtx_begin(GS_NVTX_UPDATE, h.npatches);
+            set = gs__exec_apply(s, e, h.path, h.keys, h.npatches);
+            gs__nvtx_end();
+            if (set < 0) {
+                gs__graph_drop_exec(t, s);
+                e = NULL;
+                s->recaptures++;
+            } else if (set > 0) {
+                t->patched++;
+                s->patched_launches++;
+                s->nodes_patched += (uint32_t)set;
+            }
+        }
+        if (!e) {
             gs__debug("ops %u-%u of a sequence: captured", from, t->depth - 1);
             gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
             cap = gs__graph_capture(s, t, h.path, h.keys, from);
             gs__nvtx_end();
-        } else {
-            /* Staged copies among the ops: the graph's own executable is updated. */
-            gs__nvtx_begin(GS_NVTX_UPDATE, t->depth - from);
-            cap = gs__graph_update(s, t, h.path, h.keys, from);
-            gs__nvtx_end();
-            if (cap == 0 && npatches) {
-                t->patched++;
-                s->patched_launches++;
-                s->nodes_patched += npatches;
-            }
+            e = t->exec;
         }
         gs__held_free(&h);
-        if (cap == 0 && !extra)
-            t->exec_patched = npatches > 0;
     }
-    if (!extra)
-        x = t->exec;
-    if (x && cap == 0)
+    if (e && cap == 0)
         gs__nvtx_begin(what, t->depth - from); /* ended below, after the launch */
-    if (!x || cap != 0 || GS_REAL(cuGraphLaunch)(x, st) != CUDA_SUCCESS) {
+    if (!e || cap != 0 || GS_REAL(cuGraphLaunch)(e->x, st) != CUDA_SUCCESS) {
         rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
     } else {
-        if (!extra)
-            gs__graph_used(t);
+        gs__graph_used(t);
         t->rebuilt = s->builds != builds; /* the capture budget's */
         s->ops_replayed += t->depth - from;
         s->chunk_depth = t->depth;
         gs__patches_done(s, t->depth);
-        if (!extra && t->reads_staging)
+        if (e->reads_staging)
             staging_issued(s, st);
     }
-    if (x && cap == 0)
+    if (e && cap == 0)
         gs__nvtx_end();
     gs__leave_ctx(s, prev);
     return rc;

@@ -350,31 +350,49 @@ int gs__key_set(void *buf, uint64_t dst, uint32_t value, uint32_t elem, uint64_t
     return (int)sizeof *k;
 }
 
+CUresult gs__key_param_ptrs(const struct gs_key *k, void *stack[64], void ***out)
+{
+    /* kernelParams, one pointer per parameter into the key's packed bytes: the
+    ** form the CUDA runtime itself launches with. */
+    const struct gs_layout *l = layout_of(k->f);
+    void **params = stack;
+
+    *out = NULL;
+    if (l->n < 0 || l->size > k->nparams)
+        return CUDA_ERROR_INVALID_HANDLE; /* the layout that made the key is gone: never guess */
+    if (l->n > 64 && !(params = malloc((size_t)l->n * sizeof *params)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < l->n; i++)
+        params[i] = gs__key_params(k) + l->off[i];
+    *out = l->n ? params : NULL;
+    if (!l->n && params != stack)
+        free(params);
+    return CUDA_SUCCESS;
+}
+
+void gs__key_param_ptrs_free(void **params, void *stack[64])
+{
+    if (params && params != stack)
+        free(params);
+}
+
 CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_override)
 {
     switch (k->kind) {
     case GS_OP_LAUNCH: {
-        /* kernelParams, one pointer per parameter into the key's packed bytes: the
-        ** form the CUDA runtime itself launches with. */
-        const struct gs_layout *l = layout_of(k->f);
-        void *stack[64], **params = stack;
-        CUresult rc;
-        if (l->n < 0 || l->size > k->nparams)
-            return CUDA_ERROR_INVALID_HANDLE; /* the layout that made the key is gone: never guess */
-        if (l->n > 64 && !(params = malloc((size_t)l->n * sizeof *params)))
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        for (int i = 0; i < l->n; i++)
-            params[i] = gs__key_params(k) + l->off[i];
+        void *stack[64], **params;
+        CUresult rc = gs__key_param_ptrs(k, stack, &params);
+        if (rc != CUDA_SUCCESS)
+            return rc;
         if (k->nattrs) {
             CUlaunchConfig cfg = {k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
                                   k->shmem, s, gs__key_attrs(k), k->nattrs};
-            rc = GS_REAL(cuLaunchKernelEx)(&cfg, k->f, l->n ? params : NULL, NULL);
+            rc = GS_REAL(cuLaunchKernelEx)(&cfg, k->f, params, NULL);
         } else {
             rc = GS_REAL(cuLaunchKernel)(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-                                         k->block[2], k->shmem, s, l->n ? params : NULL, NULL);
+                                         k->block[2], k->shmem, s, params, NULL);
         }
-        if (params != stack)
-            free(params);
+        gs__key_param_ptrs_free(params, stack);
         return rc;
     }
     case GS_OP_H2D:

@@ -157,6 +157,13 @@ static inline int gs__key_launch_is(const struct gs_key *k, const struct gs_laun
 /* Issues the op a key describes on stream s, through the real driver.  src_override,
 ** if not NULL, replaces a host source (the staged copy of a pageable source).
 ** Returns the driver's result. */
+/* A launch key's kernelParams: one pointer per parameter into its packed bytes,
+** in stack (64 entries) or, for more parameters, on the heap; *out is NULL for a
+** kernel without parameters.  CUDA_ERROR_INVALID_HANDLE where the layout that
+** made the key is gone.  Released with gs__key_param_ptrs_free(). */
+CUresult gs__key_param_ptrs(const struct gs_key *k, void *stack[64], void ***out);
+void gs__key_param_ptrs_free(void **params, void *stack[64]);
+
 CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_override);
 
 /* A 64-bit hash of n bytes (keys, for quick inequality; equal hashes are

@@ -18,7 +18,7 @@
 
 #include "key.h"
 
-struct gs_extras;
+struct gs_exec;
 struct gs_kids;
 
 struct gs_node {
@@ -37,7 +37,6 @@ struct gs_node {
     uint8_t stable;          /* this node ends a stable sequence */
     uint8_t ungraphable;     /* capturing or launching its graph failed once */
     uint8_t watchdog_hits;   /* times in a row the watchdog issued work held up to here (GS_WATCHDOG_CUT) */
-    uint8_t reads_staging;   /* its graph copies from staging buffers */
     uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
     uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
     uint8_t chunk_idle;      /* a chunk ending here left the host less work to the segment's
@@ -48,7 +47,6 @@ struct gs_node {
     uint8_t gain_backoff;    /* trials that kept its graph (at most GS_GAIN_BACKOFF_MAX) */
     uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */
     uint8_t gain_warm;       /* its eager time was measured again after the first replays */
-    uint8_t exec_patched;    /* exec holds parameters other than its path's keys */
     uint8_t rebuilt;         /* its graph was built (instantiated or updated) for its last launch */
     uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
     uint64_t replays;        /* graph launches of the sequence ending here */
@@ -59,9 +57,7 @@ struct gs_node {
     uint32_t replay_n;
     uint32_t watchdog_mark;  /* the stream's replay count at the last watchdog hit here */
     uint64_t last_used;      /* replay clock, for the graph cache */
-    CUgraphExec exec;        /* graph of the ops exec_from+1 .. depth of the path here, or NULL */
-    struct gs_extras *extras; /* graphs of the same ops with other parameters (graph_cache.h) */
-    uint32_t exec_from;
+    struct gs_exec *exec;    /* graph of ops of the path ending here (graph_cache.h), or NULL */
     uint32_t chunk_tail;     /* ops after this node to the segment's end, the last time
                              ** an early chunk ending here was the segment's last (hold.c) */
     void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE */

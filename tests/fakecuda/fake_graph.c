@@ -108,9 +108,43 @@ struct graph *graph_clone(const struct graph *src, int keep_orig)
     return g;
 }
 
+/* A copy node of an executable that touches host memory binds the allocations
+** on both sides when it is made (measured on the H100, driver 580): once either
+** is freed, running the node faults the context ("unspecified launch failure";
+** at times the driver crashes instead), even where an allocation of the same
+** size came back at the same address.  Setting its parameters again binds anew.
+** Device-to-device copies and memsets bind nothing: they run on whatever is at
+** their addresses. */
+static uintptr_t copy_side(const CUDA_MEMCPY3D *p, int dst)
+{
+    if (dst) return p->dstMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)p->dstHost : p->dstDevice;
+    return p->srcMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)p->srcHost : p->srcDevice;
+}
+
+void node_bind(struct node *n)
+{
+    n->binds = n->type == CU_GRAPH_NODE_TYPE_MEMCPY &&
+               (n->u.cp.srcMemoryType == CU_MEMORYTYPE_HOST || n->u.cp.dstMemoryType == CU_MEMORYTYPE_HOST ||
+                !in_arena(&g_dev, copy_side(&n->u.cp, 0)) || !in_arena(&g_dev, copy_side(&n->u.cp, 1)));
+    for (int d = 0; d < 2; d++)
+        n->bound[d] = n->binds ? alloc_serial(copy_side(&n->u.cp, d)) : 0;
+}
+
+static bool binding_lost(const struct node *n)
+{
+    for (int d = 0; n->binds && d < 2; d++)
+        if (n->bound[d] && alloc_serial(copy_side(&n->u.cp, d)) != n->bound[d])
+            return true;
+    return false;
+}
+
 CUresult node_run(struct node *n)
 {
     CUresult rc = CUDA_SUCCESS;
+    if (binding_lost(n)) {
+        fake_set_sticky(CUDA_ERROR_LAUNCH_FAILED);
+        return CUDA_ERROR_LAUNCH_FAILED;
+    }
     switch (n->type) {
     case CU_GRAPH_NODE_TYPE_KERNEL: rc = run_kernel(&n->u.k); break;
     case CU_GRAPH_NODE_TYPE_MEMCPY: rc = run_copy3d(&n->u.cp); break;
@@ -336,6 +370,7 @@ CUresult x_GraphInstantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flag
     if (!(rc = graph_arg(hg, &g))) {
         struct exec *x = calloc(1, sizeof *x);
         x->g = graph_clone(g, 1);
+        for (size_t i = 0; i < x->g->n; i++) node_bind(x->g->nodes[i]);
         x->flags = flags;
         x->ctx = cur_ctx();
         reg_add(x, K_EXEC);
@@ -466,6 +501,7 @@ CUresult x_GraphExecUpdate(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultIn
         struct node *a = xg->nodes[i];
         node_payload_free(a);
         node_payload_copy(a, g->nodes[i]);
+        node_bind(a);
         a->upd = g->nodes[i];
     }
 out:

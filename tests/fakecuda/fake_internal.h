@@ -43,7 +43,7 @@ struct ctx { struct hdr h; int primary; int refcount; unsigned flags; struct str
 struct ctx *cur_ctx(void);
 
 /* ---- memory -------------------------------------------------------------- */
-struct block { uintptr_t addr; size_t size, req; int graph_owned; };  /* size: rounded, req: requested */
+struct block { uintptr_t addr; size_t size, req; int graph_owned; uint64_t serial; };  /* size: rounded, req: requested */
 struct arena {
     const char *name;
     char *base; size_t size, used;
@@ -54,6 +54,9 @@ struct block *arena_find(struct arena *a, uintptr_t p);
 bool in_arena(const struct arena *a, uintptr_t p);
 bool dev_range_ok(uintptr_t p, size_t n);   /* live device allocation or pinned host range */
 bool pinned_find(uintptr_t p, uintptr_t *start, size_t *size, int *registered);
+/* The allocation (device, pinned or registered host) holding p: its serial
+** number, unique for the life of the process, or 0 where there is none. */
+uint64_t alloc_serial(uintptr_t p);
 CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned);
 CUresult mem_free_raw(CUdeviceptr p);
 
@@ -99,6 +102,10 @@ struct node {
     struct node **deps; size_t ndeps;
     size_t idx;
     struct node *orig, *upd;  /* exec copies: the graph node(s) this one stands for */
+    /* An executable's copy node with a host side: the allocations (serials) of
+    ** its source and destination when it was made, 0 for none.  It faults once
+    ** either was freed, even where another came back at the same address. */
+    uint64_t bound[2]; int binds;
     union {
         struct knode k;
         CUDA_MEMCPY3D cp;

@@ -104,7 +104,8 @@ static struct capture *g_captures;
 static uint64_t g_capture_ids;
 
 struct arena g_dev = {.name = "device"}, g_host = {.name = "pinned"};
-struct hreg { uintptr_t p; size_t size; unsigned flags; };
+struct hreg { uintptr_t p; size_t size; unsigned flags; uint64_t serial; };
+static uint64_t g_serial; /* allocations made so far */
 static struct hreg *g_reg; static size_t g_nreg, g_capreg;
 
 void fake_log_init(void);
@@ -403,7 +404,7 @@ static int arena_alloc(struct arena *a, size_t size, size_t align, uintptr_t *ou
         a->b = realloc(a->b, a->cap * sizeof *a->b);
     }
     memmove(&a->b[pos + 1], &a->b[pos], (a->n - pos) * sizeof *a->b);
-    a->b[pos] = (struct block){cur, need, size, 0};
+    a->b[pos] = (struct block){cur, need, size, 0, ++g_serial};
     a->n++;
     a->used += need;
     *out = cur;
@@ -442,6 +443,20 @@ bool pinned_find(uintptr_t p, uintptr_t *start, size_t *size, int *registered)
                 break;
             }
     }
+    UNLOCK();
+    return r;
+}
+
+uint64_t alloc_serial(uintptr_t p)
+{
+    uint64_t r = 0;
+    LOCK();
+    struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p)
+                      : in_arena(&g_host, p) ? arena_find(&g_host, p) : NULL;
+    if (b) r = b->serial;
+    for (size_t i = 0; !b && i < g_nreg; i++)
+        if (p >= g_reg[i].p && p < g_reg[i].p + g_reg[i].size)
+            r = g_reg[i].serial;
     UNLOCK();
     return r;
 }
@@ -555,7 +570,7 @@ CUresult x_MemHostRegister(void *p, size_t size, unsigned flags)
             g_capreg = g_capreg ? g_capreg * 2 : 16;
             g_reg = realloc(g_reg, g_capreg * sizeof *g_reg);
         }
-        g_reg[g_nreg++] = (struct hreg){a, size, flags};
+        g_reg[g_nreg++] = (struct hreg){a, size, flags, ++g_serial};
     }
     UNLOCK();
     return rc;

@@ -1148,6 +1148,33 @@ static void staging(int iters)
     }
 }
 
+/* Copies between pinned host memory and device memory, in rounds of four
+** iterations; after each round every buffer is freed and allocated again, at
+** the same addresses (same sizes), as programs that allocate per phase do.  A
+** graph's copy nodes bind the allocations they were made with: after the
+** frees they must not run again (the real driver faults, or crashes). */
+static void host_bind(int iters)
+{
+    CUstream s;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int round = 0; round * 4 < iters; round++) {
+        CUdeviceptr x = dev();
+        float *src = pinned(), *out = pinned();
+        for (int it = round * 4; it < iters && it < round * 4 + 4; it++) {
+            for (int i = 0; i < N; i++)
+                src[i] = (float)(it * 10 + i);
+            CHECK(cuMemcpyHtoDAsync_v2(x, src, N * sizeof(float), s));
+            axpb(s, x);
+            CHECK(cuMemcpyDtoHAsync_v2(out, x, N * sizeof(float), s));
+            CHECK(cuStreamSynchronize(s));
+            show(it, "out", out);
+        }
+        CHECK(cuMemFreeHost(src));
+        CHECK(cuMemFreeHost(out));
+        CHECK(cuMemFree_v2(x));
+    }
+}
+
 /* Four threads, each its own stream and sequence.  Memory is allocated before the
 ** threads start: an allocation resolves every stream's held work, which would
 ** cut the other threads' sequences at random places. */
@@ -1473,7 +1500,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},

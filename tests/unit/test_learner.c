@@ -223,7 +223,7 @@ Test(learner, restrain_keeps_graphs_that_pay)
     struct gs_trie t;
     struct gs_key ku = key_of(1), kp = key_of(2), kc = key_of(3), kn = key_of(4);
     struct gs_node *unpaid, *paid, *cached, *nograph;
-    CUgraphExec exec = (CUgraphExec)(uintptr_t)0x1; /* never launched: t.drop is NULL */
+    struct gs_exec *exec = (struct gs_exec *)(uintptr_t)0x10; /* never launched: t.drop is NULL */
 
     memset(&t, 0, sizeof t);
     unpaid = gs__trie_add(&t, &t.root, &ku, sizeof ku, sizeof ku);
