@@ -4,9 +4,16 @@
 ** GS_KNOBS lists every environment variable graphshim reads: its field, name,
 ** type, default, range and a one-line doc.  config.c parses them all the same
 ** way; knobs_doc.c renders docs/knobs.md from the same table.
+**
+** One grammar for every value: an integer is an optional sign and decimal digits,
+** a level one of its names in any case, a path or a text anything up to
+** GS_KNOB_TEXT_MAX - 1 bytes; no value may start or end with a blank.  An empty
+** value is the same as an unset one.
 */
 #ifndef GS_CONFIG_H
 #define GS_CONFIG_H
+
+#include <stddef.h>
 
 enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_KNOB_TEXT };
 
@@ -73,14 +80,21 @@ enum gs_level { GS_LOG_ERROR, GS_LOG_WARN, GS_LOG_INFO, GS_LOG_DEBUG };
     X(report, "GRAPHSHIM_REPORT", GS_KNOB_PATH, 0, 0, 0,                              \
       "write the report at exit to this path; JSON when it ends in .json; %p in "   \
       "it becomes the process id, %r the rank of a distributed job (RANK, "          \
-      "OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK; x if none): a report per "     \
-      "process of a job")                                                             \
+      "OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK; x if none), %% a %: a "      \
+      "report per process of a job.  Only a regular file is written, whole or not " \
+      "at all (never through a symbolic link, a FIFO or a device); - or stderr "     \
+      "writes it to standard error.  A report another process of the same run "      \
+      "wrote is kept: this one goes to the name with .PID added, and a warning "     \
+      "says so")                                                                      \
     X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
-      "write one line per intercepted driver call to this path")                     \
+      "append one line per intercepted driver call to this path; %p, %r and %% as " \
+      "in GRAPHSHIM_REPORT; a regular file only, as for GRAPHSHIM_REPORT; - or "      \
+      "stderr writes to standard error")                                              \
     X(drop_rule, "GRAPHSHIM_TEST_DROP_RULE", GS_KNOB_TEXT, 0, 0, 0,                   \
       "for graphshim's own tests only: turns one guard rule off, so a test can show " \
       "the wrong result it prevents, or the capture budget, to show the graphs it "  \
-      "saves (" GS_RULE_NAMES ")")
+      "saves (" GS_RULE_NAMES "); whenever it is set, a line on stderr says so, "    \
+      "whatever GRAPHSHIM_LOG says")
 
 /* Knob indices: GS_KNOB_<field>. */
 enum {
@@ -90,13 +104,17 @@ enum {
     GS_NKNOBS
 };
 
+/* The longest value a path or text knob takes, with its NUL.  A longer one is
+** refused with a warning, never cut. */
+#define GS_KNOB_TEXT_MAX 1024
+
 /* The effective settings.  A path or text knob's long is 1 when it is set, and
 ** its text is in path[GS_KNOB_<field>]. */
 struct gs_config {
 #define GS_KNOB_FIELD(field, name, type, def, min, max, doc) long field;
     GS_KNOBS(GS_KNOB_FIELD)
 #undef GS_KNOB_FIELD
-    char path[GS_NKNOBS][1024];
+    char path[GS_NKNOBS][GS_KNOB_TEXT_MAX];
 };
 
 extern struct gs_config gs__cfg;
@@ -111,9 +129,25 @@ struct gs_knob {
 extern const struct gs_knob gs__knobs[];
 
 /* Reads every knob from the environment into gs__cfg.  A bad value is reported
-** once on stderr, naming the variable and the default used.  Returns the number
+** once on stderr, naming the variable and the default used; so is a GRAPHSHIM_*
+** variable that is no knob, with the closest knob's name.  Returns the number
 ** of bad values. */
 int gs__config_load(void);
+
+/* Parses s as the value of knob k, by the one grammar above.  Returns 0 and the
+** value in *out (1 for a path or text), or -1 if s is not a valid value; then
+** *why, if why is not NULL, says what is wrong in words. */
+int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char **why);
+
+/* Writes path knob value in into out (len bytes) with each %p replaced by the
+** process id, each %r by the job's rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID
+** or PMI_RANK, the first set to a number; x if none) and each %% by %; any other
+** % stays as it is.  Returns 0, or -1 if the result does not fit. */
+int gs__path_expand(const char *in, char *out, size_t len);
+
+/* Nonzero for the values of a path knob that name standard error ("-" and
+** "stderr"): the only place other than a regular file graphshim writes to. */
+int gs__path_is_stderr(const char *s);
 
 /* Text of a default value, for the docs ("1", "warn", "unset"). */
 const char *gs__knob_default_text(const struct gs_knob *k, char *buf, int len);

@@ -5,7 +5,9 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 void gs__log(int level, const char *fmt, ...)
@@ -17,8 +19,18 @@ void gs__log(int level, const char *fmt, ...)
 
     if (level > gs__cfg.log)
         return;
-    if (level <= GS_LOG_WARN && atomic_fetch_add(&nwarnings, 1) >= GS_MAX_WARNINGS)
-        return;
+    if (level >= GS_LOG_ERROR && level <= GS_LOG_WARN) {
+        int seen = atomic_fetch_add(&nwarnings, 1);
+        if (seen > GS_MAX_WARNINGS)
+            return;
+        if (seen == GS_MAX_WARNINGS) {
+            static const char capped[] = "graphshim: more warnings follow; they are not shown\n";
+            if (write(2, capped, sizeof capped - 1) < 0) {
+                /* Nothing sensible to do: stderr is gone. */
+            }
+            return;
+        }
+    }
     n = snprintf(buf, sizeof buf, "graphshim: ");
     va_start(ap, fmt);
     n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
@@ -29,4 +41,40 @@ void gs__log(int level, const char *fmt, ...)
     if (write(2, buf, (size_t)n) < 0) {
         /* Nothing sensible to do: stderr is gone. */
     }
+}
+
+const char *gs__quote(const char *s, char *buf)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *o = buf;
+
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char e[5];
+        size_t n = 0;
+
+        if (c == '\\' || c == '"') {
+            e[n++] = '\\';
+            e[n++] = (char)c;
+        } else if (c == '\n' || c == '\t' || c == '\r') {
+            e[n++] = '\\';
+            e[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        } else if (c < 0x20 || c >= 0x7f) {
+            e[n++] = '\\';
+            e[n++] = 'x';
+            e[n++] = hex[c >> 4];
+            e[n++] = hex[c & 15];
+        } else {
+            e[n++] = (char)c;
+        }
+        if (o - buf + (ptrdiff_t)n > GS_QUOTE_MAX) {
+            memcpy(o, "...", 3);
+            o += 3;
+            break;
+        }
+        memcpy(o, e, n);
+        o += n;
+    }
+    *o = '\0';
+    return buf;
 }

@@ -1,13 +1,16 @@
 /*
-** test_config.c: the knob table and its parsing.
+** test_config.c: the knob table and its parsing: one grammar for every value,
+** warnings that stay one line, and the expansion of %p, %r and %% in paths.
 */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../policy/config.h"
+#include "../../policy/log.h"
 
 #ifndef BUILD_DIR
 #define BUILD_DIR "build"
@@ -62,6 +65,83 @@ Test(config, bad_values_fall_back_to_the_default, .init = cr_redirect_stderr)
     cr_assert_eq(gs__cfg.enable, 1);
     fflush(stderr);
     cr_assert_stderr_neq_str("");
+}
+
+/* Blanks around a value are refused for every type of knob, so " 0" never
+** turns the engine off; a sign and leading zeros are part of an integer. */
+Test(config, one_grammar_for_every_value)
+{
+    const struct gs_knob *en = &gs__knobs[GS_KNOB_enable], *wu = &gs__knobs[GS_KNOB_warmup];
+    const struct gs_knob *lg = &gs__knobs[GS_KNOB_log], *rp = &gs__knobs[GS_KNOB_report];
+    const char *bad[] = {" 0", "0 ", "\t1", "1\n", "", "+", "-", "0x1", "1e3", "1.0"};
+    const char *why;
+    char longpath[GS_KNOB_TEXT_MAX + 1];
+    long v;
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(gs__knob_parse(en, bad[i], &v, NULL), -1, "GRAPHSHIM=\"%s\" was taken", bad[i]);
+    cr_assert_eq(gs__knob_parse(en, " 0", &v, &why), -1);
+    cr_assert_not_null(why);
+    cr_assert_eq(gs__knob_parse(wu, "+5", &v, NULL), 0);
+    cr_assert_eq(v, 5);
+    cr_assert_eq(gs__knob_parse(wu, "007", &v, NULL), 0);
+    cr_assert_eq(v, 7);
+    cr_assert_eq(gs__knob_parse(wu, "99999999999999999999", &v, NULL), -1);
+    cr_assert_eq(gs__knob_parse(lg, " debug", &v, NULL), -1);
+    cr_assert_eq(gs__knob_parse(lg, "Debug", &v, NULL), 0);
+    cr_assert_eq(gs__knob_parse(rp, " r.json", &v, NULL), -1);
+    cr_assert_eq(gs__knob_parse(rp, "my report.json", &v, NULL), 0);
+    memset(longpath, 'x', GS_KNOB_TEXT_MAX);
+    longpath[GS_KNOB_TEXT_MAX] = '\0';
+    cr_assert_eq(gs__knob_parse(rp, longpath, &v, &why), -1, "a path too long to keep was taken");
+    longpath[GS_KNOB_TEXT_MAX - 1] = '\0';
+    cr_assert_eq(gs__knob_parse(rp, longpath, &v, NULL), 0);
+}
+
+Test(config, blank_value_keeps_the_default, .init = cr_redirect_stderr)
+{
+    clear_env();
+    setenv("GRAPHSHIM", " 0", 1);
+    setenv("GRAPHSHIM_REPORT", "r.json ", 1);
+    cr_assert_eq(gs__config_load(), 2);
+    cr_assert_eq(gs__cfg.enable, 1);
+    cr_assert_eq(gs__cfg.report, 0);
+    cr_assert_str_empty(gs__cfg.path[GS_KNOB_report]);
+}
+
+/* A value in a message is one line, whatever it holds, and a long one is cut
+** with "..." at a bound. */
+Test(config, quoted_values_stay_on_one_line)
+{
+    char q[GS_QUOTE_LEN], big[4000];
+
+    cr_assert_str_eq(gs__quote("a\nb\"c\\d\te\x1b", q), "a\\nb\\\"c\\\\d\\te\\x1b");
+    memset(big, 'z', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    gs__quote(big, q);
+    cr_assert_eq(strlen(q), GS_QUOTE_MAX + 3);
+    cr_assert_str_eq(q + GS_QUOTE_MAX, "...");
+    memset(big, '\n', sizeof big - 1);
+    gs__quote(big, q);
+    cr_assert_leq(strlen(q), GS_QUOTE_MAX + 3);
+    cr_assert_null(strchr(q, '\n'));
+}
+
+Test(config, paths_expand_pid_rank_and_percent)
+{
+    char out[64], want[64];
+
+    unsetenv("OMPI_COMM_WORLD_RANK"), unsetenv("SLURM_PROCID"), unsetenv("PMI_RANK");
+    setenv("RANK", "7", 1);
+    snprintf(want, sizeof want, "t.%ld.7.%%.%%q", (long)getpid());
+    cr_assert_eq(gs__path_expand("t.%p.%r.%%.%q", out, sizeof out), 0);
+    cr_assert_str_eq(out, want);
+    unsetenv("RANK");
+    cr_assert_eq(gs__path_expand("%r", out, sizeof out), 0);
+    cr_assert_str_eq(out, "x");
+    cr_assert_eq(gs__path_expand("0123456789", out, 10), -1, "a path that does not fit was cut");
+    cr_assert_eq(gs__path_expand("012345678", out, 10), 0);
+    cr_assert(gs__path_is_stderr("-") && gs__path_is_stderr("stderr") && !gs__path_is_stderr("/dev/stderr"));
 }
 
 Test(config, docs_match_the_table)
