@@ -1,21 +1,26 @@
 /*
 ** init.c: loading graphshim.
 **
-** Nothing happens at load time beyond finding the real dlsym, so a process that
-** never touches CUDA is left alone.  The first intercepted driver call (or a
+** Nothing happens at load time beyond finding the real dlsym and checking that
+** graphshim was loaded early enough to interpose (a one-line notice if not), so a
+** process that never touches CUDA is left alone.  The first intercepted driver call (or a
 ** dlsym of a driver name from a loaded libcuda) runs gs__init() once: it reads the
 ** knobs, finds libcuda, resolves the real pointer of every hooks.def row, opens the
 ** trace, and decides whether the engine may run at all.
 */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interpose.h"
+#include "../policy/config.h"
 #include "../policy/engine.h"
 #include "../policy/log.h"
+#include "../policy/outfile.h"
 #include "../policy/trace.h"
 
 void *(*gs__real_dlsym)(void *, const char *);
@@ -34,9 +39,77 @@ void gs__resolve_dlsym(void)
         gs__real_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
 }
 
+/* Where graphshim, libc and libcuda stand in the list of loaded objects. */
+struct load_order {
+    int index, self, libc, libcuda;
+};
+
+static int starts_with_base(const char *path, const char *prefix)
+{
+    const char *slash = strrchr(path, '/');
+    return strncmp(slash ? slash + 1 : path, prefix, strlen(prefix)) == 0;
+}
+
+static int find_order(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct load_order *o = arg;
+    uintptr_t self = (uintptr_t)&find_order;
+
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum && o->self < 0; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && self >= info->dlpi_addr + ph->p_vaddr &&
+            self < info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
+            o->self = o->index;
+    }
+    if (o->libc < 0 && starts_with_base(info->dlpi_name, "libc.so"))
+        o->libc = o->index;
+    if (o->libcuda < 0 && starts_with_base(info->dlpi_name, "libcuda.so"))
+        o->libcuda = o->index;
+    o->index++;
+    return 0;
+}
+
+/* Says once on stderr when graphshim was loaded too late to interpose: after
+** libcuda (the driver's symbols come first), or after libc, which only a dlopen
+** at run time does (LD_PRELOAD puts a library ahead of every one the program
+** needs).  Then the program's driver calls never reach graphshim, and it would
+** otherwise do nothing without a word.  Silent when graphshim is linked into the
+** program itself (its tests), with GRAPHSHIM=0 or with GRAPHSHIM_LOG=error. */
+static void check_load_order(void)
+{
+    struct load_order o = {0, -1, -1, -1};
+    const char *log = getenv("GRAPHSHIM_LOG"), *on = getenv("GRAPHSHIM");
+    long level = GS_LOG_WARN, enable = 1;
+    char path[PATH_MAX];
+    Dl_info self;
+
+    dl_iterate_phdr(find_order, &o);
+    if (o.self <= 0)
+        return;
+    if (log && *log)
+        gs__knob_parse(&gs__knobs[GS_KNOB_log], log, &level, NULL);
+    if (on && *on)
+        gs__knob_parse(&gs__knobs[GS_KNOB_enable], on, &enable, NULL);
+    if (level < GS_LOG_WARN || !enable || !dladdr((void *)&find_order, &self))
+        return;
+    if (!realpath(self.dli_fname, path))
+        snprintf(path, sizeof path, "%s", self.dli_fname);
+    if (o.libcuda >= 0 && o.libcuda < o.self)
+        gs__warn("loaded after the CUDA driver (libcuda), so driver calls do not reach graphshim and it does "
+                 "nothing in this process; preload it instead: LD_PRELOAD=%s",
+                 path);
+    else if (o.libc >= 0 && o.libc < o.self)
+        gs__warn("loaded while the program runs (dlopen), not preloaded, so driver calls do not reach "
+                 "graphshim and it does nothing in this process; preload it instead: LD_PRELOAD=%s",
+                 path);
+}
+
 __attribute__((constructor)) static void gs_load(void)
 {
     gs__resolve_dlsym();
+    gs__out_note_start();
+    check_load_order();
 }
 
 void *gs__dlsym_real(void *handle, const char *name)
@@ -128,7 +201,7 @@ static void init(void)
     gs__resolve_dlsym();
     gs__config_load();
     if (gs__cfg.trace)
-        gs__trace_open(gs__cfg.path[GS_KNOB_trace]);
+        gs__trace_open();
     gs__libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!gs__libcuda)
         gs__libcuda = dlopen("libcuda.so.1", RTLD_LAZY);

@@ -19,6 +19,7 @@
 #include "graph_cache.h"
 #include "guard.h"
 #include "log.h"
+#include "outfile.h"
 #include "stream.h"
 
 const char *gs__bail_name(int b, char *buf, size_t len)
@@ -266,52 +267,6 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
     gs__engine_each_stream(text_stream, &o);
 }
 
-/* The process's rank in a distributed job, from the variables its launcher
-** sets (torchrun, Open MPI, Slurm, MPICH and Intel MPI), the first one set to a
-** number; "x" if none is. */
-static const char *job_rank(void)
-{
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
-
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        size_t n = v ? strspn(v, "0123456789") : 0;
-        if (n > 0 && n <= 9 && v[n] == 0)
-            return v;
-    }
-    return "x";
-}
-
-/* GRAPHSHIM_REPORT with each "%p" replaced by the process id and each "%r" by
-** the job's rank, so that the processes of a job (workers of one launcher)
-** write a report each. */
-static void report_path(char *out, size_t len)
-{
-    const char *in = gs__cfg.path[GS_KNOB_report];
-    size_t n = 0;
-
-    for (; *in && n + 1 < len; in++) {
-        if (in[0] == '%' && (in[1] == 'p' || in[1] == 'r')) {
-            if (in[1] == 'p')
-                n += (size_t)snprintf(out + n, len - n, "%ld", (long)getpid());
-            else
-                n += (size_t)snprintf(out + n, len - n, "%s", job_rank());
-            in++;
-            if (n >= len)
-                n = len - 1;
-        } else {
-            out[n++] = *in;
-        }
-    }
-    out[n] = 0;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 GS_EXPORT int gs_stats(struct gs_stats *st)
 {
     struct totals t;
@@ -332,32 +287,38 @@ GS_EXPORT int gs_stats(struct gs_stats *st)
     return 0;
 }
 
+/* The report goes to GRAPHSHIM_REPORT through outfile.c, which writes it whole
+** or not at all; it is built in memory first. */
 int gs__report_write(void)
 {
-    char path[sizeof gs__cfg.path[0] + 32];
     struct totals t;
     struct gs_graph_stats g;
-    int rc = 0;
+    char *data = NULL;
+    size_t len = 0;
+    FILE *f;
+    int rc;
 
     memset(&t, 0, sizeof t);
     gs__engine_each_stream(add_stream, &t);
     gs__graph_stats(&g);
     if (gs__cfg.log >= GS_LOG_INFO)
         write_text(stderr, &t, &g);
-    if (gs__cfg.report) {
-        FILE *f;
-        report_path(path, sizeof path);
-        f = fopen(path, "w");
-        if (!f) {
-            gs__warn("cannot write GRAPHSHIM_REPORT=%s (%s)", path, strerror(errno));
-            return -1;
-        }
-        if (ends_with(path, ".json"))
-            write_json(f, &t, &g);
-        else
-            write_text(f, &t, &g);
-        if (fclose(f) != 0)
-            rc = -1;
+    if (!gs__cfg.report)
+        return 0;
+    if (!(f = open_memstream(&data, &len))) {
+        gs__warn("cannot write GRAPHSHIM_REPORT (%s): no memory for it", strerror(errno));
+        return -1;
     }
+    if (gs__out_is_json(GS_KNOB_report))
+        write_json(f, &t, &g);
+    else
+        write_text(f, &t, &g);
+    if (fclose(f) != 0) {
+        free(data);
+        gs__warn("cannot write GRAPHSHIM_REPORT (%s): no memory for it", strerror(errno));
+        return -1;
+    }
+    rc = gs__out_replace(GS_KNOB_report, data, len);
+    free(data);
     return rc;
 }

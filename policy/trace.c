@@ -1,5 +1,5 @@
 /*
-** trace.c: GRAPHSHIM_TRACE (see trace.h).
+** trace.c: GRAPHSHIM_TRACE (see trace.h); the file is opened by outfile.c.
 */
 #include "trace.h"
 
@@ -12,18 +12,18 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "outfile.h"
 
 int gs__trace_on;
 static int trace_fd = -1;
 static atomic_long nlines, nlaunches;
+static atomic_int write_failed;
 
-int gs__trace_open(const char *path)
+int gs__trace_open(void)
 {
-    trace_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (trace_fd < 0) {
-        gs__warn("cannot open GRAPHSHIM_TRACE=%s (%s); tracing is off", path, strerror(errno));
+    trace_fd = gs__out_append(GS_KNOB_trace);
+    if (trace_fd < 0)
         return -1;
-    }
     gs__trace_on = 1;
     return 0;
 }
@@ -34,7 +34,7 @@ void gs__trace_line(int tid, const char *entry, CUstream stream, CUresult rc, co
     char buf[1024];
     int n;
 
-    if (trace_fd < 0)
+    if (trace_fd < 0 || atomic_load_explicit(&write_failed, memory_order_relaxed))
         return;
     n = snprintf(buf, sizeof buf, "tid=%d %s stream=", tid, entry);
     if (stream == (CUstream)(uintptr_t)-1)
@@ -53,15 +53,20 @@ void gs__trace_line(int tid, const char *entry, CUstream stream, CUresult rc, co
         n = (int)sizeof buf - 1;
     buf[n++] = '\n';
     atomic_fetch_add(&nlines, 1);
-    if (write(trace_fd, buf, (size_t)n) < 0) {
-        /* The trace is best effort; the program must not notice a full disk. */
+    if (gs__out_write_all(trace_fd, buf, (size_t)n) != 0 && !atomic_exchange(&write_failed, 1)) {
+        /* The program must not notice a full disk; the user hears of it once. */
+        char q[GS_QUOTE_LEN];
+        gs__warn("cannot write GRAPHSHIM_TRACE=%s (%s); tracing stops here", gs__quote(gs__cfg.path[GS_KNOB_trace], q),
+                 strerror(errno));
     }
 }
 
 void gs__trace_summary(void)
 {
+    char q[GS_QUOTE_LEN];
+
     if (trace_fd < 0)
         return;
     gs__info("trace: %ld driver calls, %ld kernel launches, written to %s", atomic_load(&nlines),
-             atomic_load(&nlaunches), gs__cfg.path[GS_KNOB_trace]);
+             atomic_load(&nlaunches), gs__quote(gs__cfg.path[GS_KNOB_trace], q));
 }

@@ -4,7 +4,8 @@
 ** Line format (docs/guide.md, "The trace"):
 **   tid=<thread> <entry point> stream=<0x..|-> rc=<result>[ kernel=<name> grid=<x>,<y>,<z> block=<x>,<y>,<z>][ class=<class>]
 ** Each line is written with one write(2) on a file opened with O_APPEND, so lines of
-** several threads (and of forked children) never interleave.
+** several threads (and of forked children) never interleave.  A line that cannot
+** be written (a full disk) gives one warning, and tracing stops there.
 */
 #ifndef GS_TRACE_H
 #define GS_TRACE_H
@@ -15,9 +16,10 @@
 /* Nonzero while tracing. */
 extern int gs__trace_on;
 
-/* Opens path for appending.  On failure: one warning, tracing stays off, the
-** program runs on.  Returns 0 or -1. */
-int gs__trace_open(const char *path);
+/* Opens the file GRAPHSHIM_TRACE names for appending (outfile.h: %p, %r and %%
+** expanded, a regular file or standard error only).  On failure: one warning,
+** tracing stays off, the program runs on.  Returns 0 or -1. */
+int gs__trace_open(void);
 
 /* One launch or call line.  kernel may be NULL (then grid and block are
 ** ignored); cls may be NULL. */

@@ -1,0 +1,43 @@
+/*
+** outfile.h: the files graphshim writes, the report and the trace, written safely.
+**
+** A path knob's value is expanded (%p, %r, %%: gs__path_expand) and then names
+** either standard error ("-" or "stderr") or a regular file.  graphshim never
+** writes through a symbolic link, into a FIFO or into a device: such a path gets
+** one warning, and the program runs on with its output untouched.  Nothing here
+** can block: a FIFO is never opened for writing in a way that waits for a reader.
+** Files are created with mode 0644 (less what the umask takes).
+*/
+#ifndef GS_OUTFILE_H
+#define GS_OUTFILE_H
+
+#include <stddef.h>
+
+/* Writes len bytes of data as the whole file named by path knob `knob`
+** (GS_KNOB_report): into a temporary file beside it, renamed over the name once
+** all is written, so the name holds either the old file or the whole new one.
+** If the name holds a file written since this run began, another process of the
+** run wrote it, and it is kept: this one goes to the name with ".PID" put before
+** its extension, and a warning names it.  The run is this process and its
+** ancestors that have the knob's value in their environment; it began when the
+** oldest of them started.  A name of standard error gets data as it is.  Returns
+** 0, or -1 after one warning. */
+int gs__out_replace(int knob, const char *data, size_t len);
+
+/* Notes the time this process started (graphshim's constructor calls it), for
+** gs__out_replace's judgement of which run wrote a file. */
+void gs__out_note_start(void);
+
+/* Whether the file of path knob `knob`, as it is written, holds JSON: its
+** expanded name ends in ".json". */
+int gs__out_is_json(int knob);
+
+/* Opens the file named by path knob `knob` (GS_KNOB_trace) for appending, and
+** returns its descriptor (2 for standard error: never close it), or -1 after one
+** warning. */
+int gs__out_append(int knob);
+
+/* Writes len bytes to fd, all of them: 0, or -1 with errno set. */
+int gs__out_write_all(int fd, const char *data, size_t len);
+
+#endif
