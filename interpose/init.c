@@ -2,11 +2,11 @@
 ** init.c: loading graphshim.
 **
 ** Nothing happens at load time beyond finding the real dlsym and checking that
-** graphshim was loaded early enough to interpose (a one-line notice if not), so a
-** process that never touches CUDA is left alone.  The first intercepted driver call (or a
-** dlsym of a driver name from a loaded libcuda) runs gs__init() once: it reads the
-** knobs, finds libcuda, resolves the real pointer of every hooks.def row, opens the
-** trace, and decides whether the engine may run at all.
+** graphshim was loaded early enough to interpose (a one-line notice if not), so
+** a process that never touches CUDA is left alone.  The first intercepted driver
+** call (or a dlsym of a driver name from a loaded libcuda) runs gs__init() once:
+** it reads the knobs, finds libcuda, resolves the real pointer of every hooks.def
+** row, opens the trace, and decides whether the engine may run at all.
 */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -6,32 +6,38 @@
 # Without a GPU: a small driver-API program over the fake CUDA driver in
 # tests/fakecuda, a CPU stand-in; the report shows what graphshim did, times mean
 # nothing there.
+#
+# Every command is printed as it runs, from the repository's root, so it can be
+# pasted there as it is (BUILD: the build directory, as for make; default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-LIB=$ROOT/build/libgraphshim.so
+B=${BUILD:-build}
+case $B in /*) ABS_B=$B ;; *) ABS_B=$ROOT/$B ;; esac
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     echo "graphshim demo on $(nvidia-smi -L | head -1)"
-    make -s -C samples BUILD="$ROOT/build" "$ROOT/build/samples/tiny_stream.static"
-    prog=("$ROOT/build/samples/tiny_stream.static" 2000)
+    make -s -C samples BUILD="$ABS_B" "$ABS_B/samples/tiny_stream.static"
+    prog=("$B/samples/tiny_stream.static" 2000)
     env=()
 else
     echo "graphshim demo: no GPU on this machine, so the program runs over the fake CUDA driver"
     echo "(tests/fakecuda, a CPU stand-in for libcuda.so.1): the report below is real, times are not."
-    make -s build/fakecuda/libcuda.so.1 build/tests/guardprog
-    prog=("$ROOT/build/tests/guardprog" params 40)
-    env=(LD_LIBRARY_PATH="$ROOT/build/fakecuda")
+    make -s BUILD="$B" "$B/fakecuda/libcuda.so.1" "$B/tests/guardprog"
+    prog=("$B/tests/guardprog" params 40)
+    env=(LD_LIBRARY_PATH="$B/fakecuda")
 fi
+plain=(${env[@]+"${env[@]}"} "${prog[@]}")
+shim=(${env[@]+"${env[@]}"} GRAPHSHIM_LOG=info LD_PRELOAD="$B/libgraphshim.so" "${prog[@]}")
 echo
-echo "\$ ${prog[*]}"
+echo "\$ ${plain[*]}"
 t0=$(date +%s.%N)
-env "${env[@]}" "${prog[@]}" >"$out/plain"
+env "${plain[@]}" >"$out/plain"
 t1=$(date +%s.%N)
-echo "\$ GRAPHSHIM_LOG=info LD_PRELOAD=build/libgraphshim.so ${prog[*]}"
-env "${env[@]}" GRAPHSHIM_LOG=info LD_PRELOAD="$LIB" "${prog[@]}" >"$out/shim" 2>"$out/report"
+echo "\$ ${shim[*]}"
+env "${shim[@]}" >"$out/shim" 2>"$out/report"
 t2=$(date +%s.%N)
 cat "$out/report"
 echo

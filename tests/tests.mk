@@ -80,4 +80,6 @@ fuzz-test: $(FUZZ_DEPS)
 floors-test: $(LIB)
 	bash scripts/floors.sh $(BUILD)
 
-test: unit-test fakecuda-test integration-test floors-test fuzz-test
+include tests/cli/cli.mk
+
+test: unit-test fakecuda-test integration-test floors-test fuzz-test cli-test
