@@ -24,12 +24,23 @@
 ** only after a context synchronize, and rewrites a pageable source right after
 ** its copy returns (which the driver allows).
 **
+** A thread with memory ops (most threads; decided apart from the generator, so
+** that a thread without them is the program the same seed made before they
+** existed) also frees and allocates again, between segments, its pinned
+** buffers (as cuMemAllocHost, cuMemHostAlloc, registered or plain pageable
+** memory), its pageable buffers (malloc or mmap) and device buffers (with a
+** smaller allocation taking the freed address), frees and allocates the
+** pageable source of an H2D copy right after the call returns, and defines
+** large-parameter kernels (one struct of 4 KiB to 32,000 bytes by value).
+** FUZZ_CLASSIC=1 leaves the memory ops out of every thread.
+**
 ** Divided into: random numbers and digests; kernels (one trampoline per
 ** definition, all mixing every parameter byte); generation of the body; running
 ** it; threads and main.
 */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
+#include <sys/mman.h>
 #include <cuda.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -103,8 +114,12 @@ struct kdesc;
 /* What one launch, copy, memset or boundary of the body does. */
 enum op_kind {
     OP_LAUNCH, OP_H2D, OP_D2H, OP_D2D, OP_MEMSET, OP_HANDOFF, OP_HOSTFN, OP_SSYNC,
-    OP_CSYNC, OP_ESYNC, OP_SQUERY, OP_OBSERVE, OP_REALLOC, OP_SCRATCH, OP_BAD
+    OP_CSYNC, OP_ESYNC, OP_SQUERY, OP_OBSERVE, OP_REALLOC, OP_SCRATCH, OP_BAD,
+    OP_PINREALLOC, OP_PAGEREALLOC   /* threads with memory ops only */
 };
+
+/* How a pinned slot's memory was allocated (memory ops change it). */
+enum pin_kind { PIN_ALLOCHOST, PIN_HOSTALLOC, PIN_REGISTERED, PIN_PAGEABLE };
 
 struct op {
     enum op_kind kind;
@@ -142,7 +157,11 @@ struct thr {
     int nevents;
     _Atomic uintptr_t base[NRES]; /* device address of each resource */
     unsigned char *pin[NPIN];
+    int pin_kind[NPIN];           /* enum pin_kind */
     unsigned char *page[2];       /* pageable buffers */
+    int page_mmap[2];             /* page[i] from mmap (else malloc) */
+    size_t page_size[2];
+    int memops;                   /* frees and reallocations of every kind, large parameters */
     _Atomic uint64_t hostdig[NSTREAMS];
     atomic_int bad_ptr;           /* a kernel met a pointer into no buffer of ours */
     struct kdesc *kd[NKS];        /* current definition of each kernel slot */
@@ -353,7 +372,11 @@ static int kernel_new(struct thr *t, int ks)
     char name[64];
     unsigned c = rnd(g, 100);
     int want = c < 8 ? 0 : c < 60 ? 1 + (int)rnd(g, 8) : 9 + (int)rnd(g, MAX_PARAMS - 8);
+    int bigk = t->memops && chance(g, 35), big = -1;   /* a large-parameter kernel; its struct */
     size_t off = 0;
+
+    if (bigk)
+        want = 3 + (int)rnd(g, 3);
 
     memset(kd, 0, sizeof *kd);
     kd->t = t;
@@ -368,8 +391,18 @@ static int kernel_new(struct thr *t, int ks)
                 kd->in_idx = (int)rnd(g, (unsigned)want);
             while (kd->in_idx == kd->out_idx);
     }
+    if (bigk) {
+        /* one struct of 4 KiB to 32,000 bytes by value, the rest scalars */
+        do
+            big = (int)rnd(g, (unsigned)want);
+        while (big == kd->out_idx || big == kd->in_idx);
+    }
     for (int i = 0; i < want; i++) {
-        size_t sz = (i == kd->out_idx || i == kd->in_idx) ? 8 : param_size(g);
+        static const size_t scalar[] = {1, 2, 4, 8};
+        size_t sz = (i == kd->out_idx || i == kd->in_idx) ? 8
+                    : i == big                            ? 4096 + rnd(g, 32000 - 4096 + 1)
+                    : big >= 0                            ? scalar[rnd(g, 4)]
+                                                          : param_size(g);
         size_t a = align_of(sz), end = ((off + a - 1) & ~(a - 1)) + sz;
         if (end > PARAM_BYTES_MAX) {
             if (kd->out_idx >= i)
@@ -483,6 +516,36 @@ static void gen_dims(struct thr *t, struct op *o)
     o->shmem = chance(g, 30) ? rnd(g, 2048) : 0;
 }
 
+/* A memory op (threads with memory ops): a pinned slot freed and allocated
+** again as another kind, a pageable buffer freed and allocated again, or a
+** device buffer freed with a smaller allocation taking its address. */
+static void gen_memop(struct thr *t, struct gen *g, int s)
+{
+    uint64_t *r = &t->gen;
+    unsigned c = rnd(r, 100);
+    struct op *o;
+
+    if (c < 50) {
+        int p = (int)rnd(r, NPIN);
+        o = op_add(t, OP_PINREALLOC, g->owner[RES_PIN(p)]);
+        o->dst_r = p;
+        o->n = (int)rnd(r, 16);      /* bits 0-1: the new kind; 2: allocate before freeing; 3: a page more */
+        o->width = (int)rnd(r, 8);   /* flags of cuMemHostAlloc / cuMemHostRegister */
+        o->value = (unsigned)splitmix(r);
+    } else if (c < 75) {
+        o = op_add(t, OP_PAGEREALLOC, s);
+        o->dst_r = (int)rnd(r, 2);
+        o->n = (int)rnd(r, 4);       /* bit 0: mmap (else malloc); bit 1: a page more */
+    } else {
+        int res = (int)rnd(r, NDEV);
+        o = op_add(t, OP_REALLOC, g->owner[res]);
+        o->dst_r = res;
+        o->value = (unsigned)splitmix(r);
+        o->n = 4 + (int)rnd(r, 4);
+    }
+    o->owned = owned_by(g, o->s);
+}
+
 /* Appends one random op (with the handoffs it needs) on a random stream. */
 static void gen_op(struct thr *t, struct gen *g)
 {
@@ -493,6 +556,10 @@ static void gen_op(struct thr *t, struct gen *g)
 
     if (t->nbody > MAX_OPS - 16)
         return;
+    if (t->memops && chance(r, 12)) {
+        gen_memop(t, g, s);
+        return;
+    }
     if (c < 45) {
         int ks = pick(t, g, s, RES_GLOB(0), RES_GLOB(NKS)) - RES_GLOB(0);
         int out = pick(t, g, s, 0, NDEV), in = pick(t, g, s, 0, NDEV);
@@ -523,6 +590,8 @@ static void gen_op(struct thr *t, struct gen *g)
         o->pageable = pageable;
         o->src_r = pin;
         o->dst_r = dst;
+        if (t->memops)
+            o->value = (unsigned)rnd(r, 4);   /* bit 0: the pageable source freed right after the call */
     } else if (c < 58) {
         int src = pick(t, g, s, 0, NDEV), pin = pick(t, g, s, RES_PIN(0), RES_PIN(NPIN)) - RES_PIN(0);
         int pageable = chance(r, 30);
@@ -565,7 +634,8 @@ static void gen_op(struct thr *t, struct gen *g)
         o = op_add(t, OP_REALLOC, g->owner[res]);
         o->dst_r = res;
         o->value = (unsigned)splitmix(r);
-        o->n = (int)rnd(r, 4);   /* bit 0: sync first; bit 1: allocate before freeing */
+        o->n = (int)rnd(r, t->memops ? 8 : 4);   /* bit 0: sync first; bit 1: allocate before
+                                                 ** freeing; bit 2: a smaller one takes the address */
     } else if (c < 95) {
         o = op_add(t, OP_SCRATCH, s);
     } else if (c < 97) {
@@ -787,6 +857,64 @@ static void fill_page(struct thr *t, int i, uint64_t seed)
     }
 }
 
+/* Frees pageable buffer i and allocates it again (size bytes), from mmap (at
+** the freed address where it is free) or malloc; zeroed. */
+static void page_renew(struct thr *t, int i, int use_mmap, size_t size)
+{
+    void *old = t->page[i];
+    if (t->page_mmap[i])
+        munmap(old, t->page_size[i]);
+    else
+        free(old);
+    void *p = use_mmap ? mmap(old, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : malloc(size);
+    if (!p || p == MAP_FAILED) {
+        perror("fuzzprog: page_renew");
+        exit(3);
+    }
+    memset(p, 0, size);
+    t->page[i] = p;
+    t->page_mmap[i] = use_mmap;
+    t->page_size[i] = size;
+}
+
+/* Host memory of a pinned slot, of *kind (flags: cuMemHostAlloc's, the low
+** two for cuMemHostRegister).  Where the driver refuses, pageable memory. */
+static unsigned char *pin_alloc(struct thr *t, int *kind, size_t size, int flags)
+{
+    void *p = NULL;
+    if (*kind == PIN_ALLOCHOST) {
+        if (RC(cuMemAllocHost_v2(&p, size)) != CUDA_SUCCESS)
+            p = NULL;
+    } else if (*kind == PIN_HOSTALLOC) {
+        if (RC(cuMemHostAlloc(&p, size, (unsigned)flags & 7)) != CUDA_SUCCESS)
+            p = NULL;
+    } else if (*kind == PIN_REGISTERED) {
+        p = aligned_alloc(4096, size);
+        if (p && RC(cuMemHostRegister_v2(p, size, (unsigned)flags & 3)) != CUDA_SUCCESS) {
+            free(p);
+            p = NULL;
+        }
+    }
+    if (!p) {
+        *kind = PIN_PAGEABLE;
+        p = malloc(size);
+        if (!p)
+            exit(3);
+    }
+    return p;
+}
+
+static void pin_free(struct thr *t, unsigned char *p, int kind)
+{
+    if (kind == PIN_ALLOCHOST || kind == PIN_HOSTALLOC) {
+        RC(cuMemFreeHost(p));
+    } else {
+        if (kind == PIN_REGISTERED)
+            RC(cuMemHostUnregister(p));
+        free(p);
+    }
+}
+
 /* Runs op o of the body in iteration t->it; variation: 0 none, 1 changed
 ** arguments, 2 changed pointer, 3 invalid launch first. */
 static void run_op(struct thr *t, const struct op *o, int variation)
@@ -809,6 +937,8 @@ static void run_op(struct thr *t, const struct op *o, int variation)
         if (o->pageable) {
             fill_page(t, 0, (uint64_t)it * 31 + (uint64_t)t->pos);
             RC(a->MemcpyHtoDAsync(dptr(t, o->dst_r, o->doff), t->page[0] + o->soff, (size_t)o->n, s));
+            if (o->value & 1)   /* freed, even, and allocated again (often at its address) */
+                page_renew(t, 0, (o->value >> 1) & 1, BUF_BYTES);
             memset(t->page[0], 0xEE, BUF_BYTES);   /* allowed: the copy has its bytes */
         } else {
             RC(a->MemcpyHtoDAsync(dptr(t, o->dst_r, o->doff), t->pin[o->src_r] + o->soff, (size_t)o->n, s));
@@ -887,7 +1017,15 @@ static void run_op(struct thr *t, const struct op *o, int variation)
         CUdeviceptr old = dptr(t, o->dst_r, 0), neu;
         if (o->n & 1)
             RC(a->StreamSynchronize(s));
-        if (o->n & 2) {
+        if (o->n & 4) {
+            /* a smaller allocation takes the freed address, the buffer moves */
+            CUdeviceptr small;
+            RC(cuMemFree_v2(old));
+            RC(cuMemAlloc_v2(&small, BUF_BYTES / 2));
+            RC(cuMemAlloc_v2(&neu, BUF_BYTES));
+            RC(a->MemsetD8Async(small, 0x77, BUF_BYTES / 2, s));
+            RC(cuMemFree_v2(small));
+        } else if (o->n & 2) {
             RC(cuMemAlloc_v2(&neu, BUF_BYTES));
             RC(cuMemFree_v2(old));
         } else {
@@ -906,6 +1044,29 @@ static void run_op(struct thr *t, const struct op *o, int variation)
     }
     case OP_BAD:
         launch(t, o, (uint64_t)it, 0, 1 + (int)rnd(&t->var, 4));
+        break;
+    case OP_PINREALLOC: {
+        /* The slot's owner is done with it; another kind (and maybe size) of
+        ** host memory takes its place, often at the same address. */
+        int p = o->dst_r, kind = o->n & 3, okind = t->pin_kind[p];
+        size_t size = o->n & 8 ? BUF_BYTES + 4096 : BUF_BYTES;
+        unsigned char *old = t->pin[p];
+        RC(a->StreamSynchronize(s));
+        if (o->n & 4) {
+            unsigned char *neu = pin_alloc(t, &kind, size, o->width);
+            pin_free(t, old, okind);
+            t->pin[p] = neu;
+        } else {
+            pin_free(t, old, okind);
+            t->pin[p] = pin_alloc(t, &kind, size, o->width);
+        }
+        t->pin_kind[p] = kind;
+        for (int j = 0; j < BUF_BYTES; j++)
+            t->pin[p][j] = (unsigned char)(o->value + (unsigned)it * 13 + (unsigned)j * 7);
+        break;
+    }
+    case OP_PAGEREALLOC:
+        page_renew(t, o->dst_r, o->n & 1, o->n & 2 ? BUF_BYTES + 4096 : BUF_BYTES);
         break;
     }
 }
@@ -968,7 +1129,8 @@ static void run_loop(struct thr *t)
 static void dump_body(const struct thr *t)
 {
     static const char *names[] = {"launch", "h2d", "d2h", "d2d", "memset", "handoff", "hostfn", "ssync",
-                                  "csync", "esync", "squery", "observe", "realloc", "scratch", "bad"};
+                                  "csync", "esync", "squery", "observe", "realloc", "scratch", "bad",
+                                  "pinrealloc", "pagerealloc"};
     for (int i = 0; i < t->nbody; i++) {
         const struct op *o = &t->body[i];
         fprintf(stderr, "t%d p%d %s s%d pt%d zero%d", t->tid, i, names[o->kind], o->s, o->pt, o->zero);
@@ -980,6 +1142,8 @@ static void dump_body(const struct thr *t)
         if (o->kind >= OP_H2D && o->kind <= OP_MEMSET)
             fprintf(stderr, " src %d+%d dst %d+%d n %d pageable %d", o->src_r, o->soff, o->dst_r, o->doff,
                     o->n, o->pageable);
+        if (o->kind == OP_REALLOC || o->kind == OP_PINREALLOC || o->kind == OP_PAGEREALLOC)
+            fprintf(stderr, " buffer %d mode %d", o->dst_r, o->n);
         if (o->loop_reps)
             fprintf(stderr, " loop of %d ops x %d", o->loop_len, o->loop_reps);
         fprintf(stderr, " owned %x\n", o->owned);
@@ -997,6 +1161,8 @@ static void *thread_main(void *p)
 
     t->gen = splitmix(&s);
     t->var = splitmix(&s) ^ 0x5555;
+    uint64_t m = s ^ 0x6d656d6f70730000ull;   /* apart from gen and var */
+    t->memops = !getenv("FUZZ_CLASSIC") && chance(&m, 70);
     t->out = open_memstream(&t->text, &t->text_len);
     RC(cuCtxSetCurrent(g_ctx));
     t->use_proc = chance(&t->gen, 50);
@@ -1018,9 +1184,12 @@ static void *thread_main(void *p)
     for (int i = 0; i < NPIN; i++) {
         RC(cuMemAllocHost_v2((void **)&t->pin[i], BUF_BYTES));
         memset(t->pin[i], 0x40 + i, BUF_BYTES);
+        t->pin_kind[i] = PIN_ALLOCHOST;
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         t->page[i] = calloc(1, BUF_BYTES);
+        t->page_size[i] = BUF_BYTES;
+    }
     for (int ks = 0; ks < NKS; ks++) {
         t->lib[ks] = chance(&t->gen, 40);
         if (kernel_new(t, ks) != 0)
@@ -1028,8 +1197,8 @@ static void *thread_main(void *p)
     }
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
-    fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points\n", t->tid, t->nbody, t->iters,
-            t->use_proc ? "cuGetProcAddress" : "direct");
+    fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s\n", t->tid, t->nbody, t->iters,
+            t->use_proc ? "cuGetProcAddress" : "direct", t->memops ? ", memory ops" : "");
     if (getenv("FUZZ_DUMP"))
         dump_body(t);
     run_loop(t);
