@@ -31,7 +31,7 @@ static struct rule rules[] = {
     {"stream-destroy", "stream-destroy"}, {"module", "module"},
     {"many-params", "params"}, {"big-struct", "params"},
     {"body-poll", "watchdog"}, {"body-module", "module"}, {"two-ctx", "current"},
-    {"two-ctx-pt", "current"}, {"two-proc", "watchdog"},
+    {"two-ctx-pt", "current"}, {"two-proc", "watchdog"}, {"host-bind", "host-bind"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)
@@ -167,17 +167,19 @@ Test(engine, alternating_pointers_are_patched_into_one_graph)
 {
     char *report;
     /* Two pointer sets alternate: one structure, stable after two iterations.
-    ** Its graph is captured with the first set (the tree's), and a second graph
-    ** with the other set, replayed as it is from then on: 5 of the 10 replays
-    ** come with the other set's parameters. */
+    ** Its graph is captured with the first set (the tree's); from then on each
+    ** replay sets the 3 kernel nodes whose pointers changed, in place: 9 of the
+    ** 10 replays (the first runs as captured), 27 nodes, and no other graph is
+    ** captured or updated. */
     cr_assert_eq(replays_with("params", NULL, "12", &report), 12 - 2);
-    cr_assert_eq(total(report, "graphs_captured"), 2, "%s", report);
-    cr_assert_eq(total(report, "patched_launches"), 5, "%s", report);
+    cr_assert_eq(total(report, "graphs_captured"), 1, "%s", report);
+    cr_assert_eq(total(report, "patched_launches"), 9, "%s", report);
+    cr_assert_eq(total(report, "nodes_patched"), 27, "%s", report);
     free(report);
-    /* Five sets: the tree's graph and three others; the fifth set updates the
-    ** least recently used of those in place.  Every replay is still right. */
+    /* Five sets: still the one graph, its nodes set for each replay.  Every
+    ** replay is still right (the program checks its results). */
     cr_assert_eq(replays_with("params5", NULL, "40", &report), 40 - 2);
-    cr_assert_eq(total(report, "graphs_captured"), 4, "%s", report);
+    cr_assert_eq(total(report, "graphs_captured"), 1, "%s", report);
     cr_assert_eq(total(report, "graph_failures"), 0, "%s", report);
     free(report);
     /* GRAPHSHIM_PATCH=0: byte-identical launches only, each set a sequence of its
@@ -185,6 +187,56 @@ Test(engine, alternating_pointers_are_patched_into_one_graph)
     cr_assert_eq(replays_with("params", (const char *[]){"GRAPHSHIM_PATCH=0", NULL}, "12", &report), 12 - 4);
     cr_assert_eq(total(report, "graphs_captured"), 2, "%s", report);
     cr_assert_eq(total(report, "patched_launches"), 0, "%s", report);
+    free(report);
+}
+
+Test(engine, changing_scalars_update_nodes_in_place)
+{
+    char *report;
+    long captured[2], rebuilt[2], patched[2];
+    const char *iters[2] = {"200", "600"};
+
+    /* scalars: 20 kernels whose scalar arguments change every iteration.  Each
+    ** replay sets the changed kernel nodes of its graph in place: the captures
+    ** and the graphs built again (while the early chunks settle, in the first
+    ** replays) do not grow with the iterations; the nodes set do.  (Before, each
+    ** new set of arguments captured the sequence again and updated the whole
+    ** graph: 199 captures in 200 iterations of 10 kernels.) */
+    for (int i = 0; i < 2; i++) {
+        cr_assert_geq(replays_with("scalars", NULL, iters[i], &report), atol(iters[i]) - 3, "%s", report);
+        captured[i] = total(report, "graphs_captured");
+        rebuilt[i] = total(report, "recaptures");
+        patched[i] = total(report, "nodes_patched");
+        cr_assert_leq(captured[i], 6, "%s", report);
+        free(report);
+    }
+    cr_assert_eq(captured[0], captured[1], "captures grew with iterations: %ld, %ld", captured[0], captured[1]);
+    cr_assert_eq(rebuilt[0], rebuilt[1], "graphs built again grew with iterations: %ld, %ld", rebuilt[0],
+                 rebuilt[1]);
+    cr_assert_geq(patched[1], 19 * (600 - 4), "%ld nodes set in 600 iterations", patched[1]);
+}
+
+Test(engine, a_loop_of_large_parameter_launches_replays_as_bodies)
+{
+    char *report;
+
+    /* huge-loop: 1,000 launches of a kernel with a 32,000-byte parameter struct
+    ** per synchronize, the bytes alternating between iterations.  The body of
+    ** one launch holds them, and its graphs (one set per argument set) are
+    ** replayed as they are: no sequence of the tree, no node set, no graph
+    ** built again.  Without the rule the tree learns the 1,000-op sequence,
+    ** holds 32 MB of keys, sets a thousand nodes per iteration and loses some
+    ** of it to the watchdog. */
+    replays_with("huge-loop", (const char *[]){"GRAPHSHIM_MAX_DEFER_US=2000", NULL}, "20", &report);
+    cr_assert_geq(total(report, "ops_replayed"), 20000 * 9 / 10, "%s", report);
+    cr_assert_gt(total(report, "body_graphs"), 0, "%s", report);
+    cr_assert_eq(total(report, "nodes_patched"), 0, "%s", report);
+    cr_assert_eq(total(report, "recaptures"), 0, "%s", report);
+    cr_assert_leq(total(report, "graphs_captured"), 8, "%s", report);
+    free(report);
+    replays_with("huge-loop", (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=big-body", NULL}, "20", &report);
+    cr_assert_gt(total(report, "nodes_patched") + total(report, "recaptures"), 0,
+                 "without the rule the tree should hold the loop: %s", report);
     free(report);
 }
 
