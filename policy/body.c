@@ -21,6 +21,18 @@ static uint32_t cmp_len(uint32_t len)
     return GS_DROPPED(GS_RULE_PARAMS) ? (uint32_t)sizeof(struct gs_key) : len;
 }
 
+/* The detector's hash of a key's n compared bytes: of all of them, or of the
+** first and last GS_BODY_HASH_BYTES of a longer key (a launch with a parameter
+** struct of up to 32 KiB: hashing it all took microseconds an op, more than the
+** launch it holds back).  Equal hashes are only a hint: same() compares all n. */
+static uint64_t detect_hash(const void *key, uint32_t n)
+{
+    if (n <= 2 * GS_BODY_HASH_BYTES)
+        return gs__bytes_hash(key, n);
+    return gs__bytes_hash(key, GS_BODY_HASH_BYTES) * 31 ^
+           gs__bytes_hash((const unsigned char *)key + n - GS_BODY_HASH_BYTES, GS_BODY_HASH_BYTES) ^ n;
+}
+
 /* Are the ops in ring slots a and c the same op? */
 static int same(const struct gs_body *b, unsigned a, unsigned c)
 {
@@ -61,7 +73,7 @@ static int detect(struct gs_body *b, const void *key, uint32_t len)
     }
     memcpy(b->slot[x], key, len);
     b->len[x] = len;
-    b->hash[x] = gs__bytes_hash(key, cmp_len(len));
+    b->hash[x] = detect_hash(key, cmp_len(len));
     b->n++;
     if (b->period && !same(b, i, i - b->period))
         b->period = 0;
@@ -183,6 +195,22 @@ static int activate(struct gs_body *b)
     b->active = kb;
     b->pos = 0;
     b->held = 0;
+    return 0;
+}
+
+/* Does body kb have an op whose key is longer than GS_BODY_TREE_KEY_MAX?  Then
+** its segment is left to the body, not learned by the prefix tree: a tree path
+** holds a copy of every op's key, and a launch with a parameter struct of up to
+** 32 KiB held on a path of a thousand of them costs copies, compares and node
+** updates of megabytes per segment (a 32,000-byte-parameter kernel, 1,000
+** launches per synchronize, on the H100: 41.5 us per launch under the shim,
+** 12.1 without), where the body keeps one copy per op of its period and its
+** graphs, one per set of arguments, as they are. */
+static int big_keys(const struct gs_body_known *kb)
+{
+    for (uint32_t i = 0; i < kb->p; i++)
+        if (kb->klen[i] > GS_BODY_TREE_KEY_MAX)
+            return 1;
     return 0;
 }
 
@@ -318,6 +346,8 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
     if (detect(b, key, len) && activate(b) == 0) {
         detect_reset(b);
         b->quiet = b->rest_len = 0;
+        if (big_keys(b->active) && !GS_DROPPED(GS_RULE_BIG_BODY))
+            s->cur = NULL;
     } else if (++b->quiet >= GS_BODY_QUIET) {
         /* Work without loops pays for the search at every launch: rest, longer
         ** each time nothing is found in between. */

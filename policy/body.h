@@ -26,7 +26,9 @@ struct gs_exec;
 
 #define GS_BODY_MAX_PERIOD 32
 #define GS_BODY_RING 64          /* ops of the open segment the detector keeps (> 2 periods) */
-#define GS_BODY_KEY_MAX 4096     /* an op with a longer key is never part of a body */
+#define GS_BODY_KEY_MAX GS_KEY_MAX /* any op may be part of a body, up to 32,764 parameter bytes */
+#define GS_BODY_HASH_BYTES 512   /* bytes of a key's head and of its tail the detector hashes */
+#define GS_BODY_TREE_KEY_MAX 4096 /* a body with a longer key keeps its segment from the prefix tree */
 #define GS_BODY_SEEN 128         /* entries of the last-seen table (a power of two) */
 #define GS_BODY_GROUPS 8         /* graphs of 1, 2, 4, ... 128 bodies */
 #define GS_BODY_ROWS 8           /* bodies the report lists per stream */

@@ -732,6 +732,22 @@ FAKECUDA_KERNEL(big, sizeof(uint64_t *), sizeof(struct big))
     mix_params(params, 2, sizes);
 }
 
+/* A kernel whose one parameter (after the output) is a 32,000-byte struct, the
+** most a launch may pass (32,764 bytes in all); it folds three of its bytes and
+** a word of it into the output, so that a launch lost, repeated or given stale
+** bytes shows. */
+struct huge { unsigned char bytes[32000]; };
+FAKECUDA_KERNEL(huge, sizeof(uint64_t *), sizeof(struct huge))
+{
+    uint64_t *out = FAKECUDA_ARG(uint64_t *, 0);
+    const struct huge *h = params[1];
+    uint32_t w;
+    (void)d;
+    memcpy(&w, h->bytes + 20000, sizeof w);
+    *out = (*out ^ h->bytes[0] ^ (uint64_t)h->bytes[16000] << 8 ^ (uint64_t)h->bytes[31999] << 16 ^
+            (uint64_t)w << 24) * 0x100000001b3ull;
+}
+
 /* Three kernels for the module scenario: two of one layout, different code. */
 FAKECUDA_KERNEL(mod_add, sizeof(uint64_t *), sizeof(unsigned))
 {
@@ -807,6 +823,34 @@ static void big_struct(int iters)
         b.bytes[sizeof b.bytes - 1] = (unsigned char)(it % 2);
         CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &b}, NULL));
         CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &b}, NULL));
+        CHECK(cuStreamSynchronize(s));
+        show64(it, "out", out);
+    }
+}
+
+/* 1,000 launches of the 32,000-byte-parameter kernel between two
+** synchronizes, the bytes the same within an iteration and different between
+** two in a row (as library kernels that pass their arguments as one struct). */
+static void huge_loop(int iters)
+{
+    CUmodule m;
+    CUfunction f;
+    CUstream s;
+    uint64_t *out;
+    static struct huge h;
+
+    CHECK(cuModuleLoadData(&m, "image"));
+    CHECK(cuModuleGetFunction(&f, m, "huge"));
+    CHECK(cuMemAllocHost_v2((void **)&out, sizeof *out));
+    *out = 1;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (size_t i = 0; i < sizeof h.bytes; i++)
+        h.bytes[i] = (unsigned char)(i * 13);
+    for (int it = 0; it < iters; it++) {
+        h.bytes[0] = h.bytes[31999] = (unsigned char)(it % 2);
+        h.bytes[20000] = (unsigned char)(it % 2 + 7);
+        for (int j = 0; j < 1000; j++)
+            CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &h}, NULL));
         CHECK(cuStreamSynchronize(s));
         show64(it, "out", out);
     }
@@ -1504,7 +1548,7 @@ static const struct {
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
-    {"many-params", many_params}, {"big-struct", big_struct}, {"module", module},
+    {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
     {"train4", train4},    {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
