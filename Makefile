@@ -5,6 +5,10 @@
 #   CUDA_HOME  CUDA toolkit, for its headers (default /usr/local/cuda)
 #   PREFIX     install prefix (default /usr/local)
 #   BUILD      build directory (default build)
+#   V          V=1 prints every command and every test's output; otherwise a
+#              compile is one short line ("CC file"), none under the test
+#              targets, and each test suite one line (its output kept in
+#              $(BUILD)/tests/log/, printed whole where it fails)
 #
 # Targets:
 #   all        build/libgraphshim.so, the graphshim launcher and graphshim-report
@@ -32,6 +36,17 @@ GS_PROFILE_BUILD :=
 CPPFLAGS += $(if $(GS_PROFILE_BUILD),-DGS_PROFILE)
 LDLIBS   += -ldl -lpthread
 
+# Quiet commands unless V=1.  SAY prints a short line per step; under the test
+# targets (GS_QUIET, passed down to the profile build's sub-make) not even that.
+GS_QUIET ?= $(if $(filter test %-test fuzz,$(MAKECMDGOALS)),1)
+ifeq ($(V),1)
+Q   :=
+SAY := @:
+else
+Q   := @
+SAY := $(if $(GS_QUIET),@:,@printf '  %-4s %s\n')
+endif
+
 LIB      := $(BUILD)/libgraphshim.so
 LIB_SRC  := $(wildcard driver/*.c) $(wildcard interpose/*.c) $(wildcard policy/*.c)
 LIB_SRC  := $(filter-out policy/knobs_doc.c,$(LIB_SRC))
@@ -46,40 +61,46 @@ all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
 # exported trampoline, so programs linked with -lcuda are guarded everywhere.
 $(GEN): $(CUDA_HOME)/include/cuda.h driver/hooks.def
 	@mkdir -p $(@D)
-	printf '#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n' \
+	$(SAY) GEN $@
+	$(Q)printf '#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n' \
 	  | $(CC) -E -I$(CUDA_HOME)/include - | tr '\n' ' ' \
 	  | grep -oE 'CUresult +cu[A-Za-z0-9_]+ *\(' | sed -E 's/CUresult +(cu[A-Za-z0-9_]+).*/\1/' \
 	  | sort -u > $@.all
-	printf '#define GS_HOOK(n, a, ...) GSNAME a\n#define GS_HAND(n, a, ...) GSNAME a\n#define GS_PASS(n, a, ...) GSNAME a\n#include "hooks.def"\n' \
+	$(Q)printf '#define GS_HOOK(n, a, ...) GSNAME a\n#define GS_HAND(n, a, ...) GSNAME a\n#define GS_PASS(n, a, ...) GSNAME a\n#include "hooks.def"\n' \
 	  | $(CC) -E -P -Idriver - | grep -oE 'GSNAME +[A-Za-z0-9_]+' | sed 's/GSNAME *//' | sort -u > $@.hooked
-	comm -23 $@.all $@.hooked | sed 's/.*/GS_DRIVER(&)/' > $@
-	rm -f $@.all $@.hooked
+	$(Q)comm -23 $@.all $@.hooked | sed 's/.*/GS_DRIVER(&)/' > $@
+	$(Q)rm -f $@.all $@.hooked
 
 $(BUILD)/obj/%.o: %.c $(GEN) $(wildcard driver/*.h interpose/*.h policy/*.h include/*.h) driver/hooks.def
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(SAY) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/interpose/trampoline.o: interpose/trampoline.S interpose/nslots.h driver/hooks.def $(GEN)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -c $< -o $@
+	$(SAY) AS $<
+	$(Q)$(CC) $(CPPFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ) interpose/graphshim.map
-	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,--version-script=interpose/graphshim.map -Wl,-z,defs $(LDLIBS)
+	$(SAY) LD $@
+	$(Q)$(CC) -shared -o $@ $(LIB_OBJ) -Wl,--version-script=interpose/graphshim.map -Wl,-z,defs $(LDLIBS)
 
 $(BUILD)/graphshim: scripts/graphshim
 	@mkdir -p $(@D)
-	cp $< $@
+	$(Q)cp $< $@
 
 # `graphshim report FILE...`: the launcher execs it from its own directory or
 # from ../lib/graphshim/.
 $(BUILD)/graphshim-report: scripts/report.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $<
+	$(SAY) CC $<
+	$(Q)$(CC) $(CFLAGS) -o $@ $<
 
 # --- Documentation generated from tables ----------------------------------
 $(BUILD)/knobs_doc: policy/knobs_doc.c policy/config.c policy/log.c policy/config.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ policy/knobs_doc.c policy/config.c policy/log.c
+	$(SAY) CC policy/knobs_doc.c
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ policy/knobs_doc.c policy/config.c policy/log.c
 
 docs: $(BUILD)/knobs_doc
 	$(BUILD)/knobs_doc > docs/knobs.md
@@ -106,7 +127,7 @@ bench: all
 # times nothing).
 $(BUILD)/prof/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h policy/*.h include/*.h) \
                                interpose/trampoline.S driver/hooks.def interpose/graphshim.map
-	$(MAKE) BUILD=$(BUILD)/prof GS_PROFILE_BUILD=1 $@
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/prof GS_PROFILE_BUILD=1 GS_QUIET=$(GS_QUIET) $@
 
 profile: $(BUILD)/prof/libgraphshim.so
 
@@ -123,7 +144,8 @@ clean:
 # --- Host cost of the shim itself, with the driver stubbed out (no GPU needed)
 $(BUILD)/bench/shim_cost: bench/shim_cost.c bench/mix64.h $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/shim_cost.c $(LIB_OBJ) $(LDLIBS)
+	$(SAY) CC bench/shim_cost.c
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ bench/shim_cost.c $(LIB_OBJ) $(LDLIBS)
 
 shim-cost: $(BUILD)/bench/shim_cost
 	$(BUILD)/bench/shim_cost

@@ -9,9 +9,29 @@
 #   make fuzz              differential fuzzing for FUZZ_SECONDS (default 60),
 #                          or of one seed: make fuzz SEED=n (tests/fuzz/README.md);
 #                          FUZZ_START: first seed, FUZZ_JOBS: parallel workers
+#
+# Each suite prints one line of what passed, and make test a last line that sums
+# them up; a suite's output goes to $(BUILD)/tests/log/SUITE.log and is printed
+# whole where the suite fails.  V=1 prints everything as it comes.
 
 TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DBUILD_DIR=\"$(abspath $(BUILD))\"
 UNIT_SRC    := $(wildcard tests/unit/*.c)
+TEST_LOG    := $(BUILD)/tests/log
+TEST_SUITES := unit fakecuda integration floors fuzz cli
+
+# $(call gs_suite,NAME,SED,COMMAND): runs COMMAND (no comma in it), its output in
+# $(TEST_LOG)/NAME.log (shown as it comes with V=1).  The sed script SED picks
+# from that output what passed ("28 tests"), which goes to $(TEST_LOG)/NAME.passed
+# and to one line ("unit: 28 tests passed"); a suite that fails has its whole output printed, then a line
+# that names it, and stops make.
+gs_suite = @mkdir -p $(TEST_LOG); log=$(TEST_LOG)/$(1).log; rm -f $(TEST_LOG)/$(1).passed; \
+    if [ "$(V)" = 1 ]; then { $(3); echo $$? >$$log.rc; } 2>&1 | tee $$log; rc=$$(cat $$log.rc); rm -f $$log.rc; \
+    else $(3) >$$log 2>&1; rc=$$?; fi; \
+    if [ "$$rc" != 0 ]; then [ "$(V)" = 1 ] || cat $$log; \
+        echo "make test: $(1) FAILED (exit status $$rc; its whole output: $$log)"; exit 1; fi; \
+    n=$$(sed -n '$(2)' $$log | tail -n 1); echo "$(1)$${n:+ $$n}" >$(TEST_LOG)/$(1).passed; \
+    echo "  $(1): $${n:+$$n }passed"
+CRITERION_PASSED := s/^\[====\] Synthesis: Tested: [0-9]* | Passing: \([0-9]*\).*/\1 tests/p
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c \
                tests/integration/test_report_tool.c tests/integration/run.c
 
@@ -22,36 +42,36 @@ criterion-check:
 
 $(BUILD)/tests/unit: $(UNIT_SRC) $(LIB_OBJ) | criterion-check
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -o $@ $(UNIT_SRC) $(LIB_OBJ) -lcriterion $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -o $@ $(UNIT_SRC) $(LIB_OBJ) -lcriterion $(LDLIBS)
 
 $(BUILD)/tests/integration: $(INTEG_SRC) tests/integration/run.h | criterion-check
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRC) -lcriterion -ldl
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRC) -lcriterion -ldl
 
 $(BUILD)/tests/drvprog: tests/integration/drvprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
-	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
 
 $(BUILD)/tests/guardprog: tests/integration/guardprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
-	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
 $(BUILD)/tests/dlopen_tool.so: tests/integration/dlopen_tool.c
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
+	$(Q)$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
 # An NVTX tool that counts the ranges it sees (tests/nvtxprobe/nvtxprobe.c).
 $(BUILD)/tests/nvtxprobe.so: tests/nvtxprobe/nvtxprobe.c
 	@mkdir -p $(@D)
-	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl -lpthread
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl -lpthread
 
 unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
-	$(BUILD)/tests/unit
+	$(call gs_suite,unit,$(CRITERION_PASSED),$(BUILD)/tests/unit)
 
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/dlopen_tool.so \
                   $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report \
                   $(LIB) $(BUILD)/prof/libgraphshim.so $(FAKECUDA_LIB)
-	$(BUILD)/tests/integration
+	$(call gs_suite,integration,$(CRITERION_PASSED),$(BUILD)/tests/integration)
 
 FUZZ_SECONDS      ?= 60
 FUZZ_TEST_SECONDS ?= 45
@@ -62,11 +82,11 @@ FUZZ_DEPS         := $(BUILD)/tests/fuzzprog $(BUILD)/tests/fuzzrun $(LIB) $(FAK
 
 $(BUILD)/tests/fuzzprog: tests/fuzz/fuzzprog.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
-	$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
 $(BUILD)/tests/fuzzrun: tests/fuzz/fuzzrun.c tests/integration/run.c tests/integration/run.h
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ tests/fuzz/fuzzrun.c tests/integration/run.c -lpthread
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ tests/fuzz/fuzzrun.c tests/integration/run.c -lpthread
 
 .PHONY: fuzz fuzz-test floors-test criterion-check
 fuzz: $(FUZZ_DEPS)
@@ -74,12 +94,14 @@ fuzz: $(FUZZ_DEPS)
 	    $(if $(SEED),--seed $(SEED),--seconds $(FUZZ_SECONDS))
 
 fuzz-test: $(FUZZ_DEPS)
-	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --seconds $(FUZZ_TEST_SECONDS) --timeout 20 --max-threads $(FUZZ_THREADS)
+	$(call gs_suite,fuzz,s/^fuzz: \([0-9]*\) programs.*/\1 programs/p,$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --seconds $(FUZZ_TEST_SECONDS) --timeout 20 --max-threads $(FUZZ_THREADS))
 
 # Every call between the folders goes down: interpose/ -> policy/ -> driver/.
 floors-test: $(LIB)
-	bash scripts/floors.sh $(BUILD)
+	$(call gs_suite,floors,,bash scripts/floors.sh $(BUILD))
 
 include tests/cli/cli.mk
 
+# The last line of make test: what each suite passed (its NAME.passed).
 test: unit-test fakecuda-test integration-test floors-test fuzz-test cli-test
+	@echo "make test: $$(cd $(TEST_LOG) && cat $(TEST_SUITES:=.passed) | paste -sd, - | sed 's/,/, /g'): all passed"

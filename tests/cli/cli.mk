@@ -5,9 +5,9 @@
 
 $(BUILD)/tests/lateload: tests/cli/lateload.c
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -ldl
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< -ldl
 
 .PHONY: cli-test
 cli-test: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(FAKECUDA_LIB) $(BUILD)/tests/drvprog \
           $(BUILD)/tests/guardprog $(BUILD)/tests/lateload
-	BUILD=$(BUILD) bash tests/cli/run.sh
+	$(call gs_suite,cli,s/^cli: \([0-9]*\) passed.*/\1 cases/p,BUILD=$(BUILD) bash tests/cli/run.sh)

@@ -4,6 +4,11 @@
 CUDA_HOME ?= /usr/local/cuda
 BUILD ?= build
 CC ?= cc
+# Standalone, every command is shown and the test runs as it is; the Makefile
+# defines these (quiet commands, a suite's output in a log: tests/tests.mk).
+Q ?=
+SAY ?= @:
+gs_suite ?= $(3)
 
 FAKECUDA_DIR := tests/fakecuda
 FAKECUDA_OUT := $(BUILD)/fakecuda
@@ -18,12 +23,13 @@ FAKECUDA_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -O
 # definitions even when a preloaded library exports the same names.
 $(FAKECUDA_LIB): $(FAKECUDA_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(FAKECUDA_CFLAGS) -shared -o $@ $(FAKECUDA_SRCS) \
+	$(SAY) CC $@
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -shared -o $@ $(FAKECUDA_SRCS) \
 	    -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -ldl -lpthread
-	ln -sf libcuda.so.1 $(FAKECUDA_OUT)/libcuda.so
+	$(Q)ln -sf libcuda.so.1 $(FAKECUDA_OUT)/libcuda.so
 
 $(FAKECUDA_TEST): $(FAKECUDA_DIR)/test_fakecuda.c $(FAKECUDA_DIR)/fakecuda.h $(FAKECUDA_LIB) | criterion-check
-	$(CC) -std=gnu11 -Wall -Wextra -Werror -g -I$(CUDA_HOME)/include -I$(FAKECUDA_DIR) \
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -g -I$(CUDA_HOME)/include -I$(FAKECUDA_DIR) \
 	    -o $@ $< -rdynamic -L$(FAKECUDA_OUT) -Wl,-rpath,$(abspath $(FAKECUDA_OUT)) \
 	    -lcuda -lcriterion -ldl -lpthread
 
@@ -31,4 +37,4 @@ $(FAKECUDA_TEST): $(FAKECUDA_DIR)/test_fakecuda.c $(FAKECUDA_DIR)/fakecuda.h $(F
 fakecuda: $(FAKECUDA_LIB)
 
 fakecuda-test: $(FAKECUDA_TEST)
-	FAKECUDA_TEST_LIB=$(abspath $(FAKECUDA_LIB)) $(FAKECUDA_TEST)
+	$(call gs_suite,fakecuda,$(CRITERION_PASSED),FAKECUDA_TEST_LIB=$(abspath $(FAKECUDA_LIB)) $(FAKECUDA_TEST))
