@@ -1,0 +1,337 @@
+"""common.py: the protocol every application benchmark of bench/apps/ follows.
+
+An application script builds its model and data, then hands an App to main(),
+which, inside this one process:
+
+  1. warms up: app.warmup steps with graphshim active (it learns meanwhile);
+  2. runs `pairs` pairs of timed blocks in ABBA order (AB, BA, AB, ...):
+     A = graphshim paused (gs_pause: the program runs eagerly),
+     B = graphshim resumed (gs_resume); each block is one untimed settling step,
+     then app.steps timed steps, the framework's synchronize after each step
+     (APPS_SYNC=0: only at the block's end) and at the block's end;
+     the pair's ratio is A's time / B's time (> 1: graphshim is faster);
+  3. prints the checksum of the final state (the same with and without
+     graphshim: the step count does not depend on timing);
+  4. where the app has one, times its hand-written graph (torch.cuda.graph, a
+     capturable optimizer), with graphshim paused, after the ABBA blocks.
+
+gs_pause/gs_resume/gs_stats come from the preloaded libgraphshim.so through
+ctypes.CDLL(None).  Without the library both halves run eagerly (a null
+measurement) and the output says so.
+
+Output on stdout, one `key values...` line each (bench/apps.sh reads them):
+  app NAME
+  shim loaded (version V) | shim not loaded: both halves run eager
+  framework NAME VERSION
+  config steps S pairs P warmup W settle 1 unit U units_per_step N sync each|block
+  pair K ORDER EAGER_MS SHIM_MS RATIO          (ms per unit, one per pair)
+  result NAME MEDIAN MIN MAX PAIRS EAGER_MS SHIM_MS HALF1 HALF2 UNIT
+  pause_check A_OPS B_OPS B_REPLAYED VERDICT
+  checksum HEX
+  hand MS RATIO | hand - WHY
+  skip WHY                                     (exit status 77, nothing else)
+"""
+import argparse
+import ctypes
+import hashlib
+import os
+import statistics
+import sys
+import time
+
+# cuBLAS picks deterministic workspaces only when this is set before it starts.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+SKIP_RC = 77
+
+
+class Skip(Exception):
+    """Raised by an app's build() when its framework or a GPU is missing."""
+
+
+def out(line):
+    print(line, flush=True)
+
+
+class App:
+    """One benchmark.  step() runs one step (no synchronize of its own unless
+    the program does one, as a generation loop checking for its end token);
+    sync() is the framework's synchronize; checksum() returns a hex string of
+    the final state; hand, if not None, returns a callable that replays the
+    hand-written graph of one step (hand_why says why there is none)."""
+
+    def __init__(self, name, step, sync, checksum, steps, warmup, unit="step",
+                 units_per_step=1, hand=None, hand_why="not written", framework=""):
+        self.name = name
+        self.step = step
+        self.sync = sync
+        self.checksum = checksum
+        self.steps = steps
+        self.warmup = warmup
+        self.unit = unit
+        self.units_per_step = units_per_step
+        self.hand = hand
+        self.hand_why = hand_why
+        self.framework = framework
+
+
+class GsStats(ctypes.Structure):
+    """struct gs_stats of include/graphshim.h."""
+    _fields_ = [("ops", ctypes.c_ulonglong), ("ops_held", ctypes.c_ulonglong),
+                ("ops_replayed", ctypes.c_ulonglong), ("replays", ctypes.c_ulonglong),
+                ("graphs", ctypes.c_ulonglong), ("hit_rate", ctypes.c_double)]
+
+
+class Shim:
+    """The public API of the preloaded libgraphshim.so, or nothing."""
+
+    def __init__(self):
+        self.loaded = False
+        self.version = None
+        self._pause = self._resume = self._stats = None
+        try:
+            lib = ctypes.CDLL(None)
+            pause, resume = lib.gs_pause, lib.gs_resume
+        except (OSError, AttributeError):
+            return
+        pause.restype = None
+        pause.argtypes = []
+        resume.restype = None
+        resume.argtypes = []
+        self._pause, self._resume, self.loaded = pause, resume, True
+        try:
+            stats = lib.gs_stats
+            stats.restype = ctypes.c_int
+            stats.argtypes = [ctypes.POINTER(GsStats)]
+            self._stats = stats
+        except AttributeError:
+            pass
+        try:
+            ver = lib.gs_version
+            ver.restype = ctypes.c_int
+            ver.argtypes = []
+            self.version = ver()
+        except AttributeError:
+            pass
+
+    def pause(self):
+        if self._pause is not None:
+            self._pause()
+
+    def resume(self):
+        if self._resume is not None:
+            self._resume()
+
+    def stats(self):
+        """(ops, ops_replayed, replays), or None where the engine is off or absent."""
+        if self._stats is None:
+            return None
+        st = GsStats()
+        if self._stats(ctypes.byref(st)) != 0:
+            return None
+        return (st.ops, st.ops_replayed, st.replays)
+
+
+def options():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=int(os.environ.get("APPS_PAIRS", "8")),
+                    help="ABBA pairs of blocks (default 8)")
+    ap.add_argument("--scale", type=float, default=float(os.environ.get("APPS_SCALE", "1")),
+                    help="multiplies the app's steps per block")
+    a = ap.parse_args()
+    if a.pairs < 2:
+        ap.error("--pairs must be >= 2")
+    if a.scale <= 0:
+        ap.error("--scale must be > 0")
+    return a
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def delta(s0, s1):
+    if s0 is None or s1 is None:
+        return None
+    return tuple(b - a for a, b in zip(s0, s1))
+
+
+def main(name, build):
+    """Builds the app (build() may raise Skip), runs the protocol above, exits."""
+    a = options()
+    shim = Shim()
+    out(f"app {name}")
+    if shim.loaded:
+        out(f"shim loaded (version {shim.version})")
+    else:
+        out("shim not loaded: both halves run eager")
+    try:
+        app = build()
+    except Skip as e:
+        out(f"skip {e}")
+        sys.exit(SKIP_RC)
+    out(f"framework {app.framework}")
+    steps = max(1, int(round(app.steps * a.scale)))
+    sync_each = os.environ.get("APPS_SYNC", "1") != "0"
+    out(f"config steps {steps} pairs {a.pairs} warmup {app.warmup} settle 1 unit {app.unit} "
+        f"units_per_step {app.units_per_step} sync {'each' if sync_each else 'block'}")
+
+    for _ in range(app.warmup):
+        app.step()
+        app.sync()
+
+    def block(paused):
+        """Seconds per unit of one block, and the engine's counters' change."""
+        if paused:
+            shim.pause()
+        try:
+            app.step()  # settling step, untimed
+            app.sync()
+            s0 = shim.stats()
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                app.step()
+                if sync_each:
+                    app.sync()
+            app.sync()
+            dt = time.perf_counter() - t0
+            s1 = shim.stats()
+        finally:
+            if paused:
+                shim.resume()
+        return dt / (steps * app.units_per_step), delta(s0, s1)
+
+    eager, graphed, ratios = [], [], []
+    a_ops = b_ops = b_replayed = 0
+    counted = shim.loaded
+    for k in range(a.pairs):
+        order = "AB" if k % 2 == 0 else "BA"
+        t = {}
+        for mode in order:
+            t[mode], d = block(mode == "A")
+            if d is None:
+                counted = False
+            elif mode == "A":
+                a_ops += d[0]
+            else:
+                b_ops += d[0]
+                b_replayed += d[1]
+        eager.append(t["A"])
+        graphed.append(t["B"])
+        ratios.append(t["A"] / t["B"])
+        out(f"pair {k} {order} {t['A'] * 1e3:.4f} {t['B'] * 1e3:.4f} {t['A'] / t['B']:.4f}")
+
+    half = a.pairs // 2
+    out(f"result {name} {median(ratios):.4f} {min(ratios):.4f} {max(ratios):.4f} {a.pairs} "
+        f"{median(eager) * 1e3:.4f} {median(graphed) * 1e3:.4f} "
+        f"{median(ratios[:half]):.4f} {median(ratios[half:]):.4f} {app.unit}")
+    if not shim.loaded:
+        verdict = "not-loaded"
+    elif not counted:
+        verdict = "engine-off"
+    elif a_ops != 0:
+        verdict = "PAUSE-IGNORED"
+    elif b_replayed == 0:
+        verdict = "no-replays"
+    else:
+        verdict = "ok"
+    if counted:
+        out(f"pause_check {a_ops} {b_ops} {b_replayed} {verdict}")
+    else:
+        out(f"pause_check - - - {verdict}")
+    out(f"checksum {app.checksum()}")
+
+    if app.hand is None:
+        out(f"hand - {app.hand_why}")
+        return
+    shim.pause()
+    try:
+        replay = app.hand()
+        for _ in range(3):
+            replay()
+            app.sync()
+        times = []
+        for _ in range(a.pairs):
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                replay()
+                if sync_each:
+                    app.sync()
+            app.sync()
+            times.append((time.perf_counter() - t0) / (steps * app.units_per_step))
+        h = median(times)
+        out(f"hand {h * 1e3:.4f} {median(eager) / h:.4f}")
+    except Exception as e:  # noqa: BLE001  (a failed capture costs the hand column only)
+        why = " ".join(str(e).split())[:120]
+        out(f"hand - failed: {type(e).__name__}: {why}")
+    finally:
+        shim.resume()
+
+
+# --- PyTorch helpers ---------------------------------------------------------
+
+def torch_setup():
+    """Imports torch and prepares deterministic plain-FP32 runs; raises Skip
+    when torch or CUDA is missing.  Seeds 0."""
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001
+        raise Skip(f"torch not importable ({type(e).__name__}: {e})")
+    if not torch.cuda.is_available():
+        raise Skip("torch.cuda.is_available() is False")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    torch.manual_seed(0)
+    return torch
+
+
+def torch_sha(tensors):
+    """First 16 hex digits of the sha256 of the tensors' bytes (on the host)."""
+    import torch
+    h = hashlib.sha256()
+    for t in tensors:
+        c = t.detach().to("cpu").contiguous()
+        try:
+            b = c.numpy().tobytes()
+        except Exception:  # noqa: BLE001  (numpy missing, or a dtype it lacks)
+            b = bytes(c.view(torch.uint8).reshape(-1).tolist())
+        h.update(b)
+    return h.hexdigest()[:16]
+
+
+def torch_capture(torch, body, prepare=None, warm=3):
+    """The whole-network capture of the PyTorch documentation: `warm` calls of
+    prepare() and body() on a side stream, prepare(), then body() captured by
+    torch.cuda.graph.  Returns the graph's replay."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(warm):
+            if prepare is not None:
+                prepare()
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    if prepare is not None:
+        prepare()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        body()
+    torch.cuda.synchronize()
+    return g.replay
+
+
+def torch_train_hand(torch, params, make_opt, loss):
+    """A hand-written graph of one training step: forward and loss (loss()),
+    backward and a capturable optimizer's step (make_opt(params) builds it, on
+    the same parameters: only called after the checksum)."""
+    def hand():
+        opt = make_opt(params)
+
+        def body():
+            loss().backward()
+            opt.step()
+        return torch_capture(torch, body, prepare=lambda: opt.zero_grad(set_to_none=True))
+    return hand
