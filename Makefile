@@ -16,6 +16,8 @@
 #   demo       a sample under the shim with its report (fake driver without a GPU)
 #   gpu-test   samples with and without the shim on a GPU, compared bit for bit
 #   bench      eager vs graphshim vs hand-written graphs, on a GPU
+#   bench-apps real applications (bench/apps/), eager vs graphshim in one process;
+#              part of bench unless APPS=0
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
 #              exit (policy/prof.h); bench/profile.sh runs it on bench workloads
 #   docs       regenerate docs/knobs.md from the knob table
@@ -53,7 +55,7 @@ LIB_SRC  := $(filter-out policy/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
 
-.PHONY: all test unit-test integration-test demo gpu-test sanitize bench shim-cost profile docs install clean
+.PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile docs install clean
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
 
@@ -122,6 +124,10 @@ sanitize: all
 
 bench: all
 	bash bench/bench.sh
+	@if [ "$(APPS)" != 0 ]; then bash bench/apps.sh; fi
+
+bench-apps: all
+	bash bench/apps.sh
 
 # The library with the engine's phase timers (a separate build: the normal one
 # times nothing).
