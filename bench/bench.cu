@@ -58,6 +58,9 @@
 //   rotate                      20 tiny kernels whose buffers rotate among 3 sets of
 //                               two (a caching allocator's addresses); graph: one
 //                               captured per set, launched in turn
+//   large32k                    one tiny kernel whose parameter is a 32,000-byte
+//                               struct (CUDA 12.1+ allows 32,764 bytes), 1000 times
+//                               with the same arguments, then the synchronize
 // The last four mix the words of their buffers as integers (bench_mix), which
 // never settle: the checksum shows every launch, their order and their count.
 #include <cublas_v2.h>
@@ -102,6 +105,18 @@ __global__ void bench_slow(float *x, float a, float b, int n, long long ns)
         while (t - t0 < ns);
 }
 
+// large32k's kernel: a 32,000-byte parameter, read at two words by every thread
+// (uniform reads of the parameter bank: the kernel stays tiny on the GPU).
+struct BenchBig {
+    unsigned w[8000];
+};
+__global__ void bench_big(float *x, BenchBig p, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = x[i] * 0.999f + (float)(p.w[0] ^ p.w[7999]) * 1e-6f;
+}
+
 typedef void (*MixKernel)(unsigned *, unsigned, int);
 static const MixKernel mixers[5] = {bench_mix<0>, bench_mix<1>, bench_mix<2>, bench_mix<3>, bench_mix<4>};
 
@@ -127,6 +142,8 @@ struct Work {
     bool mixing = false, scalars = false; // the bench_mix workloads; scalars: arguments change
     int repeat = 1, sets = 1;             // runs of the k kernels per iteration; rotation sets
     bool growing = false;                 // loopvar: repeat grows by one every iteration
+    bool big = false;                     // large32k
+    BenchBig bigp = {};
     std::vector<unsigned *> xs, ys;       // bench_mix: buffers of each rotation set
     cudaStream_t s;
     float *x = nullptr, *hin = nullptr, *hout = nullptr, *a = nullptr, *b = nullptr, *c = nullptr;
@@ -269,7 +286,10 @@ struct Work {
             }
             bench_axpb<<<(m * m + 255) / 256, 256, 0, s>>>(c, 0.5f, 0.25f, m * m);
         }
-        if (slowhost) {
+        if (big) {
+            for (int j = 0; j < 1000; j++)
+                bench_big<<<grid(), 256, 0, s>>>(x, bigp, n);
+        } else if (slowhost) {
             for (int j = 0; j < k; j++) {
                 bench_slow<<<grid(), 256, 0, s>>>(x, 0.999f, 0.001f * (float)(j % 3), n, 10000);
                 for (double t0 = now_us(); now_us() - t0 < 15;)
@@ -346,6 +366,11 @@ int main(int argc, char **argv)
         w.mixing = w.scalars = true;
     else if (n == "rotate")
         w.mixing = true, w.sets = 3;
+    else if (n == "large32k") {
+        w.big = true;
+        for (int i = 0; i < 8000; i++)
+            w.bigp.w[i] = (unsigned)i * 2654435761u;
+    }
     else {
         fprintf(stderr, "unknown workload %s\n", n.c_str());
         return 2;
@@ -354,7 +379,7 @@ int main(int argc, char **argv)
         printf("us_per_iter nan\n"); // a graph of work that never repeats does not exist
         return 0;
     }
-    if (split && (w.copies || w.gemm || w.mixing || w.k < 2)) { // the others: no graph at all (above)
+    if (split && (w.copies || w.gemm || w.mixing || w.big || w.k < 2)) { // the others: no graph at all (above)
         printf("us_per_iter nan\n");
         return 0;
     }
