@@ -122,23 +122,34 @@ static inline void mk_check(const char* sample, const char* what, int round, int
     }
 }
 
-// Host memory from an anonymous mapping, at `hint` if that range is free
-// (so that a new mapping can come back at a freed one's address with another
-// size).  Pageable, page aligned.
-static inline void* mk_mmap(size_t bytes, void* hint = nullptr)
+// A reserved range of address space (PROT_NONE) in which mk_map_at maps fresh
+// pageable pages at a fixed address and mk_unmap_at gives them back: the range
+// stays reserved, so nothing else lands there and the next mapping comes back
+// at the same address, with another size where asked.
+static inline void* mk_reserve(size_t bytes)
 {
-    void* p = mmap(hint, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
-        perror("mmap");
+        perror("mmap (reserve)");
         exit(2);
     }
     return p;
 }
 
-static inline void mk_munmap(void* p, size_t bytes)
+static inline void* mk_map_at(void* at, size_t bytes)
 {
-    if (munmap(p, bytes) != 0) {
-        perror("munmap");
+    void* p = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p != at) {
+        perror("mmap (fixed)");
+        exit(2);
+    }
+    return p;
+}
+
+static inline void mk_unmap_at(void* at, size_t bytes)
+{
+    if (mmap(at, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) != at) {
+        perror("mmap (release)");
         exit(2);
     }
 }

@@ -1,8 +1,8 @@
 // mem_pageable: pageable host memory, small and mmap-sized, freed and allocated
 // again between rounds and inside them.  Six rounds with buffers growing 4x per
 // round (4 KiB to 4 MiB); the input buffer comes from malloc in even rounds and
-// from mmap in odd ones (asked for at the address the last input had, so that
-// it can come back there with another size); the output buffer is realloc'd to
+// from mmap in odd ones (mapped at one fixed address of a reserved range, so it
+// comes back there with another size each time); the output buffer is realloc'd to
 // each round's size; a small coefficient buffer is freed and malloc'd every
 // iteration with a size that alternates between 240 and 248 bytes (one malloc
 // bin: the same address with another size).  Half-way through each round the
@@ -36,20 +36,22 @@ struct Host {
     bool mapped;  // from mmap (else malloc)
 };
 
+static void* g_area;  // reserved for the mmap'd inputs (4 MiB)
+
 static void host_free(Host* h)
 {
     if (!h->p) return;
-    if (h->mapped) mk_munmap(h->p, h->bytes);
+    if (h->mapped) mk_unmap_at(h->p, h->bytes);
     else free(h->p);
     h->p = nullptr;
 }
 
-// A new input buffer of `bytes`, by mmap (at the old address if free) or malloc.
-static void host_alloc(Host* h, size_t bytes, bool mapped, void* hint)
+// A new input buffer of `bytes`: mapped at the reserved range's start, or malloc'd.
+static void host_alloc(Host* h, size_t bytes, bool mapped)
 {
     h->bytes = bytes;
     h->mapped = mapped;
-    h->p = (u32*)(mapped ? mk_mmap(bytes, hint) : mk_malloc(bytes));
+    h->p = (u32*)(mapped ? mk_map_at(g_area, bytes) : mk_malloc(bytes));
 }
 
 int main(int argc, char** argv)
@@ -57,6 +59,7 @@ int main(int argc, char** argv)
     int iters = iters_arg(argc, argv, 24);
     cudaStream_t s;
     CK(cudaStreamCreate(&s));
+    g_area = mk_reserve((size_t)4096 << (2 * (ROUNDS - 1)));
 
     Host hin = {nullptr, 0, false};
     u32* hout = nullptr;
@@ -72,7 +75,7 @@ int main(int argc, char** argv)
         // new buffers of another size (and kind) where the last ones were
         void* old_in = hin.p;
         host_free(&hin);
-        host_alloc(&hin, bytes, mapped, old_in);
+        host_alloc(&hin, bytes, mapped);
         same_in += hin.p == old_in;
         void* old_out = hout;
         hout = (u32*)realloc(hout, bytes);
@@ -98,9 +101,8 @@ int main(int argc, char** argv)
         for (int it = 0; it < iters; it++) {
             if (it == iters / 2) {
                 // freed and allocated again, same size: often the same address
-                void* o = hin.p;
                 host_free(&hin);
-                host_alloc(&hin, bytes, mapped, o);
+                host_alloc(&hin, bytes, mapped);
                 free(hout);
                 hout = (u32*)mk_malloc(bytes);
             }

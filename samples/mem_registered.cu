@@ -2,7 +2,9 @@
 // again, freed and registered anew between rounds.  Six rounds with buffers
 // growing 4x per round (4 KiB to 4 MiB); the kind changes every round:
 //   malloc        aligned_alloc'd input and output, cudaHostRegisterDefault
-//   mmap-mapped   mmap'd (at the last input's address where free),
+//   mmap-mapped   mmap'd (input and output each at one fixed address of a
+//                 reserved range: a new round's buffer comes back at the last
+//                 one's address with another size, registered anew),
 //                 cudaHostRegisterMapped: the first kernel reads the input
 //                 straight from host memory through its device pointer
 //   mmap-toggle   mmap'd, cudaHostRegisterPortable; the input is unregistered
@@ -30,6 +32,8 @@ int main(int argc, char** argv)
     CK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, 0));
     if (!can_map) fail(NAME, "the device cannot map host memory");
 
+    void* area_in = mk_reserve((size_t)4096 << (2 * (ROUNDS - 1)));
+    void* area_out = mk_reserve((size_t)4096 << (2 * (ROUNDS - 1)));
     uint64_t all = FNV_INIT;
     int same_in = 0;
     u32 *hin = nullptr, *hout = nullptr, *x = nullptr, *din = nullptr, *dout = nullptr;
@@ -46,8 +50,8 @@ int main(int argc, char** argv)
                 free(hin);
                 free(hout);
             } else {
-                mk_munmap(hin, old_bytes);
-                mk_munmap(hout, old_bytes);
+                mk_unmap_at(hin, old_bytes);
+                mk_unmap_at(hout, old_bytes);
             }
             CK(cudaFree(x));
             CK(cudaFree(din));
@@ -59,8 +63,8 @@ int main(int argc, char** argv)
             hout = (u32*)aligned_alloc(4096, bytes);
             if (!hin || !hout) fail(NAME, "aligned_alloc");
         } else {
-            hin = (u32*)mk_mmap(bytes, oi);
-            hout = (u32*)mk_mmap(bytes);
+            hin = (u32*)mk_map_at(area_in, bytes);
+            hout = (u32*)mk_map_at(area_out, bytes);
         }
         same_in += (void*)hin == oi;
         old_bytes = bytes;
@@ -128,8 +132,8 @@ int main(int argc, char** argv)
         free(hin);
         free(hout);
     } else {
-        mk_munmap(hin, old_bytes);
-        mk_munmap(hout, old_bytes);
+        mk_unmap_at(hin, old_bytes);
+        mk_unmap_at(hout, old_bytes);
     }
     CK(cudaFree(x));
     CK(cudaFree(din));

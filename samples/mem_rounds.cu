@@ -4,7 +4,8 @@
 // 5 sizes once.
 //   malloc        pageable (malloc); the input overwritten right after its H2D
 //                 call returns; D2H into pageable memory
-//   mmap          pageable (mmap, at the last input's address where free)
+//   mmap          pageable (mmap'd at one fixed address of a reserved range:
+//                 each mmap round's buffers come back there with another size)
 //   mallochost    pinned (cudaMallocHost)
 //   mapped        cudaHostAllocMapped: the kernels read the input and write the
 //                 output in host memory directly, no copies
@@ -53,7 +54,9 @@ struct Bufs {
     u32 *vin, *vout;    // what the kernels use for input and output
 };
 
-static void bufs_alloc(Bufs* b, int kind, size_t bytes, u32* din, u32* dout, void* hint)
+static char* g_area;  // reserved for the mmap kind: input, then output
+
+static void bufs_alloc(Bufs* b, int kind, size_t bytes, u32* din, u32* dout)
 {
     b->kind = kind;
     b->bytes = bytes;
@@ -65,8 +68,8 @@ static void bufs_alloc(Bufs* b, int kind, size_t bytes, u32* din, u32* dout, voi
         b->hout = (u32*)mk_malloc(bytes);
         break;
     case 1:
-        b->hin = (u32*)mk_mmap(bytes, hint);
-        b->hout = (u32*)mk_mmap(bytes);
+        b->hin = (u32*)mk_map_at(g_area, bytes);
+        b->hout = (u32*)mk_map_at(g_area + ((size_t)4096 << (2 * (NSIZES - 1))), bytes);
         break;
     case 2:
         CK(cudaMallocHost(&b->hin, bytes));
@@ -102,8 +105,8 @@ static void bufs_free(Bufs* b)
         free(b->hout);
         break;
     case 1:
-        mk_munmap(b->hin, b->bytes);
-        mk_munmap(b->hout, b->bytes);
+        mk_unmap_at(b->hin, b->bytes);
+        mk_unmap_at(b->hout, b->bytes);
         break;
     case 2:
     case 3:
@@ -135,8 +138,8 @@ int main(int argc, char** argv)
     cudaStream_t s;
     CK(cudaStreamCreate(&s));
 
+    g_area = (char*)mk_reserve(2 * ((size_t)4096 << (2 * (NSIZES - 1))));
     uint64_t all = FNV_INIT;
-    void* hint = nullptr;
     for (int r = 0; r < ROUNDS; r++) {
         const int kind = r % NKINDS;
         const size_t bytes = (size_t)4096 << (2 * (r % NSIZES)), n = bytes / 4;
@@ -153,7 +156,7 @@ int main(int argc, char** argv)
         }
         CK(cudaMemsetAsync(x, 0, bytes, s));
         Bufs b;
-        bufs_alloc(&b, kind, bytes, din, dout, hint);
+        bufs_alloc(&b, kind, bytes, din, dout);
         CK(cudaStreamSynchronize(s));
 
         u32* rx = (u32*)mk_malloc(bytes);
@@ -188,7 +191,6 @@ int main(int argc, char** argv)
             mk_check(NAME, "output", r, it, b.hout, rout, n);
             rh = fnv1a(b.hout, bytes, rh);
         }
-        hint = b.hin;
         bufs_free(&b);
         if (async) {
             CK(cudaFreeAsync(x, s));

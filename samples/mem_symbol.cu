@@ -3,11 +3,11 @@
 // words).  Per iteration: the coefficients go to a __constant__ array with
 // cudaMemcpyToSymbolAsync (from pinned memory in even rounds, from pageable
 // memory overwritten right after the call in odd ones), 4 words of the
-// __device__ state are poked with cudaMemcpyToSymbolAsync at an offset, 4
-// kernels update the state through the symbol, one more adds it into a
-// __device__ accumulator through the address cudaGetSymbolAddress gave, and
-// cudaMemcpyFromSymbolAsync brings the state back; stream synchronize; checked
-// against the CPU.  Each round starts with cudaMemcpyToSymbol (synchronous) and
+// __device__ state are poked with cudaMemcpyToSymbolAsync at an offset (of
+// period 4, like the coefficients), 4 kernels update the state through the
+// symbol, one more adds it into a __device__ accumulator through the address
+// cudaGetSymbolAddress gave, and cudaMemcpyFromSymbolAsync brings the state
+// back; stream synchronize; checked against the CPU.  Each round starts with cudaMemcpyToSymbol (synchronous) and
 // ends with cudaMemcpyFromSymbol of the accumulator, checked too.
 #include "mem_common.cuh"
 
@@ -75,7 +75,7 @@ int main(int argc, char** argv)
         memset(racc, 0, sizeof racc);
         uint64_t rh = FNV_INIT;
         for (int it = 0; it < iters; it++) {
-            const int at = (it * 37) % (m - 3);
+            const int at = ((it & 3) * 37) % (m - 3);   // period 4, like the coefficients
             mk_fill(hcoef, NCOEF, mk_seed(r, it, 1));
             mk_fill(hpoke, 4, mk_seed(r, it, 2));
             CK(cudaMemcpyToSymbolAsync(c_coef, hcoef, NCOEF * sizeof(u32), 0, cudaMemcpyHostToDevice, s));

@@ -2,8 +2,8 @@
 // kernel that polls a latch in mapped memory until the host sets it.  Five
 // rounds with buffers growing 4x per round (4 KiB to 1 MiB); even rounds use
 // cudaHostAlloc(cudaHostAllocMapped), odd rounds mmap'd memory registered with
-// cudaHostRegisterMapped (at the address the last round's input had, where
-// free); everything is freed between rounds.
+// cudaHostRegisterMapped (each buffer at one fixed address of a reserved range:
+// it comes back there with another size); everything is freed between rounds.
 // Per iteration: a one-thread kernel waits for the latch to hold this
 // iteration's token; 5 kernels read the input from and write the output to
 // mapped memory; a last kernel sets a done flag in mapped memory.  Only then
@@ -67,14 +67,17 @@ static void* devptr(void* h)
     return d;
 }
 
-static void zc_alloc(Zc* z, size_t bytes, bool registered, void* hint)
+static char* g_area;  // reserved: input, output and flags at fixed addresses
+
+static void zc_alloc(Zc* z, size_t bytes, bool registered)
 {
+    const size_t big = (size_t)4096 << 8;
     z->bytes = bytes;
     z->registered = registered;
     if (registered) {
-        z->hin = (u32*)mk_mmap(bytes, hint);
-        z->hout = (u32*)mk_mmap(bytes);
-        z->hflags = (u32*)mk_mmap(4096);
+        z->hin = (u32*)mk_map_at(g_area, bytes);
+        z->hout = (u32*)mk_map_at(g_area + big, bytes);
+        z->hflags = (u32*)mk_map_at(g_area + 2 * big, 4096);
         CK(cudaHostRegister(z->hin, bytes, cudaHostRegisterMapped));
         CK(cudaHostRegister(z->hout, bytes, cudaHostRegisterMapped));
         CK(cudaHostRegister(z->hflags, 4096, cudaHostRegisterMapped));
@@ -96,9 +99,9 @@ static void zc_free(Zc* z)
         CK(cudaHostUnregister(z->hin));
         CK(cudaHostUnregister(z->hout));
         CK(cudaHostUnregister(z->hflags));
-        mk_munmap(z->hin, z->bytes);
-        mk_munmap(z->hout, z->bytes);
-        mk_munmap(z->hflags, 4096);
+        mk_unmap_at(z->hin, z->bytes);
+        mk_unmap_at(z->hout, z->bytes);
+        mk_unmap_at(z->hflags, 4096);
     } else {
         CK(cudaFreeHost(z->hin));
         CK(cudaFreeHost(z->hout));
@@ -115,6 +118,7 @@ int main(int argc, char** argv)
     CK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, 0));
     if (!can_map) fail(NAME, "the device cannot map host memory");
 
+    g_area = (char*)mk_reserve(3 * ((size_t)4096 << 8));
     uint64_t all = FNV_INIT;
     double max_wait = 0.0;
     Zc z = {};
@@ -122,12 +126,11 @@ int main(int argc, char** argv)
     for (int r = 0; r < ROUNDS; r++) {
         const size_t bytes = (size_t)4096 << (2 * r), n = bytes / 4;
         const bool reg = r & 1;
-        void* hint = z.hin;
         if (x) {
             zc_free(&z);
             CK(cudaFree(x));
         }
-        zc_alloc(&z, bytes, reg, hint);
+        zc_alloc(&z, bytes, reg);
         CK(cudaMalloc(&x, bytes));
         CK(cudaMemsetAsync(x, 0, bytes, s));
         CK(cudaStreamSynchronize(s));
