@@ -85,11 +85,12 @@ static void rec_remove(int i)
     recs[i] = recs[--nrecs];
 }
 
-/* Destroys e and what it owns. */
+/* Destroys e and what it owns, its variants too. */
 static void exec_free(struct gs_exec *e)
 {
     if (!e)
         return;
+    exec_free(e->next);
     if (gs__real[GS_ID_cuGraphExecDestroy])
         GS_REAL(cuGraphExecDestroy)(e->x);
     if (e->g && gs__real[GS_ID_cuGraphDestroy])
@@ -302,15 +303,18 @@ static int diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_ke
     return 0;
 }
 
-int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
-                      const struct gs_key *const *keys, uint32_t from)
+/* Captures and instantiates ops path[from .. to-1] with keys.  Returns 0 and
+** *out, or -1 / GS_CAPTURE_BUSY as gs__graph_capture(). */
+static int capture_path(struct gs_stream *s, struct gs_node **path, const struct gs_key *const *keys,
+                        uint32_t from, uint32_t to, struct gs_exec **out)
 {
-    uint32_t n = t->depth - from, npatches = 0;
-    struct path_ops o = {path, keys, from, t->depth, 0, 0, calloc(n, sizeof(CUgraphNode))};
+    uint32_t n = to - from, npatches = 0;
+    struct path_ops o = {path, keys, from, to, 0, 0, calloc(n, sizeof(CUgraphNode))};
     struct gs_exec *e;
     CUgraph g;
     int rc = capture_graph(s, issue_path, &o, n, &g);
 
+    *out = NULL;
     if (rc != 0) {
         free(o.nodes);
         return rc;
@@ -320,15 +324,26 @@ int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **p
     e->from = from;
     e->reads_staging = (uint8_t)o.staging;
     e->epoch = o.host ? atomic_load(&gs__mem_epoch) : 0;
-    for (uint32_t i = from; i < t->depth; i++)
+    for (uint32_t i = from; i < to; i++)
         npatches += keys[i] != &path[i]->key;
     if (e->nodes && diff_set(e, path, keys, npatches) != 0) {
         /* Without its diff, e cannot be updated in place: its nodes go. */
         free(e->nodes);
         e->nodes = NULL;
     }
-    cache_add(s, t, e);
+    *out = e;
     return 0;
+}
+
+int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
+                      const struct gs_key *const *keys, uint32_t from)
+{
+    struct gs_exec *e;
+    int rc = capture_path(s, path, keys, from, t->depth, &e);
+
+    if (rc == 0)
+        cache_add(s, t, e);
+    return rc;
 }
 
 /* Sets node j of e to the parameters of launch key k.  0 or -1. */
@@ -351,8 +366,28 @@ static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k)
     return rc == CUDA_SUCCESS ? 0 : -1;
 }
 
-int gs__exec_apply(struct gs_stream *s, struct gs_exec *e, struct gs_node **path,
-                   const struct gs_key *const *keys, uint32_t npatches)
+/* The nodes of e whose parameter bytes differ from keys' (see gs__exec_for). */
+static uint32_t exec_cost(const struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys)
+{
+    uint32_t d = 0, cost = 0;
+
+    for (uint32_t i = e->from; i < e->from + e->n; i++) {
+        const struct gs_key *want = keys[i], *own = &path[i]->key, *have = own;
+        if (d < e->ndiff && e->diff[d].op == i)
+            have = e->diff[d++].key;
+        else if (want == own)
+            continue;
+        cost += memcmp(gs__key_params(want), gs__key_params(have), want->nparams) != 0;
+    }
+    return cost;
+}
+
+/* Gives e the parameters of keys: sets the kernel nodes whose parameter bytes
+** differ from those applied now, and nothing else.  Returns the nodes set, or -1
+** where a change cannot be made in place (the nodes are not known, or the
+** driver refused one): e must then be dropped. */
+static int exec_apply(struct gs_stream *s, struct gs_exec *e, struct gs_node **path,
+                      const struct gs_key *const *keys, uint32_t npatches)
 {
     struct gs_diff *diff = NULL;
     uint32_t d = 0, nd = 0;
@@ -399,6 +434,67 @@ int gs__exec_apply(struct gs_stream *s, struct gs_exec *e, struct gs_node **path
     e->ndiff = nd;
     s->update_ns += gs__now_ns() - t0;
     return set;
+}
+
+/* Has the head of t's chain been asked for these arguments (hash h of keys'
+** patched parameter bytes) among the last GS_VARIANTS times?  Records h. */
+static int came_before(struct gs_exec *head, uint64_t h)
+{
+    int found = 0;
+
+    for (uint32_t i = 0; i < GS_VARIANTS && i < head->seen; i++)
+        found |= head->recent[i] == h;
+    head->recent[head->seen++ % GS_VARIANTS] = h;
+    return found;
+}
+
+/* Puts e, in no chain, at the head of t's: it takes over the ring of recent
+** arguments.  (The cache knows t, not its chain's head: any variant may lead.) */
+static void push_front(struct gs_node *t, struct gs_exec *e)
+{
+    memcpy(e->recent, t->exec->recent, sizeof e->recent);
+    e->seen = t->exec->seen;
+    e->next = t->exec;
+    t->exec = e;
+}
+
+struct gs_exec *gs__exec_for(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
+                             const struct gs_key *const *keys, uint32_t npatches, uint32_t *set)
+{
+    struct gs_exec **best = &t->exec, *e;
+    uint32_t cost = UINT32_MAX, n = 0;
+    uint64_t h = npatches;
+    int rc;
+
+    *set = 0;
+    for (uint32_t i = t->exec->from; i < t->depth; i++)
+        if (keys[i] != &path[i]->key)
+            h = (h ^ gs__bytes_hash(gs__key_params(keys[i]), keys[i]->nparams)) * 0x9E3779B97F4A7C15ull + i;
+    for (struct gs_exec **v = &t->exec; *v; v = &(*v)->next, n++) {
+        uint32_t c = (npatches || (*v)->ndiff) ? exec_cost(*v, path, keys) : 0;
+        if (c < cost)
+            cost = c, best = v;
+        if (!cost)
+            break;
+    }
+    if (came_before(t->exec, h) && cost >= GS_VARIANT_MIN_SETS && n < GS_VARIANTS && t->exec->nodes &&
+        capture_path(s, path, keys, t->exec->from, t->depth, &e) == 0) {
+        push_front(t, e);
+        return e;
+    }
+    e = *best;
+    rc = exec_apply(s, e, path, keys, npatches);
+    if (rc < 0) {
+        /* It cannot take the change: it goes, and its variants with it. */
+        gs__graph_drop_exec(t, s);
+        return NULL;
+    }
+    *set = (uint32_t)rc;
+    if (best != &t->exec) { /* the one launched leads: compared first next time */
+        *best = e->next;
+        push_front(t, e);
+    }
+    return e;
 }
 
 struct key_ops {

@@ -32,11 +32,14 @@
 **     crashes).  epoch is gs__mem_epoch at the capture where an op copies to or
 **     from host memory (0: none does); such a graph is stale, and built anew,
 **     once any allocation call has run since. */
+#define GS_VARIANTS 3
+#define GS_VARIANT_MIN_SETS 4
 struct gs_diff {
     uint32_t op;
     struct gs_key *key;
 };
 struct gs_exec {
+    struct gs_exec *next;     /* the sequence's other variants (below), or NULL */
     CUgraphExec x;
     CUgraph g;
     CUgraphNode *nodes;       /* NULL: not known (no update in place) */
@@ -45,13 +48,21 @@ struct gs_exec {
     uint8_t reads_staging;    /* copies from staging buffers of its path's nodes */
     uint32_t ndiff;
     struct gs_diff *diff;
+    /* The chain's head only: hashes of the last sets of arguments it was asked
+    ** for (gs__exec_for), newest at recent[seen % GS_VARIANTS]. */
+    uint64_t recent[GS_VARIANTS];
+    uint32_t seen;
 };
 
 /* Bumped after every allocation or free of any kind (guard.c). */
 extern atomic_uint gs__mem_epoch;
 static inline int gs__exec_stale(const struct gs_exec *e)
 {
-    return e->epoch && e->epoch != atomic_load_explicit(&gs__mem_epoch, memory_order_relaxed);
+    unsigned now = atomic_load_explicit(&gs__mem_epoch, memory_order_relaxed);
+    for (; e; e = e->next) /* a sequence's variants (below) too */
+        if (e->epoch && e->epoch != now)
+            return 1;
+    return 0;
 }
 
 /* Builds t->exec for the ops path[from .. t->depth-1] of stream s (locked); path
@@ -63,13 +74,21 @@ static inline int gs__exec_stale(const struct gs_exec *e)
 int gs__graph_capture(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
                       const struct gs_key *const *keys, uint32_t from);
 
-/* Gives e (t's executable, s locked) the parameters of keys[e->from ..]: sets
-** the kernel nodes whose parameter bytes differ from those applied now, and
-** nothing else.  npatches: how many keys are not their path node's.  Returns the
-** nodes set (0: none needed), or -1 where a change cannot be made in place (the
-** nodes are not known, or the driver refused one): e must then be built anew. */
-int gs__exec_apply(struct gs_stream *s, struct gs_exec *e, struct gs_node **path,
-                   const struct gs_key *const *keys, uint32_t npatches);
+/* A sequence whose launches come back with a few sets of arguments in turn (a
+** caching allocator's rotating buffers) keeps up to GS_VARIANTS executables,
+** t->exec and those chained on its next, each with the arguments it last had.
+** gs__exec_for() picks the one that needs the fewest kernel nodes set for keys
+** (path[i]'s own key, or the held launch's where its bytes differ; npatches of
+** them differ), and sets those in place.  Where even that one needs
+** GS_VARIANT_MIN_SETS nodes or more, fewer than GS_VARIANTS exist, and these
+** arguments came before, among the last GS_VARIANTS sets, it captures a new
+** one with them instead: arguments that rotate get a graph each, arguments
+** that never come back (an optimizer's step) never cost a capture.  Returns
+** the executable to launch, at the head of the chain, or NULL (the one picked
+** could not take the change: t's executables are gone).  *set: the nodes set.
+** Called with s locked. */
+struct gs_exec *gs__exec_for(struct gs_stream *s, struct gs_node *t, struct gs_node **path,
+                             const struct gs_key *const *keys, uint32_t npatches, uint32_t *set);
 
 /* Builds an executable of the ops keys[0 .. n-1], repeated reps times, for stream s
 ** (locked).  Returns 0 and *x, -1, or GS_CAPTURE_BUSY, as gs__graph_capture().

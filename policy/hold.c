@@ -109,7 +109,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     if (t->depth == from)
         return 0; /* everything already went out in chunks */
     prev = gs__enter_ctx(s);
-    if (e && (e->from != from || gs__exec_stale(e))) {
+    if (e && (e->from != from || gs__exec_stale(e))) { /* its variants go too */
         gs__debug("a %u-op sequence's graph %s: it is built again", t->depth,
                   e->from != from ? "began at another op" : "copies to or from memory freed or allocated since");
         gs__graph_drop_exec(t, s);
@@ -124,18 +124,16 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
             return -1;
         }
         if (e) {
-            int set;
+            uint32_t set;
             gs__nvtx_begin(GS_NVTX_UPDATE, h.npatches);
-            set = gs__exec_apply(s, e, h.path, h.keys, h.npatches);
+            e = gs__exec_for(s, t, h.path, h.keys, h.npatches, &set);
             gs__nvtx_end();
-            if (set < 0) {
-                gs__graph_drop_exec(t, s);
-                e = NULL;
+            if (!e) {
                 s->recaptures++;
             } else if (set > 0) {
                 t->patched++;
                 s->patched_launches++;
-                s->nodes_patched += (uint32_t)set;
+                s->nodes_patched += set;
             }
         }
         if (!e) {

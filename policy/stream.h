@@ -135,7 +135,7 @@ struct gs_stream {
     uint64_t builds;          /* executables instantiated or updated for this stream (graph_cache.c) */
     uint64_t instantiated;    /* of those, new executables (graph_cache.c) */
     uint64_t patched_launches, nodes_patched; /* graph launches with held launches' own parameters; nodes set
-                                               ** in place for them (graph_cache.c's gs__exec_apply) */
+                                               ** in place for them (graph_cache.c's gs__exec_for) */
     uint64_t recaptures;      /* graphs built again for a sequence that had one (graph_cache.h) */
     uint64_t capture_ns, instantiate_ns, update_ns; /* host time capturing, instantiating, setting nodes */
     uint64_t bails[GS_NBAIL];
