@@ -264,8 +264,10 @@ static void issue_bodies(struct gs_stream *s, CUstream st, unsigned j)
             s->ops_replayed += nops;
             return;
         }
-        if (kb->exec[j])
+        if (kb->exec[j]) { /* its launch failed: the ops go out eagerly, now and from now on */
             kb->failed = 1;
+            s->bails[GS_BAIL_GRAPH_FAILED]++;
+        }
     }
     issue_eager(s, st, reps, kb->p);
 }

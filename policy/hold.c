@@ -239,8 +239,10 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
         s->last_chunk_ns = gs__now_ns();
         if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
             s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;
-    } else
-        c->chunk_failed = rc != GS_CAPTURE_BUSY;
+    } else if (rc != GS_CAPTURE_BUSY) {
+        c->chunk_failed = 1; /* its ops go out eagerly (maybe_chunk), and from now on */
+        s->bails[GS_BAIL_GRAPH_FAILED]++;
+    }
     return rc;
 }
 
