@@ -5,7 +5,12 @@
 #define _GNU_SOURCE
 #include "fake_internal.h"
 
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -29,9 +34,141 @@ static CUresult vcheck(int id)
     return api_version[id] > fake_driver_version() ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS;
 }
 
-#define ENTER(abi) struct lb L; lb_begin(&L, #abi); CUresult rc = vcheck(ID_##abi)
-#define RUN(expr) do { if (!rc) rc = (expr); } while (0)
-#define LEAVE() do { lb_end(&L, rc); return rc; } while (0)
+/* ---- injected faults (FAKECUDA_FAIL) --------------------------------------
+ * FAKECUDA_FAIL="ENTRY:N:CODE[,ENTRY:N:CODE...]" makes call N (counted from 1,
+ * over all threads) of the exported ABI entry point ENTRY return CODE; "N+"
+ * makes every call from the Nth on fail, "N-M" calls N to M.  CODE is a number
+ * or a CUresult name.  An injected failure does nothing else, as a call the
+ * real driver refuses: the implementation does not run, no output is written
+ * (two exceptions below, in the exports concerned), and the call log shows
+ * " injected" before the result.  CODE 0 is no driver behaviour but a check
+ * of the tests themselves: the call returns CUDA_SUCCESS without running, as
+ * if work were lost ("dropped" in the log).  The first injection of each
+ * entry of the list is announced on stderr.  A malformed list ends the
+ * process (status 2). */
+#define MAX_FAULTS 16
+static struct fault {
+    int id;
+    long first, last;           /* calls first .. last fail (last: LONG_MAX for "N+") */
+    CUresult code;
+    atomic_int told;
+} g_faults[MAX_FAULTS];
+static int g_nfaults;
+static unsigned char g_watched[ID__COUNT];  /* entry points a fault names */
+static atomic_long g_calls[ID__COUNT];      /* their calls so far */
+static pthread_once_t g_faults_once = PTHREAD_ONCE_INIT;
+
+static const char *const api_name[ID__COUNT] = {
+#define X(abi, base, ver, pt) [ID_##abi] = #abi,
+#include "fake_api.def"
+#undef X
+};
+
+static const struct { int code; const char *name, *str; } err_table[] = {
+#define ERR(name, val, str) {val, #name, str},
+#include "fake_errors.inc"
+#undef ERR
+};
+
+static CUresult err_lookup(CUresult e, const char **p, int want_name);
+
+static void fault_usage(const char *spec, const char *why)
+{
+    fprintf(stderr, "fakecuda: FAKECUDA_FAIL=\"%s\": %s\n"
+                    "fakecuda: expected ENTRY:N:CODE, ENTRY:N+:CODE or ENTRY:N-M:CODE, separated by commas\n",
+            spec, why);
+    exit(2);
+}
+
+/* Parses one "ENTRY:N:CODE" item of FAKECUDA_FAIL into g_faults. */
+static void fault_parse_item(const char *spec, const char *item, size_t len)
+{
+    char buf[256], *name = buf, *when, *code, *end;
+    struct fault *f = &g_faults[g_nfaults];
+
+    if (len >= sizeof buf) fault_usage(spec, "item too long");
+    memcpy(buf, item, len);
+    buf[len] = 0;
+    if (!(when = strchr(name, ':')) || !(code = strchr(when + 1, ':'))) fault_usage(spec, "item without N and CODE");
+    *when++ = 0;
+    *code++ = 0;
+    f->id = -1;
+    for (int i = 0; i < ID__COUNT; i++)
+        if (!strcmp(api_name[i], name)) f->id = i;
+    if (f->id < 0) {
+        fprintf(stderr, "fakecuda: FAKECUDA_FAIL: %s is not an entry point of this driver\n", name);
+        fault_usage(spec, "unknown entry point");
+    }
+    f->first = strtol(when, &end, 10);
+    if (end == when || f->first < 1) fault_usage(spec, "N must be a call number from 1 on");
+    if (*end == '+' && !end[1]) f->last = LONG_MAX;
+    else if (*end == '-') {
+        char *e2;
+        f->last = strtol(end + 1, &e2, 10);
+        if (e2 == end + 1 || *e2 || f->last < f->first) fault_usage(spec, "bad range N-M");
+    } else if (!*end) f->last = f->first;
+    else fault_usage(spec, "bad call number");
+    long v = strtol(code, &end, 0);
+    if (end != code && !*end && v >= 0) f->code = (CUresult)v;
+    else {
+        size_t i = 0;
+        while (i < sizeof err_table / sizeof *err_table && strcmp(err_table[i].name, code)) i++;
+        if (i == sizeof err_table / sizeof *err_table)
+            fault_usage(spec, "CODE must be a number or a CUresult name");
+        f->code = (CUresult)err_table[i].code;
+    }
+    g_watched[f->id] = 1;
+    g_nfaults++;
+}
+
+static void faults_init(void)
+{
+    const char *spec = getenv("FAKECUDA_FAIL");
+    if (!spec) return;
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, ", ");
+        if (len) {
+            if (g_nfaults == MAX_FAULTS) fault_usage(spec, "more than 16 items");
+            fault_parse_item(spec, p, len);
+        }
+        p += len;
+        p += strspn(p, ", ");
+    }
+}
+
+/* Counts a call of entry point id; if the call is to fail (or be dropped),
+ * sets *rc to the injected code (unless it failed already) and returns 1: the
+ * caller then runs nothing. */
+static int fault_check(int id, CUresult *rc)
+{
+    pthread_once(&g_faults_once, faults_init);
+    if (!g_nfaults || !g_watched[id]) return 0;
+    long n = atomic_fetch_add(&g_calls[id], 1) + 1;
+    for (int i = 0; i < g_nfaults; i++) {
+        struct fault *f = &g_faults[i];
+        if (f->id != id || n < f->first || n > f->last) continue;
+        if (*rc) return 0; /* the call fails on its own */
+        *rc = f->code;
+        if (!atomic_exchange(&f->told, 1)) {
+            const char *en = NULL;
+            char line[256];
+            err_lookup(f->code, &en, 1);
+            int k = f->code ? snprintf(line, sizeof line, "fakecuda: injected error %d (%s) into call %ld of %s\n",
+                                       (int)f->code, en ? en : "?", n, api_name[id])
+                            : snprintf(line, sizeof line, "fakecuda: dropped call %ld of %s (it returns success)\n",
+                                       n, api_name[id]);
+            ssize_t w = write(2, line, (size_t)k);
+            (void)w;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+#define ENTER(abi) struct lb L; lb_begin(&L, #abi); CUresult rc = vcheck(ID_##abi); \
+    const int injected __attribute__((unused)) = fault_check(ID_##abi, &rc)
+#define RUN(expr) do { if (!rc && !injected) rc = (expr); } while (0)
+#define LEAVE() do { if (injected) lb_raw(&L, rc ? " injected" : " dropped"); lb_end(&L, rc); return rc; } while (0)
 
 /* ---- init / device / context ------------------------------------------- */
 EXPORT CUresult cuInit(unsigned int Flags)
@@ -45,7 +182,7 @@ EXPORT CUresult cuDriverGetVersion(int *v)
 {
     ENTER(cuDriverGetVersion);
     RUN(x_DriverGetVersion(v));
-    if (!rc) lb_raw(&L, " out=%d", *v);
+    if (!rc && !injected) lb_raw(&L, " out=%d", *v);
     LEAVE();
 }
 
@@ -60,7 +197,7 @@ EXPORT CUresult cuDeviceGetCount(int *n)
 {
     ENTER(cuDeviceGetCount);
     RUN(x_DeviceGetCount(n));
-    if (!rc) lb_raw(&L, " out=%d", *n);
+    if (!rc && !injected) lb_raw(&L, " out=%d", *n);
     LEAVE();
 }
 
@@ -75,7 +212,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute a, CUdevice d)
 {
     ENTER(cuDeviceGetAttribute); lb_raw(&L, " attr=%d dev=%d", (int)a, d);
     RUN(x_DeviceGetAttribute(pi, a, d));
-    if (!rc) lb_raw(&L, " out=%d", *pi);
+    if (!rc && !injected) lb_raw(&L, " out=%d", *pi);
     LEAVE();
 }
 
@@ -83,7 +220,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d)
 {
     ENTER(cuDevicePrimaryCtxRetain); lb_raw(&L, " dev=%d", d);
     RUN(x_DevicePrimaryCtxRetain(pctx, d));
-    if (!rc) lb_handle(&L, "out", *pctx, K_CTX);
+    if (!rc && !injected) lb_handle(&L, "out", *pctx, K_CTX);
     LEAVE();
 }
 
@@ -105,7 +242,7 @@ EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice d)
 {
     ENTER(cuCtxCreate_v2); lb_raw(&L, " flags=0x%x dev=%d", flags, d);
     RUN(x_CtxCreate(pctx, flags, d));
-    if (!rc) lb_handle(&L, "out", *pctx, K_CTX);
+    if (!rc && !injected) lb_handle(&L, "out", *pctx, K_CTX);
     LEAVE();
 }
 
@@ -113,7 +250,7 @@ EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsig
 {
     ENTER(cuCtxCreate_v4); lb_raw(&L, " params=%s flags=0x%x dev=%d", params ? "h" : "0", flags, d);
     RUN(x_CtxCreate(pctx, flags, d));
-    if (!rc) lb_handle(&L, "out", *pctx, K_CTX);
+    if (!rc && !injected) lb_handle(&L, "out", *pctx, K_CTX);
     LEAVE();
 }
 
@@ -135,7 +272,7 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
     ENTER(cuCtxGetCurrent);
     RUN(x_CtxGetCurrent(pctx));
-    if (!rc) lb_handle(&L, "out", *pctx, K_CTX);
+    if (!rc && !injected) lb_handle(&L, "out", *pctx, K_CTX);
     LEAVE();
 }
 
@@ -168,12 +305,6 @@ EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 }
 
 /* ---- errors --------------------------------------------------------------- */
-static const struct { int code; const char *name, *str; } err_table[] = {
-#define ERR(name, val, str) {val, #name, str},
-#include "fake_errors.inc"
-#undef ERR
-};
-
 static CUresult err_lookup(CUresult e, const char **p, int want_name)
 {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
@@ -205,7 +336,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *pm, const void *image)
 {
     ENTER(cuModuleLoadData);
     RUN(x_ModuleLoadData(pm, image));
-    if (!rc) lb_handle(&L, "out", *pm, K_MODULE);
+    if (!rc && !injected) lb_handle(&L, "out", *pm, K_MODULE);
     LEAVE();
 }
 
@@ -214,7 +345,7 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name
     ENTER(cuModuleGetFunction); lb_handle(&L, "mod", m, K_MODULE);
     lb_raw(&L, " name=%s", name ? name : "(null)");
     RUN(x_ModuleGetFunction(pf, m, name));
-    if (!rc) lb_handle(&L, "out", *pf, K_FUNC);
+    if (!rc && !injected) lb_handle(&L, "out", *pf, K_FUNC);
     LEAVE();
 }
 
@@ -231,7 +362,7 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *pl, const void *code, CUjit_option 
     (void)jo; (void)jv; (void)lo; (void)lv;
     ENTER(cuLibraryLoadData); lb_raw(&L, " njit=%u nlib=%u", njo, nlo);
     RUN(x_LibraryLoadData(pl, code));
-    if (!rc) lb_handle(&L, "out", *pl, K_LIBRARY);
+    if (!rc && !injected) lb_handle(&L, "out", *pl, K_LIBRARY);
     LEAVE();
 }
 
@@ -240,7 +371,7 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *pk, CUlibrary l, const char *name)
     ENTER(cuLibraryGetKernel); lb_handle(&L, "lib", l, K_LIBRARY);
     lb_raw(&L, " name=%s", name ? name : "(null)");
     RUN(x_LibraryGetKernel(pk, l, name));
-    if (!rc) lb_handle(&L, "out", *pk, K_KERNEL);
+    if (!rc && !injected) lb_handle(&L, "out", *pk, K_KERNEL);
     LEAVE();
 }
 
@@ -255,7 +386,7 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *pf, CUkernel k)
 {
     ENTER(cuKernelGetFunction); lb_handle(&L, "kernel", k, K_KERNEL);
     RUN(x_KernelGetFunction(pf, k));
-    if (!rc) lb_handle(&L, "out", *pf, K_FUNC);
+    if (!rc && !injected) lb_handle(&L, "out", *pf, K_FUNC);
     LEAVE();
 }
 
@@ -306,7 +437,7 @@ EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction f
 {
     ENTER(cuFuncGetAttribute); lb_raw(&L, " attr=%d", (int)a); lb_handle(&L, "f", f, K_FUNC);
     RUN(x_FuncGetAttribute(pi, a, f));
-    if (!rc) lb_raw(&L, " out=%d", *pi);
+    if (!rc && !injected) lb_raw(&L, " out=%d", *pi);
     LEAVE();
 }
 
@@ -367,7 +498,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
     ENTER(cuMemAlloc_v2); lb_raw(&L, " size=%zu", size);
     RUN(x_MemAlloc(dptr, size));
-    if (!rc) lb_dptr(&L, "out", *dptr);
+    if (!rc && !injected) lb_dptr(&L, "out", *dptr);
     LEAVE();
 }
 
@@ -389,7 +520,7 @@ EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t size)
 {
     ENTER(cuMemAllocHost_v2); lb_raw(&L, " size=%zu", size);
     RUN(x_MemHostAlloc(pp, size, 0));
-    if (!rc) lb_hptr(&L, "out", *pp);
+    if (!rc && !injected) lb_hptr(&L, "out", *pp);
     LEAVE();
 }
 
@@ -397,7 +528,7 @@ EXPORT CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
 {
     ENTER(cuMemHostAlloc); lb_raw(&L, " size=%zu flags=0x%x", size, flags);
     RUN(x_MemHostAlloc(pp, size, flags));
-    if (!rc) lb_hptr(&L, "out", *pp);
+    if (!rc && !injected) lb_hptr(&L, "out", *pp);
     LEAVE();
 }
 
@@ -426,7 +557,7 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pd, void *p, unsigned 
 {
     ENTER(cuMemHostGetDevicePointer_v2); lb_hptr(&L, "ptr", p); lb_raw(&L, " flags=0x%x", flags);
     RUN(x_MemHostGetDevicePointer(pd, p, flags));
-    if (!rc) lb_dptr(&L, "out", *pd);
+    if (!rc && !injected) lb_dptr(&L, "out", *pd);
     LEAVE();
 }
 
@@ -449,7 +580,7 @@ EXPORT CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attr
     {                                                                                     \
         ENTER(abi); lb_raw(&L, " size=%zu", size); lb_stream(&L, "stream", s);            \
         RUN(x_MemAllocAsync(dptr, size, s, pt));                                          \
-        if (!rc) lb_dptr(&L, "out", *dptr);                                               \
+        if (!rc && !injected) lb_dptr(&L, "out", *dptr);                                               \
         LEAVE();                                                                          \
     }
 ALLOC_ASYNC(cuMemAllocAsync, 0)
@@ -538,7 +669,7 @@ EXPORT CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
 {
     ENTER(cuStreamCreate); lb_raw(&L, " flags=0x%x", flags);
     RUN(x_StreamCreate(ph, flags, 0));
-    if (!rc) lb_stream(&L, "out", *ph);
+    if (!rc && !injected) lb_stream(&L, "out", *ph);
     LEAVE();
 }
 
@@ -546,7 +677,7 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int
 {
     ENTER(cuStreamCreateWithPriority); lb_raw(&L, " flags=0x%x prio=%d", flags, prio);
     RUN(x_StreamCreate(ph, flags, prio));
-    if (!rc) lb_stream(&L, "out", *ph);
+    if (!rc && !injected) lb_stream(&L, "out", *ph);
     LEAVE();
 }
 
@@ -574,7 +705,7 @@ STREAM1(cuStreamQuery_ptsz, x_StreamQuery, 1)
     {                                                                                     \
         ENTER(abi); lb_stream(&L, "stream", s);                                           \
         RUN(x_StreamGetFlags(s, flags, pt));                                              \
-        if (!rc) lb_raw(&L, " out=0x%x", *flags);                                         \
+        if (!rc && !injected) lb_raw(&L, " out=0x%x", *flags);                                         \
         LEAVE();                                                                          \
     }
 GETFLAGS(cuStreamGetFlags, 0)
@@ -596,7 +727,7 @@ WRITEVALUE(cuStreamWriteValue32_v2_ptsz, 1)
     {                                                                                     \
         ENTER(abi); lb_stream(&L, "stream", s);                                           \
         RUN(x_StreamGetCtx(s, ctx, pt));                                                  \
-        if (!rc) lb_handle(&L, "out", *ctx, K_CTX);                                       \
+        if (!rc && !injected) lb_handle(&L, "out", *ctx, K_CTX);                                       \
         LEAVE();                                                                          \
     }
 GETCTX(cuStreamGetCtx, 0)
@@ -639,7 +770,7 @@ EXPORT CUresult cuEventCreate(CUevent *ph, unsigned int flags)
 {
     ENTER(cuEventCreate); lb_raw(&L, " flags=0x%x", flags);
     RUN(x_EventCreate(ph, flags));
-    if (!rc) lb_handle(&L, "out", *ph, K_EVENT);
+    if (!rc && !injected) lb_handle(&L, "out", *ph, K_EVENT);
     LEAVE();
 }
 
@@ -710,12 +841,33 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e)
 BEGINCAP(cuStreamBeginCapture_v2, 0)
 BEGINCAP(cuStreamBeginCapture_v2_ptsz, 1)
 
+/* An injected failure of cuStreamEndCapture ends the capture all the same and
+ * returns a NULL graph, as the real driver's failed end of a capture does (an
+ * invalidated or unjoined capture, here 901 and 904, ends too): the capture is
+ * invalidated and ended, where its end would have succeeded.  A capture ended
+ * from the wrong thread or stream stays open, as it would without the fault. */
+static void endcap_fault(CUstream h, CUgraph *pg, int pt)
+{
+    struct stream *s;
+    int end = 0;
+
+    LOCK();
+    if (!stream_resolve(h, pt, &s) && s->cap && s->cap->origin == s &&
+        (s->cap->mode == CU_STREAM_CAPTURE_MODE_RELAXED || pthread_equal(s->cap->thread, pthread_self()))) {
+        capture_invalidate(s->cap);
+        end = 1;
+    }
+    UNLOCK();
+    if (end && pg) x_StreamEndCapture(h, pg, pt); /* 901, and *pg = NULL */
+}
+
 #define ENDCAP(abi, pt)                                                                   \
     EXPORT CUresult abi(CUstream s, CUgraph *pg)                                          \
     {                                                                                     \
         ENTER(abi); lb_stream(&L, "stream", s);                                           \
+        if (injected && rc) endcap_fault(s, pg, pt);                                      \
         RUN(x_StreamEndCapture(s, pg, pt));                                               \
-        if (!rc) lb_handle(&L, "out", *pg, K_GRAPH);                                      \
+        if (!rc && !injected) lb_handle(&L, "out", *pg, K_GRAPH);                                      \
         LEAVE();                                                                          \
     }
 ENDCAP(cuStreamEndCapture, 0)
@@ -726,7 +878,7 @@ ENDCAP(cuStreamEndCapture_ptsz, 1)
     {                                                                                     \
         ENTER(abi); lb_stream(&L, "stream", s);                                           \
         RUN(x_StreamIsCapturing(s, st, pt));                                              \
-        if (!rc) lb_raw(&L, " out=%d", (int)*st);                                         \
+        if (!rc && !injected) lb_raw(&L, " out=%d", (int)*st);                                         \
         LEAVE();                                                                          \
     }
 ISCAP(cuStreamIsCapturing, 0)
@@ -737,7 +889,7 @@ ISCAP(cuStreamIsCapturing_ptsz, 1)
     {                                                                                     \
         ENTER(abi); lb_stream(&L, "stream", s);                                           \
         RUN(x_StreamGetCaptureInfo(s, st, id, NULL, NULL, NULL, NULL, pt));               \
-        if (!rc) lb_raw(&L, " out=%d", (int)*st);                                         \
+        if (!rc && !injected) lb_raw(&L, " out=%d", (int)*st);                                         \
         LEAVE();                                                                          \
     }
 CAPINFO1(cuStreamGetCaptureInfo, 0)
@@ -749,7 +901,7 @@ CAPINFO1(cuStreamGetCaptureInfo_ptsz, 1)
     {                                                                                     \
         ENTER(abi); lb_stream(&L, "stream", s);                                           \
         RUN(x_StreamGetCaptureInfo(s, st, id, g, deps, NULL, nd, pt));                    \
-        if (!rc) lb_raw(&L, " out=%d", (int)*st);                                         \
+        if (!rc && !injected) lb_raw(&L, " out=%d", (int)*st);                                         \
         LEAVE();                                                                          \
     }
 CAPINFO2(cuStreamGetCaptureInfo_v2, 0)
@@ -761,7 +913,7 @@ CAPINFO2(cuStreamGetCaptureInfo_v2_ptsz, 1)
     {                                                                                     \
         ENTER(abi); lb_stream(&L, "stream", s);                                           \
         RUN(x_StreamGetCaptureInfo(s, st, id, g, deps, ed, nd, pt));                      \
-        if (!rc) lb_raw(&L, " out=%d", (int)*st);                                         \
+        if (!rc && !injected) lb_raw(&L, " out=%d", (int)*st);                                         \
         LEAVE();                                                                          \
     }
 CAPINFO3(cuStreamGetCaptureInfo_v3, 0)
@@ -772,7 +924,7 @@ EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     ENTER(cuThreadExchangeStreamCaptureMode);
     if (mode) lb_raw(&L, " mode=%d", (int)*mode);
     RUN(x_ThreadExchangeStreamCaptureMode(mode));
-    if (!rc) lb_raw(&L, " out=%d", (int)*mode);
+    if (!rc && !injected) lb_raw(&L, " out=%d", (int)*mode);
     LEAVE();
 }
 
@@ -789,7 +941,7 @@ EXPORT CUresult cuGraphCreate(CUgraph *pg, unsigned int flags)
 {
     ENTER(cuGraphCreate); lb_raw(&L, " flags=0x%x", flags);
     RUN(x_GraphCreate(pg, flags));
-    if (!rc) lb_handle(&L, "out", *pg, K_GRAPH);
+    if (!rc && !injected) lb_handle(&L, "out", *pg, K_GRAPH);
     LEAVE();
 }
 
@@ -826,7 +978,7 @@ EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *pn, CUgraph g, const CUgrap
     ENTER(cuGraphAddKernelNode_v2); lb_handle(&L, "graph", g, K_GRAPH); lb_deps(&L, deps, nd);
     lb_knp(&L, p);
     RUN(x_GraphAddKernelNode(pn, g, deps, nd, p));
-    if (!rc) lb_handle(&L, "out", *pn, K_NODE);
+    if (!rc && !injected) lb_handle(&L, "out", *pn, K_NODE);
     LEAVE();
 }
 
@@ -838,7 +990,7 @@ EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *pn, CUgraph g, const CUgraphNo
     ENTER(cuGraphAddKernelNode); lb_handle(&L, "graph", g, K_GRAPH); lb_deps(&L, deps, nd);
     lb_knp(&L, p1 ? &p : NULL);
     RUN(x_GraphAddKernelNode(pn, g, deps, nd, p1 ? &p : NULL));
-    if (!rc) lb_handle(&L, "out", *pn, K_NODE);
+    if (!rc && !injected) lb_handle(&L, "out", *pn, K_NODE);
     LEAVE();
 }
 
@@ -853,7 +1005,7 @@ EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNo
     }
     lb_handle(&L, "ctx", ctx, K_CTX);
     RUN(x_GraphAddMemcpyNode(pn, g, deps, nd, p));
-    if (!rc) lb_handle(&L, "out", *pn, K_NODE);
+    if (!rc && !injected) lb_handle(&L, "out", *pn, K_NODE);
     LEAVE();
 }
 
@@ -868,7 +1020,7 @@ EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *pn, CUgraph g, const CUgraphNo
     }
     lb_handle(&L, "ctx", ctx, K_CTX);
     RUN(x_GraphAddMemsetNode(pn, g, deps, nd, p));
-    if (!rc) lb_handle(&L, "out", *pn, K_NODE);
+    if (!rc && !injected) lb_handle(&L, "out", *pn, K_NODE);
     LEAVE();
 }
 
@@ -877,7 +1029,7 @@ EXPORT CUresult cuGraphAddHostNode(CUgraphNode *pn, CUgraph g, const CUgraphNode
 {
     ENTER(cuGraphAddHostNode); lb_handle(&L, "graph", g, K_GRAPH); lb_deps(&L, deps, nd);
     RUN(x_GraphAddHostNode(pn, g, deps, nd, p));
-    if (!rc) lb_handle(&L, "out", *pn, K_NODE);
+    if (!rc && !injected) lb_handle(&L, "out", *pn, K_NODE);
     LEAVE();
 }
 
@@ -885,7 +1037,7 @@ EXPORT CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *num)
 {
     ENTER(cuGraphGetNodes); lb_handle(&L, "graph", g, K_GRAPH);
     RUN(x_GraphGetNodes(g, nodes, num));
-    if (!rc) lb_raw(&L, " out=%zu", *num);
+    if (!rc && !injected) lb_raw(&L, " out=%zu", *num);
     LEAVE();
 }
 
@@ -893,7 +1045,7 @@ EXPORT CUresult cuGraphNodeGetType(CUgraphNode n, CUgraphNodeType *t)
 {
     ENTER(cuGraphNodeGetType); lb_handle(&L, "node", n, K_NODE);
     RUN(x_GraphNodeGetType(n, t));
-    if (!rc) lb_raw(&L, " out=%d", (int)*t);
+    if (!rc && !injected) lb_raw(&L, " out=%d", (int)*t);
     LEAVE();
 }
 
@@ -910,7 +1062,7 @@ EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode n, CUDA_KERNEL_NODE_PARAM
     ENTER(cuGraphKernelNodeGetParams); lb_handle(&L, "node", n, K_NODE);
     if (!p1) RUN(CUDA_ERROR_INVALID_VALUE);
     RUN(x_GraphKernelNodeGetParams(n, &p));
-    if (!rc) {
+    if (!rc && !injected) {
         p1->func = p.func;
         p1->gridDimX = p.gridDimX; p1->gridDimY = p.gridDimY; p1->gridDimZ = p.gridDimZ;
         p1->blockDimX = p.blockDimX; p1->blockDimY = p.blockDimY; p1->blockDimZ = p.blockDimZ;
@@ -925,7 +1077,7 @@ EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *pe, CUgraph g, unsigned
 {
     ENTER(cuGraphInstantiateWithFlags); lb_handle(&L, "graph", g, K_GRAPH); lb_raw(&L, " flags=0x%llx", flags);
     RUN(x_GraphInstantiate(pe, g, flags));
-    if (!rc) lb_handle(&L, "out", *pe, K_EXEC);
+    if (!rc && !injected) lb_handle(&L, "out", *pe, K_EXEC);
     LEAVE();
 }
 
@@ -949,8 +1101,14 @@ EXPORT CUresult cuGraphExecDestroy(CUgraphExec x)
 EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info)
 {
     ENTER(cuGraphExecUpdate_v2); lb_handle(&L, "exec", x, K_EXEC); lb_handle(&L, "graph", g, K_GRAPH);
+    /* An injected failure leaves x as it was and, as every failed update of
+     * the real driver, says so in info. */
+    if (injected && rc && info) {
+        memset(info, 0, sizeof *info);
+        info->result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    }
     RUN(x_GraphExecUpdate(x, g, info));
-    if (info && (!rc || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)) lb_raw(&L, " result=%d", (int)info->result);
+    if (info && (!injected ? !rc || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE : rc != 0)) lb_raw(&L, " result=%d", (int)info->result);
     LEAVE();
 }
 
@@ -960,7 +1118,8 @@ EXPORT CUresult cuGraphExecUpdate(CUgraphExec x, CUgraph g, CUgraphNode *err, CU
     ENTER(cuGraphExecUpdate); lb_handle(&L, "exec", x, K_EXEC); lb_handle(&L, "graph", g, K_GRAPH);
     if (!err || !res) RUN(CUDA_ERROR_INVALID_VALUE);
     RUN(x_GraphExecUpdate(x, g, &info));
-    if (!rc || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) {
+    if (injected && rc) info.result = CU_GRAPH_EXEC_UPDATE_ERROR; /* as cuGraphExecUpdate_v2 */
+    if (!injected ? !rc || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE : rc != 0) {
         if (res) *res = info.result;
         if (err) *err = info.errorNode;
         lb_raw(&L, " result=%d", (int)info.result);
@@ -1039,7 +1198,7 @@ EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int cudaVersion, c
     ENTER(cuGetProcAddress);
     lb_raw(&L, " symbol=%s version=%d flags=0x%llx", sym ? sym : "(null)", cudaVersion, (unsigned long long)flags);
     RUN(proc_address(sym, pfn, cudaVersion, flags, NULL));
-    lb_pa(&L, pfn, rc);
+    lb_pa(&L, pfn, rc || injected);
     LEAVE();
 }
 
@@ -1049,7 +1208,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int cudaVersion
     ENTER(cuGetProcAddress_v2);
     lb_raw(&L, " symbol=%s version=%d flags=0x%llx", sym ? sym : "(null)", cudaVersion, (unsigned long long)flags);
     RUN(proc_address(sym, pfn, cudaVersion, flags, status));
-    lb_pa(&L, pfn, rc);
-    if (!rc && status) lb_raw(&L, " status=%d", (int)*status);
+    lb_pa(&L, pfn, rc || injected);
+    if (!rc && !injected && status) lb_raw(&L, " status=%d", (int)*status);
     LEAVE();
 }

@@ -1019,3 +1019,202 @@ Test(log, call_log_format, .init = log_init)
         "cuCtxSetCurrent ctx=c1 -> 0\n";
     cr_assert_str_eq(buf, expect);
 }
+
+/* ---- injected faults (FAKECUDA_FAIL) ---------------------------------------- */
+static void fail_init(const char *spec)
+{
+    log_init();
+    setenv("FAKECUDA_FAIL", spec, 1);
+}
+
+static char *read_log(void)
+{
+    static char buf[16384];
+    FILE *fp = fopen(g_logpath, "r");
+    cr_assert_not_null(fp);
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    unlink(g_logpath);
+    return buf;
+}
+
+static unsigned read_u32(CUdeviceptr d)
+{
+    unsigned v;
+    CK(cuMemcpyDtoH(&v, d, sizeof v));
+    return v;
+}
+
+static void fail_nth(void) { fail_init("cuMemsetD32Async:2:2, cuMemsetD32Async:4+:CUDA_ERROR_NOT_SUPPORTED"); }
+
+Test(faults, the_nth_call_fails_and_does_nothing_else, .init = fail_nth)
+{
+    setup();
+    CUstream s;
+    CUdeviceptr d;
+    CK(cuStreamCreate(&s, 0));
+    CK(cuMemAlloc(&d, 4));
+    CK(cuMemsetD32Async(d, 1, 1, s));
+    cr_assert_eq(cuMemsetD32Async(d, 2, 1, s), CUDA_ERROR_OUT_OF_MEMORY);
+    cr_assert_eq(read_u32(d), 1, "the failed memset ran");
+    CK(cuMemsetD32Async(d, 3, 1, s));
+    cr_assert_eq(read_u32(d), 3);
+    for (int i = 0; i < 3; i++) /* calls 4, 5, 6: every one from the 4th on */
+        cr_assert_eq(cuMemsetD32Async(d, 7, 1, s), CUDA_ERROR_NOT_SUPPORTED);
+    cr_assert_eq(read_u32(d), 3);
+    /* Other entry points, the per-thread variant included, count on their own. */
+    CUresult (*memset_ptsz)(CUdeviceptr, unsigned, size_t, CUstream) = dlsym(libcuda(), "cuMemsetD32Async_ptsz");
+    cr_assert_not_null(memset_ptsz);
+    CK(memset_ptsz(d, 8, 1, s));
+    CK(cuMemsetD16Async(d, 9, 2, s));
+    cr_assert_eq(read_u32(d), 9u | 9u << 16);
+    const char *log = read_log();
+    cr_assert_not_null(strstr(log, "cuMemsetD32Async dst=d+0 value=0x2 n=1 stream=s1 injected -> 2\n"), "%s", log);
+    cr_assert_not_null(strstr(log, "cuMemsetD32Async dst=d+0 value=0x7 n=1 stream=s1 injected -> 801\n"), "%s", log);
+    cr_assert_not_null(strstr(log, "cuMemsetD32Async dst=d+0 value=0x3 n=1 stream=s1 -> 0\n"), "%s", log);
+}
+
+static void fail_range(void) { fail_init("cuStreamCreate:2-3:2,cuGraphLaunch:1:0"); }
+
+Test(faults, a_range_of_calls_fails_and_outputs_stay_unwritten, .init = fail_range)
+{
+    setup();
+    CUstream s, t = (CUstream)0x1234;
+    CK(cuStreamCreate(&s, 0));
+    cr_assert_eq(cuStreamCreate(&t, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    cr_assert_eq(t, (CUstream)0x1234, "an injected failure wrote its output");
+    cr_assert_eq(cuStreamCreate(&t, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuStreamCreate(&t, 0));
+    cr_assert_neq(t, (CUstream)0x1234);
+    CK(cuStreamDestroy(t));
+
+    /* CODE 0 drops the call: success, and nothing ran. */
+    CUfunction f = get_fn("mark");
+    CUgraph g;
+    CUgraphExec e;
+    int v = 5;
+    g_norder = 0;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&v}, NULL));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphInstantiateWithFlags(&e, g, 0));
+    CK(cuGraphLaunch(e, s));
+    cr_assert_eq(g_norder, 0, "a dropped graph launch ran");
+    CK(cuGraphLaunch(e, s));
+    cr_assert_eq(g_norder, 1);
+    const char *log = read_log();
+    cr_assert_not_null(strstr(log, "cuGraphLaunch exec=x1 stream=s1 dropped -> 0\n"), "%s", log);
+    cr_assert_not_null(strstr(log, "cuStreamCreate flags=0x0 injected -> 2\n"), "%s", log);
+}
+
+static void fail_counted(void) { fail_init("cuStreamDestroy_v2:2:CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"); }
+
+Test(faults, calls_that_fail_on_their_own_count_too, .init = fail_counted)
+{
+    setup();
+    CUstream s;
+    CUstreamCaptureStatus st;
+    CK(cuStreamCreate(&s, 0));
+    cr_assert_eq(cuStreamDestroy((CUstream)&s), CUDA_ERROR_INVALID_HANDLE);             /* call 1 */
+    cr_assert_eq(cuStreamDestroy(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);             /* call 2 */
+    CK(cuStreamIsCapturing(s, &st)); /* the stream is still there */
+    CK(cuStreamDestroy(s));                                                               /* call 3 */
+    cr_assert_eq(cuStreamIsCapturing(s, &st), CUDA_ERROR_INVALID_HANDLE);
+}
+
+static void fail_capture(void)
+{
+    fail_init("cuStreamEndCapture:1:901,cuStreamBeginCapture_v2:3:801,cuGraphInstantiateWithFlags:1:2");
+}
+
+Test(faults, capture_and_instantiate_fail_as_the_driver_fails_them, .init = fail_capture)
+{
+    setup();
+    CUstream s;
+    CUdeviceptr x;
+    CUgraph g = (CUgraph)0x1;
+    CUgraphExec e = (CUgraphExec)0x1;
+    CUstreamCaptureStatus st;
+    CUfunction scale = get_fn("scale");
+    float h[2] = {1, 1};
+    CK(cuStreamCreate(&s, 0));
+    CK(cuMemAlloc(&x, sizeof h));
+    CK(cuMemcpyHtoD(x, h, sizeof h));
+
+    /* A failed end of a capture ends it: NULL graph, and the stream captures no more. */
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    launch_scale(scale, x, 2.0f, 2, s);
+    cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_null(g);
+    CK(cuStreamIsCapturing(s, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+    CK(cuMemcpyDtoH(h, x, sizeof h)); /* a synchronous copy: no capture of this thread is open */
+    cr_assert_float_eq(h[0], 1.0f, 1e-6);
+
+    /* The next capture works; its instantiation fails without an executable. */
+    g = capture_scale(s, scale, x, 2.0f, 0);
+    cr_assert_not_null(g);
+    cr_assert_eq(cuGraphInstantiateWithFlags(&e, g, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    cr_assert_eq(e, (CUgraphExec)0x1);
+    CK(cuGraphInstantiateWithFlags(&e, g, 0));
+
+    /* A failed begin leaves the stream as it was: work runs at once. */
+    cr_assert_eq(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_ERROR_NOT_SUPPORTED);
+    CK(cuStreamIsCapturing(s, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+    launch_scale(scale, x, 3.0f, 2, s);
+    CK(cuGraphLaunch(e, s));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[0], 6.0f, 1e-6);
+}
+
+static void fail_update(void) { fail_init("cuGraphExecUpdate_v2:1:801,cuGraphExecKernelNodeSetParams_v2:1:2"); }
+
+Test(faults, a_failed_update_leaves_the_executable_as_it_was, .init = fail_update)
+{
+    setup();
+    CUstream s;
+    CUdeviceptr x;
+    CUgraphExec e;
+    CUfunction scale = get_fn("scale");
+    float h[2] = {1, 1};
+    CK(cuStreamCreate(&s, 0));
+    CK(cuMemAlloc(&x, sizeof h));
+    CK(cuMemcpyHtoD(x, h, sizeof h));
+    CUgraph g1 = capture_scale(s, scale, x, 2.0f, 0);
+    CK(cuGraphInstantiateWithFlags(&e, g1, 0));
+    CUgraph g2 = capture_scale(s, scale, x, 3.0f, 0);
+    CUgraphExecUpdateResultInfo info;
+    memset(&info, 0x55, sizeof info);
+    cr_assert_eq(cuGraphExecUpdate(e, g2, &info), CUDA_ERROR_NOT_SUPPORTED);
+    cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_ERROR);
+    CK(cuGraphLaunch(e, s));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[0], 2.0f, 1e-6, "the failed update changed the executable");
+
+    CUgraphNode node;
+    size_t n = 1;
+    CK(cuGraphGetNodes(g1, &node, &n));
+    CUDA_KERNEL_NODE_PARAMS p;
+    CK(cuGraphKernelNodeGetParams(node, &p));
+    float a = 0.5f;
+    int cnt = 2;
+    p.kernelParams = (void *[]){&x, &a, &cnt};
+    cr_assert_eq(cuGraphExecKernelNodeSetParams(e, node, &p), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuGraphLaunch(e, s));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[0], 4.0f, 1e-6, "the failed set-params changed the executable");
+    CK(cuGraphExecKernelNodeSetParams(e, node, &p));
+    CK(cuGraphLaunch(e, s));
+    CK(cuMemcpyDtoH(h, x, sizeof h));
+    cr_assert_float_eq(h[0], 2.0f, 1e-6);
+}
+
+static void fail_malformed(void) { fail_init("cuNoSuchEntry:1:2"); }
+
+Test(faults, a_malformed_list_ends_the_process, .init = fail_malformed, .exit_code = 2)
+{
+    setup();
+    cr_assert_fail("the first call should have ended the process");
+}
