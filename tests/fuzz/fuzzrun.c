@@ -2,21 +2,29 @@
 ** fuzzrun.c: the differential fuzz runner (tests/fuzz/README.md).
 **
 **   fuzzrun [--seconds N] [--seed S] [--start S] [--jobs J] [--timeout T] [--max-threads M]
+**           [--inject K] [--inject-only] [--inject-all]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
 ** have passed, or only --seed S.  Each seed runs once over the fake driver
 ** without graphshim and once with it under each setting of knobs below; the
 ** standard output and exit status of each shim run must equal the plain run's.
-** A difference (a timeout included) is printed with the seed, the setting and
-** a diff.  At the end it prints how many programs ran and differed, and, per
-** setting, how much the engine did (sums from the GRAPHSHIM_REPORT of each run),
-** so that one can see that the fuzz reaches held and replayed work.  Seeds are
-** spread over --jobs worker processes (default: the CPUs online).
-** Exit status: 0 without differences, 1 with, 2 for a usage error.
+** Then K more shim runs (--inject, default 1; 0 for none), each under a setting
+** drawn from the list and with one of graphshim's own driver calls failing
+** (FAKECUDA_FAIL, tests/fakecuda/README.md): the output must be the same, and
+** a failed capture, instantiation or graph launch must show in the report.
+** --inject-only skips the plain settings; --inject-all also fails calls whose
+** failures show faults not fixed yet (shim_calls' open).  A difference (a timeout included) is
+** printed with the seed, the setting, the fault and a diff.  At the end it
+** prints how many programs ran and differed, and, per setting, how much the
+** engine did (sums from the GRAPHSHIM_REPORT of each run), so that one can see
+** that the fuzz reaches held and replayed work, and how many injected faults
+** met a call.  Seeds are spread over --jobs worker processes (default: the CPUs
+** online).  Exit status: 0 without differences, 1 with, 2 for a usage error.
 */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +50,40 @@ static const struct setting {
 };
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
+/* The calls of graphshim's own that an injected run fails: its private capture
+** stream aside (below), capture, the node queries during capture, instantiation,
+** setting a kernel node's parameters, and graph launch.  fuzzprog never makes
+** these calls itself, so every call counted is graphshim's.  report: the
+** failure must show in the report (a failed capture or instantiation in
+** graph_failures, a failed graph launch in the bail graph-failed); where
+** graphshim has a way around it (a graph built anew), nothing need show.
+** open: a failure that shows a fault of graphshim's not fixed yet, drawn only
+** with --inject-all (tests/fuzz/README.md). */
+static const struct shim_call {
+    const char *entry;
+    int report, open;
+} shim_calls[] = {
+    {"cuStreamBeginCapture_v2", 1, 0},       {"cuStreamEndCapture", 1, 0},
+    {"cuGraphInstantiateWithFlags", 1, 0},   {"cuGraphLaunch", 1, 0},
+    {"cuGraphKernelNodeGetParams_v2", 0, 0}, {"cuGraphNodeGetType", 0, 1},
+    {"cuGraphExecKernelNodeSetParams_v2", 0, 0},
+    {"cuStreamGetCaptureInfo_v2", 0, 1},
+};
+/* Calls that fuzzprog makes too: graphshim's private capture stream, its
+** staging event and its pinned staging buffers.  Failed in programs of one
+** thread that make all their own calls of the entry point before their first
+** op (as the plain run's call log shows), from the program's own count of them
+** on; fuzzprog's memory ops allocate pinned memory later, and then the entry
+** point is left alone. */
+static const struct shim_call shared_calls[] = {
+    {"cuStreamCreate", 1, 0}, {"cuEventCreate", 0, 0}, {"cuMemAllocHost_v2", 0, 0},
+};
+#define NSHIM (int)(sizeof shim_calls / sizeof shim_calls[0])
+#define NSHARED (int)(sizeof shared_calls / sizeof shared_calls[0])
+/* The errors injected. */
+static const char *const fault_codes[] = {"CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+                                          "CUDA_ERROR_NOT_SUPPORTED"};
+
 /* What the engine did under one setting, summed over programs. */
 struct engine_sums {
     long long programs, ops, held, replayed, replays, chunks, body_graphs, with_replays;
@@ -52,13 +94,16 @@ struct shared {
     pthread_mutex_t lock;          /* process-shared: output and sums */
     atomic_long next;              /* seeds handed out so far */
     long programs, differences;
-    struct engine_sums sums[NSETTINGS];
+    struct engine_sums sums[NSETTINGS + 1];   /* the last: injected runs */
+    long injected, landed;         /* injected runs, and those whose fault met a call */
+    long landed_by[NSHIM + NSHARED];
 };
 
 static struct shared *g;
 static char g_prog[512];
 static int g_timeout = 30;
 static char g_max_threads[16] = "8";   /* passed on to fuzzprog */
+static int g_inject = 1, g_inject_only, g_inject_all;
 
 static double now(void)
 {
@@ -94,8 +139,11 @@ static void add_report(struct engine_sums *s, const struct run *r)
     free(json);
 }
 
-/* Prints a difference: seed, setting, statuses and a diff of the outputs. */
-static void report_difference(long seed, const struct setting *st, const struct run *base, const struct run *shim)
+/* Prints a difference: seed, setting, statuses and a diff of the outputs; fault:
+** the FAKECUDA_FAIL of an injected run (NULL for none), and why: what else was
+** wrong (NULL where the outputs or statuses differ). */
+static void report_difference(long seed, const struct setting *st, const char *fault, const char *why,
+                              const struct run *base, const struct run *shim)
 {
     char path[2][300], cmd[1024];
     FILE *f;
@@ -109,9 +157,20 @@ static void report_difference(long seed, const struct setting *st, const struct 
     printf("fuzz: DIFFERENCE seed %ld setting %s:", seed, st->name);
     for (int i = 0; st->env[i]; i++)
         printf(" %s", st->env[i]);
+    if (fault)
+        printf(" FAKECUDA_FAIL=%s", fault);
     printf("\n  exit status %d without the shim, %d with it%s\n", base->status, shim->status,
            shim->status == 128 + 14 ? " (timed out)" : "");
+    if (why)
+        printf("  %s\n", why);
     printf("  rerun: make fuzz SEED=%ld FUZZ_THREADS=%s\n", seed, g_max_threads);
+    if (fault) {
+        printf("  or: FAKECUDA_FAIL=%s", fault);
+        for (int i = 0; st->env[i]; i++)
+            printf(" %s", st->env[i]);
+        printf(" GRAPHSHIM_REPORT=/dev/stderr LD_LIBRARY_PATH=%s/fakecuda LD_PRELOAD=%s/libgraphshim.so %s %ld %s\n",
+               BUILD_DIR, BUILD_DIR, g_prog, seed, g_max_threads);
+    }
     fflush(stdout);
     snprintf(cmd, sizeof cmd, "diff -u '%s' '%s' | head -40; tail -5 '%s/stderr' | sed 's/^/  stderr: /'", path[0],
              path[1], shim->dir);
@@ -121,7 +180,150 @@ static void report_difference(long seed, const struct setting *st, const struct 
     fflush(stdout);
 }
 
-/* Runs one seed plainly and under every setting; returns the differences. */
+/* A small generator for the faults of a seed (splitmix64). */
+static uint64_t next_rand(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Is the call log line an op's: a launch, or an asynchronous copy or memset? */
+static int is_op(const char *line)
+{
+    size_t name = strcspn(line, " \n");
+    return strncmp(line, "cuLaunch", 8) == 0 || (strncmp(line, "cuMem", 5) == 0 && memmem(line, name, "Async", 5));
+}
+
+/* Lines of the call log text that begin with "entry "; *last gets the number
+** of the last (1-based, 0 if none), *first_op that of the first op (a launch,
+** an asynchronous copy or memset), or 0. */
+static long log_calls(const char *log, const char *entry, long *last, long *first_op)
+{
+    char pat[96];
+    long n = 0, line = 0;
+    size_t len = (size_t)snprintf(pat, sizeof pat, "%s ", entry);
+
+    *last = *first_op = 0;
+    for (const char *p = log; p && *p;) {
+        line++;
+        if (strncmp(p, pat, len) == 0)
+            n++, *last = line;
+        if (!*first_op && is_op(p))
+            *first_op = line;
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return n;
+}
+
+/* The call log of a plain run of the program argv (a program of one thread
+** makes the same calls every run), made at the first need; freed by the caller. */
+struct plain_log {
+    const char *const *argv;
+    char *text;
+};
+
+static const char *plain_log(struct plain_log *l)
+{
+    if (!l->text) {
+        struct run r;
+        run_prog(&r, 0, (const char *[]){"FAKECUDA_LOG=@/calls.log", NULL}, l->argv, g_timeout);
+        l->text = run_file(&r, "calls.log");
+        if (!l->text)
+            l->text = strdup("");
+        run_free(&r);
+    }
+    return l->text;
+}
+
+/* Draws injected run k of seed: its setting (index into settings), its fault
+** (FAKECUDA_FAIL, into spec) and the row of shim_calls / shared_calls it fails
+** (shared rows after NSHIM).  threads: the program's threads; log: its call
+** log, for the shared rows. */
+static int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec, size_t len, int *setting)
+{
+    uint64_t x = (uint64_t)seed * 1000003u + (uint64_t)k * 7919u + 17;
+    int rows = NSHIM + (threads == 1 ? NSHARED : 0), row;
+    long own = 0, last, first_op;
+    const struct shim_call *c;
+
+    for (;;) {
+        row = (int)(next_rand(&x) % (uint64_t)rows);
+        c = row < NSHIM ? &shim_calls[row] : &shared_calls[row - NSHIM];
+        if (c->open && !g_inject_all)
+            continue;
+        if (row < NSHIM)
+            break;
+        own = log_calls(plain_log(log), c->entry, &last, &first_op);
+        if (first_op && last < first_op)
+            break; /* the program's own calls all come first */
+    }
+    long n = next_rand(&x) % 2 ? 1 + (long)(next_rand(&x) % 3) : 1 + (long)(next_rand(&x) % 32);
+    int every = next_rand(&x) % 4 == 0;
+    const char *code = fault_codes[next_rand(&x) % 3];
+
+    *setting = (int)(next_rand(&x) % NSETTINGS);
+    n += own; /* after the program's own calls */
+    snprintf(spec, len, "%s:%ld%s:%s", c->entry, n, every ? "+" : "", code);
+    return row;
+}
+
+/* One run of seed under graphshim with the assignments env, compared with base.
+** slot: where its report is summed (NSETTINGS: the injected runs); fault: its
+** FAKECUDA_FAIL or NULL, and row the call it fails.  Returns 1 for a difference. */
+static int shim_run(long seed, const char *const *argv, const struct run *base, const struct setting *st, int slot,
+                    const char *fault, int row, int verbose)
+{
+    const char *env[10];
+    char fail[160];
+    int n = 0, diff = 0;
+    struct run r;
+
+    for (int j = 0; st->env[j]; j++)
+        env[n++] = st->env[j];
+    env[n++] = "GRAPHSHIM_REPORT=@/report.json";
+    if (fault) {
+        snprintf(fail, sizeof fail, "FAKECUDA_FAIL=%s", fault);
+        env[n++] = fail;
+    }
+    env[n] = NULL;
+    run_prog(&r, 1, env, argv, g_timeout);
+    pthread_mutex_lock(&g->lock);
+    add_report(&g->sums[slot], &r);
+    if (base->status != 0 || r.status != base->status || strcmp(r.out, base->out) != 0) {
+        report_difference(seed, st, fault, NULL, base, &r);
+        diff = 1;
+    } else if (fault && strstr(r.err, "fakecuda: injected")) {
+        /* The fault met a call: where it must, it shows in the report. */
+        const struct shim_call *c = row < NSHIM ? &shim_calls[row] : &shared_calls[row - NSHIM];
+        char *json = run_file(&r, "report.json");
+        const char *tot = json ? strstr(json, "\"totals\"") : NULL;
+        const char *bails = tot ? strstr(tot, "\"bails\"") : NULL;
+        g->landed++;
+        g->landed_by[row]++;
+        if (c->report && !(json_int(tot, "graph_failures") > 0 || json_int(bails, "graph-failed") > 0)) {
+            report_difference(seed, st, fault,
+                              "the fault met a call, but the report shows no graph failure (graph_failures 0, "
+                              "no graph-failed bail)",
+                              base, &r);
+            diff = 1;
+        }
+        free(json);
+    }
+    if (fault)
+        g->injected++;
+    if (!diff && verbose)
+        printf("fuzz: seed %ld setting %s%s%s: same (%zu bytes of output)\n", seed, st->name,
+               fault ? " FAKECUDA_FAIL=" : "", fault ? fault : "", strlen(r.out));
+    pthread_mutex_unlock(&g->lock);
+    run_free(&r);
+    return diff;
+}
+
+/* Runs one seed plainly and under every setting, then with injected faults;
+** returns the differences. */
 static int run_seed(long seed, int verbose)
 {
     char arg[32];
@@ -131,25 +333,18 @@ static int run_seed(long seed, int verbose)
     snprintf(arg, sizeof arg, "%ld", seed);
     const char *argv[] = {g_prog, arg, g_max_threads, NULL};
     run_prog(&base, 0, NULL, argv, g_timeout);
-    for (int i = 0; i < NSETTINGS; i++) {
-        const char *env[8];
-        int n = 0;
-        struct run r;
-        for (int j = 0; settings[i].env[j]; j++)
-            env[n++] = settings[i].env[j];
-        env[n++] = "GRAPHSHIM_REPORT=@/report.json";
-        env[n] = NULL;
-        run_prog(&r, 1, env, argv, g_timeout);
-        pthread_mutex_lock(&g->lock);
-        add_report(&g->sums[i], &r);
-        if (base.status != 0 || r.status != base.status || strcmp(r.out, base.out) != 0) {
-            report_difference(seed, &settings[i], &base, &r);
-            diffs++;
-        } else if (verbose) {
-            printf("fuzz: seed %ld setting %s: same (%zu bytes of output)\n", seed, settings[i].name, strlen(r.out));
+    for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
+        diffs += shim_run(seed, argv, &base, &settings[i], i, NULL, 0, verbose);
+    if (g_inject) {
+        struct plain_log log = {argv, NULL};
+        const char *t = strstr(base.out, " threads ");
+        int threads = t ? atoi(t + 9) : 0;
+        for (int k = 0; k < g_inject; k++) {
+            char spec[128];
+            int setting, row = draw_fault(seed, k, threads, &log, spec, sizeof spec, &setting);
+            diffs += shim_run(seed, argv, &base, &settings[setting], NSETTINGS, spec, row, verbose);
         }
-        pthread_mutex_unlock(&g->lock);
-        run_free(&r);
+        free(log.text);
     }
     run_free(&base);
     return diffs;
@@ -170,7 +365,7 @@ static void worker(long start, double deadline)
 static void usage(void)
 {
     fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--jobs J] [--timeout T] "
-                    "[--max-threads M]\n");
+                    "[--max-threads M] [--inject K] [--inject-only] [--inject-all]\n");
     exit(2);
 }
 
@@ -182,6 +377,14 @@ int main(int argc, char **argv)
     pthread_mutexattr_t ma;
 
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--inject-only")) {
+            g_inject_only = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--inject-all")) {
+            g_inject_all = 1;
+            continue;
+        }
         if (i + 1 >= argc)
             usage();
         if (!strcmp(argv[i], "--seconds"))
@@ -196,9 +399,13 @@ int main(int argc, char **argv)
             snprintf(g_max_threads, sizeof g_max_threads, "%d", atoi(argv[++i]));
         else if (!strcmp(argv[i], "--timeout"))
             g_timeout = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--inject"))
+            g_inject = atoi(argv[++i]);
         else
             usage();
     }
+    if (g_inject < 0 || (g_inject_only && !g_inject))
+        usage();
     if (jobs < 1)
         jobs = 1;
     snprintf(g_prog, sizeof g_prog, "%s/tests/fuzzprog", BUILD_DIR);
@@ -226,15 +433,26 @@ int main(int argc, char **argv)
     }
     printf("fuzz: %ld programs, %ld differences (at most %s threads; settings:", g->programs, g->differences,
            g_max_threads);
-    for (int i = 0; i < NSETTINGS; i++)
+    for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
         printf(" %s", settings[i].name);
+    if (g_inject)
+        printf(" %sinjected x %d", g_inject_only ? "" : "+ ", g_inject);
     printf(")\n");
-    for (int i = 0; i < NSETTINGS; i++) {
+    for (int i = 0; i <= NSETTINGS; i++) {
         const struct engine_sums *s = &g->sums[i];
+        if (!s->programs)
+            continue;
         printf("  %-16s ops %lld, held %lld, replayed %lld, replays %lld, chunks %lld, body graphs %lld; "
                "%lld of %lld programs replayed\n",
-               settings[i].name, s->ops, s->held, s->replayed, s->replays, s->chunks, s->body_graphs,
-               s->with_replays, s->programs);
+               i < NSETTINGS ? settings[i].name : "injected", s->ops, s->held, s->replayed, s->replays, s->chunks,
+               s->body_graphs, s->with_replays, s->programs);
+    }
+    if (g->injected) {
+        printf("  injected faults: %ld runs, %ld met a call of graphshim's (", g->injected, g->landed);
+        for (int i = 0; i < NSHIM + NSHARED; i++)
+            printf("%s%s %ld", i ? ", " : "", i < NSHIM ? shim_calls[i].entry : shared_calls[i - NSHIM].entry,
+                   g->landed_by[i]);
+        printf(")\n");
     }
     return g->differences ? 1 : 0;
 }
