@@ -1,0 +1,271 @@
+/*
+** test_faults.c: graphshim when its own driver calls fail.
+**
+** The fake driver fails chosen calls (FAKECUDA_FAIL, tests/fakecuda/README.md).
+** Here they are the calls graphshim makes for itself: its private capture
+** stream, capture, node queries during capture, instantiation, setting a node's
+** parameters, graph launch, and the pinned staging buffer and event of pageable
+** copies.  Every guardprog scenario and every drvprog mode runs without
+** graphshim, then under it once per fault of the table below.  The output and
+** exit status must be those of the run without graphshim: held work went out
+** eagerly, in order, and the program got no error its own calls would not have
+** given (guardprog exits on any error, drvprog prints every return code).  A
+** failed capture or instantiation must show in the report (graph_failures),
+** and so must a failed graph launch (the bail graph-failed).  Faults whose
+** failures show a fault of graphshim's not fixed yet (open) run only with
+** TEST_FAULTS_ALL=1 in the environment.
+**
+** A fault counts the program's own calls of its entry point too.  Where the
+** program makes such calls, the fault is moved past them (call N becomes
+** call K + N after the program's K calls) when the program makes them all
+** before its first op and on one thread, and left out otherwise.
+**
+** Where no call fails, the output could still be right because the scenario
+** cannot see lost work.  The control shows that it can: graph launches that
+** return success without running (code 0, "dropped") must change the output
+** of every program that replays.
+*/
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+#define GUARDPROG BUILD_DIR "/tests/guardprog"
+#define DRVPROG BUILD_DIR "/tests/drvprog"
+
+/* What a fault that met a call must leave in the report. */
+enum expect {
+    SILENT,          /* nothing: graphshim has a way around the failure */
+    GRAPH_FAILURES,  /* "graph_failures" > 0: a capture or instantiation failed */
+    GRAPH_FAILED,    /* the bail "graph-failed" */
+};
+
+static const struct fault {
+    const char *entry, *calls, *code;
+    enum expect expect;
+    int open; /* shows a fault of graphshim's not fixed yet: run with TEST_FAULTS_ALL=1 */
+} faults[] = {
+    /* The private capture stream, made at the first capture of a thread. */
+    {"cuStreamCreate", "1", "CUDA_ERROR_OUT_OF_MEMORY", GRAPH_FAILURES, 0},
+    {"cuStreamCreate", "1+", "CUDA_ERROR_NOT_SUPPORTED", GRAPH_FAILURES, 0},
+    {"cuStreamBeginCapture_v2", "1", "CUDA_ERROR_NOT_SUPPORTED", GRAPH_FAILURES, 0},
+    {"cuStreamBeginCapture_v2", "2+", "CUDA_ERROR_OUT_OF_MEMORY", GRAPH_FAILURES, 0},
+    {"cuStreamEndCapture", "1", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", GRAPH_FAILURES, 0},
+    {"cuStreamEndCapture", "2+", "CUDA_ERROR_OUT_OF_MEMORY", GRAPH_FAILURES, 0},
+    /* The capture's node of each op, kept to set its parameters later.  Where
+    ** it cannot be told, the executable keeps no nodes, and it also records
+    ** no other parameters than its path's: launched later for the path's own
+    ** parameters, it runs those it was captured with (policy/graph_cache.c,
+    ** capture_path: diff_set only where e->nodes). */
+    {"cuStreamGetCaptureInfo_v2", "1+", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", SILENT, 1},
+    {"cuGraphNodeGetType", "2+", "CUDA_ERROR_NOT_SUPPORTED", SILENT, 1},
+    {"cuGraphInstantiateWithFlags", "1", "CUDA_ERROR_OUT_OF_MEMORY", GRAPH_FAILURES, 0},
+    {"cuGraphInstantiateWithFlags", "2+", "CUDA_ERROR_NOT_SUPPORTED", GRAPH_FAILURES, 0},
+    /* New parameters set in place; where that fails, the graph is built anew. */
+    {"cuGraphKernelNodeGetParams_v2", "1", "CUDA_ERROR_NOT_SUPPORTED", SILENT, 0},
+    {"cuGraphExecKernelNodeSetParams_v2", "1", "CUDA_ERROR_OUT_OF_MEMORY", SILENT, 0},
+    {"cuGraphExecKernelNodeSetParams_v2", "2+", "CUDA_ERROR_NOT_SUPPORTED", SILENT, 0},
+    /* A replay's, an early chunk's or a loop body's graph. */
+    {"cuGraphLaunch", "1", "CUDA_ERROR_OUT_OF_MEMORY", GRAPH_FAILED, 0},
+    {"cuGraphLaunch", "2+", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", GRAPH_FAILED, 0},
+    {"cuGraphLaunch", "3", "CUDA_ERROR_NOT_SUPPORTED", GRAPH_FAILED, 0},
+    /* Pageable copies: the staging buffer (where it cannot be had, the copy and
+    ** the sequence it begins go out eagerly, which the report does not tell
+    ** apart from work that is not held), and the event that guards it (without
+    ** it, graphshim synchronizes instead). */
+    {"cuMemAllocHost_v2", "1+", "CUDA_ERROR_OUT_OF_MEMORY", SILENT, 0},
+    {"cuEventCreate", "1+", "CUDA_ERROR_OUT_OF_MEMORY", SILENT, 0},
+    {"cuEventRecord", "1+", "CUDA_ERROR_NOT_SUPPORTED", SILENT, 0},
+};
+#define NFAULTS (int)(sizeof faults / sizeof faults[0])
+
+/* A program: guardprog SCENARIO 8, or drvprog PATH VARIANT 8 (arg2 set), under
+** the knobs of setting (blank-separated assignments, or empty). */
+struct prog {
+    char arg1[20], arg2[8];
+    char setting[80];
+};
+
+static int threaded(const struct prog *p)
+{
+    /* Threads, or a second process (whose calls count apart). */
+    return !strcmp(p->arg1, "threads") || !strcmp(p->arg1, "race-ctx-sync") || !strcmp(p->arg1, "two-proc");
+}
+
+/* Every guardprog scenario under the default knobs, the drvprog modes, and
+** scenarios that reach chunks, loop bodies, patches and staging under knobs
+** that make graphs early and in pieces. */
+#define CHUNKS "GRAPHSHIM_CHUNK_OPS=2 GRAPHSHIM_WARMUP=1 GRAPHSHIM_MIN_OPS=1"
+#define BODIES "GRAPHSHIM_BODY_OPS=2 GRAPHSHIM_WARMUP=1"
+static struct prog progs[] = {
+    {"sync", "", ""}, {"ctx-sync", "", ""}, {"stall", "", ""}, {"event", "", ""}, {"hostfn", "", ""},
+    {"alloc", "", ""}, {"syncop", "", ""}, {"pageable-d2h", "", ""}, {"legacy", "", ""}, {"capture", "", ""},
+    {"unclassified", "", ""}, {"params", "", ""}, {"params5", "", ""}, {"watchdog", "", ""},
+    {"idle-poll", "", ""}, {"two-proc", "", ""}, {"two-ctx", "", ""}, {"two-ctx-pt", "", ""},
+    {"quiet-then-loop", "", ""}, {"body-poll", "", ""}, {"body-module", "", ""}, {"staging", "", ""},
+    {"threads", "", ""}, {"single", "", ""}, {"slow", "", ""}, {"cold", "", ""}, {"drift", "", ""},
+    {"drift-prefix", "", ""}, {"rare", "", ""}, {"long", "", ""}, {"twenty", "", ""}, {"slowlong", "", ""},
+    {"setup-then-loop", "", ""}, {"unholdable", "", ""}, {"nccl", "", ""}, {"stream-destroy", "", ""},
+    {"api", "", ""}, {"many-params", "", ""}, {"big-struct", "", ""}, {"module", "", ""}, {"attrs", "", ""},
+    {"func-attr", "", ""}, {"new-then-same", "", ""}, {"race-ctx-sync", "", ""}, {"teardown", "", ""},
+    {"queries", "", ""}, {"loop1", "", ""}, {"body5", "", ""}, {"scalars", "", ""}, {"rotate", "", ""},
+    {"train4", "", ""}, {"rare20", "", ""}, {"rare-then-loop", "", ""},
+    {"direct", "legacy", ""}, {"direct", "ptsz", ""}, {"dlsym", "legacy", ""}, {"dlsym", "ptsz", ""},
+    {"proc", "legacy", ""}, {"proc", "ptsz", ""},
+    {"sync", "", CHUNKS}, {"staging", "", CHUNKS}, {"event", "", CHUNKS}, {"legacy", "", CHUNKS},
+    {"params", "", CHUNKS}, {"long", "", CHUNKS}, {"threads", "", CHUNKS}, {"module", "", CHUNKS},
+    {"loop1", "", CHUNKS}, {"body5", "", CHUNKS}, {"scalars", "", CHUNKS}, {"rotate", "", CHUNKS},
+    {"sync", "", BODIES}, {"staging", "", BODIES}, {"loop1", "", BODIES}, {"body5", "", BODIES},
+    {"scalars", "", BODIES}, {"rotate", "", BODIES}, {"twenty", "", BODIES}, {"rare", "", BODIES},
+};
+
+/* Runs p (under graphshim: shim) with its setting plus the assignments extra. */
+static void run_with(struct run *r, const struct prog *p, int shim, const char *const *extra)
+{
+    const char *argv[] = {p->arg2[0] ? DRVPROG : GUARDPROG, p->arg1, p->arg2[0] ? p->arg2 : "8",
+                          p->arg2[0] ? "8" : NULL, NULL};
+    static char setting[sizeof p->setting];
+    const char *env[16];
+    int n = 0;
+
+    if (shim) {
+        strcpy(setting, p->setting);
+        for (char *t = strtok(setting, " "); t && n < 8; t = strtok(NULL, " "))
+            env[n++] = t;
+    }
+    for (int i = 0; extra && extra[i] && n < 15; i++)
+        env[n++] = extra[i];
+    env[n] = NULL;
+    run_prog(r, shim, env, argv, 30);
+}
+
+static const char *name(const struct prog *p)
+{
+    static char buf[160];
+    snprintf(buf, sizeof buf, "%s %s%s%s", p->arg2[0] ? "drvprog" : "guardprog", p->arg1, p->arg2[0] ? " " : "",
+             p->arg2);
+    if (p->setting[0])
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " [%s]", p->setting);
+    return buf;
+}
+
+/* Counts the calls of entry in a call log; *last gets the line number of the
+** last (1-based, 0 if none), *first_op that of the first op (a launch, or an
+** asynchronous copy or memset; 0 if none). */
+static int calls_of(const char *log, const char *entry, int *last, int *first_op)
+{
+    size_t len = strlen(entry);
+    int n = 0, line = 0;
+
+    *last = *first_op = 0;
+    for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        size_t name = strcspn(l, " \n");
+        line++;
+        if (name == len && strncmp(l, entry, len) == 0)
+            n++, *last = line;
+        if (!*first_op &&
+            (strncmp(l, "cuLaunch", 8) == 0 || (strncmp(l, "cuMem", 5) == 0 && memmem(l, name, "Async", 5))))
+            *first_op = line;
+    }
+    return n;
+}
+
+/* FAKECUDA_FAIL for fault f in program p, whose plain run made the call log
+** log; into out.  0, or -1 where the program's own calls of the entry point
+** cannot be told from graphshim's. */
+static int fault_spec(const struct fault *f, const struct prog *p, const char *log, char *out, size_t len)
+{
+    int last, first, own = calls_of(log, f->entry, &last, &first);
+
+    if (own && (threaded(p) || !first || last > first))
+        return -1;
+    snprintf(out, len, "FAKECUDA_FAIL=%s:%d%s:%s", f->entry, own + atoi(f->calls), strchr(f->calls, '+') ? "+" : "",
+             f->code);
+    return 0;
+}
+
+ParameterizedTestParameters(faults, graphshims_failed_calls_change_nothing_the_program_sees)
+{
+    return cr_make_param_array(struct prog, progs, sizeof progs / sizeof progs[0]);
+}
+
+ParameterizedTest(struct prog *p, faults, graphshims_failed_calls_change_nothing_the_program_sees, .timeout = 300)
+{
+    struct run base;
+    char *log;
+    int met = 0;
+
+    run_with(&base, p, 0, (const char *[]){"FAKECUDA_LOG=@/fake.log", NULL});
+    cr_assert_eq(base.status, 0, "%s without graphshim: %s", name(p), base.err);
+    log = run_file(&base, "fake.log");
+    cr_assert_not_null(log);
+    for (int i = 0; i < NFAULTS; i++) {
+        const struct fault *f = &faults[i];
+        char spec[128], *report;
+        struct run r;
+
+        if ((f->open && !getenv("TEST_FAULTS_ALL")) || fault_spec(f, p, log, spec, sizeof spec) != 0)
+            continue;
+        run_with(&r, p, 1, (const char *[]){spec, "GRAPHSHIM_REPORT=@/report.json", NULL});
+        cr_assert_eq(r.status, base.status, "%s, %s: exit status %d, %d without graphshim: %s", name(p), spec,
+                     r.status, base.status, r.err);
+        cr_assert_str_eq(r.out, base.out, "%s, %s: the output differs from the run without graphshim", name(p),
+                         spec);
+        if (strstr(r.err, "fakecuda: injected")) {
+            met++;
+            report = run_file(&r, "report.json");
+            cr_assert_not_null(report, "%s, %s: no report", name(p), spec);
+            if (f->expect == GRAPH_FAILURES)
+                cr_assert_gt(total(report, "graph_failures"), 0,
+                             "%s, %s: a graph failed, the report does not say so: %s", name(p), spec, report);
+            if (f->expect == GRAPH_FAILED)
+                cr_assert_gt(total(report, "graph-failed"), 0,
+                             "%s, %s: a graph launch failed, the report does not say so: %s", name(p), spec,
+                             report);
+            free(report);
+        }
+        run_free(&r);
+    }
+    free(log);
+    run_free(&base);
+    /* Scenarios that graph nothing meet no fault; the others must meet some. */
+    if (strcmp(p->arg1, "single") && strcmp(p->arg1, "train4") && strcmp(p->arg1, "rare20") &&
+        strcmp(p->arg1, "rare-then-loop"))
+        cr_assert_gt(met, 2, "%s: only %d faults met a call of graphshim's", name(p), met);
+}
+
+/* The control: graph launches that return success without running change the
+** output of every program whose graphs launch, so its comparison sees lost work.
+** Three scenarios are blind to it, and said so here: their graphs compute what
+** the program never reads (rare: copies into a buffer it never shows) or what
+** it has already (quiet-then-loop: values past the float range; setup-then-loop:
+** the same values each iteration). */
+static const char *const blind[] = {"rare", "quiet-then-loop", "setup-then-loop", NULL};
+
+ParameterizedTestParameters(faults, lost_graph_work_shows_in_every_programs_output)
+{
+    return cr_make_param_array(struct prog, progs, sizeof progs / sizeof progs[0]);
+}
+
+ParameterizedTest(struct prog *p, faults, lost_graph_work_shows_in_every_programs_output, .timeout = 60)
+{
+    struct run base, r;
+
+    if (!strcmp(p->arg1, "capture"))
+        return; /* its own graph launches would be dropped too */
+    for (int i = 0; blind[i]; i++)
+        if (!strcmp(p->arg1, blind[i]))
+            return;
+    run_with(&base, p, 0, NULL);
+    run_with(&r, p, 1, (const char *[]){"FAKECUDA_FAIL=cuGraphLaunch:1+:0", NULL});
+    if (!strstr(r.err, "fakecuda: dropped"))
+        return; /* no graph launched: nothing to lose */
+    cr_assert(r.status != base.status || strcmp(r.out, base.out) != 0,
+              "%s: graph launches that did nothing left the output as it was: the comparison cannot see lost "
+              "work here", name(p));
+    run_free(&base), run_free(&r);
+}
