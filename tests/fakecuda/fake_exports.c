@@ -1108,7 +1108,8 @@ EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdate
         info->result = CU_GRAPH_EXEC_UPDATE_ERROR;
     }
     RUN(x_GraphExecUpdate(x, g, info));
-    if (info && (!injected ? !rc || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE : rc != 0)) lb_raw(&L, " result=%d", (int)info->result);
+    if (info && (!injected ? !rc || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE : rc != 0))
+        lb_raw(&L, " result=%d", (int)info->result);
     LEAVE();
 }
 
