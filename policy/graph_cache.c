@@ -477,10 +477,14 @@ struct gs_exec *gs__exec_for(struct gs_stream *s, struct gs_node *t, struct gs_n
         if (!cost)
             break;
     }
-    if (came_before(t->exec, h) && cost >= GS_VARIANT_MIN_SETS && n < GS_VARIANTS && t->exec->nodes &&
-        capture_path(s, path, keys, t->exec->from, t->depth, &e) == 0) {
-        push_front(t, e);
-        return e;
+    if (came_before(t->exec, h) && cost >= GS_VARIANT_MIN_SETS && n < GS_VARIANTS && t->exec->nodes) {
+        gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - t->exec->from);
+        rc = capture_path(s, path, keys, t->exec->from, t->depth, &e);
+        gs__nvtx_end();
+        if (rc == 0) {
+            push_front(t, e);
+            return e;
+        }
     }
     e = *best;
     rc = exec_apply(s, e, path, keys, npatches);
