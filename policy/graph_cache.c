@@ -326,10 +326,11 @@ static int capture_path(struct gs_stream *s, struct gs_node **path, const struct
     e->epoch = o.host ? atomic_load(&gs__mem_epoch) : 0;
     for (uint32_t i = from; i < to; i++)
         npatches += keys[i] != &path[i]->key;
-    if (e->nodes && diff_set(e, path, keys, npatches) != 0) {
-        /* Without its diff, e cannot be updated in place: its nodes go. */
-        free(e->nodes);
-        e->nodes = NULL;
+    if (diff_set(e, path, keys, npatches) != 0) {
+        /* Without its diff, what e holds is not known: it could be launched
+        ** with arguments of another replay. */
+        exec_free(e);
+        return -1;
     }
     *out = e;
     return 0;

@@ -216,6 +216,23 @@ Test(engine, changing_scalars_update_nodes_in_place)
     cr_assert_geq(patched[1], 19 * (600 - 4), "%ld nodes set in 600 iterations", patched[1]);
 }
 
+Test(engine, a_graph_whose_nodes_are_not_known_keeps_its_arguments_right)
+{
+    const char *argv[] = {GUARDPROG, "params", "12", NULL};
+    struct run base, r;
+
+    /* The capture cannot tell the nodes (every capture-info query fails): the
+    ** graph is captured with the held launches' own arguments and cannot be
+    ** set in place.  Its arguments must still be known, or a later replay with
+    ** the sequence's own arguments would launch it with the others (the output
+    ** differed at the third line before). */
+    run_prog(&base, 0, NULL, argv, 20);
+    run_prog(&r, 1, (const char *[]){"FAKECUDA_FAIL=cuStreamGetCaptureInfo_v2:1+:2", NULL}, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    run_free(&base), run_free(&r);
+}
+
 Test(engine, rotating_buffers_get_a_graph_each)
 {
     char *report;
