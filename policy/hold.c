@@ -23,7 +23,10 @@ static void staging_issued(struct gs_stream *s, CUstream st)
         GS_REAL(cuStreamSynchronize)(st); /* no event: wait here instead */
         return;
     }
-    GS_REAL(cuEventRecord)(s->staging_done, st);
+    if (GS_REAL(cuEventRecord)(s->staging_done, st) != CUDA_SUCCESS) {
+        GS_REAL(cuStreamSynchronize)(st); /* nothing to wait on later: wait here */
+        return;
+    }
     s->staging_pending = 1;
 }
 
@@ -449,8 +452,13 @@ found:
                 if (!c->staging &&
                     GS_REAL(cuMemAllocHost_v2)(&c->staging, ((struct gs_key *)key)->size) != CUDA_SUCCESS)
                     c->staging = NULL;
-                if (!c->staging)
+                if (!c->staging) { /* no staging buffer: the copy goes out eagerly */
+                    if (s->holding != GS_HOLD_TRIE)
+                        s->bails[GS_BAIL_UNHOLDABLE]++; /* else counted by the flush below */
+                    else
+                        gs__flush(s, GS_BAIL_UNHOLDABLE);
                     goto issue;
+                }
                 gs__staging_wait(s);
                 memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
             }

@@ -57,12 +57,11 @@ static const struct fault {
     {"cuStreamEndCapture", "1", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", GRAPH_FAILURES, 0},
     {"cuStreamEndCapture", "2+", "CUDA_ERROR_OUT_OF_MEMORY", GRAPH_FAILURES, 0},
     /* The capture's node of each op, kept to set its parameters later.  Where
-    ** it cannot be told, the executable keeps no nodes, and it also records
-    ** no other parameters than its path's: launched later for the path's own
-    ** parameters, it runs those it was captured with (policy/graph_cache.c,
-    ** capture_path: diff_set only where e->nodes). */
-    {"cuStreamGetCaptureInfo_v2", "1+", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", SILENT, 1},
-    {"cuGraphNodeGetType", "2+", "CUDA_ERROR_NOT_SUPPORTED", SILENT, 1},
+    ** it cannot be told, the executable keeps no nodes, but it records the
+    ** parameters it was captured with (a later replay with others builds it
+    ** anew; before 6f6a3d3 it ran with those it was captured with). */
+    {"cuStreamGetCaptureInfo_v2", "1+", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", SILENT, 0},
+    {"cuGraphNodeGetType", "2+", "CUDA_ERROR_NOT_SUPPORTED", SILENT, 0},
     {"cuGraphInstantiateWithFlags", "1", "CUDA_ERROR_OUT_OF_MEMORY", GRAPH_FAILURES, 0},
     {"cuGraphInstantiateWithFlags", "2+", "CUDA_ERROR_NOT_SUPPORTED", GRAPH_FAILURES, 0},
     /* New parameters set in place; where that fails, the graph is built anew. */
@@ -74,9 +73,9 @@ static const struct fault {
     {"cuGraphLaunch", "2+", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", GRAPH_FAILED, 0},
     {"cuGraphLaunch", "3", "CUDA_ERROR_NOT_SUPPORTED", GRAPH_FAILED, 0},
     /* Pageable copies: the staging buffer (where it cannot be had, the copy and
-    ** the sequence it begins go out eagerly, which the report does not tell
-    ** apart from work that is not held), and the event that guards it (without
-    ** it, graphshim synchronizes instead). */
+    ** the sequence it begins go out eagerly, an unholdable-op bail), and the
+    ** event that guards it (without it, or where it cannot be recorded,
+    ** graphshim synchronizes instead). */
     {"cuMemAllocHost_v2", "1+", "CUDA_ERROR_OUT_OF_MEMORY", SILENT, 0},
     {"cuEventCreate", "1+", "CUDA_ERROR_OUT_OF_MEMORY", SILENT, 0},
     {"cuEventRecord", "1+", "CUDA_ERROR_NOT_SUPPORTED", SILENT, 0},
