@@ -157,6 +157,13 @@ static inline int gs__key_launch_is(const struct gs_key *k, const struct gs_laun
 /* Issues the op a key describes on stream s, through the real driver.  src_override,
 ** if not NULL, replaces a host source (the staged copy of a pageable source).
 ** Returns the driver's result. */
+/* Does the op of k copy to or from host memory?  (Its graph node binds the
+** allocations it touches: graph_exec.h.) */
+static inline int gs__key_host_copy(const struct gs_key *k)
+{
+    return k->kind == GS_OP_H2D || k->kind == GS_OP_H2D_PAGEABLE || k->kind == GS_OP_D2H;
+}
+
 /* A launch key's kernelParams: one pointer per parameter into its packed bytes,
 ** in stack (64 entries) or, for more parameters, on the heap; *out is NULL for a
 ** kernel without parameters.  CUDA_ERROR_INVALID_HANDLE where the layout that
