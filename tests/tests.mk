@@ -3,7 +3,9 @@
 #   make test              everything below; needs libcriterion-dev
 #   make unit-test         policy and interposer units, real driver swapped out
 #   make integration-test  driver-API programs over tests/fakecuda, with and
-#                          without the shim preloaded
+#                          without the shim preloaded; then, apart (their many
+#                          processes would load the timing tests), the faults
+#                          injected into graphshim's own driver calls
 #   make floors-test       the folders call only downwards (scripts/floors.sh)
 #   make fuzz-test         differential fuzzing for FUZZ_TEST_SECONDS (CI budget)
 #   make fuzz              differential fuzzing for FUZZ_SECONDS (default 60),
@@ -17,7 +19,7 @@
 TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DBUILD_DIR=\"$(abspath $(BUILD))\"
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 TEST_LOG    := $(BUILD)/tests/log
-TEST_SUITES := unit fakecuda integration floors fuzz cli
+TEST_SUITES := unit fakecuda integration faults floors fuzz cli
 
 # $(call gs_suite,NAME,SED,COMMAND): runs COMMAND (no comma in it), its output in
 # $(TEST_LOG)/NAME.log (shown as it comes with V=1).  The sed script SED picks
@@ -71,7 +73,8 @@ unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/dlopen_tool.so \
                   $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report \
                   $(LIB) $(BUILD)/prof/libgraphshim.so $(FAKECUDA_LIB)
-	$(call gs_suite,integration,$(CRITERION_PASSED),$(BUILD)/tests/integration)
+	$(call gs_suite,integration,$(CRITERION_PASSED),$(BUILD)/tests/integration --filter '!(faults)/*')
+	$(call gs_suite,faults,$(CRITERION_PASSED),$(BUILD)/tests/integration --filter 'faults/*')
 
 FUZZ_SECONDS      ?= 60
 FUZZ_TEST_SECONDS ?= 45
