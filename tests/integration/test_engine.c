@@ -198,16 +198,17 @@ Test(engine, changing_scalars_update_nodes_in_place)
 
     /* scalars: 20 kernels whose scalar arguments change every iteration.  Each
     ** replay sets the changed kernel nodes of its graph in place: the captures
-    ** and the graphs built again (while the early chunks settle, in the first
-    ** replays) do not grow with the iterations; the nodes set do.  (Before, each
-    ** new set of arguments captured the sequence again and updated the whole
-    ** graph: 199 captures in 200 iterations of 10 kernels.) */
+    ** and the graphs built again do not grow with the iterations; the nodes set
+    ** do.  (Before, each new set of arguments captured the sequence again and
+    ** updated the whole graph: 199 captures in 200 iterations of 10 kernels.)
+    ** Early chunks off: where they end depends on the host's pace. */
     for (int i = 0; i < 2; i++) {
-        cr_assert_geq(replays_with("scalars", NULL, iters[i], &report), atol(iters[i]) - 3, "%s", report);
+        cr_assert_geq(replays_with("scalars", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, iters[i], &report),
+                      atol(iters[i]) - 3, "%s", report);
         captured[i] = total(report, "graphs_captured");
         rebuilt[i] = total(report, "recaptures");
         patched[i] = total(report, "nodes_patched");
-        cr_assert_leq(captured[i], 6, "%s", report);
+        cr_assert_leq(captured[i], 1, "%s", report);
         free(report);
     }
     cr_assert_eq(captured[0], captured[1], "captures grew with iterations: %ld, %ld", captured[0], captured[1]);
@@ -243,16 +244,19 @@ Test(engine, rotating_buffers_get_a_graph_each)
     ** arguments came back, it gets a graph of its own (up to three a sequence),
     ** replayed as it is: the nodes set and the captures stop growing.  Set in
     ** place alone, each replay would set 20 nodes (scalars, whose arguments never
-    ** come back, does that: above). */
+    ** come back, does that: above).  Early chunks off: where they end depends
+    ** on the host's pace, and each chunk's graph has variants of its own. */
     for (int i = 0; i < 2; i++) {
-        cr_assert_geq(replays_with("rotate", NULL, iters[i], &report), atol(iters[i]) - 3, "%s", report);
+        cr_assert_geq(replays_with("rotate", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, iters[i], &report),
+                      atol(iters[i]) - 3, "%s", report);
         set[i] = total(report, "nodes_patched");
         captured[i] = total(report, "graphs_captured");
         free(report);
     }
     cr_assert_eq(set[0], set[1], "nodes set grew with iterations: %ld, %ld", set[0], set[1]);
     cr_assert_eq(captured[0], captured[1], "captures grew with iterations: %ld, %ld", captured[0], captured[1]);
-    cr_assert_leq(set[1], 200, "%ld nodes set", set[1]);
+    cr_assert_leq(set[1], 3 * 20, "%ld nodes set", set[1]);
+    cr_assert_leq(captured[1], 3, "%ld graphs", captured[1]);
 }
 
 Test(engine, a_loop_of_large_parameter_launches_replays_as_bodies)
