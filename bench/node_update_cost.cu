@@ -19,14 +19,7 @@
 #include <algorithm>
 #include <vector>
 
-#define CK(x)                                                                             \
-    do {                                                                                  \
-        cudaError_t e_ = (x);                                                             \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "check.cuh"
 
 static const int N = 100;   // nodes per graph
 static const int REPS = 9;

@@ -335,3 +335,24 @@ def torch_train_hand(torch, params, make_opt, loss):
             opt.step()
         return torch_capture(torch, body, prepare=lambda: opt.zero_grad(set_to_none=True))
     return hand
+
+
+def torch_train_app(torch, name, model, x, target, make_opt, steps=80, warmup=60):
+    """The App of a training step: the MSE loss of model(x) against target,
+    backward, make_opt(params, capturable=False)'s step, gradients set to None;
+    its hand-written graph with make_opt(params, capturable=True)."""
+    params = list(model.parameters())
+    opt = make_opt(params, False)
+
+    def loss():
+        return torch.nn.functional.mse_loss(model(x), target)
+
+    def step():
+        loss().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return App(
+        name, step, torch.cuda.synchronize, lambda: torch_sha(params),
+        steps=steps, warmup=warmup, framework=f"torch {torch.__version__}",
+        hand=torch_train_hand(torch, params, lambda p: make_opt(p, True), loss))

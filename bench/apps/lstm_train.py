@@ -32,22 +32,8 @@ def build():
     model = Net().cuda().train()
     x = torch.randn(BATCH, SEQ, IN, device="cuda")
     target = torch.randn(BATCH, SEQ, IN, device="cuda")
-    params = list(model.parameters())
-    opt = torch.optim.Adam(params, lr=1e-3)
-
-    def loss():
-        return nn.functional.mse_loss(model(x), target)
-
-    def step():
-        loss().backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    return common.App(
-        NAME, step, torch.cuda.synchronize, lambda: common.torch_sha(params),
-        steps=80, warmup=60, framework=f"torch {torch.__version__}",
-        hand=common.torch_train_hand(
-            torch, params, lambda p: torch.optim.Adam(p, lr=1e-3, capturable=True), loss))
+    return common.torch_train_app(torch, NAME, model, x, target,
+                                  lambda p, c: torch.optim.Adam(p, lr=1e-3, capturable=c))
 
 
 if __name__ == "__main__":

@@ -33,22 +33,8 @@ def build():
     model = nn.Sequential(*[Block(D) for _ in range(LAYERS)]).cuda().train()
     x = torch.randn(BATCH, D, device="cuda")
     target = torch.randn(BATCH, D, device="cuda")
-    params = list(model.parameters())
-    opt = torch.optim.AdamW(params, lr=1e-3)
-
-    def loss():
-        return nn.functional.mse_loss(model(x), target)
-
-    def step():
-        loss().backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    return common.App(
-        NAME, step, torch.cuda.synchronize, lambda: common.torch_sha(params),
-        steps=80, warmup=60, framework=f"torch {torch.__version__}",
-        hand=common.torch_train_hand(
-            torch, params, lambda p: torch.optim.AdamW(p, lr=1e-3, capturable=True), loss))
+    return common.torch_train_app(torch, NAME, model, x, target,
+                                  lambda p, c: torch.optim.AdamW(p, lr=1e-3, capturable=c))
 
 
 if __name__ == "__main__":
