@@ -30,9 +30,9 @@ void gs__exec_free(struct gs_exec *e)
     free(e);
 }
 
-/* Records in e that ops from .. to-1 went in with keys (their path's, or
-** others: those are e's diff).  0, or -1 (no memory: e cannot be updated in
-** place). */
+/* Records in e which of its ops went in with keys other than their path's
+** (npatches of them): its diff.  0, or -1 (no memory: what e holds is not
+** known, and the caller drops it). */
 int gs__exec_diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys, uint32_t npatches)
 {
     uint32_t n = 0;
@@ -92,8 +92,8 @@ uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const str
 ** differ from those applied now, and nothing else.  Returns the nodes set, or -1
 ** where a change cannot be made in place (the nodes are not known, or the
 ** driver refused one): e must then be dropped. */
-int gs__exec_apply(struct gs_stream *s, struct gs_exec *e, struct gs_node **path,
-                      const struct gs_key *const *keys, uint32_t npatches)
+int gs__exec_apply(struct gs_stream *s, struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys,
+                   uint32_t npatches)
 {
     struct gs_diff *diff = NULL;
     uint32_t d = 0, nd = 0;
