@@ -67,9 +67,6 @@ void gs__engine_ctx_synced(void);
 void gs__engine_capture_call(struct gs_stream *s, int id);
 void gs__engine_stream_destroyed(struct gs_stream *s);
 void gs__engine_reset(int cls);
-/* Times a sequence of s must be seen before it is graphed: GRAPHSHIM_WARMUP, or
-** more where its graphs did not pay for their capture (resolve.c).  s locked. */
-long gs__warmup(const struct gs_stream *s);
 void gs__engine_each_stream(void (*fn)(struct gs_stream *, void *), void *arg);
 
 #endif

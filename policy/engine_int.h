@@ -3,8 +3,10 @@
 **
 **   streams.c   stream states: lookup, readiness, the contexts of engine calls
 **   hold.c      ops: hold or issue; issuing held work eagerly or as graphs, chunks
-**   patch.c     launches with arguments of their own: patches, graphs of other arguments
-**   resolve.c   boundaries: what each call resolves; captures, resets, gain timing
+**   patch.c     launches with arguments of their own: patches, the keys held ops go out with
+**   resolve.c   boundaries: what each call resolves; captures, resets, the budget
+**   rest.c      learning rests where work does not repeat
+**   gain.c      the gain check at synchronizes
 **   body.c      loop bodies inside a segment: found, held, sent out as graphs
 **   watchdog.c  work held too long; engine start, exit and fork
 **
@@ -18,6 +20,7 @@
 
 #include <time.h>
 
+#include "config.h"
 #include "engine.h"
 #include "nvtx.h"
 #include "stream.h"
@@ -33,6 +36,14 @@ static inline uint64_t gs__now_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Times a sequence of s must be seen before it is graphed: GRAPHSHIM_WARMUP, or
+** more where its graphs did not pay for their capture (the capture budget,
+** resolve.c, raises warmup_shift).  s locked. */
+static inline long gs__warmup(const struct gs_stream *s)
+{
+    return gs__cfg.warmup << s->warmup_shift;
 }
 
 /* --- streams.c --- */
@@ -166,6 +177,14 @@ void gs__body_watchdog(struct gs_stream *s);
 /* Issues what is held and drops the body's graphs; with learned, forgets the
 ** body too (its functions may be gone). */
 void gs__body_forget(struct gs_stream *s, int learned);
+
+/* --- rest.c (each called locked) --- */
+/* Where the next segment of s starts: the tree's root, or NULL while learning
+** rests (its ops then only mix their shapes into s->fp). */
+struct gs_node *gs__segment_start(struct gs_stream *s);
+/* A segment that ended while learning rested: where it came back, learning
+** resumes. */
+void gs__rested_segment(struct gs_stream *s);
 
 /* --- resolve.c --- */
 enum { GS_RESOLVE_ALL, GS_RESOLVE_BLOCKING, GS_RESOLVE_LEGACY };

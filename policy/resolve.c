@@ -1,7 +1,7 @@
 /*
 ** resolve.c: what a boundary does to held work: to one stream, to all of them, to
 ** the legacy stream's partners; the program's own captures, resets after context,
-** module and attribute changes, and the gain check's timing of synchronizes.
+** module and attribute changes.  (The gain check, at synchronizes: gain.c.)
 */
 #define _GNU_SOURCE
 #include "engine_int.h"
@@ -14,90 +14,6 @@
 #include "log.h"
 
 /* --- Resolve --------------------------------------------------------------- */
-
-#define GS_DORMANT_MAX 4096
-#define GS_FPS 512
-#define GS_FP_NEAR 32
-
-/* New segments in a row after which learning rests: GRAPHSHIM_REST_AFTER, or a
-** quarter of it (at least 1) where it rested before and nothing replayed since.
-** A segment that comes back during a rest ends it (its fingerprint), so a
-** learning run between two rests need not be long to catch work that repeats;
-** what it costs, every op a node, is paid again each time a rest runs out
-** (norepeat on the H100's host: a third of the engine's time was these runs). */
-static uint32_t new_run(const struct gs_stream *s)
-{
-    uint32_t n = (uint32_t)gs__cfg.rest_after;
-
-    return s->dormant_len ? (n + 3) / 4 : n;
-}
-
-/* Where the next segment of s starts: the root, or NULL (not learned) while
-** learning rests.  Learning rests when GRAPHSHIM_REST_AFTER segments in a row
-** came for the first time (fewer after a rest ran out: new_run), or the tree keeps dropping subtrees to make room and
-** nothing replays: the stream's work does not repeat, and learning it costs every
-** op a node (an allocation, and the caches it fills: 70400 of them in norepeat's
-** 3520 segments).  It rests too where the capture budget found that nothing
-** pays and warmup + GRAPHSHIM_REST_AFTER segments were learned without a replay:
-** the work repeats, too rarely to be graphed, and learning it costs every op a
-** walk of a tree that never replays (bench's rare: ~600 ns a launch on the H100's
-** host).  While it rests an op costs a mix of its shape into the segment's
-** fingerprint (shape_mix, hold.c), and a segment that comes back ends the rest
-** (rested_segment). */
-static struct gs_node *segment_start(struct gs_stream *s)
-{
-    s->resting = 0;
-    if (s->dormant) {
-        s->dormant--;
-        s->segments_rested++;
-        s->resting = s->fps != NULL;
-        return NULL;
-    }
-    if (s->replays != s->replays_mark) {
-        s->replays_mark = s->replays;
-        s->evicted_mark = s->trie.evicted;
-        s->dormant_len = 0;
-        s->dry_segments = 0;
-    } else if (gs__cfg.rest_after && (s->trie.evicted - s->evicted_mark >= (uint64_t)gs__cfg.rest_after ||
-                                      s->new_segments >= new_run(s) ||
-                                      (s->hopeless && !GS_DROPPED(GS_RULE_HOPELESS_REST) &&
-                                       s->dry_segments >= gs__warmup(s) + gs__cfg.rest_after))) {
-        s->dormant_len = s->dormant_len ? (s->dormant_len < GS_DORMANT_MAX ? 2 * s->dormant_len : GS_DORMANT_MAX)
-                                        : (uint32_t)gs__cfg.rest_after;
-        s->dormant = s->dormant_len;
-        s->evicted_mark = s->trie.evicted;
-        s->new_segments = 0;
-        if (!s->fps)
-            s->fps = calloc(GS_FPS, sizeof *s->fps);
-        else
-            memset(s->fps, 0, GS_FPS * sizeof *s->fps);
-        s->resting = s->fps != NULL;
-        s->segments_rested++;
-        return NULL;
-    }
-    return &s->trie.root;
-}
-
-/* A segment that ended while learning rested: where its ops came as they did in
-** one since the rest began (where the budget found nothing pays: within
-** GS_FP_NEAR segments), the work repeats, and learning resumes.  An entry of fps
-** holds a fingerprint's high 48 bits and, below them, the rested segment it was
-** last seen at. */
-static void rested_segment(struct gs_stream *s)
-{
-    uint64_t fp = (s->fp | 1ull << 16) & ~0xffffull; /* 0 marks an empty entry */
-    uint64_t now = s->segments_rested & 0xffff;
-    uint64_t *e = &s->fps[(fp >> 16) % GS_FPS];
-
-    s->fp = 0;
-    if ((*e & ~0xffffull) == fp && (!s->hopeless || ((now - *e) & 0xffff) <= GS_FP_NEAR)) {
-        gs__debug("stream %d: a segment came back while learning rested: it learns again", s->id);
-        s->dormant = s->dormant_len = 0;
-        s->replays_mark = s->replays;
-        s->dry_segments = 0;
-    }
-    *e = fp | now;
-}
 
 /* A graph costs its capture and instantiation, tens of microseconds, and saves a
 ** few per launch; a launch that must first update its graph (new parameters
@@ -129,11 +45,6 @@ static void rested_segment(struct gs_stream *s)
 #define GS_BUDGET_HOPELESS 2
 #define GS_BUDGET_EARLY 256
 #define GS_WARMUP_MAX 64
-
-long gs__warmup(const struct gs_stream *s)
-{
-    return gs__cfg.warmup << s->warmup_shift;
-}
 
 /* A new span of the budget begins now. */
 static void budget_span_start(struct gs_stream *s)
@@ -210,7 +121,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
         }
     }
     if (s->resting && s->fp)
-        rested_segment(s); /* an empty segment (no op: fp 0) is no work that comes back */
+        gs__rested_segment(s); /* an empty segment (no op: fp 0) is no work that comes back */
     if (t && t->depth)
         capture_budget(s); /* a span counts learned segments, not empty ones */
     /* Timed for the gain check: a learned segment that a synchronize ended, long
@@ -225,7 +136,7 @@ static void resolve_locked(struct gs_stream *s, int reason)
     s->last_evicted = s->trie.evicted;
     s->seg_start = 0;
     gs__chunks_end(s, replayed ? t : NULL, end_ns);
-    s->cur = segment_start(s);
+    s->cur = gs__segment_start(s);
     s->clean = 1;
     gs__patches_reset(s);
 }
@@ -323,169 +234,6 @@ void gs__engine_boundary(const struct gs_call *c)
     gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_BOUNDARY + c->cls);
     if (c->cls == GS_CTX || c->cls == GS_MODULE || (c->cls == GS_ATTR && !c->keep_graphs))
         gs__engine_reset(c->cls);
-}
-
-/* The sequence ending at t runs eagerly again (GRAPHSHIM_WARMUP times), to be
-** timed: its graph is kept for when it is stable again. */
-static void time_eagerly_again(struct gs_node *t)
-{
-    t->eager_ns = 0;
-    gs__trie_relearn(t);
-}
-
-/* The graph of t runs eagerly for good (no-gain). */
-static void no_gain(struct gs_stream *s, struct gs_node *t)
-{
-    gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in %u of %u trial pairs: "
-              "it runs eagerly from now on", t->depth, t->replay_slow, t->replay_n);
-    gs__trie_unstable(t);
-    gs__graph_drop_exec(t, s);
-    s->bails[GS_BAIL_NO_GAIN]++;
-    gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
-}
-
-/* Counts a timed replay of t, d ns long, in its window or trial. */
-static void replay_timed(struct gs_node *t, uint64_t d)
-{
-    t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
-    t->replay_n++;
-}
-
-/* A window of replays found t's graph slow: the sequence runs eagerly and
-** replayed in turn, and each replay is judged against the eager run just before
-** it (trial_replay): a program that changes pace (a busy host for a while, a
-** heap that grows) changes both alike, where a window of replays judged against
-** one earlier eager time would see the change as the graph's. */
-static void trial_start(struct gs_node *t)
-{
-    gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in 3 of 4 replays or more: "
-              "a trial runs it eagerly and replayed in turn", t->depth, t->eager_ns / 1e3);
-    t->gain_trial = 1;
-    t->gain_paid = 0;
-    t->gain_fresh = 0;
-    gs__trie_eager_once(t);
-}
-
-/* Ends t's paired trial, whose pairs said v (gs__gain_verdict).  A graph found
-** slow runs eagerly for good.  One kept lets 1, 3, 7, ... 63 windows pass
-** before a slow one starts its next trial: a program whose pace keeps moving
-** would otherwise run a third of its occurrences eagerly in trials.  Where too
-** few pairs were timed (its eager runs were held, as a prefix of another stable
-** sequence, and issued at the synchronize: not timed), the check rests for the
-** sequence until an eager run is timed again. */
-static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
-{
-    if (v == 0) {
-        no_gain(s, t);
-    } else if (v == 1) {
-        gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in only %u of %u trial "
-                  "pairs: its graph is kept", t->depth, t->replay_slow, t->replay_n);
-        t->gain_paid = 1;
-        if (t->gain_backoff < GS_GAIN_BACKOFF_MAX)
-            t->gain_backoff++;
-        t->gain_skip = (uint8_t)((1u << t->gain_backoff) - 1);
-    } else {
-        gs__debug("a %u-op sequence's trial timed %u pairs, too few to judge: its graph is kept, untimed",
-                  t->depth, t->replay_n);
-        t->eager_ns = 0;
-    }
-    t->gain_warm = 1; /* its eager time is fresh, or none */
-    t->gain_trial = 0;
-    t->replay_n = 0, t->replay_slow = 0;
-}
-
-/* A replay of t in its paired trial, d ns long, judged against the eager run
-** before it where that was timed.  The trial ends after GS_GAIN_REPLAYS pairs,
-** or once two of its eager runs went untimed. */
-static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
-{
-    if (t->gain_fresh)
-        replay_timed(t, d);
-    else
-        t->gain_trial++;
-    t->gain_fresh = 0;
-    if (t->replay_n < GS_GAIN_REPLAYS && t->gain_trial < 3)
-        gs__trie_eager_once(t);
-    else
-        trial_end(s, t, gs__gain_verdict(t->replay_slow, t->replay_n));
-}
-
-/* After a synchronize returned: the segment of s that ended at it took from its
-** first op until now.  Counted for the sequence, eager or replayed (the first
-** replay, which built the graph, is not, nor a segment that held ops and then issued
-** them eagerly, which is neither).  Replays are judged in windows of
-** GS_GAIN_REPLAYS against the last eager time; a window that finds the graph slow
-** starts a paired trial (trial_start), and a trial that finds it slow too drops
-** the graph: the sequence runs eagerly for good.  Called locked. */
-static void segment_timed(struct gs_stream *s)
-{
-    struct gs_node *t = s->last_term;
-    uint64_t d;
-    int v;
-
-    s->last_term = NULL;
-    if (!t || s->last_evicted != s->trie.evicted)
-        return;
-    d = gs__now_ns() - s->last_start;
-    if (s->last_how == 0) {
-        gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
-        t->eager_ns = d;
-        t->gain_fresh = 1;
-        return;
-    }
-    if (s->last_how != 1 || t->replays <= 1 || !t->eager_ns)
-        return;
-    gs__debug("a %u-op sequence took %.1f us replayed (%.1f us eagerly)", t->depth, d / 1e3, t->eager_ns / 1e3);
-    if (t->gain_trial) {
-        trial_replay(s, t, d);
-        return;
-    }
-    replay_timed(t, d);
-    v = gs__gain_verdict(t->replay_slow, t->replay_n);
-    if (v == 1)
-        t->gain_paid = 1;
-    if (v < 0)
-        return; /* the window goes on */
-    t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
-    if (v == 0 && !t->gain_skip) {
-        trial_start(t);
-        return;
-    }
-    if (t->gain_skip)
-        t->gain_skip--;
-    if (!t->gain_warm) {
-        /* The eager time came from the program's first iterations, often slower
-        ** than later ones (caches, allocators, a library's tuning), which makes
-        ** any graph look fast: once, after the first window, it is timed again,
-        ** warm. */
-        t->gain_warm = 1;
-        time_eagerly_again(t);
-    }
-}
-
-void gs__engine_synced(CUstream stream)
-{
-    struct gs_stream *s;
-
-    if (gs__passthrough || !gs__cfg.gain_check)
-        return;
-    s = gs__stream_get(stream);
-    gs__lock(&s->lock);
-    segment_timed(s);
-    gs__unlock(&s->lock);
-}
-
-void gs__engine_ctx_synced(void)
-{
-    if (gs__passthrough || !gs__cfg.gain_check)
-        return;
-    pthread_mutex_lock(&gs__table_lock);
-    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
-        gs__lock(&s->lock);
-        segment_timed(s);
-        gs__unlock(&s->lock);
-    }
-    pthread_mutex_unlock(&gs__table_lock);
 }
 
 int gs__engine_capturing(void)
