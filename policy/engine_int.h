@@ -2,7 +2,8 @@
 ** engine_int.h: what the engine's rooms share, and nothing outside the engine.
 **
 **   streams.c   stream states: lookup, readiness, the contexts of engine calls
-**   hold.c      ops: hold or issue; issuing held work eagerly or as graphs, chunks
+**   hold.c      ops: hold or issue; early chunks
+**   issue.c     held work out: eagerly, or as a graph (nodes set in place first)
 **   patch.c     launches with arguments of their own: patches, the keys held ops go out with
 **   resolve.c   boundaries: what each call resolves; captures, resets, the budget
 **   rest.c      learning rests where work does not repeat
@@ -124,15 +125,20 @@ void gs__leave_ctx(const struct gs_stream *s, CUcontext prev);
 /* s begins or stops holding work. */
 void gs__set_holding(struct gs_stream *s, int on);
 
-/* --- hold.c (each called locked) --- */
+/* --- issue.c (each called locked) --- */
 /* Before a staging buffer of s is overwritten: waits for the GPU to read it. */
 void gs__staging_wait(struct gs_stream *s);
 /* Issues the held ops eagerly and stops holding, counting why. */
 void gs__flush(struct gs_stream *s, int reason);
+/* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
+** order; holding goes on after them. */
+void gs__issue_held(struct gs_stream *s, struct gs_node *to);
 
 /* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY.  what:
 ** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
+
+/* --- hold.c (called locked) --- */
 /* The segment ended: its early chunks are forgotten.  end: where the segment was
 ** replayed up to that node (NULL otherwise), the place of the last chunk learns
 ** how far it was from the end, in ops and in the host's time up to end_ns, when
