@@ -170,3 +170,25 @@ static inline void mk_round_line(int round, const char* kind, size_t bytes, int 
     printf("round %d kind %s bytes %zu iters %d out.fnv1a 0x%016llx\n", round, kind, bytes, iters,
            (unsigned long long)hash);
 }
+
+// The device, and whether it has concurrent managed access (prefetches and
+// advice are left out where it has not): set by the managed-memory samples.
+static int g_dev, g_concurrent;
+
+// Prefetches managed memory to the host or the device, on s.
+static inline void mk_prefetch(const void* p, size_t bytes, bool to_host, cudaStream_t s)
+{
+    if (!g_concurrent) return;
+#if CUDART_VERSION >= 12020
+    cudaMemLocation loc = {};
+    loc.type = to_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+    loc.id = to_host ? 0 : g_dev;
+#if CUDART_VERSION >= 13000
+    CK(cudaMemPrefetchAsync(p, bytes, loc, 0, s));
+#else
+    CK(cudaMemPrefetchAsync_v2(p, bytes, loc, 0, s));
+#endif
+#else
+    CK(cudaMemPrefetchAsync(p, bytes, to_host ? cudaCpuDeviceId : g_dev, s));
+#endif
+}

@@ -26,25 +26,6 @@ static const int ROUNDS = 10;
 static const int K = 4;
 static const char* KINDS[4] = {"global", "prefetch", "attach-host", "prefer-host"};
 
-static int g_dev, g_concurrent;
-
-static void prefetch(const void* p, size_t bytes, bool to_host, cudaStream_t s)
-{
-    if (!g_concurrent) return;
-#if CUDART_VERSION >= 12020
-    cudaMemLocation loc = {};
-    loc.type = to_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
-    loc.id = to_host ? 0 : g_dev;
-#if CUDART_VERSION >= 13000
-    CK(cudaMemPrefetchAsync(p, bytes, loc, 0, s));
-#else
-    CK(cudaMemPrefetchAsync_v2(p, bytes, loc, 0, s));
-#endif
-#else
-    CK(cudaMemPrefetchAsync(p, bytes, to_host ? cudaCpuDeviceId : g_dev, s));
-#endif
-}
-
 static void advise(const void* p, size_t bytes, cudaMemoryAdvise advice, bool host)
 {
     if (!g_concurrent) return;
@@ -93,7 +74,7 @@ int main(int argc, char** argv)
         } else if (kind == 3) {
             advise(min, bytes, cudaMemAdviseSetPreferredLocation, true);
             advise(min, bytes, cudaMemAdviseSetAccessedBy, false);
-            prefetch(mx, bytes, false, s);
+            mk_prefetch(mx, bytes, false, s);
             CK(cudaStreamSynchronize(s));
         }
 
@@ -105,22 +86,22 @@ int main(int argc, char** argv)
         for (int it = 0; it < iters; it++) {
             mk_fill(min, n, mk_seed(r, it));
             if (kind == 1) {
-                prefetch(min, bytes, false, s);
-                prefetch(mx, bytes, false, s);
+                mk_prefetch(min, bytes, false, s);
+                mk_prefetch(mx, bytes, false, s);
             } else if (kind == 2) {
                 CK(cudaStreamAttachMemAsync(s, min, 0, cudaMemAttachSingle));
                 CK(cudaStreamAttachMemAsync(s, mout, 0, cudaMemAttachSingle));
             }
             mk_gpu(mx, min, mout, n, r, it, K, s);
             if (kind == 1) {
-                prefetch(mout, bytes, true, s);
+                mk_prefetch(mout, bytes, true, s);
             } else if (kind == 2) {
                 CK(cudaStreamAttachMemAsync(s, min, 0, cudaMemAttachHost));
                 CK(cudaStreamAttachMemAsync(s, mout, 0, cudaMemAttachHost));
             } else if (kind == 3) {
-                prefetch(mout, bytes, true, s);
-                prefetch(mx, bytes, true, s);
-                prefetch(mx, bytes, false, s);
+                mk_prefetch(mout, bytes, true, s);
+                mk_prefetch(mx, bytes, true, s);
+                mk_prefetch(mx, bytes, false, s);
             }
             CK(cudaStreamSynchronize(s));
 

@@ -28,25 +28,6 @@ static const int K = 5;
 static const char* KINDS[NKINDS] = {"malloc", "mmap", "mallochost", "mapped", "registered", "managed",
                                     "managed-host"};
 
-static int g_dev, g_concurrent;
-
-static void prefetch(const void* p, size_t bytes, bool to_host, cudaStream_t s)
-{
-    if (!g_concurrent) return;
-#if CUDART_VERSION >= 12020
-    cudaMemLocation loc = {};
-    loc.type = to_host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
-    loc.id = to_host ? 0 : g_dev;
-#if CUDART_VERSION >= 13000
-    CK(cudaMemPrefetchAsync(p, bytes, loc, 0, s));
-#else
-    CK(cudaMemPrefetchAsync_v2(p, bytes, loc, 0, s));
-#endif
-#else
-    CK(cudaMemPrefetchAsync(p, bytes, to_host ? cudaCpuDeviceId : g_dev, s));
-#endif
-}
-
 struct Bufs {
     int kind;
     size_t bytes;
@@ -170,7 +151,7 @@ int main(int argc, char** argv)
                 CK(cudaMemcpyAsync(din, b.hin, bytes, cudaMemcpyHostToDevice, s));
                 if (kind <= 1) memset(b.hin, 0xEE, bytes);   // pageable: allowed
             } else if (kind == 5) {
-                prefetch(b.hin, bytes, false, s);
+                mk_prefetch(b.hin, bytes, false, s);
             } else if (kind == 6) {
                 CK(cudaStreamAttachMemAsync(s, b.hin, 0, cudaMemAttachSingle));
                 CK(cudaStreamAttachMemAsync(s, b.hout, 0, cudaMemAttachSingle));
@@ -179,7 +160,7 @@ int main(int argc, char** argv)
             if (kind <= 2 || kind == 4) {
                 CK(cudaMemcpyAsync(b.hout, dout, bytes, cudaMemcpyDeviceToHost, s));
             } else if (kind == 5) {
-                prefetch(b.hout, bytes, true, s);
+                mk_prefetch(b.hout, bytes, true, s);
             } else if (kind == 6) {
                 CK(cudaStreamAttachMemAsync(s, b.hin, 0, cudaMemAttachHost));
                 CK(cudaStreamAttachMemAsync(s, b.hout, 0, cudaMemAttachHost));
