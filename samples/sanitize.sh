@@ -287,6 +287,13 @@ log "sanitize: $TOOL over ${#SEL[@]} samples, $SAN_JOBS at a time (logs: $OUT)"
 declare -a CASES=()
 for c in "${SEL[@]}"; do
     name=${c% *} type=${c#* }
+    # mem_zerocopy's kernel waits for a latch the host sets while it runs: under
+    # memcheck it never saw the latch set and gave up after 10 s, without
+    # graphshim as with it (H100).
+    if [ "$name" = mem_zerocopy ] && [ "$TOOL" = memcheck ]; then
+        log "  $name: not run (its kernel waits for the host while it runs, which it never saw under memcheck)"
+        continue
+    fi
     if [ "$type" = py ]; then
         if [ "$SKIP_TORCH" = 1 ]; then
             log "  $name: not run (GS_SKIP_TORCH=1)"
