@@ -18,16 +18,12 @@
 /* Records that the last issue on stream st read staging buffers of s. */
 static void staging_issued(struct gs_stream *s, CUstream st)
 {
-    if (!s->staging_done && GS_REAL(cuEventCreate)(&s->staging_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+    if (!s->staging_done && GS_REAL(cuEventCreate)(&s->staging_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
         s->staging_done = NULL;
-        GS_REAL(cuStreamSynchronize)(st); /* no event: wait here instead */
-        return;
-    }
-    if (GS_REAL(cuEventRecord)(s->staging_done, st) != CUDA_SUCCESS) {
-        GS_REAL(cuStreamSynchronize)(st); /* nothing to wait on later: wait here */
-        return;
-    }
-    s->staging_pending = 1;
+    if (s->staging_done && GS_REAL(cuEventRecord)(s->staging_done, st) == CUDA_SUCCESS)
+        s->staging_pending = 1;
+    else
+        GS_REAL(cuStreamSynchronize)(st); /* no event to wait on later: wait here instead */
 }
 
 /* Before a staging buffer of s is overwritten: the GPU must be done reading it. */
