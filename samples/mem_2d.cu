@@ -146,9 +146,7 @@ int main(int argc, char** argv)
         free(got);
     }
 
-    printf("sample %s\niters %d\n", NAME, iters);
-    printf("all.fnv1a 0x%016llx\n", (unsigned long long)all);
-    print_launches();
+    mk_summary(NAME, iters, all);
     CK(cudaStreamDestroy(s));
     return 0;
 }

@@ -171,6 +171,15 @@ static inline void mk_round_line(int round, const char* kind, size_t bytes, int 
            (unsigned long long)hash);
 }
 
+// The sample's last lines: its name, iterations per round, the hash of all
+// rounds' lines, and its launches (common.cuh's report format).
+static inline void mk_summary(const char* sample, int iters, uint64_t all)
+{
+    printf("sample %s\niters %d\n", sample, iters);
+    printf("all.fnv1a 0x%016llx\n", (unsigned long long)all);
+    print_launches();
+}
+
 // The device, and whether it has concurrent managed access (prefetches and
 // advice are left out where it has not): set by the managed-memory samples.
 static int g_dev, g_concurrent;

@@ -144,9 +144,7 @@ int main(int argc, char** argv)
     fprintf(stderr, "%s: same address again: input %d of %d rounds, output %d, coefficients %d of %d iterations\n",
             NAME, same_in, ROUNDS, same_out, same_coef, ROUNDS * iters);
 
-    printf("sample %s\niters %d\n", NAME, iters);
-    printf("all.fnv1a 0x%016llx\n", (unsigned long long)all);
-    print_launches();
+    mk_summary(NAME, iters, all);
 
     host_free(&hin);
     free(hout);

@@ -102,9 +102,7 @@ int main(int argc, char** argv)
     fprintf(stderr, "%s: same address again between rounds: input %d, output %d of %d\n", NAME, same_in,
             same_out, ROUNDS);
 
-    printf("sample %s\niters %d\n", NAME, iters);
-    printf("all.fnv1a 0x%016llx\n", (unsigned long long)all);
-    print_launches();
+    mk_summary(NAME, iters, all);
 
     CK(cudaFreeHost(hin));
     CK(cudaFreeHost(hout));

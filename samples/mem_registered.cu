@@ -122,9 +122,7 @@ int main(int argc, char** argv)
     }
     fprintf(stderr, "%s: the input came back at the same address in %d of %d rounds\n", NAME, same_in, ROUNDS);
 
-    printf("sample %s\niters %d\n", NAME, iters);
-    printf("all.fnv1a 0x%016llx\n", (unsigned long long)all);
-    print_launches();
+    mk_summary(NAME, iters, all);
 
     CK(cudaHostUnregister(hin));
     CK(cudaHostUnregister(hout));

@@ -103,9 +103,7 @@ int main(int argc, char** argv)
         all = fnv1a(&rh, sizeof rh, all);
     }
 
-    printf("sample %s\niters %d\n", NAME, iters);
-    printf("all.fnv1a 0x%016llx\n", (unsigned long long)all);
-    print_launches();
+    mk_summary(NAME, iters, all);
 
     CK(cudaFreeHost(pcoef));
     CK(cudaFreeHost(pout));

@@ -187,9 +187,7 @@ int main(int argc, char** argv)
     }
     fprintf(stderr, "%s: max poll wait %.3f ms\n", NAME, 1000.0 * max_wait);
 
-    printf("sample %s\niters %d\n", NAME, iters);
-    printf("all.fnv1a 0x%016llx\n", (unsigned long long)all);
-    print_launches();
+    mk_summary(NAME, iters, all);
 
     zc_free(&z);
     CK(cudaFree(x));
