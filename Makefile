@@ -19,7 +19,7 @@
 #   bench-apps real applications (bench/apps/), eager vs graphshim in one process;
 #              part of bench unless APPS=0
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
-#              exit (policy/prof.h); bench/profile.sh runs it on bench workloads
+#              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
 #   docs       regenerate docs/knobs.md from the knob table
 #   install, clean
 
@@ -50,8 +50,8 @@ SAY := $(if $(GS_QUIET),@:,@printf '  %-4s %s\n')
 endif
 
 LIB      := $(BUILD)/libgraphshim.so
-LIB_SRC  := $(wildcard driver/*.c) $(wildcard interpose/*.c) $(wildcard policy/*.c)
-LIB_SRC  := $(filter-out policy/knobs_doc.c,$(LIB_SRC))
+LIB_SRC  := $(wildcard driver/*.c) $(wildcard interpose/*.c) $(wildcard policy/*/*.c)
+LIB_SRC  := $(filter-out policy/base/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
 
@@ -73,7 +73,7 @@ $(GEN): $(CUDA_HOME)/include/cuda.h driver/hooks.def
 	$(Q)comm -23 $@.all $@.hooked | sed 's/.*/GS_DRIVER(&)/' > $@
 	$(Q)rm -f $@.all $@.hooked
 
-$(BUILD)/obj/%.o: %.c $(GEN) $(wildcard driver/*.h interpose/*.h policy/*.h include/*.h) driver/hooks.def
+$(BUILD)/obj/%.o: %.c $(GEN) $(wildcard driver/*.h interpose/*.h policy/*/*.h include/*.h) driver/hooks.def
 	@mkdir -p $(@D)
 	$(SAY) CC $<
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -99,10 +99,10 @@ $(BUILD)/graphshim-report: scripts/report.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $<
 
 # --- Documentation generated from tables ----------------------------------
-$(BUILD)/knobs_doc: policy/knobs_doc.c policy/config.c policy/log.c policy/config.h
+$(BUILD)/knobs_doc: policy/base/knobs_doc.c policy/base/config.c policy/base/log.c policy/base/config.h
 	@mkdir -p $(@D)
-	$(SAY) CC policy/knobs_doc.c
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ policy/knobs_doc.c policy/config.c policy/log.c
+	$(SAY) CC policy/base/knobs_doc.c
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ policy/base/knobs_doc.c policy/base/config.c policy/base/log.c
 
 docs: $(BUILD)/knobs_doc
 	$(BUILD)/knobs_doc > docs/knobs.md
@@ -131,7 +131,7 @@ bench-apps: all
 
 # The library with the engine's phase timers (a separate build: the normal one
 # times nothing).
-$(BUILD)/prof/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h policy/*.h include/*.h) \
+$(BUILD)/prof/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h policy/*/*.h include/*.h) \
                                interpose/trampoline.S driver/hooks.def interpose/graphshim.map
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/prof GS_PROFILE_BUILD=1 GS_QUIET=$(GS_QUIET) $@
 

@@ -46,8 +46,8 @@
 #include <unistd.h>
 
 #include "../interpose/interpose.h"
-#include "../policy/config.h"
-#include "../policy/engine.h"
+#include "../policy/base/config.h"
+#include "../policy/entry/engine.h"
 #include "mix64.h"
 
 /* Bytes each stub launch touches (0: none), walking a 64 MiB buffer. */

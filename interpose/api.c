@@ -3,7 +3,7 @@
 ** (include/graphshim.h); gs_version and gs_stats only read state (policy/).
 */
 #include "interpose.h"
-#include "../policy/engine.h"
+#include "../policy/entry/engine.h"
 
 GS_EXPORT void gs_pause(void)
 {

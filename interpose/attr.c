@@ -19,9 +19,9 @@
 ** GRAPHSHIM_TEST_DROP_RULE=attr-keep makes every such call an ATTR boundary.
 */
 #include "interpose.h"
-#include "../policy/engine.h"
-#include "../policy/guard.h"
-#include "../policy/log.h"
+#include "../policy/entry/engine.h"
+#include "../policy/entry/guard.h"
+#include "../policy/base/log.h"
 
 /* Sets the class of c, a set of attribute a (or a limit: a < 0) from cur (rc: the
 ** result of reading it) to value. */

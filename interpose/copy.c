@@ -8,10 +8,10 @@
 ** call returns, so it is a boundary of its stream and passes through.
 */
 #include "interpose.h"
-#include "../policy/engine.h"
-#include "../policy/guard.h"
-#include "../policy/key.h"
-#include "../policy/trace.h"
+#include "../policy/entry/engine.h"
+#include "../policy/entry/guard.h"
+#include "../policy/graph/key.h"
+#include "../policy/base/trace.h"
 
 /* Host memory kinds of a copy's pointers. */
 enum mem { MEM_DEVICE, MEM_PINNED, MEM_PAGEABLE, MEM_OTHER };

@@ -17,11 +17,11 @@
 #include <string.h>
 
 #include "interpose.h"
-#include "../policy/config.h"
-#include "../policy/engine.h"
-#include "../policy/log.h"
-#include "../policy/outfile.h"
-#include "../policy/trace.h"
+#include "../policy/base/config.h"
+#include "../policy/entry/engine.h"
+#include "../policy/base/log.h"
+#include "../policy/base/outfile.h"
+#include "../policy/base/trace.h"
 
 void *(*gs__real_dlsym)(void *, const char *);
 void *gs__libcuda;

@@ -7,9 +7,9 @@
 ** goes to the engine (engine.h), and the trace names the kernel.
 */
 #include "interpose.h"
-#include "../policy/engine.h"
-#include "../policy/key.h"
-#include "../policy/trace.h"
+#include "../policy/entry/engine.h"
+#include "../policy/graph/key.h"
+#include "../policy/base/trace.h"
 
 /* The kernel's name, for the trace.  A CUkernel passed as a CUfunction is named
 ** by cuKernelGetName. */

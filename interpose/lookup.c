@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "interpose.h"
-#include "../policy/log.h"
-#include "../policy/trace.h"
+#include "../policy/base/log.h"
+#include "../policy/base/trace.h"
 
 const struct gs_row gs__rows[GS_NROWS] = {
 #define GS_HOOK(name, abi, ver, pt, cls, params, args, stream) \

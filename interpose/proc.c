@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "interpose.h"
-#include "../policy/guard.h"
+#include "../policy/entry/guard.h"
 
 static void wrap(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {

@@ -6,8 +6,8 @@
 ** and calls in pass-through mode go straight to the driver.
 */
 #include "interpose.h"
-#include "../policy/guard.h"
-#include "../policy/trace.h"
+#include "../policy/entry/guard.h"
+#include "../policy/base/trace.h"
 
 #define GS_HOOK(name, abi, ver, pt, cls, params, args, stream)                              \
     GS_EXPORT CUresult abi params                                                           \

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../policy/config.h"
-#include "../../policy/log.h"
+#include "../../policy/base/config.h"
+#include "../../policy/base/log.h"
 
 #ifndef BUILD_DIR
 #define BUILD_DIR "build"

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../../policy/learner.h"
+#include "../../policy/graph/learner.h"
 
 static struct gs_key key_of(int i)
 {

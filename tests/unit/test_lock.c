@@ -7,7 +7,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "../../policy/lock.h"
+#include "../../policy/base/lock.h"
 
 /* Takes and frees l n times. */
 static void take(struct gs_lock *l, unsigned n)

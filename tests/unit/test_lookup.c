@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "../../interpose/interpose.h"
-#include "../../policy/guard.h"
+#include "../../policy/entry/guard.h"
 
 static void no_driver(void)
 {

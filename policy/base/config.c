@@ -1,0 +1,294 @@
+/*
+** config.c: parsing of the GRAPHSHIM_* knobs (see config.h).
+**
+** Parsing is uniform: every knob is read by type from its descriptor, by one
+** grammar (config.h).  An unparsable or out-of-range value gives one warning
+** naming the variable, the value (escaped, see gs__quote) and the default that
+** is used instead.  Then a GRAPHSHIM_* variable of the environment that names no
+** knob gets a warning with the closest name, so a misspelled knob is not silently
+** ignored.  Last come the expansion of %p, %r and %% in path knobs, shared by the
+** report and the trace.
+*/
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+extern char **environ;
+
+const struct gs_knob gs__knobs[] = {
+#define GS_KNOB_DESC(field, name, type, def, min, max, doc) {name, type, def, min, max, doc},
+    GS_KNOBS(GS_KNOB_DESC)
+#undef GS_KNOB_DESC
+};
+
+struct gs_config gs__cfg = {
+#define GS_KNOB_INIT(field, name, type, def, min, max, doc) .field = def,
+    GS_KNOBS(GS_KNOB_INIT)
+#undef GS_KNOB_INIT
+};
+
+/* GRAPHSHIM_* variables that are no knob but are read by graphshim's own
+** scripts (samples/gpu-test.sh, samples/sanitize.sh), so they reach programs. */
+static const char *const script_names[] = {"GRAPHSHIM_LIB"};
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+const char *gs__knob_default_text(const struct gs_knob *k, char *buf, int len)
+{
+    switch (k->type) {
+    case GS_KNOB_LEVEL:
+        return level_names[k->def];
+    case GS_KNOB_PATH:
+    case GS_KNOB_TEXT:
+        return "unset";
+    default:
+        snprintf(buf, (size_t)len, "%ld", k->def);
+        return buf;
+    }
+}
+
+/* Is s an integer by the grammar: an optional sign, then decimal digits only? */
+static int is_integer(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        s++;
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char **why)
+{
+    static const char *const blanks = "blanks around a value are not accepted";
+    size_t n = strlen(s);
+    const char *dummy;
+    long v;
+
+    if (!why)
+        why = &dummy;
+    *why = NULL;
+    if (n && (isspace((unsigned char)s[0]) || isspace((unsigned char)s[n - 1]))) {
+        *why = blanks;
+        return -1;
+    }
+    switch (k->type) {
+    case GS_KNOB_LEVEL:
+        for (int i = 0; i <= GS_LOG_DEBUG; i++) {
+            if (strcasecmp(s, level_names[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+        }
+        return -1;
+    case GS_KNOB_PATH:
+    case GS_KNOB_TEXT:
+        if (n >= GS_KNOB_TEXT_MAX) {
+            *why = "longer than 1023 bytes";
+            return -1;
+        }
+        *out = 1;
+        return 0;
+    default:
+        if (!is_integer(s))
+            return -1;
+        errno = 0;
+        v = strtol(s, NULL, 10);
+        if (errno || v < k->min || v > k->max)
+            return -1;
+        *out = v;
+        return 0;
+    }
+}
+
+static const char *knob_range_text(const struct gs_knob *k, char *buf, size_t len)
+{
+    if (k->type == GS_KNOB_LEVEL)
+        return "expected error, warn, info or debug";
+    snprintf(buf, len, "expected an integer from %ld to %ld", k->min, k->max);
+    return buf;
+}
+
+/* The optimal string alignment distance between a and b, upper case: edits of
+** one character (insert, delete, replace, swap two neighbours) from one to the
+** other.  Names longer than 63 bytes are compared by their first 63. */
+static int name_distance(const char *a, const char *b)
+{
+    enum { M = 64 };
+    int d[M][M];
+    int n = (int)strnlen(a, M - 1), m = (int)strnlen(b, M - 1);
+
+    for (int i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (int j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (int i = 1; i <= n; i++) {
+        for (int j = 1; j <= m; j++) {
+            int ca = toupper((unsigned char)a[i - 1]), cb = toupper((unsigned char)b[j - 1]);
+            int best = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ca == toupper((unsigned char)b[j - 2]) && toupper((unsigned char)a[i - 2]) == cb &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[n][m];
+}
+
+/* Warns about each variable of the environment whose name starts with GRAPHSHIM
+** (in any case) and is no knob, naming the closest knob where one is near. */
+static void check_names(void)
+{
+    for (char **e = environ; e && *e; e++) {
+        char name[128], q[GS_QUOTE_LEN];
+        size_t n = strcspn(*e, "=");
+        int known = 0, best = -1, best_d = 1 << 30;
+
+        if (strncasecmp(*e, "GRAPHSHIM", 9) != 0)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), *e);
+        for (int i = 0; i < GS_NKNOBS && !known; i++)
+            known = n == strlen(gs__knobs[i].name) && strncmp(*e, gs__knobs[i].name, n) == 0;
+        for (size_t i = 0; i < sizeof script_names / sizeof script_names[0] && !known; i++)
+            known = n == strlen(script_names[i]) && strncmp(*e, script_names[i], n) == 0;
+        if (known)
+            continue;
+        for (int i = 0; i < GS_NKNOBS; i++) {
+            int d = name_distance(name, gs__knobs[i].name);
+            if (d < best_d)
+                best_d = d, best = i;
+        }
+        if (best >= 0 && best_d <= 3)
+            gs__warn("%s is not a graphshim setting (did you mean %s?); it is ignored", gs__quote(name, q),
+                     gs__knobs[best].name);
+        else
+            gs__warn("%s is not a graphshim setting (the settings are listed in docs/knobs.md); it is ignored",
+                     gs__quote(name, q));
+    }
+}
+
+int gs__config_load(void)
+{
+    long *fields[] = {
+#define GS_KNOB_PTR(field, name, type, def, min, max, doc) &gs__cfg.field,
+        GS_KNOBS(GS_KNOB_PTR)
+#undef GS_KNOB_PTR
+    };
+    int bad = 0;
+
+    /* GRAPHSHIM_LOG first: it decides which of the warnings below are shown. */
+    for (int j = -1; j < GS_NKNOBS; j++) {
+        int i = j < 0 ? GS_KNOB_log : j;
+        const struct gs_knob *k = &gs__knobs[i];
+        const char *s = getenv(k->name), *why;
+        char dbuf[32], rbuf[64], q[GS_QUOTE_LEN];
+
+        if (j == 0) /* GRAPHSHIM_LOG is read */
+            gs__log_level = (int)gs__cfg.log;
+        if (j == GS_KNOB_log)
+            continue;
+        *fields[i] = k->def;
+        gs__cfg.path[i][0] = '\0';
+        if (!s || !*s)
+            continue;
+        if (gs__knob_parse(k, s, fields[i], &why) != 0) {
+            bad++;
+            *fields[i] = k->def;
+            gs__warn("%s=\"%s\" is not valid (%s); using the default, %s", k->name, gs__quote(s, q),
+                     why ? why : knob_range_text(k, rbuf, sizeof rbuf), gs__knob_default_text(k, dbuf, sizeof dbuf));
+        } else if (k->type == GS_KNOB_PATH || k->type == GS_KNOB_TEXT) {
+            memcpy(gs__cfg.path[i], s, strlen(s) + 1);
+        }
+    }
+    check_names();
+    if (gs__cfg.drop_rule) {
+        char q[GS_QUOTE_LEN];
+        gs__log(GS_LOG_ALWAYS,
+                "GRAPHSHIM_TEST_DROP_RULE=%s is set: this switch of graphshim's own tests turns a guard rule off, "
+                "so results may be wrong; unset it",
+                gs__quote(gs__cfg.path[GS_KNOB_drop_rule], q));
+    }
+    for (int i = 0; i < GS_NKNOBS; i++) {
+        const struct gs_knob *k = &gs__knobs[i];
+        char vbuf[32], q[GS_QUOTE_LEN];
+        const char *v = vbuf;
+
+        if (k->type == GS_KNOB_PATH || k->type == GS_KNOB_TEXT)
+            v = gs__cfg.path[i][0] ? gs__quote(gs__cfg.path[i], q) : "unset";
+        else if (k->type == GS_KNOB_LEVEL)
+            v = level_names[*fields[i]];
+        else
+            snprintf(vbuf, sizeof vbuf, "%ld", *fields[i]);
+        gs__debug("setting %s=%s", k->name, v);
+    }
+    return bad;
+}
+
+/* --- Paths ------------------------------------------------------------------ */
+
+/* The process's rank in a distributed job, from the variables its launcher
+** sets (torchrun, Open MPI, Slurm, MPICH and Intel MPI), the first one set to a
+** number; "x" if none is. */
+static const char *job_rank(void)
+{
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
+
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        size_t n = v ? strspn(v, "0123456789") : 0;
+        if (n > 0 && n <= 9 && v[n] == 0)
+            return v;
+    }
+    return "x";
+}
+
+int gs__path_expand(const char *in, char *out, size_t len)
+{
+    size_t n = 0;
+
+    for (; *in; in++) {
+        char pid[24];
+        const char *put = NULL;
+        size_t m;
+
+        if (in[0] == '%' && in[1] == 'p') {
+            snprintf(pid, sizeof pid, "%ld", (long)getpid());
+            put = pid;
+        } else if (in[0] == '%' && in[1] == 'r') {
+            put = job_rank();
+        } else if (in[0] == '%' && in[1] == '%') {
+            put = "%";
+        }
+        if (put)
+            in++;
+        else
+            pid[0] = *in, pid[1] = '\0', put = pid;
+        m = strlen(put);
+        if (n + m >= len)
+            return -1;
+        memcpy(out + n, put, m);
+        n += m;
+    }
+    if (n >= len)
+        return -1;
+    out[n] = '\0';
+    return 0;
+}
+
+int gs__path_is_stderr(const char *s)
+{
+    return strcmp(s, "-") == 0 || strcmp(s, "stderr") == 0;
+}

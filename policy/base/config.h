@@ -1,0 +1,155 @@
+/*
+** config.h: the GRAPHSHIM_* knobs, as one table.
+**
+** GS_KNOBS lists every environment variable graphshim reads: its field, name,
+** type, default, range and a one-line doc.  config.c parses them all the same
+** way; knobs_doc.c renders docs/knobs.md from the same table.
+**
+** One grammar for every value: an integer is an optional sign and decimal digits,
+** a level one of its names in any case, a path or a text anything up to
+** GS_KNOB_TEXT_MAX - 1 bytes; no value may start or end with a blank.  An empty
+** value is the same as an unset one.
+*/
+#ifndef GS_CONFIG_H
+#define GS_CONFIG_H
+
+#include <stddef.h>
+
+enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_KNOB_TEXT };
+
+#include "log.h" /* enum gs_level */
+
+/* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (names.h). */
+#define GS_RULE_NAMES                                                                  \
+    "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
+    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body"
+
+/* X(field, env name, type, default, min, max, doc) */
+#define GS_KNOBS(X)                                                                   \
+    X(enable, "GRAPHSHIM", GS_KNOB_BOOL, 1, 0, 1,                                     \
+      "1 runs the engine; 0 turns it off and every call passes straight through")    \
+    X(warmup, "GRAPHSHIM_WARMUP", GS_KNOB_INT, 2, 1, 1000000,                         \
+      "identical occurrences of a sequence before it is stable and may be graphed")  \
+    X(min_ops, "GRAPHSHIM_MIN_OPS", GS_KNOB_INT, 2, 1, 1000000,                       \
+      "sequences shorter than this many ops are never graphed")                      \
+    X(max_graphs, "GRAPHSHIM_MAX_GRAPHS", GS_KNOB_INT, 256, 1, 1000000,               \
+      "graph executables kept at most; the least recently used goes first")          \
+    X(max_defer_us, "GRAPHSHIM_MAX_DEFER_US", GS_KNOB_INT, 2000, 1, 100000000,        \
+      "held work older than this (microseconds) is issued by a watchdog")            \
+    X(chunk_us, "GRAPHSHIM_CHUNK_US", GS_KNOB_INT, 0, 0, 100000000,                   \
+      "held ops that waited this long (microseconds) at the same place twice are "  \
+      "launched early as a graph of their own, so the GPU works while the host goes " \
+      "on; 0 (the default) turns this off")                                         \
+    X(chunk_ops, "GRAPHSHIM_CHUNK_OPS", GS_KNOB_INT, 8, 0, 1000000,                   \
+      "held ops go out early as graphs of their own, so the GPU works while the "   \
+      "host goes on: the first chunk after this many held ops, each later chunk as " \
+      "long as all before it together; 0 holds everything until the boundary "     \
+      "(see docs/PERFORMANCE.md)")                                                   \
+    X(chunk_max, "GRAPHSHIM_CHUNK_MAX", GS_KNOB_INT, 16, 0, 1000000,                   \
+      "where the host took more than 1 us per op to issue this many ops (at least "  \
+      "GRAPHSHIM_CHUNK_OPS) after an early chunk, twice in a row at that place, a chunk ends " \
+      "there instead of growing as "                                                 \
+      "long as all before it: a GPU about as fast as such a host gets work before " \
+      "it runs dry; 0: chunks always grow")                                          \
+    X(body_ops, "GRAPHSHIM_BODY_OPS", GS_KNOB_INT, 32, 0, 1000000,                     \
+      "loop bodies: a run of 1 to 32 ops that repeats back to back inside one "     \
+      "segment is held once it ran GRAPHSHIM_WARMUP + 1 times in a row, and goes "  \
+      "out as graphs of 2^j bodies, about this many ops each; 0 turns bodies off")  \
+    X(rest_after, "GRAPHSHIM_REST_AFTER", GS_KNOB_INT, 64, 0, 1000000,                 \
+      "segments in a row that came for the first time (or subtrees dropped for "   \
+      "room with no replay) after which learning rests for as many segments, "      \
+      "twice as many each time nothing repeats in between (and the run that "     \
+      "starts it again is a quarter as long), until a segment comes "             \
+      "back as one did during the rest; 0: learning never rests")                    \
+    X(patch, "GRAPHSHIM_PATCH", GS_KNOB_BOOL, 1, 0, 1,                                 \
+      "1: a launch matches a learned sequence whatever its parameter bytes, and "   \
+      "goes out with its own (graphs are patched); 0: only byte-identical launches " \
+      "match, as before patching")                                                   \
+    X(gain_check, "GRAPHSHIM_GAIN_CHECK", GS_KNOB_BOOL, 1, 0, 1,                        \
+      "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
+      "runs it eagerly for good where three in four of 8 replays took more than 10% " \
+      "longer than eager, and then three in four of 8 replays in a trial, each "    \
+      "judged against an eager run just before it")                                  \
+    X(nvtx, "GRAPHSHIM_NVTX", GS_KNOB_BOOL, 1, 0, 1,                                  \
+      "1 marks replays, early chunks, captures and bails as NVTX ranges in the "    \
+      "domain graphshim, for a tool that listens (Nsight Systems, or any "          \
+      "NVTX_INJECTION64_PATH); 0 makes no NVTX call")                                \
+    X(log, "GRAPHSHIM_LOG", GS_KNOB_LEVEL, GS_LOG_WARN, GS_LOG_ERROR, GS_LOG_DEBUG,   \
+      "messages on stderr: error, warn, info (adds the report table) or debug "     \
+      "(adds the effective settings and lookups)")                                   \
+    X(report, "GRAPHSHIM_REPORT", GS_KNOB_PATH, 0, 0, 0,                              \
+      "write the report at exit to this path; JSON when it ends in .json; %p in "   \
+      "it becomes the process id, %r the rank of a distributed job (RANK, "          \
+      "OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK; x if none), %% a %: a "      \
+      "report per process of a job.  Only a regular file is written, whole or not " \
+      "at all (never through a symbolic link, a FIFO or a device); - or stderr "     \
+      "writes it to standard error.  A report another process of the same run "      \
+      "wrote is kept: this one goes to the name with .PID added, and a warning "     \
+      "says so")                                                                      \
+    X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
+      "append one line per intercepted driver call to this path; %p, %r and %% as " \
+      "in GRAPHSHIM_REPORT; a regular file only, as for GRAPHSHIM_REPORT; - or "      \
+      "stderr writes to standard error")                                              \
+    X(drop_rule, "GRAPHSHIM_TEST_DROP_RULE", GS_KNOB_TEXT, 0, 0, 0,                   \
+      "for graphshim's own tests only: turns one guard rule off, so a test can show " \
+      "the wrong result it prevents, or the capture budget, to show the graphs it "  \
+      "saves (" GS_RULE_NAMES "); whenever it is set, a line on stderr says so, "    \
+      "whatever GRAPHSHIM_LOG says")
+
+/* Knob indices: GS_KNOB_<field>. */
+enum {
+#define GS_KNOB_INDEX(field, name, type, def, min, max, doc) GS_KNOB_##field,
+    GS_KNOBS(GS_KNOB_INDEX)
+#undef GS_KNOB_INDEX
+    GS_NKNOBS
+};
+
+/* The longest value a path or text knob takes, with its NUL.  A longer one is
+** refused with a warning, never cut. */
+#define GS_KNOB_TEXT_MAX 1024
+
+/* The effective settings.  A path or text knob's long is 1 when it is set, and
+** its text is in path[GS_KNOB_<field>]. */
+struct gs_config {
+#define GS_KNOB_FIELD(field, name, type, def, min, max, doc) long field;
+    GS_KNOBS(GS_KNOB_FIELD)
+#undef GS_KNOB_FIELD
+    char path[GS_NKNOBS][GS_KNOB_TEXT_MAX];
+};
+
+extern struct gs_config gs__cfg;
+
+/* Descriptor of one knob, for parsing and for the docs. */
+struct gs_knob {
+    const char *name;
+    int type;
+    long def, min, max;
+    const char *doc;
+};
+extern const struct gs_knob gs__knobs[];
+
+/* Reads every knob from the environment into gs__cfg.  A bad value is reported
+** once on stderr, naming the variable and the default used; so is a GRAPHSHIM_*
+** variable that is no knob, with the closest knob's name.  Returns the number
+** of bad values. */
+int gs__config_load(void);
+
+/* Parses s as the value of knob k, by the one grammar above.  Returns 0 and the
+** value in *out (1 for a path or text), or -1 if s is not a valid value; then
+** *why, if why is not NULL, says what is wrong in words. */
+int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char **why);
+
+/* Writes path knob value in into out (len bytes) with each %p replaced by the
+** process id, each %r by the job's rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID
+** or PMI_RANK, the first set to a number; x if none) and each %% by %; any other
+** % stays as it is.  Returns 0, or -1 if the result does not fit. */
+int gs__path_expand(const char *in, char *out, size_t len);
+
+/* Nonzero for the values of a path knob that name standard error ("-" and
+** "stderr"): the only place other than a regular file graphshim writes to. */
+int gs__path_is_stderr(const char *s);
+
+/* Text of a default value, for the docs ("1", "warn", "unset"). */
+const char *gs__knob_default_text(const struct gs_knob *k, char *buf, int len);
+
+#endif

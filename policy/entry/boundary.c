@@ -1,0 +1,198 @@
+/*
+** boundary.c: the calls that are not ops: what each class of call resolves (a
+** stream, every stream, the legacy stream's partners); the program's own
+** captures and gs_pause(); streams destroyed; resets after context, module and
+** attribute changes.
+*/
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include "../graph/graph_cache.h"
+#include "../graph/key.h"
+#include "../rules/chunk.h"
+#include "../rules/resolve.h"
+#include "../stream/issue.h"
+#include "../stream/stream.h"
+
+static void capture_call(struct gs_stream *s, int id);
+static void stream_destroyed(struct gs_stream *s);
+static void reset_after(int cls);
+
+/* The rule a class of boundary belongs to, for GRAPHSHIM_TEST_DROP_RULE. */
+static int rule_of(int cls)
+{
+    switch (cls) {
+    case GS_SYNC: return GS_RULE_SYNC;
+    case GS_EVENT: return GS_RULE_EVENT;
+    case GS_HOSTFN: return GS_RULE_HOSTFN;
+    case GS_ALLOC: return GS_RULE_ALLOC;
+    case GS_SYNCOP: return GS_RULE_SYNCOP;
+    case GS_CAPTURE: return GS_RULE_CAPTURE;
+    case GS_UNCLASSIFIED: return GS_RULE_UNCLASSIFIED;
+    case GS_STREAM: return GS_RULE_STREAM_DESTROY;
+    case GS_MODULE: return GS_RULE_MODULE;
+    default: return -1;
+    }
+}
+
+void gs__engine_boundary(const struct gs_call *c)
+{
+    struct gs_stream *s;
+
+    if (gs__passthrough)
+        return;
+    if (GS_DROPPED(rule_of(c->cls))) {
+        if (c->cls == GS_CAPTURE && c->stream != GS_NONE)
+            capture_call(gs__stream_get(c->stream), c->id);
+        return;
+    }
+    switch (c->cls) {
+    case GS_QUERY:
+    case GS_PROC:
+    case GS_CURRENT: /* held work stays with its own context's streams */
+        return;
+    case GS_SYNC:
+    case GS_EVENT:
+    case GS_HOSTFN:
+    case GS_CAPTURE:
+    case GS_STREAM:
+        if (c->stream == GS_NONE)
+            break; /* context or event synchronize: every stream */
+        s = gs__stream_get(c->stream);
+        gs__legacy_rule(s);
+        gs__resolve(s, GS_BAIL_BOUNDARY + c->cls);
+        if (c->cls == GS_CAPTURE)
+            capture_call(s, c->id);
+        if (c->cls == GS_STREAM)
+            stream_destroyed(s);
+        return;
+    default:
+        break;
+    }
+    /* Allocation, synchronous copies, context changes, and anything unclassified:
+    ** every stream. */
+    gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_BOUNDARY + c->cls);
+    if (c->cls == GS_CTX || c->cls == GS_MODULE || (c->cls == GS_ATTR && !c->keep_graphs))
+        reset_after(c->cls);
+}
+
+int gs__engine_capturing(void)
+{
+    return atomic_load_explicit(&gs__app_captures, memory_order_relaxed) != 0;
+}
+
+/* gs_pause() and gs_resume() (interpose/api.c): a pause counts like a capture of
+** the program's own, without the driver calls that would disturb one. */
+void gs__engine_pause(void)
+{
+    if (gs__passthrough)
+        return;
+    atomic_fetch_add(&gs__app_captures, 1);
+    gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_APP_CAPTURE);
+}
+
+void gs__engine_resume(void)
+{
+    int n = atomic_load(&gs__app_captures);
+    while (n > 0 && !atomic_compare_exchange_weak(&gs__app_captures, &n, n - 1))
+        ;
+}
+
+/* The program's own capture: nothing is held anywhere while one is open. */
+static void capture_call(struct gs_stream *s, int id)
+{
+    int begin = id == GS_ID_cuStreamBeginCapture || id == GS_ID_cuStreamBeginCapture_ptsz ||
+                id == GS_ID_cuStreamBeginCapture_v2 || id == GS_ID_cuStreamBeginCapture_v2_ptsz ||
+                id == GS_ID_cuStreamBeginCaptureToGraph || id == GS_ID_cuStreamBeginCaptureToGraph_ptsz;
+    int end = id == GS_ID_cuStreamEndCapture || id == GS_ID_cuStreamEndCapture_ptsz;
+
+    if (begin) {
+        /* Counted first: from here on no op is held, then what is held goes out. */
+        gs__lock(&s->lock);
+        if (!s->app_capturing) {
+            s->app_capturing = 1;
+            atomic_fetch_add(&gs__app_captures, 1);
+        }
+        gs__unlock(&s->lock);
+        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_APP_CAPTURE);
+    } else if (end) {
+        gs__lock(&s->lock);
+        if (s->app_capturing) {
+            s->app_capturing = 0;
+            atomic_fetch_sub(&gs__app_captures, 1);
+        }
+        gs__unlock(&s->lock);
+    }
+}
+
+/* Keeps a row of the sequence ending at n for the report (walk callback). */
+static void retire_row(struct gs_node *n, void *arg)
+{
+    struct gs_stream *s = arg;
+    if (gs__trie_reported(n) && s->nretired < GS_RETIRED_MAX)
+        s->retired[s->nretired++] = (struct gs_seq_row){n->depth, n->seen, n->replays, n->patched};
+}
+
+/* Destroys the graphs kept for s; with learned, also forgets its sequences, whose
+** rows the report keeps.  Work that s holds goes out first: another thread may
+** have begun holding since the boundary that led here resolved every stream.
+** Called locked. */
+static void stream_empty(struct gs_stream *s, int learned, int reason)
+{
+    if (s->holding)
+        gs__flush(s, reason);
+    gs__body_forget(s, learned);
+    gs__staging_wait(s);
+    s->last_term = NULL;
+    if (learned) {
+        gs__trie_walk(&s->trie.root, retire_row, s);
+        gs__trie_clear(&s->trie);
+        s->cur = &s->trie.root;
+        s->clean = 1;
+        gs__chunks_end(s, NULL, 0);
+        s->warmup_shift = 0; /* a new stream's budget, and learning */
+        s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
+        s->resting = 0;
+        s->hopeless = 0;
+        s->rest_f = NULL; /* its handle may name another function now */
+        gs__budget_span_start(s);
+    } else {
+        gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
+    }
+    if (learned && s->staging_done) {
+        GS_REAL(cuEventDestroy_v2)(s->staging_done);
+        s->staging_done = NULL;
+        s->staging_pending = 0;
+    }
+}
+
+static void stream_destroyed(struct gs_stream *s)
+{
+    if (s->kind != GS_STREAM_CREATED)
+        return;
+    gs__lock(&s->lock);
+    stream_empty(s, 1, GS_BAIL_BOUNDARY + GS_STREAM);
+    s->ready = 0; /* a new stream may get the same handle */
+    gs__unlock(&s->lock);
+}
+
+/* After a call of class cls (held work already resolved): a context going away
+** takes every graph, sequence and private stream with it; an unloaded module may
+** hand its function handles to new functions, so learned sequences and parameter
+** layouts go; changed attributes or limits only need the graphs rebuilt. */
+static void reset_after(int cls)
+{
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        gs__lock(&s->lock);
+        stream_empty(s, cls != GS_ATTR, GS_BAIL_BOUNDARY + cls);
+        if (cls == GS_CTX)
+            s->ready = 0;
+        gs__unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+    if (cls == GS_CTX)
+        gs__graph_reset();
+    if (cls != GS_ATTR)
+        gs__layouts_reset();
+}

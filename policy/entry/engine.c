@@ -1,0 +1,51 @@
+/*
+** engine.c: the engine's start, exit and fork.
+*/
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include "../base/log.h"
+#include "../base/nvtx.h"
+#include "../base/prof.h"
+#include "../report/report.h"
+#include "../rules/resolve.h"
+#include "../rules/watchdog.h"
+#include "../stream/stream.h"
+
+void gs__engine_init(void)
+{
+    if (gs__passthrough)
+        return;
+    gs__drop_rule(gs__cfg.path[GS_KNOB_drop_rule]);
+    gs__nvtx_init();
+    if (GS_DROPPED(GS_RULE_WATCHDOG))
+        return;
+    if (gs__watchdog_start() != 0) {
+        gs__warn("cannot start the watchdog thread: the engine is off");
+        gs__passthrough = 1;
+    }
+}
+
+void gs__engine_exit(void)
+{
+    if (!gs__passthrough) {
+        gs__tls.depth++;
+        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_EXIT);
+        gs__tls.depth--;
+    }
+    gs__report_write();
+    gs__prof_print();
+}
+
+void gs__engine_fork(int phase)
+{
+    if (phase == 0) {
+        pthread_mutex_lock(&gs__table_lock);
+    } else {
+        pthread_mutex_unlock(&gs__table_lock);
+        if (phase == 2 && gs__watchdog_running()) {
+            /* The child has no watchdog thread: it must hold nothing. */
+            gs__passthrough = 1;
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/*
+** engine.h: the engine's entry points, called by the interposer.
+*/
+#ifndef GS_ENGINE_H
+#define GS_ENGINE_H
+
+#include "../../driver/driver.h"
+#include "../base/names.h" /* GS_DROPPED */
+
+struct gs_stream;
+
+
+/* Once, from gs__init(), after the real driver table is resolved. */
+void gs__engine_init(void);
+/* At exit: issues held work, writes the report. */
+void gs__engine_exit(void);
+/* Around fork(): phase 0 before, 1 in the parent after, 2 in the child after. */
+void gs__engine_fork(int phase);
+
+/* What to do with an op (gs__engine_op_begin). */
+enum { GS_OP_PASS, GS_OP_ISSUE, GS_OP_HELD };
+
+/* An op (launch, copy, memset) on the normalized stream, with its key (key.h;
+** len < 0: the op cannot be held).  stage_src: the pageable source of an
+** H2D_PAGEABLE copy, snapshotted if the op is held.
+**   GS_OP_HELD: the engine holds it; the call returns CUDA_SUCCESS.
+**   GS_OP_ISSUE: the caller issues it through the real driver, then calls
+**                gs__engine_op_end(*s, result); the stream stays locked until then.
+**   GS_OP_PASS: the caller issues it; nothing else to do. */
+int gs__engine_op_begin(struct gs_stream **s, CUstream stream, void *key, int len, const void *stage_src);
+void gs__engine_op_end(struct gs_stream *s, CUresult rc);
+
+/* Kernel launch a (key.h) by row id of the shim.  stream is normalized,
+** app_stream is what the program passed.  Returns what the program must see. */
+struct gs_launch;
+CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, CUstream app_stream);
+
+/* Nonzero while the program captures a stream of its own: then nothing is held,
+** and graphshim makes no driver call of its own (not even to build a key). */
+int gs__engine_capturing(void);
+
+/* The public API's gs_pause() (after init) and gs_resume(). */
+void gs__engine_pause(void);
+void gs__engine_resume(void);
+
+/* A call that is not an op: resolves the held work it could observe. */
+void gs__engine_boundary(const struct gs_call *c);
+#endif

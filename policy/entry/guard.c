@@ -1,0 +1,67 @@
+/*
+** guard.c: the guard layer (see guard.h).
+**
+** Before a call it counts the call by class and hands it to the engine, which
+** resolves the held work the call could observe (gs__engine_boundary); a
+** context synchronize also waits for the engine's captures in progress, which
+** would make it fail.  After it, it writes the trace and tells the engine a
+** stream or context synchronize returned (the gain check).
+*/
+#include "guard.h"
+
+#include "engine.h"
+
+#include "../base/names.h"
+#include "../base/prof.h"
+#include "../base/trace.h"
+#include "../graph/graph_cache.h"
+#include "../rules/gain.h"
+
+static int is_ctx_sync(const struct gs_call *c)
+{
+    return c->id == GS_ID_cuCtxSynchronize || c->id == GS_ID_cuCtxSynchronize_v2;
+}
+
+/* A context synchronize that must wait for the engine's captures. */
+static int gates_captures(const struct gs_call *c)
+{
+    return is_ctx_sync(c) && !gs__passthrough && !GS_DROPPED(GS_RULE_SYNC_CAPTURE);
+}
+
+void gs__guard_before(const struct gs_call *c)
+{
+    atomic_fetch_add_explicit(&gs__calls_by_class[c->cls], 1, memory_order_relaxed);
+    if (c->cls == GS_CURRENT || c->cls == GS_CTX || c->cls == GS_UNCLASSIFIED)
+        atomic_fetch_add_explicit(&gs__ctx_epoch, 1, memory_order_relaxed);
+    /* Memory is allocated or freed: graphs whose copy nodes bound host or device
+    ** allocations may name freed ones after it (graph_cache.h).  Counted before
+    ** the call, which is the one place every allocation call passes (a
+    ** trampoline reports back only while tracing); a graph captured after this,
+    ** by another thread, while the free runs, would copy memory being freed: a
+    ** race of the program's own. */
+    if (c->cls == GS_ALLOC && !GS_DROPPED(GS_RULE_HOST_BIND))
+        atomic_fetch_add_explicit(&gs__mem_epoch, 1, memory_order_relaxed);
+    {
+        GS_PROF_START(t);
+        gs__engine_boundary(c);
+        GS_PROF_STOP(GS_PROF_BOUNDARY, t);
+    }
+    if (gates_captures(c))
+        gs__graph_sync_enter();
+}
+
+void gs__guard_after(const struct gs_call *c, CUresult rc)
+{
+    if (gates_captures(c))
+        gs__graph_sync_leave();
+    if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && c->id >= 0 &&
+        (c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz)) {
+        GS_PROF_START(t);
+        gs__gain_synced(c->stream);
+        GS_PROF_STOP(GS_PROF_SYNCED, t);
+    } else if (rc == CUDA_SUCCESS && is_ctx_sync(c)) {
+        gs__gain_ctx_synced();
+    }
+    if (gs__trace_on)
+        gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));
+}

@@ -1,0 +1,195 @@
+/*
+** graph_cache.c: the executables of sequences kept on their nodes, the variants
+** of one for other arguments, and eviction (see graph_cache.h); capture and
+** instantiation are graph_capture.c's.
+**
+** The cache lock guards the list of live executables.
+** It is taken with a stream's lock held, so it never waits for a stream's lock:
+** eviction of another stream's graph only tries that lock.
+*/
+#include "graph_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/clock.h"
+#include "../base/config.h"
+#include "../base/names.h"
+#include "../base/nvtx.h"
+#include "../base/log.h"
+
+struct exec_rec {
+    struct gs_node *node;
+    struct gs_graphs *own;
+};
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct exec_rec *recs;
+static int nrecs, caprecs;
+static atomic_ulong use_clock;
+static long nevicted;
+static atomic_long nowned; /* executables outside the cache: loop bodies */
+
+static void rec_remove(int i)
+{
+    recs[i] = recs[--nrecs];
+}
+
+/* Destroys the least recently used graph other than keep's.  Called with the
+** cache lock; s (locked by the caller) may be used without its lock. */
+static void evict_one(struct gs_graphs *own, struct gs_node *keep)
+{
+    for (int tries = 0; tries < 4; tries++) {
+        int victim = -1;
+        for (int i = 0; i < nrecs; i++)
+            if (recs[i].node != keep && (victim < 0 || recs[i].node->last_used < recs[victim].node->last_used))
+                victim = i;
+        if (victim < 0)
+            return;
+        if (recs[victim].own == own || gs__trylock(recs[victim].own->lock)) {
+            struct gs_node *n = recs[victim].node;
+            struct gs_graphs *owner = recs[victim].own;
+            gs__exec_free(n->exec);
+            n->exec = NULL;
+            rec_remove(victim);
+            nevicted++;
+            if (owner != own)
+                gs__unlock(owner->lock);
+            return;
+        }
+        /* Its stream is busy: touch it so another is picked next time. */
+        recs[victim].node->last_used = atomic_fetch_add(&use_clock, 1);
+    }
+}
+
+/* Puts t's new executable e (ops from .. t->depth-1) in the cache. */
+static void cache_add(struct gs_graphs *own, struct gs_node *t, struct gs_exec *e)
+{
+    t->exec = e;
+    t->last_used = atomic_fetch_add(&use_clock, 1);
+    pthread_mutex_lock(&cache_lock);
+    if (nrecs == caprecs) {
+        caprecs = caprecs ? 2 * caprecs : 64;
+        recs = realloc(recs, (size_t)caprecs * sizeof *recs);
+    }
+    recs[nrecs].node = t;
+    recs[nrecs++].own = own;
+    while (nrecs > gs__cfg.max_graphs) {
+        int before = nrecs;
+        evict_one(own, t);
+        if (nrecs == before)
+            break;
+    }
+    pthread_mutex_unlock(&cache_lock);
+}
+
+int gs__graph_capture(struct gs_graphs *own, struct gs_node *t, struct gs_node **path,
+                      const struct gs_key *const *keys, uint32_t from)
+{
+    struct gs_exec *e;
+    int rc = gs__capture_path(own, path, keys, from, t->depth, &e);
+
+    if (rc == 0)
+        cache_add(own, t, e);
+    return rc;
+}
+
+struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs_node **path,
+                             const struct gs_key *const *keys, uint32_t npatches, uint32_t *set)
+{
+    struct gs_exec **best = &t->exec, *e;
+    uint32_t cost = UINT32_MAX, n = 0;
+    uint64_t h = npatches;
+    int rc;
+
+    *set = 0;
+    for (uint32_t i = t->exec->from; i < t->depth; i++)
+        if (keys[i] != &path[i]->key)
+            h = (h ^ gs__bytes_hash(gs__key_params(keys[i]), keys[i]->nparams)) * 0x9E3779B97F4A7C15ull + i;
+    for (struct gs_exec **v = &t->exec; *v; v = &(*v)->next, n++) {
+        uint32_t c = (npatches || (*v)->ndiff) ? gs__exec_cost(*v, path, keys) : 0;
+        if (c < cost)
+            cost = c, best = v;
+        if (!cost)
+            break;
+    }
+    if (gs__exec_came_before(t->exec, h) && cost >= GS_VARIANT_MIN_SETS && n < GS_VARIANTS && t->exec->nodes) {
+        gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - t->exec->from);
+        rc = gs__capture_path(own, path, keys, t->exec->from, t->depth, &e);
+        gs__nvtx_end();
+        if (rc == 0) {
+            gs__exec_push_front(t, e);
+            return e;
+        }
+    }
+    e = *best;
+    rc = gs__exec_apply(own, e, path, keys, npatches);
+    if (rc < 0) {
+        /* It cannot take the change: it goes, and its variants with it. */
+        gs__graph_drop_exec(t, own);
+        return NULL;
+    }
+    *set = (uint32_t)rc;
+    if (best != &t->exec) { /* the one launched leads: compared first next time */
+        *best = e->next;
+        gs__exec_push_front(t, e);
+    }
+    return e;
+}
+
+int gs__graph_capture_keys(struct gs_graphs *own, const struct gs_key *const *keys, unsigned n, unsigned reps,
+                           struct gs_exec **x)
+{
+    int rc = gs__capture_keys(own, keys, n, reps, x);
+
+    if (rc == 0)
+        atomic_fetch_add(&nowned, 1);
+    return rc;
+}
+
+void gs__graph_destroy_owned(struct gs_exec *x)
+{
+    if (!x)
+        return;
+    atomic_fetch_sub(&nowned, 1);
+    gs__exec_free(x);
+}
+
+void gs__graph_used(struct gs_node *t)
+{
+    t->last_used = atomic_fetch_add_explicit(&use_clock, 1, memory_order_relaxed);
+}
+
+void gs__graph_drop_exec(struct gs_node *n, void *stream)
+{
+    (void)stream;
+    if (n->exec) {
+        pthread_mutex_lock(&cache_lock);
+        for (int i = 0; i < nrecs; i++)
+            if (recs[i].node == n) {
+                rec_remove(i);
+                break;
+            }
+        pthread_mutex_unlock(&cache_lock);
+        gs__exec_free(n->exec);
+        n->exec = NULL;
+    }
+}
+
+void gs__graph_drop_node(struct gs_node *n, void *stream)
+{
+    gs__graph_drop_exec(n, stream);
+    if (n->staging) {
+        GS_REAL(cuMemFreeHost)(n->staging);
+        n->staging = NULL;
+    }
+}
+
+void gs__graph_stats(struct gs_graph_stats *st)
+{
+    pthread_mutex_lock(&cache_lock);
+    st->alive = nrecs + atomic_load(&nowned);
+    gs__capture_counts(&st->captured, &st->failed);
+    st->evicted = nevicted;
+    pthread_mutex_unlock(&cache_lock);
+}

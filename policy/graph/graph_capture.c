@@ -1,0 +1,263 @@
+/*
+** graph_capture.c: building executables (graph_capture.h): capture on a private
+** stream, node by node, and instantiation; the gate between the engine's
+** captures and the program's context synchronizes.
+*/
+#include "graph_capture.h"
+
+#include <sched.h>
+#include <stdlib.h>
+
+#include "../base/clock.h"
+#include "../base/config.h"
+#include "../base/names.h"
+#include "../base/nvtx.h"
+#include "../base/log.h"
+
+static atomic_long ncaptured, nfailed;
+
+/* Context synchronizes and the engine's captures in progress (sequentially
+** consistent: each side raises its count, then reads the other's). */
+static atomic_int ctx_syncs, captures;
+
+void gs__graph_sync_enter(void)
+{
+    for (;;) {
+        atomic_fetch_add(&ctx_syncs, 1);
+        if (!atomic_load(&captures))
+            return;
+        atomic_fetch_sub(&ctx_syncs, 1);
+        while (atomic_load(&captures))
+            sched_yield(); /* a capture issues a few ops: microseconds */
+    }
+}
+
+void gs__graph_sync_leave(void)
+{
+    atomic_fetch_sub(&ctx_syncs, 1);
+}
+
+/* One private capture stream per thread and context: two threads never capture
+** on one stream.  A reset (context teardown) bumps the generation, and a thread
+** then makes new ones. */
+#define MAX_CTX 8
+static GS_TLS struct {
+    CUcontext ctx;
+    CUstream stream;
+} privs[MAX_CTX];
+static GS_TLS int nprivs;
+static GS_TLS unsigned privs_gen;
+static atomic_uint reset_gen;
+
+static CUstream private_stream(CUcontext ctx)
+{
+    CUstream p = NULL;
+
+    if (privs_gen != atomic_load(&reset_gen)) {
+        nprivs = 0; /* their context is gone, and the streams with it */
+        privs_gen = atomic_load(&reset_gen);
+    }
+    for (int i = 0; i < nprivs; i++)
+        if (privs[i].ctx == ctx)
+            return privs[i].stream;
+    if (nprivs < MAX_CTX && GS_REAL(cuStreamCreate)(&p, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+        privs[nprivs].ctx = ctx;
+        privs[nprivs++].stream = p;
+    }
+    return p;
+}
+
+void gs__graph_reset(void)
+{
+    atomic_fetch_add(&reset_gen, 1);
+}
+
+/* Captures, on s's private stream, what issue() issues there, into *g.  Returns
+** 0, -1 (counted as a failure), or GS_CAPTURE_BUSY if a context synchronize is in
+** progress (nothing was tried).  Called with s locked. */
+static int capture_graph(struct gs_graphs *own, CUresult (*issue)(CUstream, void *), void *arg, unsigned nops,
+                         CUgraph *g)
+{
+    CUstream p;
+    CUresult rc;
+    uint64_t t0 = gs__now_ns();
+
+    *g = NULL;
+    p = private_stream(own->ctx);
+    if (!p)
+        goto failed;
+    atomic_fetch_add(&captures, 1);
+    if (atomic_load(&ctx_syncs)) {
+        atomic_fetch_sub(&captures, 1);
+        return GS_CAPTURE_BUSY;
+    }
+    rc = GS_REAL(cuStreamBeginCapture_v2)(p, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (rc == CUDA_SUCCESS) {
+        CUresult end;
+        rc = issue(p, arg);
+        end = GS_REAL(cuStreamEndCapture)(p, g);
+        if (rc == CUDA_SUCCESS)
+            rc = end;
+    }
+    atomic_fetch_sub(&captures, 1);
+    own->capture_ns += gs__now_ns() - t0;
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    gs__debug("capture of a %u-op sequence failed (error %d)", nops, rc);
+    if (*g)
+        GS_REAL(cuGraphDestroy)(*g);
+    *g = NULL;
+failed:
+    atomic_fetch_add(&nfailed, 1);
+    return -1;
+}
+
+/* Instantiates g into a new executable for stream s, which keeps g where nodes
+** (the node of each of its n ops, or NULL) is given, and destroys it otherwise.
+** Returns it, or NULL (counted; g destroyed, nodes freed).  A new executable
+** counts in own->builds and own->instantiated, which the capture budget weighs. */
+static struct gs_exec *instantiate(struct gs_graphs *own, CUgraph g, unsigned nops, CUgraphNode *nodes)
+{
+    struct gs_exec *e = calloc(1, sizeof *e);
+    uint64_t t0 = gs__now_ns();
+    CUresult rc = e ? GS_REAL(cuGraphInstantiateWithFlags)(&e->x, g, 0) : CUDA_ERROR_OUT_OF_MEMORY;
+
+    own->instantiate_ns += gs__now_ns() - t0;
+    atomic_fetch_add(rc == CUDA_SUCCESS ? &ncaptured : &nfailed, 1);
+    if (rc == CUDA_SUCCESS && nodes) {
+        e->g = g;
+        e->nodes = nodes;
+    } else {
+        GS_REAL(cuGraphDestroy)(g);
+        free(nodes);
+    }
+    if (rc == CUDA_SUCCESS) {
+        e->n = nops;
+        own->builds++;
+        own->instantiated++;
+        return e;
+    }
+    free(e);
+    gs__debug("instantiating a %u-op graph failed (error %d)", nops, rc);
+    return NULL;
+}
+
+/* The ops of a path, as gs__graph_capture() captures them; nodes[i - from] gets
+** the node each became, as the capture tells (NULL nodes once it could not). */
+struct path_ops {
+    struct gs_node **path;
+    const struct gs_key *const *keys;
+    uint32_t from, to;
+    int staging, host;
+    CUgraphNode *nodes;
+};
+
+/* The node the op just issued on capturing stream p became: the capture's one
+** dependency now, which must be new and of the op's kind.  NULL otherwise. */
+static CUgraphNode captured_node(CUstream p, const struct gs_key *k, CUgraphNode last)
+{
+    CUstreamCaptureStatus st;
+    const CUgraphNode *deps = NULL;
+    size_t nd = 0;
+    CUgraphNodeType type;
+
+    if (!gs__real[GS_ID_cuStreamGetCaptureInfo_v2] ||
+        GS_REAL(cuStreamGetCaptureInfo_v2)(p, &st, NULL, NULL, &deps, &nd) != CUDA_SUCCESS || nd != 1 ||
+        deps[0] == last || GS_REAL(cuGraphNodeGetType)(deps[0], &type) != CUDA_SUCCESS)
+        return NULL;
+    if (type != (k->kind == GS_OP_LAUNCH ? CU_GRAPH_NODE_TYPE_KERNEL
+                 : k->kind == GS_OP_SET  ? CU_GRAPH_NODE_TYPE_MEMSET
+                                         : CU_GRAPH_NODE_TYPE_MEMCPY))
+        return NULL;
+    return deps[0];
+}
+
+static CUresult issue_path(CUstream p, void *arg)
+{
+    struct path_ops *o = arg;
+    CUresult rc = CUDA_SUCCESS;
+    CUgraphNode last = NULL;
+
+    for (uint32_t i = o->from; i < o->to && rc == CUDA_SUCCESS; i++) {
+        rc = gs__key_issue(o->keys[i], p, o->path[i]->staging);
+        o->staging |= o->path[i]->staging != NULL;
+        o->host |= gs__key_host_copy(o->keys[i]);
+        if (rc == CUDA_SUCCESS && o->nodes && !(last = o->nodes[i - o->from] = captured_node(p, o->keys[i], last))) {
+            free(o->nodes);
+            o->nodes = NULL;
+        }
+    }
+    return rc;
+}
+
+int gs__capture_path(struct gs_graphs *own, struct gs_node **path, const struct gs_key *const *keys,
+                        uint32_t from, uint32_t to, struct gs_exec **out)
+{
+    uint32_t n = to - from, npatches = 0;
+    struct path_ops o = {path, keys, from, to, 0, 0, calloc(n, sizeof(CUgraphNode))};
+    struct gs_exec *e;
+    CUgraph g;
+    int rc = capture_graph(own, issue_path, &o, n, &g);
+
+    *out = NULL;
+    if (rc != 0) {
+        free(o.nodes);
+        return rc;
+    }
+    if (!(e = instantiate(own, g, n, o.nodes)))
+        return -1;
+    e->from = from;
+    e->reads_staging = (uint8_t)o.staging;
+    e->epoch = o.host ? atomic_load(&gs__mem_epoch) : 0;
+    for (uint32_t i = from; i < to; i++)
+        npatches += keys[i] != &path[i]->key;
+    if (gs__exec_diff_set(e, path, keys, npatches) != 0) {
+        /* Without its diff, what e holds is not known: it could be launched
+        ** with arguments of another replay. */
+        gs__exec_free(e);
+        return -1;
+    }
+    *out = e;
+    return 0;
+}
+
+struct key_ops {
+    const struct gs_key *const *keys;
+    unsigned n, reps;
+    int host;
+};
+
+static CUresult issue_keys(CUstream p, void *arg)
+{
+    struct key_ops *o = arg;
+    CUresult rc = CUDA_SUCCESS;
+
+    for (unsigned r = 0; r < o->reps; r++)
+        for (unsigned i = 0; i < o->n && rc == CUDA_SUCCESS; i++) {
+            rc = gs__key_issue(o->keys[i], p, NULL);
+            o->host |= gs__key_host_copy(o->keys[i]);
+        }
+    return rc;
+}
+
+int gs__capture_keys(struct gs_graphs *own, const struct gs_key *const *keys, unsigned n, unsigned reps,
+                     struct gs_exec **x)
+{
+    struct key_ops o = {keys, n, reps, 0};
+    CUgraph g;
+    int rc = capture_graph(own, issue_keys, &o, n * reps, &g);
+
+    *x = NULL;
+    if (rc != 0)
+        return rc;
+    if (!(*x = instantiate(own, g, n * reps, NULL)))
+        return -1;
+    (*x)->epoch = o.host ? atomic_load(&gs__mem_epoch) : 0;
+    return 0;
+}
+
+void gs__capture_counts(long *captured, long *failed)
+{
+    *captured = atomic_load(&ncaptured);
+    *failed = atomic_load(&nfailed);
+}

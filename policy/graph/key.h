@@ -1,0 +1,166 @@
+/*
+** key.h: op keys.
+**
+** An op is one stream-ordered operation the engine can hold: a kernel launch, an
+** asynchronous copy or memset.  Its key is its complete content, packed into one
+** byte string: what it is, where it goes, and for a launch the function, grid,
+** block, shared memory, launch attributes and the parameter bytes (deep-copied:
+** the caller's kernelParams point at its stack).  Two ops with equal keys do the
+** same thing when issued at the same place in a stream.
+*/
+#ifndef GS_KEY_H
+#define GS_KEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../driver/driver.h"
+#include "layout.h"
+
+enum gs_op_kind {
+    GS_OP_LAUNCH,  /* cuLaunchKernel or cuLaunchKernelEx */
+    GS_OP_H2D,     /* pinned host to device */
+    GS_OP_H2D_PAGEABLE, /* pageable host to device: the source is staged at call time */
+    GS_OP_D2H,     /* device to pinned host */
+    GS_OP_D2D,     /* device to device */
+    GS_OP_SET,     /* memset of 1, 2 or 4-byte elements */
+};
+
+/* The fixed part of a key; variable bytes follow it. */
+struct gs_key {
+    uint32_t kind;
+    uint32_t nattrs;      /* launch attributes that follow (CUlaunchAttribute each) */
+    uint32_t nparams;     /* launch parameter bytes that follow the attributes */
+    uint32_t shmem;
+    CUfunction f;
+    unsigned grid[3], block[3];
+    uint64_t dst, src;    /* copies and memsets; src is the value for a memset */
+    uint64_t size;        /* bytes copied, or elements set */
+    union {
+        struct {
+            uint32_t elem; /* a memset's element size */
+            uint32_t pad;
+        };
+        const struct gs_layout *layout; /* a launch's: f's (the same in every key of f) */
+    };
+};
+
+
+#define GS_KEY_MAX (sizeof(struct gs_key) + 8 * sizeof(CUlaunchAttribute) + GS_PARAM_BYTES_MAX)
+
+/* Launch attributes an op may carry and still be held; any other makes the
+** launch pass through. */
+int gs__attr_supported(CUlaunchAttributeID id);
+
+/* A launch as the program made it, before its key is built. */
+struct gs_launch {
+    CUfunction f;
+    unsigned grid[3], block[3]; /* as a key holds them */
+    unsigned shmem;
+    int plain;                  /* no attributes, no `extra`: gs__key_launch_is compares it */
+    const CUlaunchConfig *cfg;  /* cuLaunchKernelEx's, or NULL */
+    void **params, **extra;
+};
+
+/* Launch a through the real driver's entry point of row id: in
+** cuLaunchKernelEx's form (ex, with a->cfg, which names the stream) or in
+** cuLaunchKernel's, on stream. */
+static inline CUresult gs__launch_real(int id, int ex, const struct gs_launch *a, CUstream stream)
+{
+    if (ex)
+        return ((__typeof__(&cuLaunchKernelEx))gs__real[id])(a->cfg, a->f, a->params, a->extra);
+    return ((__typeof__(&cuLaunchKernel))gs__real[id])(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
+                                                        a->block[1], a->block[2], a->shmem, stream, a->params,
+                                                        a->extra);
+}
+
+/* Builds the key of launch a into buf (GS_KEY_MAX bytes).  Returns its length, or
+** -1 if the launch cannot be held (unknown parameter layout, unsupported `extra`
+** or attribute): then it passes through. */
+int gs__key_launch(void *buf, const struct gs_launch *a);
+
+
+/* Builds the key of a copy or memset.  Returns its length. */
+int gs__key_copy(void *buf, int kind, uint64_t dst, uint64_t src, uint64_t size);
+int gs__key_set(void *buf, uint64_t dst, uint32_t value, uint32_t elem, uint64_t n);
+
+/* The parameter bytes and attributes that follow a key. */
+static inline CUlaunchAttribute *gs__key_attrs(const struct gs_key *k)
+{
+    return (CUlaunchAttribute *)(k + 1);
+}
+static inline unsigned char *gs__key_params(const struct gs_key *k)
+{
+    return (unsigned char *)(gs__key_attrs(k) + k->nattrs);
+}
+
+/* How a launch compares with a key (gs__key_launch_is). */
+enum { GS_KEY_OTHER, GS_KEY_SHAPE, GS_KEY_SAME };
+
+/* Compares plain launch a with key k in place, without building a's key:
+** GS_KEY_SAME if a's key would equal k, GS_KEY_SHAPE if it would differ in
+** parameter bytes alone, GS_KEY_OTHER otherwise.  One load finds the layout:
+** k's. */
+static inline int gs__key_launch_is(const struct gs_key *k, const struct gs_launch *a)
+{
+    const struct gs_layout *l = k->layout;
+    const unsigned char *p = gs__key_params(k);
+    uint64_t kd[3], ad[3];
+    const uint32_t *off, *size;
+
+    /* Grid and block, 24 bytes in both, compared as three words. */
+    __builtin_memcpy(kd, k->grid, sizeof kd);
+    __builtin_memcpy(ad, a->grid, sizeof ad);
+    if (((uint64_t)(uintptr_t)k->f ^ (uint64_t)(uintptr_t)a->f) | (kd[0] ^ ad[0]) | (kd[1] ^ ad[1]) |
+        (kd[2] ^ ad[2]) | (k->kind ^ GS_OP_LAUNCH) | k->nattrs | (k->shmem ^ a->shmem))
+        return GS_KEY_OTHER;
+    if (k->nparams != l->size || (!a->params && l->n))
+        return GS_KEY_OTHER;
+    off = l->off, size = l->off + l->n;
+    for (int i = 0; i < l->n; i++) {
+        const void *q = a->params[i];
+        /* Most parameters are pointers or 4-byte scalars: compared inline. */
+        if (size[i] == 8) {
+            uint64_t x, y;
+            __builtin_memcpy(&x, q, 8);
+            __builtin_memcpy(&y, p + off[i], 8);
+            if (x != y)
+                return GS_KEY_SHAPE;
+        } else if (size[i] == 4) {
+            uint32_t x, y;
+            __builtin_memcpy(&x, q, 4);
+            __builtin_memcpy(&y, p + off[i], 4);
+            if (x != y)
+                return GS_KEY_SHAPE;
+        } else if (__builtin_memcmp(q, p + off[i], size[i]) != 0) {
+            return GS_KEY_SHAPE;
+        }
+    }
+    return GS_KEY_SAME;
+}
+
+/* Issues the op a key describes on stream s, through the real driver.  src_override,
+** if not NULL, replaces a host source (the staged copy of a pageable source).
+** Returns the driver's result. */
+/* Does the op of k copy to or from host memory?  (Its graph node binds the
+** allocations it touches: graph_exec.h.) */
+static inline int gs__key_host_copy(const struct gs_key *k)
+{
+    return k->kind == GS_OP_H2D || k->kind == GS_OP_H2D_PAGEABLE || k->kind == GS_OP_D2H;
+}
+
+/* A launch key's kernelParams: one pointer per parameter into its packed bytes,
+** in stack (64 entries) or, for more parameters, on the heap; *out is NULL for a
+** kernel without parameters.  CUDA_ERROR_INVALID_HANDLE where the layout that
+** made the key is gone.  Released with gs__key_param_ptrs_free(). */
+CUresult gs__key_param_ptrs(const struct gs_key *k, void *stack[64], void ***out);
+void gs__key_param_ptrs_free(void **params, void *stack[64]);
+
+CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_override);
+
+/* A 64-bit hash of n bytes (keys, for quick inequality; equal hashes are
+** checked byte by byte). */
+uint64_t gs__bytes_hash(const void *bytes, size_t n);
+
+
+#endif

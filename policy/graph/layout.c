@@ -1,0 +1,218 @@
+/*
+** layout.c: the parameter layouts of kernel functions (layout.h).
+**
+** Layouts come from cuFuncGetParamInfo, or cuKernelGetParamInfo when the handle
+** is a CUkernel (cuFuncGetParamInfo rejects one with CUDA_ERROR_INVALID_HANDLE).
+** They are cached per function in a table that readers search without a lock:
+** entries are immutable once published and never freed (a key points at its
+** function's), and a reset or a resize publishes a new table (the old one is
+** left allocated, since a reader may still be in it; both happen rarely).
+*/
+#include "layout.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+
+struct layout_table {
+    unsigned cap;          /* power of two */
+    unsigned used;
+    struct gs_layout *_Atomic *slots;
+};
+
+static struct layout_table *_Atomic layouts;
+static const struct gs_layout unknown_layout = {NULL, -1, 0, NULL};
+static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct layout_table *table_new(unsigned cap)
+{
+    struct layout_table *t = calloc(1, sizeof *t);
+    if (t && !(t->slots = calloc(cap, sizeof *t->slots))) {
+        free(t);
+        t = NULL;
+    }
+    if (t)
+        t->cap = cap;
+    return t;
+}
+
+static unsigned fhash(CUfunction f)
+{
+    uint64_t x = (uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull;
+    return (unsigned)(x >> 32);
+}
+
+static const struct gs_layout *layout_find(struct layout_table *t, CUfunction f)
+{
+    for (unsigned h = fhash(f);; h++) {
+        struct gs_layout *l = atomic_load_explicit(&t->slots[h & (t->cap - 1)], memory_order_acquire);
+        if (!l || l->f == f)
+            return l;
+    }
+}
+
+static void layout_put(struct layout_table *t, struct gs_layout *l)
+{
+    unsigned h = fhash(l->f);
+    while (atomic_load_explicit(&t->slots[h & (t->cap - 1)], memory_order_relaxed))
+        h++;
+    atomic_store_explicit(&t->slots[h & (t->cap - 1)], l, memory_order_release);
+    t->used++;
+}
+
+/* NCCL's kernels make progress with host-side state that a replay cannot
+** reproduce: their launches are never held. */
+static int host_progress_kernel(CUfunction f)
+{
+    const char *name = NULL;
+
+    if (gs__real[GS_ID_cuFuncGetName] && GS_REAL(cuFuncGetName)(&name, f) != CUDA_SUCCESS)
+        name = NULL;
+    if (!name && gs__real[GS_ID_cuKernelGetName] && GS_REAL(cuKernelGetName)(&name, (CUkernel)f) != CUDA_SUCCESS)
+        name = NULL;
+    return name && strstr(name, "nccl") != NULL;
+}
+
+/* Is a layout one that a real kernel can have?  Parameters lie in order, do not
+** overlap, are at least a byte each, and end within the driver's limit. */
+static int layout_plausible(int n, const uint32_t *off, const uint32_t *size, uint32_t *end)
+{
+    uint32_t e = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (size[i] == 0 || off[i] < e || size[i] > GS_PARAM_BYTES_MAX || off[i] > GS_PARAM_BYTES_MAX - size[i])
+            return 0;
+        e = off[i] + size[i];
+    }
+    *end = e;
+    return 1;
+}
+
+/* Asks the driver for f's parameter layout.  n = -1 (its launches pass through)
+** when the driver gives none, or one that is not plausible: a layout is never
+** guessed. */
+static struct gs_layout *layout_query(CUfunction f)
+{
+    struct gs_layout *l = calloc(1, sizeof *l);
+    uint32_t *off = NULL, *size = NULL, end = 0;
+    int cap = 0, n = 0, by_kernel = 0;
+
+    if (!l)
+        return NULL;
+    l->f = f;
+    l->n = -1;
+    if (host_progress_kernel(f))
+        return l;
+    for (;;) {
+        size_t o = 0, sz = 0;
+        CUresult rc;
+
+        if (!by_kernel)
+            rc = GS_REAL(cuFuncGetParamInfo)(f, (size_t)n, &o, &sz);
+        else
+            rc = gs__real[GS_ID_cuKernelGetParamInfo] ? GS_REAL(cuKernelGetParamInfo)((CUkernel)f, (size_t)n, &o, &sz)
+                                                      : CUDA_ERROR_NOT_FOUND;
+        if (rc == CUDA_ERROR_INVALID_HANDLE && n == 0 && !by_kernel) {
+            by_kernel = 1;
+            continue;
+        }
+        if (rc == CUDA_ERROR_INVALID_VALUE)
+            break; /* past the last parameter */
+        if (rc != CUDA_SUCCESS || n >= GS_PARAMS_MAX || o > GS_PARAM_BYTES_MAX || sz > GS_PARAM_BYTES_MAX) {
+            gs__debug("no parameter layout for function %p (parameter %d: error %d, offset %zu, size %zu): "
+                      "its launches pass through", (void *)f, n, rc, o, sz);
+            goto unknown;
+        }
+        if (n == cap) {
+            uint32_t *o2, *s2;
+            cap = cap ? 2 * cap : 16;
+            o2 = realloc(off, (size_t)cap * sizeof *off);
+            if (o2)
+                off = o2;
+            s2 = realloc(size, (size_t)cap * sizeof *size);
+            if (s2)
+                size = s2;
+            if (!o2 || !s2)
+                goto unknown;
+        }
+        off[n] = (uint32_t)o;
+        size[n] = (uint32_t)sz;
+        n++;
+    }
+    if (!layout_plausible(n, off, size, &end)) {
+        gs__debug("implausible parameter layout for function %p (%d parameters): its launches pass through",
+                  (void *)f, n);
+        goto unknown;
+    }
+    if (n) {
+        /* Offsets, then sizes, packed. */
+        uint32_t *packed = malloc(2 * (size_t)n * sizeof *packed);
+        if (!packed)
+            goto unknown;
+        memcpy(packed, off, (size_t)n * sizeof *packed);
+        memcpy(packed + n, size, (size_t)n * sizeof *packed);
+        l->off = packed;
+    }
+    l->n = n;
+    l->size = end;
+unknown:
+    free(off);
+    free(size);
+    return l;
+}
+
+const struct gs_layout *gs__layout_of(CUfunction f)
+{
+    struct layout_table *t = atomic_load_explicit(&layouts, memory_order_acquire);
+    const struct gs_layout *l = t ? layout_find(t, f) : NULL;
+    struct gs_layout *nl;
+
+    if (GS_LIKELY(l != NULL))
+        return l;
+    if (!(nl = layout_query(f)))
+        return &unknown_layout;
+    pthread_mutex_lock(&layouts_lock);
+    t = atomic_load_explicit(&layouts, memory_order_relaxed);
+    if (!t && (t = table_new(1024)) != NULL)
+        atomic_store_explicit(&layouts, t, memory_order_release);
+    if (t && (l = layout_find(t, f)) == NULL) {
+        if (2 * (t->used + 1) > t->cap) {
+            struct layout_table *big = table_new(2 * t->cap);
+            for (unsigned i = 0; big && i < t->cap; i++) {
+                struct gs_layout *e = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+                if (e)
+                    layout_put(big, e);
+            }
+            if (big)
+                atomic_store_explicit(&layouts, big, memory_order_release);
+            t = big;
+        }
+        if (t) {
+            layout_put(t, nl);
+            l = nl;
+            nl = NULL;
+        }
+    }
+    pthread_mutex_unlock(&layouts_lock);
+    if (nl) {
+        free((void *)nl->off);
+        free(nl);
+    }
+    return l ? l : &unknown_layout;
+}
+
+int gs__layout_known(CUfunction f)
+{
+    return gs__layout_of(f)->n >= 0;
+}
+
+void gs__layouts_reset(void)
+{
+    pthread_mutex_lock(&layouts_lock);
+    atomic_store_explicit(&layouts, table_new(1024), memory_order_release);
+    pthread_mutex_unlock(&layouts_lock);
+}
+

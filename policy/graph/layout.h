@@ -1,0 +1,34 @@
+/*
+** layout.h: a kernel function's parameter layout: where each of its parameters
+** lies in the packed buffer a key holds (layout.c).
+*/
+#ifndef GS_LAYOUT_H
+#define GS_LAYOUT_H
+
+#include <stdint.h>
+
+#include "../../driver/driver.h"
+
+/* The driver's limit on a kernel's parameter bytes (CUDA 12.1 on, Volta on), and
+** on the number of parameters graphshim will hold (one byte each at most). */
+#define GS_PARAM_BYTES_MAX 32764u
+#define GS_PARAMS_MAX 32764
+
+/* A function's parameter layout, from the driver (layout.c): n parameters, their
+** offsets, then their sizes; n = -1 when unknown (its launches pass through).
+** Immutable once made, and never freed: keys point at theirs. */
+struct gs_layout {
+    CUfunction f;
+    int n;
+    uint32_t size;         /* bytes of the packed parameter buffer */
+    const uint32_t *off;   /* n offsets, then n sizes */
+};
+
+/* f's layout, from the cache or the driver; one with n = -1 where unknown. */
+const struct gs_layout *gs__layout_of(CUfunction f);
+/* Does f have a parameter layout (its launches with kernelParams have keys)? */
+int gs__layout_known(CUfunction f);
+/* Forgets every cached parameter layout (module unload). */
+void gs__layouts_reset(void);
+
+#endif

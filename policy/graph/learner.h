@@ -1,0 +1,165 @@
+/*
+** learner.h: the prefix tree of op sequences a stream has run.
+**
+** Every segment of a stream (the ops between two boundaries) is a path from the
+** root; the node where a segment ended counts one more occurrence of that
+** sequence.  A sequence seen GRAPHSHIM_WARMUP times, at least GRAPHSHIM_MIN_OPS
+** long, is stable: while the next ops of a stream follow a path that can still
+** end in a stable sequence, the engine holds them.  Several sequences sharing a
+** prefix, or alternating on one stream, are all learned.
+**
+** A tree belongs to one stream and is only touched under that stream's lock.
+*/
+#ifndef GS_LEARNER_H
+#define GS_LEARNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "key.h"
+
+struct gs_exec;
+struct gs_kids;
+
+struct gs_node {
+    struct gs_node *parent, *child, *sibling;
+    struct gs_node *next;    /* the child last found or added: the op expected after this one */
+    uint32_t len;            /* key bytes */
+    uint32_t cmp;            /* of those, the bytes a lookup compares (gs__trie_child) */
+    uint32_t depth;          /* ops from the root */
+    uint32_t nchildren;
+    uint32_t matched;        /* the parent's match_clock when this child was last found or added */
+    uint32_t match_clock;    /* counts the lookups that found a child of this node */
+    struct gs_kids *kids;    /* the children by hash, once there are GS_TRIE_WIDE of them */
+    uint32_t seen;           /* segments that ended here */
+    uint32_t seen_mark;      /* seen when it was last set to be learned again */
+    uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
+    uint8_t stable;          /* this node ends a stable sequence */
+    uint8_t ungraphable;     /* capturing or launching its graph failed once */
+    uint8_t watchdog_hits;   /* times in a row the watchdog issued work held up to here (GS_WATCHDOG_CUT) */
+    uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
+    uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
+    uint8_t chunk_idle;      /* a chunk ending here left the host less work to the segment's
+                             ** end than a graph launch costs: none ends here any more (rules/chunk.c) */
+    uint8_t eager_once;      /* stable again at its next occurrence, which runs eagerly */
+    uint8_t gain_trial;      /* in the gain check's paired trial: its untimed eager runs, plus one (0: none) */
+    uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
+    uint8_t gain_backoff;    /* trials that kept its graph (at most GS_GAIN_BACKOFF_MAX) */
+    uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */
+    uint8_t gain_warm;       /* its eager time was measured again after the first replays */
+    uint8_t rebuilt;         /* its graph was built (instantiated or updated) for its last launch */
+    uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
+    uint64_t replays;        /* graph launches of the sequence ending here */
+    uint64_t patched;        /* launches of exec that needed new parameters first */
+    uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
+    uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check);
+                             ** in a trial, of replay_n pairs */
+    uint32_t replay_n;
+    uint32_t watchdog_mark;  /* the stream's replay count at the last watchdog hit here */
+    uint64_t last_used;      /* replay clock, for the graph cache */
+    struct gs_exec *exec;    /* graph of ops of the path ending here (graph_cache.h), or NULL */
+    uint32_t chunk_tail;     /* ops after this node to the segment's end, the last time
+                             ** an early chunk ending here was the segment's last (rules/chunk.c) */
+    void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE */
+    union {
+        struct gs_key key;   /* len bytes, the key's variable part follows */
+        max_align_t align_;
+    };
+};
+
+struct gs_trie {
+    struct gs_node root;     /* depth 0, no key */
+    size_t bytes;            /* memory of all nodes */
+    uint64_t evicted;        /* subtrees dropped to make room */
+    /* Called on every node before it is freed (its graph and staging go too). */
+    void (*drop)(struct gs_node *, void *);
+    void *drop_arg;
+};
+
+/* Most memory one stream's tree may take, and most children of one node.  A node
+** that is full drops its least recently matched child that leads to no stable
+** sequence, so work that never repeats costs bounded memory and search. */
+#define GS_TRIE_MAX_BYTES (32u << 20)
+#define GS_TRIE_MAX_CHILDREN 32
+
+/* A node with this many children or more finds them through a table of their
+** keys' hashes (struct gs_kids), not by following the list: in a real program the
+** driver's launch evicts the tree from the caches between two ops, and a walk down
+** a list of 32 children is 32 cache misses in a row (bench/shim_cost's cold rows). */
+#define GS_TRIE_WIDE 4
+
+struct gs_kids {
+    uint32_t hash[GS_TRIE_MAX_CHILDREN]; /* gs__bytes_hash of the compared bytes */
+    struct gs_node *node[GS_TRIE_MAX_CHILDREN];
+};
+
+struct gs_node *gs__trie_child_wide(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp);
+
+/* The child of n whose key equals key/len in its first cmp bytes (all but a
+** launch's parameter bytes: the engine patches those), or NULL.  A node with few
+** children is searched by plain compares, newest child first; a wide one by hash. */
+static inline struct gs_node *gs__trie_child(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
+{
+    if (n->kids)
+        return gs__trie_child_wide(n, key, len, cmp);
+    for (struct gs_node *c = n->child; c; c = c->sibling)
+        if (c->len == len && c->cmp == cmp && __builtin_memcmp(&c->key, key, cmp) == 0) {
+            c->matched = ++n->match_clock;
+            n->next = c;
+            return c;
+        }
+    return NULL;
+}
+
+/* Adds a child of n for key (cmp: as for gs__trie_child), dropping an old child
+** if n is full.  Returns it, or NULL when the tree is full. */
+struct gs_node *gs__trie_add(struct gs_trie *t, struct gs_node *n, const void *key, uint32_t len, uint32_t cmp);
+
+/* A segment ended at n with every op issued successfully: counts it, and makes
+** it stable when it qualifies.  Returns 1 if it just became stable. */
+int gs__trie_ended(struct gs_node *n, long warmup, long min_ops);
+
+/* Does the report list the sequence ending at n?  Stable, replayed or failed. */
+static inline int gs__trie_reported(const struct gs_node *n)
+{
+    return n->stable || n->replays || n->ungraphable;
+}
+
+/* Stops treating the sequence ending at n as stable (its graph failed). */
+void gs__trie_unstable(struct gs_node *n);
+/* Stops treating it as stable until it has been seen `warmup` more times (seen
+** still counts every occurrence, for the report). */
+void gs__trie_relearn(struct gs_node *n);
+
+/* n runs eagerly once, and is stable again at the end of that occurrence,
+** whatever the warmup then (its graph is kept): the gain check's paired trial. */
+void gs__trie_eager_once(struct gs_node *n);
+
+/* Stops treating as stable, until they are seen `warmup` times, the sequences
+** below root that are stable but have no graph yet; those whose graph was built
+** for its last launch and not found paying by the gain check, until they are
+** seen `warmup` more times. */
+void gs__trie_restrain(struct gs_node *root, long warmup);
+
+/* Does the graph of a sequence pay?  Each replay is timed against the sequence's
+** eager time; a replay is slow when it took more than 10% longer.  A window of n
+** replays with `slow` slow ones says: 1 (keep the graph), 0 (at least three in four
+** were slow), or -1 (too few replays to say).  Single slow replays (a descheduled
+** thread, a garbage collection in the program) do not count against a graph that
+** pays.  A window that says 0 starts a paired trial (rules/gain.c), whose pairs are
+** judged the same way. */
+int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns);
+int gs__gain_verdict(uint32_t slow, uint32_t n);
+#define GS_GAIN_REPLAYS 8
+#define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */
+
+/* The path from the root to n, first op first, into path[] (n->depth entries). */
+void gs__trie_path(struct gs_node *n, struct gs_node **path);
+
+/* Calls fn on every node of the subtree at root, root included. */
+void gs__trie_walk(struct gs_node *root, void (*fn)(struct gs_node *, void *), void *arg);
+
+/* Frees every node below the root (t->drop is called on each first). */
+void gs__trie_clear(struct gs_trie *t);
+
+#endif

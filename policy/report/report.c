@@ -1,0 +1,322 @@
+/*
+** report.c: the report at exit (see report.h and docs/report.md).
+**
+** Totals, then per stream its counters and its stable sequences.  Hit rate is ops
+** replayed as part of a graph over ops seen by the engine; launches saved is
+** driver calls avoided (a replay of an n-op sequence is one call instead of n).
+*/
+#include "report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graphshim.h"
+
+#include "../base/config.h"
+#include "../base/log.h"
+#include "../base/names.h"
+#include "../base/outfile.h"
+#include "../graph/graph_cache.h"
+#include "../stream/stream.h"
+
+struct totals {
+    uint64_t ops, held, replayed, replays, chunks, body_graphs, patched, nodes_patched, issue_errors, evicted;
+    uint64_t recaptures, capture_ns, instantiate_ns, update_ns;
+    uint64_t bails[GS_NBAIL];
+    int nstreams;
+};
+
+static void add_stream(struct gs_stream *s, void *arg)
+{
+    struct totals *t = arg;
+    t->ops += s->ops_seen;
+    t->held += s->ops_held;
+    t->replayed += s->ops_replayed;
+    t->replays += s->replays;
+    t->chunks += s->chunks;
+    t->patched += s->patched_launches;
+    t->nodes_patched += s->nodes_patched;
+    t->recaptures += s->recaptures;
+    t->capture_ns += s->graphs.capture_ns;
+    t->instantiate_ns += s->graphs.instantiate_ns;
+    t->update_ns += s->graphs.update_ns;
+    t->body_graphs += gs__body_graphs(s);
+    t->evicted += s->trie.evicted;
+    t->issue_errors += s->issue_errors;
+    for (int b = 0; b < GS_NBAIL; b++)
+        t->bails[b] += s->bails[b];
+    t->nstreams++;
+}
+
+/* Driver calls avoided: ops replayed, less the graph launches that replayed them. */
+static uint64_t saved(const struct totals *t)
+{
+    return t->replayed - t->replays - t->chunks - t->body_graphs;
+}
+
+static double rate(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+/* The highest warmup the capture budget raised the stream's to (a reset at the
+** program's end starts it over). */
+static long peak_warmup(const struct gs_stream *s)
+{
+    return gs__cfg.warmup << s->warmup_peak;
+}
+
+static const char *kind_name(const struct gs_stream *s)
+{
+    return s->kind == GS_STREAM_LEGACY ? "legacy" : s->kind == GS_STREAM_PTDS ? "per-thread" : "created";
+}
+
+/* --- JSON ------------------------------------------------------------------ */
+
+struct out {
+    FILE *f;
+    int first;   /* first element of the current list */
+    int nseq;
+};
+
+static void json_bails(FILE *f, const uint64_t *bails)
+{
+    char buf[64];
+    int first = 1;
+    fprintf(f, "{");
+    for (int b = 0; b < GS_NBAIL; b++) {
+        if (!bails[b])
+            continue;
+        fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", gs__bail_name(b, buf, sizeof buf), (unsigned long long)bails[b]);
+        first = 0;
+    }
+    fprintf(f, "}");
+}
+
+static void json_row(struct out *o, uint32_t ops, uint32_t seen, uint64_t replays, uint64_t patched,
+                     const char *graph)
+{
+    if (o->nseq++ >= 32)
+        return;
+    fprintf(o->f, "%s\n        {\"ops\": %u, \"seen\": %u, \"replays\": %llu, \"launches_saved\": %llu, "
+            "\"patched\": %llu, \"graph\": %s}",
+            o->first ? "" : ",", ops, seen, (unsigned long long)replays,
+            (unsigned long long)(replays * (ops - 1)), (unsigned long long)patched, graph);
+    o->first = 0;
+}
+
+static void json_sequence(struct gs_node *n, void *arg)
+{
+    if (gs__trie_reported(n))
+        json_row(arg, n->depth, n->seen, n->replays, n->patched,
+                 n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
+}
+
+static void json_body(void *arg, const struct gs_body_row *r)
+{
+    struct out *o = arg;
+    fprintf(o->f, "%s{\"period\": %u, \"bodies_per_graph\": %u, \"graphs\": %llu, \"ops_replayed\": %llu}",
+            o->first ? "" : ", ", r->period, r->per_graph, (unsigned long long)r->graphs,
+            (unsigned long long)r->ops_replayed);
+    o->first = 0;
+}
+
+static void json_stream(struct gs_stream *s, void *arg)
+{
+    struct out *o = arg;
+    struct out seq = {o->f, 1, 0};
+    char ctx[16] = "null";
+
+    if (s->ctx_id >= 0)
+        snprintf(ctx, sizeof ctx, "%d", s->ctx_id);
+    fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ctx\": %s, \"ops\": %llu, "
+            "\"ops_held\": %llu, \"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, "
+            "\"launches_saved\": %llu, \"patched_launches\": %llu, \"nodes_patched\": %llu, \"hit_rate\": %.4f, "
+            "\"warmup\": %ld, \"segments_rested\": %llu, \"bails\": ",
+            o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), ctx, (unsigned long long)s->ops_seen,
+            (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
+            (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
+            (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
+            (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
+            rate(s->ops_replayed, s->ops_seen), peak_warmup(s), (unsigned long long)s->segments_rested);
+    json_bails(o->f, s->bails);
+    fprintf(o->f, ", \"sequences\": [");
+    gs__trie_walk(&s->trie.root, json_sequence, &seq);
+    for (uint32_t i = 0; i < s->nretired; i++)
+        json_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays, s->retired[i].patched,
+                 "\"dropped\"");
+    fprintf(o->f, "%s], \"bodies\": [", seq.first ? "" : "\n      ");
+    seq.first = 1;
+    gs__body_rows(s, json_body, &seq);
+    fprintf(o->f, "]}");
+    o->first = 0;
+}
+
+static void write_json(FILE *f, const struct totals *t, const struct gs_graph_stats *g)
+{
+    struct out o = {f, 1, 0};
+
+    fprintf(f, "{\n  \"engine\": %s,\n", gs__passthrough ? "false" : "true");
+    fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
+            "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %llu, "
+            "\"patched_launches\": %llu, \"nodes_patched\": %llu, \"recaptures\": %llu, \"capture_us\": %llu, "
+            "\"instantiate_us\": %llu, \"update_us\": %llu, \"graphs_captured\": %ld, "
+            "\"graph_failures\": %ld, "
+            "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"learned_dropped\": %llu, \"issue_errors\": %llu, "
+            "\"bails\": ",
+            (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
+            rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
+            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->patched,
+            (unsigned long long)t->nodes_patched, (unsigned long long)t->recaptures,
+            (unsigned long long)(t->capture_ns / 1000), (unsigned long long)(t->instantiate_ns / 1000),
+            (unsigned long long)(t->update_ns / 1000), g->captured, g->failed, g->evicted, g->alive,
+            (unsigned long long)t->evicted, (unsigned long long)t->issue_errors);
+    json_bails(f, t->bails);
+    fprintf(f, "},\n  \"calls\": {");
+    for (int c = GS_SYNC; c < GS_NCLASSES; c++)
+        if (c != GS_PROC && c != GS_QUERY) /* not counted: they pass straight through */
+            fprintf(f, "%s\"%s\": %ld", c > GS_SYNC ? ", " : "", gs__class_name(c),
+                    atomic_load(&gs__calls_by_class[c]));
+    fprintf(f, "},\n  \"streams\": [");
+    gs__each_stream(json_stream, &o);
+    fprintf(f, "%s]\n}\n", o.first ? "" : "\n  ");
+}
+
+/* --- Text ------------------------------------------------------------------ */
+
+static void text_row(struct out *o, uint32_t ops, uint32_t seen, uint64_t replays, const char *graph)
+{
+    if (o->nseq++ >= 8)
+        return;
+    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s\n", ops, seen,
+            (unsigned long long)replays, graph);
+}
+
+static void text_sequence(struct gs_node *n, void *arg)
+{
+    if (gs__trie_reported(n))
+        text_row(arg, n->depth, n->seen, n->replays, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
+}
+
+static void text_body(void *f, const struct gs_body_row *r)
+{
+    fprintf(f, "      loop body of %4u ops: %llu graphs of %u bodies or fewer, %llu ops replayed\n", r->period,
+            (unsigned long long)r->graphs, r->per_graph, (unsigned long long)r->ops_replayed);
+}
+
+static void text_stream(struct gs_stream *s, void *arg)
+{
+    struct out *o = arg;
+    struct out seq = {o->f, 1, 0};
+    char buf[64];
+
+    fprintf(o->f, "  stream %d %-14p %-10s ctx %2d  ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", s->id,
+            (void *)s->handle, kind_name(s), s->ctx_id, (unsigned long long)s->ops_seen,
+            (unsigned long long)s->ops_replayed, 100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
+    if (s->warmup_peak)
+        fprintf(o->f, "      sequences graphed only after %ld times: its graphs were launched too few times to pay "
+                "for building them (a capture, or an update for new arguments)\n", peak_warmup(s));
+    if (s->segments_rested)
+        fprintf(o->f, "      %llu segments not learned: learning rested where the work did not repeat\n",
+                (unsigned long long)s->segments_rested);
+    for (int b = 0; b < GS_NBAIL; b++)
+        if (s->bails[b])
+            fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],
+                    gs__bail_name(b, buf, sizeof buf));
+    gs__trie_walk(&s->trie.root, text_sequence, &seq);
+    for (uint32_t i = 0; i < s->nretired; i++)
+        text_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays,
+                 "graph dropped (stream, context or module gone)");
+    gs__body_rows(s, text_body, o->f);
+}
+
+static void write_text(FILE *f, const struct totals *t, const struct gs_graph_stats *g)
+{
+    struct out o = {f, 1, 0};
+    char buf[64];
+
+    fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
+    fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu replays, %llu early chunks "
+            "and %llu loop-body graphs saved %llu driver calls\n",
+            (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
+            (unsigned long long)t->replays, (unsigned long long)t->chunks, (unsigned long long)t->body_graphs,
+            (unsigned long long)saved(t));
+    fprintf(f, "  graphs: %ld captured, %ld failed, %ld evicted, %ld alive\n", g->captured, g->failed,
+            g->evicted, g->alive);
+    if (t->patched)
+        fprintf(f, "  %llu graph launches set new parameters in place first (%llu kernel nodes set)\n",
+                (unsigned long long)t->patched, (unsigned long long)t->nodes_patched);
+    if (t->recaptures)
+        fprintf(f, "  %llu graphs built again (stale, or a change that could not be made in place)\n",
+                (unsigned long long)t->recaptures);
+    fprintf(f, "  host time: capturing %.1f ms, instantiating %.1f ms, setting nodes %.1f ms\n",
+            t->capture_ns / 1e6, t->instantiate_ns / 1e6, t->update_ns / 1e6);
+    for (int b = 0; b < GS_NBAIL; b++)
+        if (t->bails[b])
+            fprintf(f, "  bailed out %llu x  %s\n", (unsigned long long)t->bails[b], gs__bail_name(b, buf, sizeof buf));
+    fprintf(f, "  calls other than ops:");
+    for (int c = GS_SYNC; c < GS_NCLASSES; c++)
+        if (atomic_load(&gs__calls_by_class[c]))
+            fprintf(f, " %s %ld", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
+    fprintf(f, "\n");
+    gs__each_stream(text_stream, &o);
+}
+
+GS_EXPORT int gs_stats(struct gs_stats *st)
+{
+    struct totals t;
+    struct gs_graph_stats g;
+
+    memset(st, 0, sizeof *st);
+    if (!atomic_load_explicit(&gs__ready, memory_order_acquire) || gs__passthrough)
+        return -1;
+    memset(&t, 0, sizeof t);
+    gs__each_stream(add_stream, &t);
+    gs__graph_stats(&g);
+    st->ops = t.ops;
+    st->ops_held = t.held;
+    st->ops_replayed = t.replayed;
+    st->replays = t.replays;
+    st->graphs = (unsigned long long)g.captured;
+    st->hit_rate = rate(t.replayed, t.ops);
+    return 0;
+}
+
+/* The report goes to GRAPHSHIM_REPORT through outfile.c, which writes it whole
+** or not at all; it is built in memory first. */
+int gs__report_write(void)
+{
+    struct totals t;
+    struct gs_graph_stats g;
+    char *data = NULL;
+    size_t len = 0;
+    FILE *f;
+    int rc;
+
+    memset(&t, 0, sizeof t);
+    gs__each_stream(add_stream, &t);
+    gs__graph_stats(&g);
+    if (gs__cfg.log >= GS_LOG_INFO)
+        write_text(stderr, &t, &g);
+    if (!gs__cfg.report)
+        return 0;
+    if (!(f = open_memstream(&data, &len))) {
+        gs__warn("cannot write GRAPHSHIM_REPORT (%s): no memory for it", strerror(errno));
+        return -1;
+    }
+    if (gs__out_is_json(GS_KNOB_report))
+        write_json(f, &t, &g);
+    else
+        write_text(f, &t, &g);
+    if (fclose(f) != 0) {
+        free(data);
+        gs__warn("cannot write GRAPHSHIM_REPORT (%s): no memory for it", strerror(errno));
+        return -1;
+    }
+    rc = gs__out_replace(GS_KNOB_report, data, len);
+    free(data);
+    return rc;
+}

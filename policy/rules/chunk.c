@@ -1,0 +1,130 @@
+/*
+** chunk.c: early chunks of held work (see chunk.h).
+*/
+#define _GNU_SOURCE
+#include "chunk.h"
+
+#include "../base/clock.h"
+#include "../base/config.h"
+#include "../stream/issue.h"
+
+/* Held work leaves the GPU idle while the host goes on issuing.  Early chunks
+** shorten that wait: the ops held so far go out as a graph of their own and
+** holding goes on after them.  Chunks end at the same places every time a
+** sequence repeats, so their graphs are reused:
+**   GRAPHSHIM_CHUNK_OPS=n  by count, at depths n, 2n, 4n, ... of the segment (each
+**                          chunk as long as all before it), a handful of graph
+**                          launches however long the sequence;
+**   GRAPHSHIM_CHUNK_MAX=m  but where the host took more than 1 us per op to
+**                          issue m ops after a chunk, twice in a row, a chunk
+**                          ends there:
+**                          a slow host runs about as fast as the GPU, which would
+**                          otherwise wait at the end for the last, longest chunk,
+**                          while a fast host keeps its few long chunks (more graph
+**                          launches cost a GPU that is busy anyway);
+**   GRAPHSHIM_CHUNK_US=t   by time, where held ops have waited more than t twice
+**                          at the same place;
+** where a chunk ended at a place of the slow host (or of CHUNK_US) and was the
+** segment's last, more than 2 * GS_TAIL_OPS ops before its end, one more chunk
+** ends GS_TAIL_OPS ops before that end from then on: the last graph, which the
+** GPU begins only at the boundary while the host waits, stays short (a slow
+** host's GPU has caught up by then; PyTorch d=1024: 12 ops, ~150 us of GPU time,
+** the last graph otherwise);
+** but where a chunk was the segment's last and the host issued the rest of the
+** segment in less than GS_CHUNK_MIN_NS, what the GPU gained by starting early
+** was less than the graph launch cost it (about 1-2 us of GPU time each, bench's
+** split rows): no chunk ends there any more, nor by count after it in the
+** segment (tiny20 on a fast host: one graph, or 8 and 12 ops, instead of 8, 8
+** and 4);
+** and, whatever the settings, where the watchdog fired (watchdog.c).
+** Called locked, after the op at s->cur was held. */
+#define GS_SLOW_HOST_NS_PER_OP 1000
+#define GS_TAIL_OPS 4
+#define GS_CHUNK_MIN_NS 2000
+
+static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
+{
+    uint32_t limit = (uint32_t)(gs__cfg.chunk_max > gs__cfg.chunk_ops ? gs__cfg.chunk_max : gs__cfg.chunk_ops);
+
+    if (c->depth == s->tail_at)
+        return 1;
+    if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops) {
+        if (held >= s->chunk_depth)
+            return 1;
+        if (gs__cfg.chunk_max && held == limit) {
+            /* Two slow passes in a row: a fast host that stalls once in a while
+            ** (descheduled) keeps its few long chunks. */
+            if (c->chunk_votes >= 2)
+                return 1;
+            if (gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP) {
+                c->chunk_votes = 0;
+                return 0;
+            }
+            return ++c->chunk_votes >= 2;
+        }
+    }
+    if (!gs__cfg.chunk_us)
+        return 0;
+    if (c->chunk_votes >= 2)
+        return 1;
+    if (held & 3)
+        return 0; /* the clock is read every fourth held op */
+    return gs__now_ns() - s->chunk_since >= (uint64_t)gs__cfg.chunk_us * 1000u && ++c->chunk_votes >= 2;
+}
+
+/* Launches the held ops up to c as an early chunk: 0, or the failure of
+** gs__launch_graph (nothing went out then). */
+static int launch_chunk(struct gs_stream *s, struct gs_node *c)
+{
+    int rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
+    if (rc == 0) {
+        s->chunks++;
+        s->last_chunk = c->depth;
+        s->last_chunk_ns = gs__now_ns();
+        if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
+            s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;
+    } else if (rc != GS_CAPTURE_BUSY) {
+        c->chunk_failed = 1; /* its ops go out eagerly (gs__maybe_chunk), and from now on */
+        s->bails[GS_BAIL_GRAPH_FAILED]++;
+    }
+    return rc;
+}
+
+void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
+{
+    if (end && s->last_chunk && end->depth > s->last_chunk) {
+        struct gs_node *c = end;
+        while (c->depth > s->last_chunk)
+            c = c->parent;
+        c->chunk_tail = end->depth - s->last_chunk;
+        if (end_ns - s->last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
+            c->chunk_idle = 1;
+    }
+    s->chunk_depth = 0;
+    s->last_chunk = 0;
+    s->tail_at = 0;
+    s->chunks_off = 0;
+}
+
+void gs__maybe_chunk(struct gs_stream *s)
+{
+    struct gs_node *c = s->cur;
+    uint32_t held = c->depth - s->chunk_depth;
+
+    /* A place where the watchdog fired sends out what is held whatever its count
+    ** (a single op eagerly). */
+    if (!GS_WATCHDOG_CUT(c)) {
+        if (held < 2 || c->chunk_failed || s->chunks_off || !chunk_ends_here(s, c, held))
+            return;
+        if (c->chunk_idle) {
+            s->chunks_off = 1;
+            return;
+        }
+    }
+    if (held < 2 || c->chunk_failed || launch_chunk(s, c) != 0)
+        gs__issue_held(s, c);
+    /* Nothing is held now: the next held op starts the clocks again. */
+    s->chunk_since = 0;
+    atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+}
+

@@ -1,0 +1,22 @@
+/*
+** chunk.h: early chunks: held work going out before its segment ends, as a graph
+** of its own, so the GPU does not wait for the whole sequence (chunk.c says where
+** chunks end).
+*/
+#ifndef GS_CHUNK_H
+#define GS_CHUNK_H
+
+#include "../stream/stream.h"
+
+/* After the op at s->cur was held: where a chunk ends there, the ops held so far
+** go out (as a graph, or eagerly where it cannot be one) and holding goes on
+** after them.  Called locked. */
+void gs__maybe_chunk(struct gs_stream *s);
+
+/* The segment ended: its early chunks are forgotten.  end: where the segment was
+** replayed up to that node (NULL otherwise), the place of the last chunk learns
+** how far it was from the end, in ops and in the host's time up to end_ns, when
+** the boundary came.  Called locked. */
+void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns);
+
+#endif

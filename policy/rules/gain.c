@@ -1,0 +1,176 @@
+/*
+** gain.c: the gain check.  After a synchronize, the segment that ended at it is
+** timed, from its first op: eager runs give a sequence's eager time, replays are
+** judged against it in windows, and a window that finds them slow starts a
+** paired trial, whose verdict keeps the graph or runs the sequence eagerly for
+** good (no-gain).
+*/
+#define _GNU_SOURCE
+#include "gain.h"
+
+#include "../base/log.h"
+#include "../base/nvtx.h"
+#include "../graph/graph_cache.h"
+
+/* The sequence ending at t runs eagerly again (GRAPHSHIM_WARMUP times), to be
+** timed: its graph is kept for when it is stable again. */
+static void time_eagerly_again(struct gs_node *t)
+{
+    t->eager_ns = 0;
+    gs__trie_relearn(t);
+}
+
+/* The graph of t runs eagerly for good (no-gain). */
+static void no_gain(struct gs_stream *s, struct gs_node *t)
+{
+    gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in %u of %u trial pairs: "
+              "it runs eagerly from now on", t->depth, t->replay_slow, t->replay_n);
+    gs__trie_unstable(t);
+    gs__graph_drop_exec(t, s);
+    s->bails[GS_BAIL_NO_GAIN]++;
+    gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
+}
+
+/* Counts a timed replay of t, d ns long, in its window or trial. */
+static void replay_timed(struct gs_node *t, uint64_t d)
+{
+    t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
+    t->replay_n++;
+}
+
+/* A window of replays found t's graph slow: the sequence runs eagerly and
+** replayed in turn, and each replay is judged against the eager run just before
+** it (trial_replay): a program that changes pace (a busy host for a while, a
+** heap that grows) changes both alike, where a window of replays judged against
+** one earlier eager time would see the change as the graph's. */
+static void trial_start(struct gs_node *t)
+{
+    gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in 3 of 4 replays or more: "
+              "a trial runs it eagerly and replayed in turn", t->depth, t->eager_ns / 1e3);
+    t->gain_trial = 1;
+    t->gain_paid = 0;
+    t->gain_fresh = 0;
+    gs__trie_eager_once(t);
+}
+
+/* Ends t's paired trial, whose pairs said v (gs__gain_verdict).  A graph found
+** slow runs eagerly for good.  One kept lets 1, 3, 7, ... 63 windows pass
+** before a slow one starts its next trial: a program whose pace keeps moving
+** would otherwise run a third of its occurrences eagerly in trials.  Where too
+** few pairs were timed (its eager runs were held, as a prefix of another stable
+** sequence, and issued at the synchronize: not timed), the check rests for the
+** sequence until an eager run is timed again. */
+static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
+{
+    if (v == 0) {
+        no_gain(s, t);
+    } else if (v == 1) {
+        gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in only %u of %u trial "
+                  "pairs: its graph is kept", t->depth, t->replay_slow, t->replay_n);
+        t->gain_paid = 1;
+        if (t->gain_backoff < GS_GAIN_BACKOFF_MAX)
+            t->gain_backoff++;
+        t->gain_skip = (uint8_t)((1u << t->gain_backoff) - 1);
+    } else {
+        gs__debug("a %u-op sequence's trial timed %u pairs, too few to judge: its graph is kept, untimed",
+                  t->depth, t->replay_n);
+        t->eager_ns = 0;
+    }
+    t->gain_warm = 1; /* its eager time is fresh, or none */
+    t->gain_trial = 0;
+    t->replay_n = 0, t->replay_slow = 0;
+}
+
+/* A replay of t in its paired trial, d ns long, judged against the eager run
+** before it where that was timed.  The trial ends after GS_GAIN_REPLAYS pairs,
+** or once two of its eager runs went untimed. */
+static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
+{
+    if (t->gain_fresh)
+        replay_timed(t, d);
+    else
+        t->gain_trial++;
+    t->gain_fresh = 0;
+    if (t->replay_n < GS_GAIN_REPLAYS && t->gain_trial < 3)
+        gs__trie_eager_once(t);
+    else
+        trial_end(s, t, gs__gain_verdict(t->replay_slow, t->replay_n));
+}
+
+/* After a synchronize returned: the segment of s that ended at it took from its
+** first op until now.  Counted for the sequence, eager or replayed (the first
+** replay, which built the graph, is not, nor a segment that held ops and then issued
+** them eagerly, which is neither).  Replays are judged in windows of
+** GS_GAIN_REPLAYS against the last eager time; a window that finds the graph slow
+** starts a paired trial (trial_start), and a trial that finds it slow too drops
+** the graph: the sequence runs eagerly for good.  Called locked. */
+static void segment_timed(struct gs_stream *s)
+{
+    struct gs_node *t = s->last_term;
+    uint64_t d;
+    int v;
+
+    s->last_term = NULL;
+    if (!t || s->last_evicted != s->trie.evicted)
+        return;
+    d = gs__now_ns() - s->last_start;
+    if (s->last_how == 0) {
+        gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
+        t->eager_ns = d;
+        t->gain_fresh = 1;
+        return;
+    }
+    if (s->last_how != 1 || t->replays <= 1 || !t->eager_ns)
+        return;
+    gs__debug("a %u-op sequence took %.1f us replayed (%.1f us eagerly)", t->depth, d / 1e3, t->eager_ns / 1e3);
+    if (t->gain_trial) {
+        trial_replay(s, t, d);
+        return;
+    }
+    replay_timed(t, d);
+    v = gs__gain_verdict(t->replay_slow, t->replay_n);
+    if (v == 1)
+        t->gain_paid = 1;
+    if (v < 0)
+        return; /* the window goes on */
+    t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
+    if (v == 0 && !t->gain_skip) {
+        trial_start(t);
+        return;
+    }
+    if (t->gain_skip)
+        t->gain_skip--;
+    if (!t->gain_warm) {
+        /* The eager time came from the program's first iterations, often slower
+        ** than later ones (caches, allocators, a library's tuning), which makes
+        ** any graph look fast: once, after the first window, it is timed again,
+        ** warm. */
+        t->gain_warm = 1;
+        time_eagerly_again(t);
+    }
+}
+
+void gs__gain_synced(CUstream stream)
+{
+    struct gs_stream *s;
+
+    if (gs__passthrough || !gs__cfg.gain_check)
+        return;
+    s = gs__stream_get(stream);
+    gs__lock(&s->lock);
+    segment_timed(s);
+    gs__unlock(&s->lock);
+}
+
+void gs__gain_ctx_synced(void)
+{
+    if (gs__passthrough || !gs__cfg.gain_check)
+        return;
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        gs__lock(&s->lock);
+        segment_timed(s);
+        gs__unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+}

@@ -1,0 +1,182 @@
+/*
+** resolve.c: the end of a segment, what a boundary does to held work: to one
+** stream, to all of them, to the legacy stream's partners; and the capture
+** budget.  (Which boundary resolves what: entry/boundary.c.  The gain check, at
+** synchronizes: gain.c.)
+*/
+#define _GNU_SOURCE
+#include "resolve.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+#include "../graph/graph_cache.h"
+#include "../stream/issue.h"
+#include "../stream/patch.h"
+#include "chunk.h"
+#include "rest.h"
+
+/* --- Resolve --------------------------------------------------------------- */
+
+/* A graph costs its capture and instantiation, tens of microseconds, and saves a
+** few per launch; a launch that must first update its graph (new parameters
+** that no kept graph has) costs a capture and an update, about as much again.
+** The budget judges a stream's graphs every GS_BUDGET_SEGMENTS segments: where
+** it built GS_BUDGET_CAPTURES graphs or more in that time (instantiated or
+** updated, s->graphs.builds) and launched fewer than GS_BUDGET_LAUNCHES times as many
+** (sequences that come back too rarely to pay, or whose parameters never come
+** back), its sequences must be seen twice as often before they are graphed, up
+** to GS_WARMUP_MAX times, and wait that long again where they are stable but
+** have no graph yet, or their graph had to be built for its last launch and the
+** gain check has not found it paying (gs__trie_restrain); where its graphs were
+** launched 4 * GS_BUDGET_LAUNCHES times as often as it built them, half as
+** often again, down to GRAPHSHIM_WARMUP.  Where it made GS_BUDGET_CAPTURES new
+** executables or more and launched its graphs fewer than GS_BUDGET_HOPELESS
+** times per new executable (a graph instantiated for nearly every launch:
+** sequences back too rarely to keep their graphs), nothing pays: that is
+** judged every GS_BUDGET_EARLY segments already, and the warmup goes to
+** GS_WARMUP_MAX at once.  Updates in place do not count there: a sequence
+** whose arguments change every time (a model's inputs, an optimizer's step)
+** updates its one graph before each launch, and its replays pay (resnet18 fell
+** from 90 % to 40 % replayed when they counted).  A span of segments, not of builds:
+** the graphs a program makes when its loop starts are judged with the launches
+** that follow (a short run is not judged at all), while the gain check times
+** each sequence that replays often enough.  Called locked. */
+#define GS_BUDGET_SEGMENTS 1024
+#define GS_BUDGET_CAPTURES 32
+#define GS_BUDGET_LAUNCHES 4
+#define GS_BUDGET_HOPELESS 2
+#define GS_BUDGET_EARLY 256
+#define GS_WARMUP_MAX 64
+
+/* A new span of the budget begins now. */
+void gs__budget_span_start(struct gs_stream *s)
+{
+    s->budget_segments = 0;
+    s->builds_mark = s->graphs.builds;
+    s->launches_mark = s->replays + s->chunks;
+    s->instantiated_mark = s->graphs.instantiated;
+}
+
+static void capture_budget(struct gs_stream *s)
+{
+    uint64_t builds = s->graphs.builds - s->builds_mark, launches = s->replays + s->chunks - s->launches_mark;
+    uint64_t made = s->graphs.instantiated - s->instantiated_mark;
+    int hopeless = made >= GS_BUDGET_CAPTURES && launches < made * GS_BUDGET_HOPELESS;
+
+    if (GS_DROPPED(GS_RULE_BUDGET) ||
+        (++s->budget_segments < GS_BUDGET_SEGMENTS && !(hopeless && s->budget_segments % GS_BUDGET_EARLY == 0)))
+        return;
+    s->hopeless |= hopeless; /* also where the warmup was at its most already */
+    if (builds >= GS_BUDGET_CAPTURES && launches < builds * GS_BUDGET_LAUNCHES &&
+        gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
+        s->warmup_shift++;
+        while (hopeless && gs__warmup(s) * 2 <= GS_WARMUP_MAX)
+            s->warmup_shift++;
+        if (s->warmup_shift > s->warmup_peak)
+            s->warmup_peak = s->warmup_shift;
+        gs__trie_restrain(&s->trie.root, gs__warmup(s));
+        gs__debug("stream %d: graphs launched %.1f times per build in %u segments: sequences graphed after %ld times",
+                  s->id, (double)launches / (double)builds, s->budget_segments, gs__warmup(s));
+    } else if (builds && launches >= builds * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
+        s->warmup_shift--;
+        s->hopeless = 0;
+    }
+    gs__budget_span_start(s);
+}
+
+/* Ends the current segment of s: an exactly matched stable sequence is replayed
+** as a graph; other held ops are issued eagerly, counted under reason (enum
+** gs_bail); the sequence is counted for learning.  Called locked. */
+void gs__resolve_locked(struct gs_stream *s, int reason)
+{
+    struct gs_node *t = s->cur;
+    int replayed = 0, rc = -1;
+    uint64_t end_ns = 0;
+
+    gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
+    if (s->holding) {
+        if (s->last_chunk)
+            end_ns = gs__now_ns(); /* before the last graph's capture */
+        if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
+            replayed = 1;
+            s->replays++;
+            t->replays++;
+            s->holding = 0;
+            gs__set_holding(s, 0);
+        } else if (rc == GS_CAPTURE_BUSY) {
+            gs__flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */
+        } else {
+            if (t->stable) {
+                gs__debug("graph of a %u-op sequence failed; it runs eagerly from now on", t->depth);
+                gs__trie_unstable(t);
+                gs__flush(s, GS_BAIL_GRAPH_FAILED);
+            } else {
+                gs__flush(s, reason);
+            }
+        }
+    }
+    if (t && s->clean) {
+        gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
+        if (t->depth) {
+            s->new_segments = t->seen == 1 ? s->new_segments + 1 : 0;
+            s->dry_segments += !replayed;
+        }
+    }
+    if (s->resting && s->fp)
+        gs__rested_segment(s); /* an empty segment (no op: fp 0) is no work that comes back */
+    if (t && t->depth)
+        capture_budget(s); /* a span counts learned segments, not empty ones */
+    /* Timed for the gain check: a learned segment that a synchronize ended, long
+    ** enough to be graphed (a shorter one is not worth the clock read). */
+    s->last_term = t && t->depth >= (uint32_t)gs__cfg.min_ops && s->clean && s->seg_start &&
+                           reason == GS_BAIL_BOUNDARY + GS_SYNC
+                       ? t
+                       : NULL;
+    s->last_start = s->seg_start;
+    s->last_how = replayed ? 1 : s->seg_held ? -1 : 0;
+    s->seg_held = 0;
+    s->last_evicted = s->trie.evicted;
+    s->seg_start = 0;
+    gs__chunks_end(s, replayed ? t : NULL, end_ns);
+    s->cur = gs__segment_start(s);
+    s->clean = 1;
+    gs__patches_reset(s);
+}
+
+void gs__resolve(struct gs_stream *s, int reason)
+{
+    gs__lock(&s->lock);
+    gs__resolve_locked(s, reason);
+    gs__unlock(&s->lock);
+}
+
+/* Resolves every stream, or every blocking one, or the legacy stream(s), except
+** one (NULL for none). */
+void gs__resolve_some(int which, const struct gs_stream *except, int reason)
+{
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        if (s == except || (which == GS_RESOLVE_BLOCKING && !(s->blocking && s->kind != GS_STREAM_LEGACY)) ||
+            (which == GS_RESOLVE_LEGACY && s->kind != GS_STREAM_LEGACY))
+            continue;
+        gs__resolve(s, reason);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+}
+
+/* The legacy stream waits for the blocking streams' earlier work, and they wait
+** for its: an op or boundary on one side issues what the other side holds. */
+void gs__legacy_rule(const struct gs_stream *s)
+{
+    if (GS_DROPPED(GS_RULE_LEGACY))
+        return;
+    if (s->kind == GS_STREAM_LEGACY) {
+        if (atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed))
+            gs__resolve_some(GS_RESOLVE_BLOCKING, s, GS_BAIL_OTHER_STREAM);
+    } else if (s->blocking && atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed)) {
+        gs__resolve_some(GS_RESOLVE_LEGACY, s, GS_BAIL_OTHER_STREAM);
+    }
+}
+

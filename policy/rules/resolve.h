@@ -1,0 +1,25 @@
+/*
+** resolve.h: the end of a segment: held work replayed as a graph or issued
+** eagerly, learning counted, the capture budget (resolve.c).
+*/
+#ifndef GS_RESOLVE_H
+#define GS_RESOLVE_H
+
+#include "../stream/stream.h"
+
+enum { GS_RESOLVE_ALL, GS_RESOLVE_BLOCKING, GS_RESOLVE_LEGACY };
+/* Resolves every stream, or every blocking one, or the legacy stream(s), except
+** one (NULL for none). */
+void gs__resolve_some(int which, const struct gs_stream *except, int reason);
+/* The legacy stream's implicit synchronization with blocking streams. */
+void gs__legacy_rule(const struct gs_stream *s);
+
+/* Resolves s: its held work out, its segment ended, counted under reason
+** (enum gs_bail).  Takes s's lock. */
+void gs__resolve(struct gs_stream *s, int reason);
+/* The same, s locked. */
+void gs__resolve_locked(struct gs_stream *s, int reason);
+/* A new span of the capture budget begins now (s locked). */
+void gs__budget_span_start(struct gs_stream *s);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+** rest.c: learning rests on a stream whose work does not repeat (stream.h):
+** where each segment starts learning, and how a rested segment that comes back
+** ends the rest.
+*/
+#define _GNU_SOURCE
+#include "rest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+
+#define GS_DORMANT_MAX 4096
+#define GS_FPS 512
+#define GS_FP_NEAR 32
+
+/* New segments in a row after which learning rests: GRAPHSHIM_REST_AFTER, or a
+** quarter of it (at least 1) where it rested before and nothing replayed since.
+** A segment that comes back during a rest ends it (its fingerprint), so a
+** learning run between two rests need not be long to catch work that repeats;
+** what it costs, every op a node, is paid again each time a rest runs out
+** (norepeat on the H100's host: a third of the engine's time was these runs). */
+static uint32_t new_run(const struct gs_stream *s)
+{
+    uint32_t n = (uint32_t)gs__cfg.rest_after;
+
+    return s->dormant_len ? (n + 3) / 4 : n;
+}
+
+/* Where the next segment of s starts: the root, or NULL (not learned) while
+** learning rests.  Learning rests when GRAPHSHIM_REST_AFTER segments in a row
+** came for the first time (fewer after a rest ran out: new_run), or the tree keeps dropping subtrees to make room and
+** nothing replays: the stream's work does not repeat, and learning it costs every
+** op a node (an allocation, and the caches it fills: 70400 of them in norepeat's
+** 3520 segments).  It rests too where the capture budget found that nothing
+** pays and warmup + GRAPHSHIM_REST_AFTER segments were learned without a replay:
+** the work repeats, too rarely to be graphed, and learning it costs every op a
+** walk of a tree that never replays (bench's rare: ~600 ns a launch on the H100's
+** host).  While it rests an op costs a mix of its shape into the segment's
+** fingerprint (shape_mix, hold.c), and a segment that comes back ends the rest
+** (gs__rested_segment). */
+struct gs_node *gs__segment_start(struct gs_stream *s)
+{
+    s->resting = 0;
+    if (s->dormant) {
+        s->dormant--;
+        s->segments_rested++;
+        s->resting = s->fps != NULL;
+        return NULL;
+    }
+    if (s->replays != s->replays_mark) {
+        s->replays_mark = s->replays;
+        s->evicted_mark = s->trie.evicted;
+        s->dormant_len = 0;
+        s->dry_segments = 0;
+    } else if (gs__cfg.rest_after && (s->trie.evicted - s->evicted_mark >= (uint64_t)gs__cfg.rest_after ||
+                                      s->new_segments >= new_run(s) ||
+                                      (s->hopeless && !GS_DROPPED(GS_RULE_HOPELESS_REST) &&
+                                       s->dry_segments >= gs__warmup(s) + gs__cfg.rest_after))) {
+        s->dormant_len = s->dormant_len ? (s->dormant_len < GS_DORMANT_MAX ? 2 * s->dormant_len : GS_DORMANT_MAX)
+                                        : (uint32_t)gs__cfg.rest_after;
+        s->dormant = s->dormant_len;
+        s->evicted_mark = s->trie.evicted;
+        s->new_segments = 0;
+        if (!s->fps)
+            s->fps = calloc(GS_FPS, sizeof *s->fps);
+        else
+            memset(s->fps, 0, GS_FPS * sizeof *s->fps);
+        s->resting = s->fps != NULL;
+        s->segments_rested++;
+        return NULL;
+    }
+    return &s->trie.root;
+}
+
+/* A segment that ended while learning rested: where its ops came as they did in
+** one since the rest began (where the budget found nothing pays: within
+** GS_FP_NEAR segments), the work repeats, and learning resumes.  An entry of fps
+** holds a fingerprint's high 48 bits and, below them, the rested segment it was
+** last seen at. */
+void gs__rested_segment(struct gs_stream *s)
+{
+    uint64_t fp = (s->fp | 1ull << 16) & ~0xffffull; /* 0 marks an empty entry */
+    uint64_t now = s->segments_rested & 0xffff;
+    uint64_t *e = &s->fps[(fp >> 16) % GS_FPS];
+
+    s->fp = 0;
+    if ((*e & ~0xffffull) == fp && (!s->hopeless || ((now - *e) & 0xffff) <= GS_FP_NEAR)) {
+        gs__debug("stream %d: a segment came back while learning rested: it learns again", s->id);
+        s->dormant = s->dormant_len = 0;
+        s->replays_mark = s->replays;
+        s->dry_segments = 0;
+    }
+    *e = fp | now;
+}

@@ -1,0 +1,129 @@
+/*
+** watchdog.c: the thread that issues work held too long (a host that polls memory
+** without a CUDA call).
+*/
+#define _GNU_SOURCE
+#include "watchdog.h"
+
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../stream/body.h"
+#include "../stream/issue.h"
+#include "../stream/stream.h"
+
+static pthread_t watchdog_thread;
+static atomic_int watchdog_started;
+static atomic_int watchdog_stop;
+
+/* While no stream has held work for GS_WATCHDOG_QUIET naps, the watchdog sleeps
+** until a stream begins to hold (gs__held_from wakes it): a program that never
+** holds (work that never repeats, one launch per synchronize) is not woken
+** thousands of times a second (H100 bench, 9 rounds: norepeat 0.96 of eager's
+** speed within each round with the watchdog, 1.01 without it). */
+#define GS_WATCHDOG_QUIET 20
+
+/* Does a stream hold work?  Called with the table lock. */
+static int any_held(void)
+{
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next)
+        if (atomic_load_explicit(&s->held_since, memory_order_relaxed))
+            return 1;
+    return 0;
+}
+
+/* Sleeps until a stream holds work, where the barrier can be had: a stream that
+** set held_since before the barrier is seen here, one that sets it after sees
+** gs__watchdog_idle (gs__held_from). */
+static void sleep_until_held(void)
+{
+    struct timespec second = {1, 0};
+    int held;
+
+    if (!gs__barrier_ready())
+        return;
+    atomic_store(&gs__watchdog_idle, 1);
+    gs__barrier_all();
+    pthread_mutex_lock(&gs__table_lock);
+    held = any_held();
+    pthread_mutex_unlock(&gs__table_lock);
+    if (held) {
+        atomic_store(&gs__watchdog_idle, 0);
+        return;
+    }
+    while (atomic_load(&gs__watchdog_idle) && !atomic_load(&watchdog_stop))
+        syscall(SYS_futex, &gs__watchdog_idle, FUTEX_WAIT_PRIVATE, 1, &second, NULL, 0);
+}
+
+/* Issues work held longer than GRAPHSHIM_MAX_DEFER_US, so a host waiting for it
+** without a CUDA call (polling mapped memory) never waits forever.  Where it fired
+** GS_WATCHDOG_HITS times with no replay on the stream between, that program point
+** does not wait for a sync (the host polls, or works long before its next CUDA
+** call): from then on, work held up to there goes out as soon as it is reached,
+** as a graph (an early chunk), and holding goes on after it.  (A hit between
+** replays is a descheduled thread, which a busy machine sees now and then.) */
+static void *watchdog(void *arg)
+{
+    uint64_t limit = (uint64_t)gs__cfg.max_defer_us * 1000u;
+    struct timespec nap = {0, (long)(limit / 4 > 50000 ? (limit / 4 < 10000000 ? limit / 4 : 10000000) : 50000)};
+    unsigned quiet = 0;
+
+    (void)arg;
+    gs__tls.depth++;
+    while (!atomic_load(&watchdog_stop)) {
+        uint64_t now;
+        int held = 0;
+        nanosleep(&nap, NULL);
+        now = gs__now_ns();
+        pthread_mutex_lock(&gs__table_lock);
+        for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+            uint64_t since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+            held |= since != 0;
+            if (!since || now - since < limit)
+                continue;
+            gs__lock(&s->lock);
+            /* Again under the lock, with the clock read now: the held work may have
+            ** gone out meanwhile and newer work be held since after `now`. */
+            since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+            if (s->holding && since && gs__now_ns() - since >= limit) {
+                if (s->holding == GS_HOLD_BODY) {
+                    gs__flush(s, GS_BAIL_WATCHDOG);
+                    gs__body_watchdog(s); /* counts its hits itself */
+                } else {
+                    struct gs_node *n = s->cur;
+                    if (n->watchdog_mark != (uint32_t)s->replays)
+                        n->watchdog_hits = 0; /* the stream replayed since the last hit here */
+                    n->watchdog_mark = (uint32_t)s->replays;
+                    if (n->watchdog_hits < GS_WATCHDOG_HITS)
+                        n->watchdog_hits++;
+                    gs__flush(s, GS_BAIL_WATCHDOG);
+                }
+            }
+            gs__unlock(&s->lock);
+        }
+        pthread_mutex_unlock(&gs__table_lock);
+        if (held)
+            quiet = 0;
+        else if (++quiet >= GS_WATCHDOG_QUIET) {
+            sleep_until_held();
+            quiet = 0;
+        }
+    }
+    return NULL;
+}
+
+int gs__watchdog_start(void)
+{
+    if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) != 0)
+        return -1;
+    atomic_store(&watchdog_started, 1);
+    return 0;
+}
+
+int gs__watchdog_running(void)
+{
+    return atomic_load(&watchdog_started);
+}

@@ -1,0 +1,166 @@
+/*
+** issue.c: held ops going out: eagerly, in order ("flush"), or as one graph,
+** its kernel nodes set in place first where their arguments changed; the
+** staging buffers of pageable copies they read.
+*/
+#define _GNU_SOURCE
+#include "issue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/log.h"
+#include "../graph/graph_cache.h"
+#include "../graph/key.h"
+#include "body.h"
+#include "patch.h"
+
+/* --- Staging ------------------------------------------------------------------ */
+
+/* Records that the last issue on stream st read staging buffers of s. */
+static void staging_issued(struct gs_stream *s, CUstream st)
+{
+    if (!s->staging_done && GS_REAL(cuEventCreate)(&s->staging_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        s->staging_done = NULL;
+    if (s->staging_done && GS_REAL(cuEventRecord)(s->staging_done, st) == CUDA_SUCCESS)
+        s->staging_pending = 1;
+    else
+        GS_REAL(cuStreamSynchronize)(st); /* no event to wait on later: wait here instead */
+}
+
+/* Before a staging buffer of s is overwritten: the GPU must be done reading it. */
+void gs__staging_wait(struct gs_stream *s)
+{
+    if (s->staging_pending) {
+        GS_REAL(cuEventSynchronize)(s->staging_done);
+        s->staging_pending = 0;
+    }
+}
+
+/* --- Issuing held ops ------------------------------------------------------ */
+
+/* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
+** order.  Called locked. */
+void gs__issue_held(struct gs_stream *s, struct gs_node *to)
+{
+    struct gs_held h;
+    unsigned n = to->depth;
+    int staged = 0, listed = gs__held_get(s, to, &h) == 0;
+    uint32_t j = s->patch_first;
+    CUstream st = gs__issue_stream(s);
+    CUcontext prev = gs__enter_ctx(s);
+
+    for (unsigned i = s->chunk_depth; i < n; i++) {
+        struct gs_node *node = listed ? h.path[i] : to;
+        const struct gs_key *k;
+        if (!listed) /* no memory for the list: find each op from the end, slowly */
+            while (node->depth > i + 1)
+                node = node->parent;
+        k = &node->key;
+        if (j < s->npatches && s->patches[j].depth == i)
+            k = (const struct gs_key *)(s->pbuf + s->patches[j++].off);
+        if (gs__key_issue(k, st, node->staging) != CUDA_SUCCESS)
+            s->issue_errors++;
+        staged |= node->staging != NULL;
+    }
+    if (staged)
+        staging_issued(s, st);
+    gs__leave_ctx(s, prev);
+    if (listed)
+        gs__held_free(&h);
+    s->chunk_depth = n;
+    gs__patches_done(s, n);
+}
+
+/* Issues the held ops eagerly (a body's whole bodies as graphs) and stops
+** holding, counting why.  Called locked. */
+void gs__flush(struct gs_stream *s, int reason)
+{
+    if (s->holding == GS_HOLD_BODY) {
+        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->body.held);
+        gs__body_flush(s);
+        gs__nvtx_end();
+    } else {
+        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->cur->depth - s->chunk_depth);
+        gs__issue_held(s, s->cur);
+        gs__nvtx_end();
+        s->holding = GS_HOLD_NONE;
+        gs__set_holding(s, 0);
+    }
+    s->bails[reason]++;
+}
+
+/* Launches the held ops up to node t (those past s->chunk_depth) as one graph:
+** its graph as it is, or with the nodes of launches whose parameter bytes
+** differ set in place, or, where it has none yet (or one that is stale, of
+** another range, or cannot take the change in place), captured first.  Returns
+** 0, or -1 if no graph could be made or launched, or GS_CAPTURE_BUSY if it could
+** not be captured now (nothing was issued then).  what names the launch for NVTX
+** (nvtx.h).  Called locked. */
+int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
+{
+    CUstream st = gs__issue_stream(s);
+    CUcontext prev;
+    struct gs_exec *e = t->exec;
+    int rc = 0, cap = 0;
+    uint32_t from = s->chunk_depth;
+    uint64_t builds = s->graphs.builds;
+    int patched = s->patch_first < s->npatches && s->patches[s->patch_first].depth < t->depth;
+
+    if (t->depth == from)
+        return 0; /* everything already went out in chunks */
+    prev = gs__enter_ctx(s);
+    if (e && (e->from != from || gs__exec_stale(e))) { /* its variants go too */
+        gs__debug("a %u-op sequence's graph %s: it is built again", t->depth,
+                  e->from != from ? "began at another op" : "copies to or from memory freed or allocated since");
+        gs__graph_drop_exec(t, s);
+        e = NULL;
+        s->recaptures++;
+    }
+    if (!e || patched || e->ndiff) {
+        /* A new graph, or one whose parameters may have to change. */
+        struct gs_held h;
+        if (gs__held_get(s, t, &h) != 0) {
+            gs__leave_ctx(s, prev);
+            return -1;
+        }
+        if (e) {
+            uint32_t set;
+            gs__nvtx_begin(GS_NVTX_UPDATE, h.npatches);
+            e = gs__exec_for(&s->graphs, t, h.path, h.keys, h.npatches, &set);
+            gs__nvtx_end();
+            if (!e) {
+                s->recaptures++;
+            } else if (set > 0) {
+                t->patched++;
+                s->patched_launches++;
+                s->nodes_patched += set;
+            }
+        }
+        if (!e) {
+            gs__debug("ops %u-%u of a sequence: captured", from, t->depth - 1);
+            gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
+            cap = gs__graph_capture(&s->graphs, t, h.path, h.keys, from);
+            gs__nvtx_end();
+            e = t->exec;
+        }
+        gs__held_free(&h);
+    }
+    if (e && cap == 0)
+        gs__nvtx_begin(what, t->depth - from); /* ended below, after the launch */
+    if (!e || cap != 0 || GS_REAL(cuGraphLaunch)(e->x, st) != CUDA_SUCCESS) {
+        rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
+    } else {
+        gs__graph_used(t);
+        t->rebuilt = s->graphs.builds != builds; /* the capture budget's */
+        s->ops_replayed += t->depth - from;
+        s->chunk_depth = t->depth;
+        gs__patches_done(s, t->depth);
+        if (e->reads_staging)
+            staging_issued(s, st);
+    }
+    if (e && cap == 0)
+        gs__nvtx_end();
+    gs__leave_ctx(s, prev);
+    return rc;
+}

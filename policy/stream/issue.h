@@ -1,0 +1,23 @@
+/*
+** issue.h: held ops going out, eagerly or as one graph (issue.c).
+*/
+#ifndef GS_ISSUE_H
+#define GS_ISSUE_H
+
+#include "../base/nvtx.h"
+#include "../graph/graph_capture.h" /* GS_CAPTURE_BUSY */
+#include "stream.h"
+
+/* Before a staging buffer of s is overwritten: waits for the GPU to read it. */
+void gs__staging_wait(struct gs_stream *s);
+/* Issues the held ops eagerly and stops holding, counting why. */
+void gs__flush(struct gs_stream *s, int reason);
+/* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
+** order; holding goes on after them. */
+void gs__issue_held(struct gs_stream *s, struct gs_node *to);
+
+/* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY.  what:
+** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
+int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+** patch.h: launches held with parameter bytes of their own (patch.c).
+*/
+#ifndef GS_PATCH_H
+#define GS_PATCH_H
+
+#include "stream.h"
+
+/* Keeps the key (len bytes) of the launch held at depth, whose parameter bytes
+** differ from its node's.  Returns 0, or -1 (no memory: the op is not held). */
+int gs__patch_add(struct gs_stream *s, uint32_t depth, const void *key, uint32_t len);
+/* The held ops before depth went out: so did their patches. */
+void gs__patches_done(struct gs_stream *s, uint32_t depth);
+/* Forgets the patches of held launches (all held work went out). */
+void gs__patches_reset(struct gs_stream *s);
+/* path[0 .. to->depth-1] and keys[] for them, on the stack or, for long
+** sequences, the heap (gs__held_get: path and keys, npatches of them patches);
+** released by gs__held_free. */
+struct gs_held {
+    struct gs_node *path_stack[64], **path;
+    const struct gs_key *key_stack[64], **keys;
+    uint32_t npatches;
+};
+int gs__held_get(struct gs_stream *s, struct gs_node *to, struct gs_held *h);
+void gs__held_free(struct gs_held *h);
+#endif

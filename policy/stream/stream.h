@@ -1,0 +1,235 @@
+/*
+** stream.h: the engine's state of one stream.
+**
+** A state exists for every stream the program issued an op to: created streams by
+** handle, each context's legacy stream, and each thread's per-thread default
+** stream in each context.  States
+** are never freed: a destroyed stream's state is emptied and reused if the handle
+** comes back, so a pointer cached by any thread stays valid.  Everything in a
+** state is guarded by its lock, except held_since (read by the watchdog).
+*/
+#ifndef GS_STREAM_H
+#define GS_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/clock.h"
+#include "../base/config.h"
+#include "../base/lock.h"
+#include "../base/names.h"
+#include "../graph/graph_exec.h"
+#include "../graph/learner.h"
+#include "body.h"
+
+enum gs_stream_kind { GS_STREAM_CREATED, GS_STREAM_LEGACY, GS_STREAM_PTDS };
+
+
+/* A sequence the report still lists after its tree was cleared: the stream was
+** destroyed, or a context or module went away (a runtime's teardown at exit does
+** that before the report is written). */
+struct gs_seq_row {
+    uint32_t ops, seen;
+    uint64_t replays, patched;
+};
+#define GS_RETIRED_MAX 32
+
+enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
+
+struct gs_stream {
+    /* What every op reads, first: two cache lines, then the loop bodies' state,
+    ** whose first line is what an op reads of it.  A real launch's work in the
+    ** driver evicts the engine's data between two ops, and each line the next
+    ** one reads is a miss (work that never repeats: lines 0-2 alone). */
+    struct gs_lock lock;
+    int kind;                 /* enum gs_stream_kind */
+    int ready;                /* ctx and flags are known */
+    int usable;               /* the engine may hold its ops */
+    int app_capturing;        /* the program captures this stream */
+    int holding;              /* GS_HOLD_TRIE: the ops on cur's path past chunk_depth are held;
+                              ** GS_HOLD_BODY: body.held ops of the loop body are */
+    int resting;              /* learning rests (below) */
+    struct gs_node *cur;      /* the segment's path so far; NULL: not learned */
+    uint64_t fp;              /* the resting segment's fingerprint (below) */
+    CUfunction rest_f; /* the function of the last launch resting_launch() took (its layout known) */
+    uint64_t ops_seen, ops_held; /* for the report */
+    uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait */
+    uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
+    int chunks_off;           /* the segment passed a place of chunk_idle: no more chunks by count */
+    int seg_held;             /* the segment open now held an op (its start: seg_start, below) */
+    struct gs_body body __attribute__((aligned(64))); /* loop bodies inside a segment (body.h) */
+
+    CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
+    CUcontext key;            /* default streams: the context whose stream this is (streams.c) */
+    CUcontext ctx;
+    int ctx_id;               /* ctx's index in order of first use, for the report; -1: none */
+    int blocking;             /* synchronizes with the legacy stream */
+    int owner_tid;            /* per-thread stream: its thread */
+    int id;                   /* order of first use: the report names streams by it */
+
+    struct gs_trie trie;
+    uint32_t last_chunk;      /* depth where the segment's last early chunk ended; 0: none */
+    uint32_t tail_at;         /* depth where a chunk ends to keep the last graph short; 0: none */
+    uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out */
+    int clean;                /* every op of the segment issued so far succeeded */
+    _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
+
+    /* Timing of segments that end in a synchronize, for the gain check: when the
+    ** segment now open began, and the one that ended last. */
+    uint64_t seg_start;
+    struct gs_node *last_term;
+    uint64_t last_start, last_evicted;
+    int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
+
+    /* Work that never repeats: after GRAPHSHIM_REST_AFTER segments in a row that
+    ** were new, or as many dropped subtrees with no replay, learning rests for
+    ** `dormant` segments (doubling each time).  While it rests (`resting`, at
+    ** the top), each segment's ops are summed into `fp` (their shapes: what the
+    ** tree compares but parameter bytes), and a segment whose fingerprint is in `fps` (those
+    ** of the segments since learning began to rest) ends the rest.  Where the
+    ** capture budget found that nothing pays (`hopeless`: sequences that come
+    ** back, but too rarely to keep their graphs), learning also rests after
+    ** warmup + GRAPHSHIM_REST_AFTER learned segments without a replay
+    ** (`dry_segments`), and only a segment back within GS_FP_NEAR segments ends
+    ** that rest: work that repeats often enough to be graphed. */
+    uint64_t evicted_mark, replays_mark;
+    uint32_t dormant, dormant_len, new_segments, dry_segments;
+    int hopeless;
+    uint64_t segments_rested; /* for the report */
+    uint64_t *fps; /* GS_FPS entries, allocated when learning first rests */
+
+    /* The capture budget (rules/resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
+    ** warmup_shift times before they are graphed; segments since the budget's
+    ** span began, and builds and graph launches then. */
+    uint32_t warmup_shift, budget_segments;
+    uint32_t warmup_peak; /* the highest warmup_shift, for the report (a reset keeps it) */
+    uint64_t builds_mark, launches_mark, instantiated_mark;
+
+    /* Held launches whose parameter bytes differ from their node's (the tree
+    ** matches launches by everything else): their own keys, packed in pbuf, in
+    ** depth order; those before patch_first have gone out. */
+    struct gs_patch {
+        uint32_t depth, off;
+    } *patches;
+    uint32_t npatches, patch_first, patch_cap;
+    unsigned char *pbuf;
+    size_t pused, pcap;
+
+
+    CUevent staging_done;     /* recorded after the last issue that read staging */
+    int staging_pending;
+
+    /* Counters for the report. */
+    uint64_t ops_replayed, replays, chunks, issue_errors;
+    struct gs_graphs graphs;  /* its graphs' lock, context and counters (graph_exec.h) */
+    uint64_t patched_launches, nodes_patched; /* graph launches with held launches' own parameters; nodes set
+                                               ** in place for them (graph_cache.c's gs__exec_for) */
+    uint64_t recaptures;      /* graphs built again for a sequence that had one (graph_cache.h) */
+    uint64_t bails[GS_NBAIL];
+    struct gs_seq_row retired[GS_RETIRED_MAX];
+    uint32_t nretired;
+
+    struct gs_stream *next;   /* every state */
+    struct gs_stream *hnext;  /* hash chain; a per-thread stream: its thread's other ones */
+};
+
+/* The fields every op reads fit the first two cache lines (above). */
+_Static_assert(offsetof(struct gs_stream, body) == 128, "struct gs_stream: hot fields past line 1");
+
+/* --- The states (streams.c) ------------------------------------------------ */
+
+/* Watchdog firings in a row at one node after which it is a cut: held work goes
+** out as soon as it reaches the node (rules/watchdog.c).  Its hits never change after:
+** no work stays held there for the watchdog to find. */
+#define GS_WATCHDOG_HITS 2
+#define GS_WATCHDOG_CUT(n) ((n)->watchdog_hits >= GS_WATCHDOG_HITS)
+
+/* Times a sequence of s must be seen before it is graphed: GRAPHSHIM_WARMUP, or
+** more where its graphs did not pay for their capture (the capture budget,
+** resolve.c, raises warmup_shift).  s locked. */
+static inline long gs__warmup(const struct gs_stream *s)
+{
+    return gs__cfg.warmup << s->warmup_shift;
+}
+
+extern pthread_mutex_t gs__table_lock;   /* guards the list below */
+extern struct gs_stream *gs__all_streams; /* every state, newest first */
+/* Streams that hold work, for the legacy-stream rule. */
+extern atomic_int gs__blocking_holding, gs__legacy_holding;
+/* Captures of the program's own in progress, plus gs_pause() calls not yet
+** resumed: while any, nothing is held. */
+extern atomic_int gs__app_captures;
+
+/* The calling thread's current context, read again only after a call that may
+** have changed it (gs__ctx_epoch). */
+static inline CUcontext gs__current_ctx(void)
+{
+    unsigned e = atomic_load_explicit(&gs__ctx_epoch, memory_order_relaxed);
+    if (GS_UNLIKELY(gs__tls.ctx_epoch != e)) {
+        CUcontext c = NULL;
+        if (!gs__real[GS_ID_cuCtxGetCurrent] || GS_REAL(cuCtxGetCurrent)(&c) != CUDA_SUCCESS)
+            c = NULL;
+        gs__tls.ctx = c;
+        gs__tls.ctx_epoch = e;
+    }
+    return gs__tls.ctx;
+}
+
+/* The context whose default stream a CU_STREAM_LEGACY or CU_STREAM_PER_THREAD
+** names: the calling thread's current one.  Each context has its own legacy
+** stream, and each thread its own per-thread stream in each context, so their
+** states are kept per context (GS_RULE_CURRENT: a test that drops the rule gets
+** NULL, one state for all contexts). */
+static inline CUcontext gs__default_ctx(void)
+{
+    return GS_DROPPED(GS_RULE_CURRENT) ? NULL : gs__current_ctx();
+}
+
+/* The state of a normalized stream handle; created on first use.  Inline: it is
+** on every op's path, and its answer is almost always in a per-thread cache: the
+** last created stream, and the last legacy and per-thread stream states, each
+** checked with one compare (the handle, or the context of a default stream). */
+extern GS_TLS struct gs_stream *gs__tls_last, *gs__tls_default[2];
+extern GS_TLS CUstream gs__tls_last_handle;
+struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx);
+static inline struct gs_stream *gs__stream_get(CUstream handle)
+{
+    if (handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
+        CUcontext c = gs__default_ctx();
+        struct gs_stream *s = gs__tls_default[handle == CU_STREAM_PER_THREAD];
+        return GS_LIKELY(s && s->key == c) ? s : gs__stream_lookup(handle, c);
+    }
+    if (GS_LIKELY(gs__tls_last && gs__tls_last_handle == handle))
+        return gs__tls_last;
+    return gs__stream_lookup(handle, NULL);
+}
+
+/* The watchdog sleeps on gs__watchdog_idle until woken while no stream holds
+** work (rules/watchdog.c). */
+extern atomic_int gs__watchdog_idle;
+void gs__watchdog_wake(void);
+
+/* s holds work from time t on, for the watchdog (held_since), and wakes the
+** watchdog where it sleeps.  The store, then the load, in that order: the
+** watchdog's barrier makes one of them see the other (rules/watchdog.c). */
+static inline void gs__held_from(struct gs_stream *s, uint64_t t)
+{
+    atomic_store_explicit(&s->held_since, t, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (GS_UNLIKELY(atomic_load_explicit(&gs__watchdog_idle, memory_order_relaxed)))
+        gs__watchdog_wake();
+}
+
+/* Learns the stream's context and flags; called locked. */
+void gs__stream_ready(struct gs_stream *s);
+/* The stream held ops of s are issued to from this thread. */
+CUstream gs__issue_stream(const struct gs_stream *s);
+/* Makes s's context current for the engine's own calls; returns the previous one. */
+CUcontext gs__enter_ctx(const struct gs_stream *s);
+void gs__leave_ctx(const struct gs_stream *s, CUcontext prev);
+/* s begins or stops holding work. */
+void gs__set_holding(struct gs_stream *s, int on);
+/* Visits every stream state, under the table lock and the state's lock. */
+void gs__each_stream(void (*fn)(struct gs_stream *, void *), void *arg);
+
+#endif

@@ -1,0 +1,230 @@
+/*
+** streams.c: the engine's stream states: lookup by handle (and, for the default
+** streams, by context), with per-thread caches (no global lock on the launch
+** path), each thread's per-thread default streams in thread-local storage, what
+** the engine learns of a stream before holding, and the contexts of its calls.
+*/
+#define _GNU_SOURCE
+#include "stream.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../graph/graph_cache.h"
+
+/* --- Stream states ------------------------------------------------------- */
+
+#define STREAM_HASH 1024
+
+pthread_mutex_t gs__table_lock = PTHREAD_MUTEX_INITIALIZER;
+struct gs_stream *gs__all_streams;
+static struct gs_stream *by_handle[STREAM_HASH];
+static int nstreams;
+
+/* Streams that hold work, for the legacy-stream rule. */
+atomic_int gs__blocking_holding, gs__legacy_holding;
+/* Captures of the program's own in progress, plus gs_pause() calls not yet
+** resumed: while any, nothing is held. */
+atomic_int gs__app_captures;
+
+GS_TLS struct gs_stream *gs__tls_last;
+GS_TLS CUstream gs__tls_last_handle;
+/* The last legacy [0] and per-thread [1] stream states this thread used. */
+GS_TLS struct gs_stream *gs__tls_default[2];
+/* This thread's per-thread stream states, one per context (chained by hnext). */
+static GS_TLS struct gs_stream *tls_ptds;
+
+static unsigned handle_hash(CUstream h, CUcontext ctx)
+{
+    return (unsigned)((((uintptr_t)h ^ (uintptr_t)ctx) * 0x9E3779B97F4A7C15ull) >> 40) & (STREAM_HASH - 1);
+}
+
+static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
+{
+    struct gs_stream *s = aligned_alloc(_Alignof(struct gs_stream), sizeof *s); /* its hot lines, whole */
+
+    memset(s, 0, sizeof *s);
+    s->handle = handle;
+    s->key = key;
+    s->kind = kind;
+    s->ctx_id = -1;
+    s->clean = 1;
+    s->trie.drop = gs__graph_drop_node;
+    s->trie.drop_arg = s;
+    s->graphs.lock = &s->lock;
+    s->cur = &s->trie.root;
+    s->id = nstreams++;
+    s->next = gs__all_streams;
+    gs__all_streams = s;
+    return s;
+}
+
+/* gs__stream_get() past its per-thread caches (stream.h).  ctx: the
+** context of a default stream (gs__default_ctx()), NULL for a created one. */
+struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
+{
+    struct gs_stream *s;
+    unsigned h;
+
+    if (handle == CU_STREAM_PER_THREAD) {
+        /* The thread's own: no other thread adds to its list. */
+        for (s = tls_ptds; s && s->key != ctx; s = s->hnext)
+            ;
+        if (!s) {
+            int tid = gs__tid();
+            pthread_mutex_lock(&gs__table_lock);
+            s = stream_new(handle, ctx, GS_STREAM_PTDS);
+            s->owner_tid = tid;
+            pthread_mutex_unlock(&gs__table_lock);
+            s->hnext = tls_ptds;
+            tls_ptds = s;
+        }
+        gs__tls_default[1] = s;
+        return s;
+    }
+    h = handle_hash(handle, ctx);
+    pthread_mutex_lock(&gs__table_lock);
+    for (s = by_handle[h]; s && (s->handle != handle || s->key != ctx); s = s->hnext)
+        ;
+    if (!s) {
+        s = stream_new(handle, ctx, handle == CU_STREAM_LEGACY ? GS_STREAM_LEGACY : GS_STREAM_CREATED);
+        s->hnext = by_handle[h];
+        by_handle[h] = s;
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+    if (handle == CU_STREAM_LEGACY) {
+        gs__tls_default[0] = s;
+    } else {
+        gs__tls_last = s;
+        gs__tls_last_handle = handle;
+    }
+    return s;
+}
+
+/* --- Held work and the watchdog ------------------------------------------------ */
+
+/* The watchdog (rules/watchdog.c) sleeps on gs__watchdog_idle while no stream
+** holds work; the first stream to hold wakes it (gs__held_from). */
+atomic_int gs__watchdog_idle;
+
+void gs__watchdog_wake(void)
+{
+    if (atomic_exchange(&gs__watchdog_idle, 0))
+        syscall(SYS_futex, &gs__watchdog_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* --- Contexts ------------------------------------------------------------ */
+
+/* The contexts the engine's streams belong to, in order of first use: the
+** report names a stream's context by its index here.  A leaf lock: no other
+** lock is taken while it is held. */
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext *ctx_seen;
+static int nctx_seen, ctx_seen_cap;
+
+static int ctx_index(CUcontext c)
+{
+    int i;
+
+    pthread_mutex_lock(&ctx_lock);
+    for (i = 0; i < nctx_seen && ctx_seen[i] != c; i++)
+        ;
+    if (i == nctx_seen) {
+        if (nctx_seen == ctx_seen_cap) {
+            int cap = ctx_seen_cap ? 2 * ctx_seen_cap : 8;
+            CUcontext *a = realloc(ctx_seen, (size_t)cap * sizeof *a);
+            if (!a) {
+                pthread_mutex_unlock(&ctx_lock);
+                return -1;
+            }
+            ctx_seen = a;
+            ctx_seen_cap = cap;
+        }
+        ctx_seen[nctx_seen++] = c;
+    }
+    pthread_mutex_unlock(&ctx_lock);
+    return i;
+}
+
+/* Learns what the engine needs to know of a stream before holding its ops: its
+** context and whether it synchronizes with the legacy stream.  A default
+** stream's context is the one it was looked up for; a created stream's, the
+** driver's answer.  Called locked. */
+void gs__stream_ready(struct gs_stream *s)
+{
+    unsigned flags = 0;
+
+    s->ready = 1;
+    s->usable = 0;
+    if (s->key)
+        s->ctx = s->key;
+    else if (GS_REAL(cuCtxGetCurrent)(&s->ctx) != CUDA_SUCCESS || !s->ctx)
+        return;
+    if (s->kind == GS_STREAM_CREATED) {
+        CUcontext c = NULL;
+        if (!gs__real[GS_ID_cuStreamGetCtx] || GS_REAL(cuStreamGetCtx)(s->handle, &c) != CUDA_SUCCESS ||
+            GS_REAL(cuStreamGetFlags)(s->handle, &flags) != CUDA_SUCCESS)
+            return;
+        s->ctx = c;
+        s->blocking = !(flags & CU_STREAM_NON_BLOCKING);
+    } else {
+        s->blocking = s->kind == GS_STREAM_PTDS;
+    }
+    s->ctx_id = ctx_index(s->ctx);
+    s->graphs.ctx = s->ctx;
+    s->usable = 1;
+}
+
+/* The stream the held ops of s are issued to from this thread.  Another thread
+** cannot name s's per-thread stream; the legacy stream orders the same way (the
+** per-thread stream synchronizes with it). */
+CUstream gs__issue_stream(const struct gs_stream *s)
+{
+    if (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid())
+        return CU_STREAM_LEGACY;
+    return s->handle;
+}
+
+/* Makes s's context current for the engine's own calls; returns the previous one. */
+CUcontext gs__enter_ctx(const struct gs_stream *s)
+{
+    CUcontext cur = NULL;
+    GS_REAL(cuCtxGetCurrent)(&cur);
+    if (cur != s->ctx)
+        GS_REAL(cuCtxSetCurrent)(s->ctx);
+    return cur;
+}
+
+void gs__leave_ctx(const struct gs_stream *s, CUcontext prev)
+{
+    if (prev != s->ctx)
+        GS_REAL(cuCtxSetCurrent)(prev);
+}
+
+void gs__set_holding(struct gs_stream *s, int on)
+{
+    if (s->kind == GS_STREAM_LEGACY)
+        atomic_fetch_add(&gs__legacy_holding, on ? 1 : -1);
+    else if (s->blocking)
+        atomic_fetch_add(&gs__blocking_holding, on ? 1 : -1);
+    if (on)
+        gs__held_from(s, gs__now_ns());
+    else
+        atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+}
+
+/* For the report: visits every stream state, under the table lock. */
+void gs__each_stream(void (*fn)(struct gs_stream *, void *), void *arg)
+{
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        gs__lock(&s->lock);
+        fn(s, arg);
+        gs__unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+}
