@@ -5,7 +5,7 @@
 #
 # Runs bench.cu's workloads (default: norepeat tiny1 tiny20 rare) under the
 # profile build of the library, build/prof/libgraphshim.so, whose engine times
-# its phases (policy/prof.h) and prints a table at exit: the launch as a whole,
+# its phases (policy/base/prof.h) and prints a table at exit: the launch as a whole,
 # its key, op_begin (by what it did with the op), the driver's launch, op_end,
 # and the engine's work around synchronizes.  Beside each, the same workload
 # without the shim and with the normal library, for the time per iteration and

@@ -12,7 +12,7 @@ int main(void)
     printf("Environment variables read when the first CUDA driver call is intercepted.\n");
     printf("A bad value is reported once on stderr, naming the variable, and the default is used.\n");
     printf("`GRAPHSHIM_LOG=debug` prints every effective setting.\n\n");
-    printf("Generated from `policy/config.h` by `make docs`; do not edit by hand.\n\n");
+    printf("Generated from `policy/base/config.h` by `make docs`; do not edit by hand.\n\n");
     printf("| variable | type | default | range | meaning |\n|---|---|---|---|---|\n");
     for (int i = 0; i < GS_NKNOBS; i++) {
         const struct gs_knob *k = &gs__knobs[i];

@@ -957,7 +957,7 @@ Test(engine, segments_whose_buffers_rotate_are_replayed)
     assert_hit_rate("rotate", "40", 0.9);
 }
 
-/* calls of a row of the profile build's table (policy/prof.h), -1 if absent. */
+/* calls of a row of the profile build's table (policy/base/prof.h), -1 if absent. */
 static long profile_calls(const char *err, const char *phase)
 {
     char row[64];

@@ -1,5 +1,5 @@
 /*
-** test_lock.c: the stream lock (policy/lock.h): biased to the thread that takes
+** test_lock.c: the stream lock (policy/base/lock.h): biased to the thread that takes
 ** it, revoked by any other, and exclusive throughout.
 */
 #include <criterion/criterion.h>
