@@ -1,9 +1,19 @@
 /*
 ** interpose.h: what the interposer's files share (the floor above driver/).
 **
-** The rows of hooks.def also become a table of row descriptions (gs__rows) with
-** the wrapper each program gets.  Trampolines (trampoline.S, slots.c) carry the
-** entry points that have no typed wrapper.
+** The rows of hooks.def also become a table of row descriptions (gs__rows); the
+** wrapper each row hands a program is lookup.c's.  Trampolines (trampoline.S,
+** slots.c, tramp_guard.c) carry the entry points that have no typed wrapper.
+**
+** The files use one another in one direction only, lowest first:
+**   rows.c, libcuda.c   the rows as data; the real dlsym and libcuda
+**   slots.c             the trampoline slots' table
+**   init.c              initialization (fills the driver table and the slots)
+**   shims.c, attr.c, copy.c, launch.c, tramp_guard.c
+**                       the wrappers' bodies, each calling gs__ensure_init
+**   trampoline.S        the stubs, calling tramp_guard.c
+**   lookup.c            the wrapper of every row; answers; cuGetProcAddress
+**   dlsym.c, api.c      the dlsym hook; gs_pause and gs_resume
 */
 #ifndef GS_INTERPOSE_H
 #define GS_INTERPOSE_H
@@ -28,10 +38,34 @@ struct gs_row {
     int version;         /* CUDA version that introduced the variant */
     unsigned char pt;    /* per-thread-default-stream variant */
     unsigned char cls;   /* enum gs_class */
-    void *wrapper;       /* what the program gets: typed wrapper or trampoline */
 };
 
+/* The rows (rows.c). */
 extern const struct gs_row gs__rows[GS_NROWS];
+
+/* The real dlsym and the driver's library (libcuda.c). */
+extern void *(*gs__real_dlsym)(void *, const char *);
+void gs__resolve_dlsym(void);                           /* finds gs__real_dlsym */
+void *gs__dlsym_real(void *handle, const char *name);   /* the real dlsym's answer */
+extern void *gs__libcuda;
+void *gs__libcuda_open(void);                           /* sets gs__libcuda; NULL: dlerror() */
+int gs__libcuda_loaded(void);
+/* Is p an address inside the loaded libcuda? */
+int gs__in_libcuda(const void *p);
+
+/* Trampoline slots (slots.c): slot k's entry point, for tramp_guard.c. */
+#include "nslots.h"
+struct gs_slot {
+    void *real;         /* the driver's function; NULL: missing */
+    int cls;            /* enum gs_class */
+    int row;            /* hooks.def row, or -1 */
+    char name[72];      /* entry point name, for the trace */
+};
+extern struct gs_slot gs__slots[];
+void gs__slots_init(void);
+int gs__slot_claim(const char *name, void *real, int cls);
+/* The stubs (trampoline.S): slot k's is at gs__tramp_base + 16*k. */
+extern char gs__tramp_base[];
 
 /* Initialization (init.c).  gs__ready is set once the real driver's table is
 ** resolved; gs__init() is idempotent and thread-safe. */
@@ -41,24 +75,15 @@ static inline void gs__ensure_init(void)
     if (GS_UNLIKELY(!atomic_load_explicit(&gs__ready, memory_order_acquire)))
         gs__init();
 }
-/* The real dlsym and the driver's handle. */
-extern void *(*gs__real_dlsym)(void *, const char *);
-void gs__resolve_dlsym(void);                           /* finds gs__real_dlsym */
-void *gs__dlsym_real(void *handle, const char *name);   /* the real dlsym's answer */
-void *gs__dlsym(void *handle, const char *name);        /* the hook, but for RTLD_NEXT */
-int gs__libcuda_loaded(void);
-extern void *gs__libcuda;
-/* Is p an address inside the loaded libcuda? */
-int gs__in_libcuda(const void *p);
 
 /* Lookup (lookup.c): what a program gets for a driver symbol it obtained
 ** through dlsym or cuGetProcAddress.  real is the driver's pointer. */
 void *gs__wrap_symbol(const char *abi, void *real);
 void *gs__wrap_proc(const char *name, void *real, int version, cuuint64_t flags);
-
-/* Trampoline slots (slots.c). */
-#include "nslots.h"
+/* The trampoline of an entry point without a row (real once slots run out). */
 void *gs__slot_for(const char *name, void *real, int cls);
-void gs__slots_init(void);
+
+/* The dlsym hook (dlsym.c): dlsym for any handle but RTLD_NEXT. */
+void *gs__dlsym(void *handle, const char *name);
 
 #endif

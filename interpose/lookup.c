@@ -2,37 +2,40 @@
 ** lookup.c: what a program gets when it asks for a driver entry point.
 **
 ** Three ways in, one answer:
-**   - dlsym(handle, "cuXxx") returning an address inside libcuda,
+**   - dlsym(handle, "cuXxx") returning an address inside libcuda (dlsym.c),
 **   - cuGetProcAddress / cuGetProcAddress_v2 (name, version, flags),
 **   - the exported symbols themselves (programs linked with -lcuda).
 ** A hooks.def row gets its wrapper; any other driver entry point gets a
 ** trampoline slot of class UNCLASSIFIED, so nothing escapes the guard.
 **
-** This file is divided into: the name tables (built once, read without locks),
-** the answers for dlsym and cuGetProcAddress, and the dlsym hook itself.
+** The top of interpose/: its table names the wrapper of every row, so it uses
+** every shim file and no shim file uses it.  That is why the cuGetProcAddress
+** shims live here: they hand out wrappers too.  This file is divided into: the
+** wrappers and the name tables (built once, read without locks), the answers for
+** dlsym and cuGetProcAddress, and the cuGetProcAddress shims.
 */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <link.h>
 #include <string.h>
 
 #include "interpose.h"
 #include "../policy/base/log.h"
 #include "../policy/base/trace.h"
+#include "../policy/entry/guard.h"
 
-const struct gs_row gs__rows[GS_NROWS] = {
-#define GS_HOOK(name, abi, ver, pt, cls, params, args, stream) \
-    {#name, #abi, ver, pt, GS_##cls, (void *)&abi},
-#define GS_HAND(name, abi, ver, pt, cls) {#name, #abi, ver, pt, GS_##cls, (void *)&abi},
-#define GS_PASS(name, abi, ver, pt, cls) {#name, #abi, ver, pt, GS_##cls, (void *)&abi},
+/* --- Wrappers and name tables --------------------------------------------
+** The pointer a program gets for each row: its typed wrapper (shims.c, attr.c,
+** copy.c, launch.c, the cuGetProcAddress shims at the end of this file) or, for
+** a GS_PASS row, its exported trampoline (trampoline.S). */
+static void *const wrappers[GS_NROWS] = {
+#define GS_HOOK(name, abi, ver, pt, cls, params, args, stream) (void *)&abi,
+#define GS_HAND(name, abi, ver, pt, cls) (void *)&abi,
+#define GS_PASS(name, abi, ver, pt, cls) (void *)&abi,
 #include "hooks.def"
 #undef GS_HOOK
 #undef GS_HAND
 #undef GS_PASS
 };
 
-/* --- Name tables ---------------------------------------------------------
-** Two open-addressing tables of row ids: by ABI symbol and by base name.  Rows of
+/* Two open-addressing tables of row ids: by ABI symbol and by base name.  Rows of
 ** one base name are chained through next_same_name.  Built under pthread_once. */
 #define NAME_TABLE 1024 /* power of two, well over GS_NROWS */
 
@@ -95,7 +98,16 @@ static void *row_pointer(int i)
 {
     if (gs__rows[i].cls == GS_QUERY && !gs__trace_on && gs__real[i])
         return gs__real[i];
-    return gs__rows[i].wrapper;
+    return wrappers[i];
+}
+
+/* The trampoline of an entry point without a row (slots.c hands out its slot);
+** real itself once every slot is taken. */
+void *gs__slot_for(const char *name, void *real, int cls)
+{
+    int k = gs__slot_claim(name, real, cls);
+
+    return k >= 0 ? (void *)(gs__tramp_base + 16 * k) : real;
 }
 
 /* --- Answers ---------------------------------------------------------- */
@@ -137,23 +149,56 @@ void *gs__wrap_proc(const char *name, void *real, int version, cuuint64_t flags)
     return gs__slot_for(name, real, GS_UNCLASSIFIED);
 }
 
-/* --- The dlsym hook --------------------------------------------------- */
+/* --- The cuGetProcAddress shims ---------------------------------------
+** Every CUDA runtime (static, shared, library-private) fetches the driver's entry
+** points through cuGetProcAddress, including cuGetProcAddress itself: that
+** self-lookup must return these shims, or every later lookup escapes.  Each shim
+** asks the real driver first and hands its answer, unchanged in status, to
+** gs__wrap_proc, which swaps the pointer for the matching wrapper. */
 
-/* dlsym with any handle but RTLD_NEXT (trampoline.S): the real result, or for
-** a driver entry point of a loaded libcuda, its wrapper. */
-void *gs__dlsym(void *handle, const char *name)
+static void wrap(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
-    void *r = gs__dlsym_real(handle, name);
+    if (!pfn || !*pfn || !symbol || gs__tls.depth)
+        return;
+    if (*pfn == gs__real[GS_ID_cuGetProcAddress_v2])
+        *pfn = (void *)&cuGetProcAddress_v2;
+    else if (*pfn == gs__real[GS_ID_cuGetProcAddress])
+        *pfn = (void *)&cuGetProcAddress;
+    else
+        *pfn = gs__wrap_proc(symbol, *pfn, version, flags);
+}
 
-    /* Only driver entry points (cu + capital letter) from a loaded libcuda. */
-    if (!r || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z' || gs__tls.depth)
-        return r;
-    if (!atomic_load_explicit(&gs__ready, memory_order_acquire)) {
-        if (!gs__libcuda_loaded())
-            return r;
-        gs__init();
-    }
-    if (!gs__in_libcuda(r))
-        return r;
-    return gs__wrap_symbol(name, r);
+static void trace(int id, CUresult rc)
+{
+    struct gs_call c = {id, GS_PROC, gs__rows[id].abi, GS_NONE, 0};
+    gs__guard_after(&c, rc);
+}
+
+GS_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+    CUresult rc;
+
+    gs__ensure_init();
+    if (!gs__real[GS_ID_cuGetProcAddress])
+        return CUDA_ERROR_NOT_FOUND;
+    rc = GS_REAL(cuGetProcAddress)(symbol, pfn, version, flags);
+    if (rc == CUDA_SUCCESS)
+        wrap(symbol, pfn, version, flags);
+    trace(GS_ID_cuGetProcAddress, rc);
+    return rc;
+}
+
+GS_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                       CUdriverProcAddressQueryResult *status)
+{
+    CUresult rc;
+
+    gs__ensure_init();
+    if (!gs__real[GS_ID_cuGetProcAddress_v2])
+        return CUDA_ERROR_NOT_FOUND;
+    rc = GS_REAL(cuGetProcAddress_v2)(symbol, pfn, version, flags, status);
+    if (rc == CUDA_SUCCESS)
+        wrap(symbol, pfn, version, flags);
+    trace(GS_ID_cuGetProcAddress_v2, rc);
+    return rc;
 }

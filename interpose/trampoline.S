@@ -5,8 +5,8 @@
 ** know.  Each slot is a 16-byte stub that loads its slot number into %r11 and jumps
 ** to gs__tramp_common, which
 **   1. saves the argument registers (integer and vector),
-**   2. calls gs__tramp_enter(slot): the guard runs, and the real pointer comes back
-**      (NULL when the driver lacks the entry point),
+**   2. calls gs__tramp_enter(slot) (tramp_guard.c): the guard runs, and the real
+**      pointer comes back (NULL when the driver lacks the entry point),
 **   3. restores the arguments, copies 16 stack-argument words, and calls the real
 **      function,
 **   4. calls gs__tramp_leave(slot, result) and returns the driver's result.
@@ -17,7 +17,9 @@
 ** the driver names of cuda.h that hooks.def does not list (driver_names.def,
 ** generated): both are exported under their ABI names for programs linked with
 ** -lcuda.  The remaining slots are handed out at run time (slots.c) for entry
-** points obtained through dlsym or cuGetProcAddress.
+** points obtained through dlsym or cuGetProcAddress.  The slots' table, and what
+** a slot's stub is for a program, are C (slots.c, lookup.c); so is the exported
+** dlsym (dlsym.c).
 */
 #include "nslots.h"
 
@@ -118,41 +120,5 @@ abi:    mov $gs_slotno, %r11d;          \
         jmp     gs__tramp_common
         .set    gs_slotno, gs_slotno + 1
         .endr
-
-/*
-** dlsym.  dlsym(RTLD_NEXT, name) means "the next definition after the caller's
-** object", and glibc finds the caller by the return address: so RTLD_NEXT goes
-** to the real dlsym by a jump, with the caller's return address in place.  It
-** gives exactly what it would without graphshim, and for driver names that is
-** graphshim's exported wrapper whenever the caller comes before graphshim.  (An
-** emulation that searched the objects after the caller would call dlopen, which
-** tools such as compute-sanitizer interpose and call dlsym from: they would be
-** entered again and wait on themselves.)  Every other handle goes to gs__dlsym
-** (lookup.c), which hands back wrappers for driver names.
-*/
-        .text
-        .p2align 4
-        .globl dlsym
-        .type dlsym, @function
-dlsym:
-        cmpq    $-1, %rdi                  /* RTLD_NEXT */
-        jne     gs__dlsym
-        movq    gs__real_dlsym(%rip), %rax
-        testq   %rax, %rax
-        jnz     2f
-        push    %rdi                       /* before graphshim's constructor ran */
-        push    %rsi
-        sub     $8, %rsp
-        call    gs__resolve_dlsym
-        add     $8, %rsp
-        pop     %rsi
-        pop     %rdi
-        movq    gs__real_dlsym(%rip), %rax
-        testq   %rax, %rax
-        jz      1f
-2:      jmp     *%rax
-1:      xor     %eax, %eax
-        ret
-        .size dlsym, .-dlsym
 
         .section .note.GNU-stack, "", @progbits
