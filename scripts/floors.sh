@@ -30,7 +30,12 @@ rank() {
     echo -1
 }
 
-objs=$(find "$B/obj" -name '*.o' | sort)
+# The library's objects: those whose source is still there (a moved file's old
+# object may linger in a build directory).
+objs=$(find "$B/obj" -name '*.o' | sort | while read -r o; do
+    p=${o#"$B/obj/"}
+    { [ -f "${p%.o}.c" ] || [ -f "${p%.o}.S" ]; } && echo "$o"
+done)
 [ -n "$objs" ] || { echo "floors: no objects under $B/obj (run make first)"; exit 2; }
 srcs=$(find include driver interpose policy -type f \( -name '*.c' -o -name '*.h' -o -name '*.S' -o -name '*.def' \) \
        ! -name knobs_doc.c | sort)
