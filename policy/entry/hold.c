@@ -197,8 +197,7 @@ found:
             /* Parameters of its own: kept, to go out with it (unless a test
             ** turned the parameter rule off). */
             if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) &&
-                (same < 0 ||
-                 memcmp(gs__key_params(&c->key), gs__key_params(key), ((struct gs_key *)key)->nparams) != 0) &&
+                (same < 0 || gs__key_args_differ(&c->key, key)) &&
                 gs__patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
                 goto issue;
         }

@@ -55,7 +55,8 @@ int gs__exec_diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_
     return 0;
 }
 
-/* Sets node j of e to the parameters of launch key k.  0 or -1. */
+/* Sets node j of e to the arguments of launch key k: its grid and parameters.
+** 0 or -1. */
 static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k)
 {
     CUDA_KERNEL_NODE_PARAMS p;
@@ -66,6 +67,9 @@ static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k)
         GS_REAL(cuGraphKernelNodeGetParams_v2)(e->nodes[j], &p) != CUDA_SUCCESS ||
         gs__key_param_ptrs(k, stack, &params) != CUDA_SUCCESS)
         return -1;
+    p.gridDimX = k->grid[0];
+    p.gridDimY = k->grid[1];
+    p.gridDimZ = k->grid[2];
     p.kernelParams = params;
     p.extra = NULL;
     rc = GS_REAL(cuGraphExecKernelNodeSetParams_v2)(e->x, e->nodes[j], &p);
@@ -86,7 +90,7 @@ uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const str
             have = e->diff[d++].key;
         else if (want == own)
             continue;
-        cost += memcmp(gs__key_params(want), gs__key_params(have), want->nparams) != 0;
+        cost += gs__key_args_differ(want, have);
     }
     return cost;
 }
@@ -115,7 +119,7 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
             have = old->key;
         if (want == own && !old)
             continue;
-        if (memcmp(gs__key_params(want), gs__key_params(have), want->nparams) != 0) {
+        if (gs__key_args_differ(want, have)) {
             if (set_node(e, i - e->from, want) != 0) {
                 set = -1;
                 break;

@@ -94,28 +94,56 @@ static inline unsigned char *gs__key_params(const struct gs_key *k)
     return (unsigned char *)(gs__key_attrs(k) + k->nattrs);
 }
 
+/* A launch's arguments, in the sense of what its graph node can take in place
+** (cuGraphExecKernelNodeSetParams, for the same function, block and shared
+** memory): its grid and its parameter bytes.  Where the engine patches (a
+** lookup compares cmp < len bytes, all but the parameter bytes), the prefix tree
+** matches a launch by all but these: a generation loop's kernels whose grids
+** grow with the KV cache are the same sequence every token.  Two keys of one
+** node (one layout): do their arguments differ? */
+static inline int gs__key_args_differ(const struct gs_key *a, const struct gs_key *b)
+{
+    return ((a->grid[0] ^ b->grid[0]) | (a->grid[1] ^ b->grid[1]) | (a->grid[2] ^ b->grid[2])) != 0 ||
+           __builtin_memcmp(gs__key_params(a), gs__key_params(b), a->nparams) != 0;
+}
+
+/* Where a key's grid lies: a lookup that compares cmp < len bytes leaves it out
+** (gs__key_shape_eq, gs__key_shape_hash). */
+#define GS_KEY_GRID_AT offsetof(struct gs_key, grid)
+#define GS_KEY_GRID_END (offsetof(struct gs_key, grid) + 3 * sizeof(unsigned))
+
+/* Are keys a and b (len bytes each) the same op in their first cmp bytes, but
+** for the grid where cmp < len? */
+static inline int gs__key_shape_eq(const void *a, const void *b, uint32_t len, uint32_t cmp)
+{
+    const unsigned char *x = a, *y = b;
+    if (cmp == len)
+        return __builtin_memcmp(x, y, cmp) == 0;
+    return __builtin_memcmp(x, y, GS_KEY_GRID_AT) == 0 &&
+           __builtin_memcmp(x + GS_KEY_GRID_END, y + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END) == 0;
+}
+
 /* How a launch compares with a key (gs__key_launch_is). */
 enum { GS_KEY_OTHER, GS_KEY_SHAPE, GS_KEY_SAME };
 
 /* Compares plain launch a with key k in place, without building a's key:
-** GS_KEY_SAME if a's key would equal k, GS_KEY_SHAPE if it would differ in
-** parameter bytes alone, GS_KEY_OTHER otherwise.  One load finds the layout:
-** k's. */
+** GS_KEY_SAME if a's key would equal k, GS_KEY_SHAPE if it would differ in its
+** arguments alone (grid or parameter bytes; a kernel without parameters is
+** compared whole), GS_KEY_OTHER otherwise.  One load finds the layout: k's. */
 static inline int gs__key_launch_is(const struct gs_key *k, const struct gs_launch *a)
 {
     const struct gs_layout *l = k->layout;
     const unsigned char *p = gs__key_params(k);
-    uint64_t kd[3], ad[3];
     const uint32_t *off, *size;
 
-    /* Grid and block, 24 bytes in both, compared as three words. */
-    __builtin_memcpy(kd, k->grid, sizeof kd);
-    __builtin_memcpy(ad, a->grid, sizeof ad);
-    if (((uint64_t)(uintptr_t)k->f ^ (uint64_t)(uintptr_t)a->f) | (kd[0] ^ ad[0]) | (kd[1] ^ ad[1]) |
-        (kd[2] ^ ad[2]) | (k->kind ^ GS_OP_LAUNCH) | k->nattrs | (k->shmem ^ a->shmem))
+    if (((uint64_t)(uintptr_t)k->f ^ (uint64_t)(uintptr_t)a->f) | (k->block[0] ^ a->block[0]) |
+        (k->block[1] ^ a->block[1]) | (k->block[2] ^ a->block[2]) | (k->kind ^ GS_OP_LAUNCH) | k->nattrs |
+        (k->shmem ^ a->shmem))
         return GS_KEY_OTHER;
     if (k->nparams != l->size || (!a->params && l->n))
         return GS_KEY_OTHER;
+    if ((k->grid[0] ^ a->grid[0]) | (k->grid[1] ^ a->grid[1]) | (k->grid[2] ^ a->grid[2]))
+        return k->nparams ? GS_KEY_SHAPE : GS_KEY_OTHER;
     off = l->off, size = l->off + l->n;
     for (int i = 0; i < l->n; i++) {
         const void *q = a->params[i];

@@ -11,9 +11,19 @@ static size_t node_size(const struct gs_node *n)
     return offsetof(struct gs_node, key) + n->len + (n->kids ? sizeof *n->kids : 0);
 }
 
+/* The hash of the bytes gs__key_shape_eq compares. */
+static uint32_t shape_hash(const void *key, uint32_t len, uint32_t cmp)
+{
+    const unsigned char *k = key;
+    if (cmp == len)
+        return (uint32_t)gs__bytes_hash(k, cmp);
+    return (uint32_t)(gs__bytes_hash(k, GS_KEY_GRID_AT) * 31 ^
+                      gs__bytes_hash(k + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END));
+}
+
 static uint32_t key_hash(const struct gs_node *c)
 {
-    return (uint32_t)gs__bytes_hash(&c->key, c->cmp);
+    return shape_hash(&c->key, c->len, c->cmp);
 }
 
 /* Gives wide node n its table of children (n->kids), or none if out of memory:
@@ -48,14 +58,14 @@ static void kids_remove(struct gs_node *n, struct gs_node *c)
 
 struct gs_node *gs__trie_child_wide(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
 {
-    uint32_t h = (uint32_t)gs__bytes_hash(key, cmp);
+    uint32_t h = shape_hash(key, len, cmp);
 
     for (uint32_t i = 0; i < n->nchildren; i++) {
         struct gs_node *c;
         if (n->kids->hash[i] != h)
             continue;
         c = n->kids->node[i];
-        if (c->len == len && c->cmp == cmp && memcmp(&c->key, key, cmp) == 0) {
+        if (c->len == len && c->cmp == cmp && gs__key_shape_eq(&c->key, key, len, cmp)) {
             c->matched = ++n->match_clock;
             n->next = c;
             return c;

@@ -96,14 +96,15 @@ struct gs_kids {
 struct gs_node *gs__trie_child_wide(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp);
 
 /* The child of n whose key equals key/len in its first cmp bytes (all but a
-** launch's parameter bytes: the engine patches those), or NULL.  A node with few
+** launch's parameter bytes, and then its grid too: the engine patches those;
+** gs__key_shape_eq), or NULL.  A node with few
 ** children is searched by plain compares, newest child first; a wide one by hash. */
 static inline struct gs_node *gs__trie_child(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
 {
     if (n->kids)
         return gs__trie_child_wide(n, key, len, cmp);
     for (struct gs_node *c = n->child; c; c = c->sibling)
-        if (c->len == len && c->cmp == cmp && __builtin_memcmp(&c->key, key, cmp) == 0) {
+        if (c->len == len && c->cmp == cmp && gs__key_shape_eq(&c->key, key, len, cmp)) {
             c->matched = ++n->match_clock;
             n->next = c;
             return c;

@@ -493,8 +493,9 @@ static void rare(int iters)
     }
 }
 
-/* Work that never repeats for the first half of the iterations (the axpb's grid
-** is the iteration's), then the same sequence every iteration. */
+/* Work that never repeats for the first half of the iterations (the axpb's
+** block size is the iteration's: a grid alone would be an argument the engine
+** sets in place), then the same sequence every iteration. */
 static void new_then_same(int iters)
 {
     CUstream s;
@@ -503,9 +504,9 @@ static void new_then_same(int iters)
     float a = 2.0f, b = 1.0f;
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
-        unsigned grid = it < iters / 2 ? (unsigned)it + 1 : 1;
+        unsigned block = it < iters / 2 ? (unsigned)it + 1 : 32;
         input(s, x, it);
-        CHECK(cuLaunchKernel(k_axpb, grid, 1, 1, 32, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, block, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
         copy(s, P(out), x);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
@@ -564,8 +565,8 @@ static void setup_then_loop(int iters)
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters + 40; it++) {
         float v = it < iters ? (float)it : 0.5f;
-        /* a grid of its own each time in the setup: no two segments alike */
-        CHECK(cuLaunchKernel(k_fill, it < iters ? 1 + (unsigned)it : 1, 1, 1, 32, 1, 1, 0, s, (void *[]){&x, &v, &n},
+        /* a block size of its own each time in the setup: no two segments alike */
+        CHECK(cuLaunchKernel(k_fill, 1, 1, 1, it < iters ? 1 + (unsigned)it : 32, 1, 1, 0, s, (void *[]){&x, &v, &n},
                              NULL));
         axpb(s, x);
         copy(s, P(out), x);
@@ -1391,6 +1392,14 @@ FAKECUDA_KERNEL(step2, sizeof(uint64_t *), sizeof(uint64_t)) { step(params, 2); 
 FAKECUDA_KERNEL(step3, sizeof(uint64_t *), sizeof(uint64_t)) { step(params, 3); }
 FAKECUDA_KERNEL(step4, sizeof(uint64_t *), sizeof(uint64_t)) { step(params, 4); }
 
+/* step0 with the launch's grid mixed in: its result shows the grid it ran with. */
+FAKECUDA_KERNEL(stepg, sizeof(uint64_t *), sizeof(uint64_t))
+{
+    uint64_t *x = FAKECUDA_ARG(uint64_t *, 0), v = FAKECUDA_ARG(uint64_t, 1);
+    for (int i = 0; i < W; i++)
+        x[i] = (x[i] ^ (v + d->grid[0] * 0x9e3779b97f4a7c15ull + d->grid[1] + (uint64_t)i)) * 0x100000001b3ull;
+}
+
 /* dst = mix of dst and src, word by word. */
 FAKECUDA_KERNEL(fold, sizeof(uint64_t *), sizeof(uint64_t *))
 {
@@ -1399,7 +1408,7 @@ FAKECUDA_KERNEL(fold, sizeof(uint64_t *), sizeof(uint64_t *))
         dst[i] = (dst[i] ^ src[i]) * 0x100000001b3ull + 1;
 }
 
-static CUfunction k_step[5], k_fold;
+static CUfunction k_step[5], k_fold, k_stepg;
 
 /* Loads the step kernels and creates nx states, each with its own seed.  Then,
 ** each iteration: the scenario's launches on a stream of its own (launches
@@ -1417,6 +1426,7 @@ static void steps_loop(int iters, const char *name, int nx, CUdeviceptr (*launch
         CHECK(cuModuleGetFunction(&k_step[op], m, fn));
     }
     CHECK(cuModuleGetFunction(&k_fold, m, "fold"));
+    CHECK(cuModuleGetFunction(&k_stepg, m, "stepg"));
     for (int i = 0; i < nx && i < 8; i++) {
         uint64_t seed[W];
         for (int w = 0; w < W; w++)
@@ -1499,16 +1509,37 @@ static CUdeviceptr train4_launches(CUstream s, const CUdeviceptr *x, int it)
 
 static void train4(int iters) { steps_loop(iters, "train4", 5, train4_launches); }
 
-/* bench's rare: 20 launches whose grid sizes follow a sequence of low
+/* A token of generation with a growing KV cache: 20 kernels a synchronize
+** apart, the same every iteration, but four of them copy the cache, whose
+** length grows by one each token, and their grids grow with it (and with the
+** step's scalar). */
+static CUdeviceptr grow_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    for (int j = 0; j < 20; j++) {
+        CUdeviceptr p = x[0];
+        uint64_t v = (uint64_t)j;
+        if (j % 5 == 2)
+            CHECK(cuLaunchKernel(k_stepg, 1 + (unsigned)it, 1 + (unsigned)j / 5, 1, 32, 1, 1, 0, s,
+                                 (void *[]){&p, &v}, NULL));
+        else
+            launch_step(s, j % 5, p, v);
+    }
+    return x[0];
+}
+
+static void grow(int iters) { steps_loop(iters, "grow", 1, grow_launches); }
+
+/* bench's rare: 20 launches whose block sizes follow a sequence of low
 ** discrepancy (about 525 different sequences of shapes in 3500 iterations, each
-** back every ~300), and whose argument never repeats. */
+** back every ~300), and whose argument never repeats.  (bench varies grids,
+** which the engine now sets in place; here the shapes must stay shapes.) */
 static CUdeviceptr rare20_launches(CUstream s, const CUdeviceptr *x, int it)
 {
     for (int j = 0; j < 20; j++) {
         uint64_t n = (uint64_t)it * 20 + (uint64_t)j;
-        unsigned grid = 1 + (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 59);
+        unsigned block = 32 * (1 + (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 59));
         CUdeviceptr p = x[0];
-        CHECK(cuLaunchKernel(k_step[j % 5], grid, 1, 1, 32, 1, 1, 0, s, (void *[]){&p, &n}, NULL));
+        CHECK(cuLaunchKernel(k_step[j % 5], 1, 1, 1, block, 1, 1, 0, s, (void *[]){&p, &n}, NULL));
     }
     return x[0];
 }
@@ -1551,7 +1582,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
+    {"train4", train4},    {"grow", grow},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent

@@ -217,6 +217,31 @@ Test(engine, changing_scalars_update_nodes_in_place)
     cr_assert_geq(patched[1], 19 * (600 - 4), "%ld nodes set in 600 iterations", patched[1]);
 }
 
+Test(engine, growing_grids_update_nodes_in_place)
+{
+    char *report;
+    long captured[2], patched[2];
+    const char *iters[2] = {"200", "600"};
+
+    /* grow: 20 kernels, four of whose grids grow every iteration (a KV cache).
+    ** The prefix tree matches a launch by all but its grid and parameter bytes,
+    ** and each replay sets the four nodes' grids in place: the sequence replays
+    ** every iteration, with one capture however many iterations; the output
+    ** (which shows each launch's grid) is the eager run's, byte for byte
+    ** (replays_with compares it).  Matched by grid too, every iteration was a
+    ** new sequence: no replay at all. */
+    for (int i = 0; i < 2; i++) {
+        cr_assert_geq(replays_with("grow", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, iters[i], &report),
+                      atol(iters[i]) - 3, "%s", report);
+        captured[i] = total(report, "graphs_captured");
+        patched[i] = total(report, "nodes_patched");
+        cr_assert_leq(captured[i], 1, "%s", report);
+        free(report);
+    }
+    cr_assert_eq(captured[0], captured[1], "captures grew with iterations: %ld, %ld", captured[0], captured[1]);
+    cr_assert_geq(patched[1], 4 * (600 - 4), "%ld nodes set in 600 iterations", patched[1]);
+}
+
 Test(engine, a_graph_whose_nodes_are_not_known_keeps_its_arguments_right)
 {
     const char *argv[] = {GUARDPROG, "params", "12", NULL};
@@ -783,7 +808,7 @@ Test(engine, a_sleeping_watchdog_wakes_when_work_is_held, .timeout = 60)
 Test(engine, work_that_never_repeats_costs_bounded_learning)
 {
     char *report;
-    /* 400 segments of distinct structure (grids), then a loop that repeats. */
+    /* 400 segments of distinct structure (block sizes), then a loop that repeats. */
     long n = replays_with("setup-then-loop", NULL, "400", &report);
     /* The tree stays bounded (its root full, subtrees dropped), and learning
     ** rests through most of the setup. */
