@@ -10,12 +10,13 @@
 **                replayed as a (stub) graph; the boundary is timed apart
 **   patched      the same with new parameter bytes every time: each held launch
 **                keeps its own key, and each replay updates the graph first
-**   learning     launches of a new grid each time: nothing repeats, every launch
+**   learning     launches of a new shape each time (their dynamic shared memory;
+**                grids are arguments, set in place): nothing repeats, every launch
 **                is issued and learned (tree and loop-body detection)
-**   shapes       launches of one of 32 grids, at random: no sequence repeats, but
+**   shapes       launches of one of 32 shapes, at random: no sequence repeats, but
 **                every op is one the tree has seen before at that place, and the
 **                tree grows wide (bench's norepeat)
-**   rare         bench's rare: the 20 launches' grids follow a sequence of low
+**   rare         bench's rare: the 20 launches' shapes follow a sequence of low
 **                discrepancy (each sequence of shapes back every 61 segments or
 **                more) and their arguments never repeat; the capture budget finds
 **                that nothing pays, and learning rests; again with that rest
@@ -177,14 +178,16 @@ static double time_launches(int mode, double *boundary_ns)
             for (int i = 0; i < k; i++) {
                 void *p[] = {&args[0], &args[1], &args[2]};
                 unsigned long n = (unsigned long)r * ITERS + (unsigned long)it * k + (unsigned long)i;
-                unsigned grid = mode == LEARNING ? 1 + (unsigned)(n % 65536)
-                                : mode == SHAPES ? 1 + (unsigned)(mix64(n) >> 59)
-                                : mode == RARE   ? 1 + (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 59)
-                                                 : 1;
+                /* Shapes differ in the dynamic shared memory: a grid would be an
+                ** argument the engine sets in place, not a shape. */
+                unsigned shape = mode == LEARNING ? (unsigned)(n % 65536)
+                                 : mode == SHAPES ? (unsigned)(mix64(n) >> 59)
+                                 : mode == RARE   ? (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 59)
+                                                  : 0;
                 args[0] = i; /* the sequence's ops differ from each other, and repeat */
                 args[1] = mode == PATCHED ? it : mode == RARE ? (long)n : 2;
                 if (through_shim)
-                    cuLaunchKernel((CUfunction)0x99, grid, 1, 1, 32, 1, 1, 0, s, p, NULL);
+                    cuLaunchKernel((CUfunction)0x99, 1, 1, 1, 32, 1, 1, shape, s, p, NULL);
                 else
                     stub_launch((CUfunction)0x99, 1, 1, 1, 32, 1, 1, 0, s, p, NULL);
             }
