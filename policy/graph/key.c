@@ -46,6 +46,16 @@ int gs__attr_supported(CUlaunchAttributeID id)
     return attr_value_size(id) >= 0;
 }
 
+/* A grid every CUDA device takes: the driver fails a launch of any other
+** (CUDA_ERROR_INVALID_VALUE).  A launch matches its node whatever its grid
+** (key.h), so one with a grid the driver would refuse must not be held as that
+** node's, returning success: it has no key, and goes out at once. */
+static int grid_valid(const unsigned grid[3])
+{
+    return grid[0] >= 1 && grid[0] <= 2147483647u && grid[1] >= 1 && grid[1] <= 65535 && grid[2] >= 1 &&
+           grid[2] <= 65535;
+}
+
 int gs__key_launch(void *buf, const struct gs_launch *a)
 {
     struct gs_key *k = buf;
@@ -56,7 +66,7 @@ int gs__key_launch(void *buf, const struct gs_launch *a)
     unsigned char *p;
     uint32_t nbytes;
 
-    if (l->n < 0 || nattrs > 8 || (nattrs && !cfg->attrs))
+    if (l->n < 0 || nattrs > 8 || (nattrs && !cfg->attrs) || !grid_valid(a->grid))
         return -1;
     memset(k, 0, sizeof *k);
     k->kind = GS_OP_LAUNCH;
