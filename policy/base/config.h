@@ -62,8 +62,8 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "starts it again is a quarter as long), until a segment comes "             \
       "back as one did during the rest; 0: learning never rests")                    \
     X(patch, "GRAPHSHIM_PATCH", GS_KNOB_BOOL, 1, 0, 1,                                 \
-      "1: a launch matches a learned sequence whatever its parameter bytes, and "   \
-      "goes out with its own (graphs are patched); 0: only byte-identical launches " \
+      "1: a launch matches a learned sequence whatever its grid and parameter "     \
+      "bytes, and goes out with its own (graphs are patched); 0: only byte-identical launches " \
       "match, as before patching")                                                   \
     X(gain_check, "GRAPHSHIM_GAIN_CHECK", GS_KNOB_BOOL, 1, 0, 1,                        \
       "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
