@@ -202,9 +202,8 @@ found:
                 goto issue;
         }
         if (!s->holding) {
-            s->holding = GS_HOLD_TRIE;
             s->seg_held = 1;
-            gs__set_holding(s, 1);
+            gs__set_hold(s, GS_HOLD_TRIE);
             s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
         } else if (GS_UNLIKELY(!s->chunk_since)) {
             /* The first op held after an early chunk. */

@@ -217,8 +217,7 @@ static void issue_held(struct gs_stream *s)
     gs__leave_ctx(s, prev);
     b->held = 0;
     b->pos = 0;
-    s->holding = GS_HOLD_NONE;
-    gs__set_holding(s, 0);
+    gs__set_hold(s, GS_HOLD_NONE);
 }
 
 /* --- The engine's calls --------------------------------------------------------- */
@@ -241,9 +240,8 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
     if (kb) {
         if (kb->klen[b->pos] == len && memcmp(body_key(kb, b->pos), key, gs__body_cmp_len(len)) == 0) {
             if (!b->held) {
-                s->holding = GS_HOLD_BODY;
                 s->seg_held = 1;
-                gs__set_holding(s, 1);
+                gs__set_hold(s, GS_HOLD_BODY);
             }
             b->held++;
             s->ops_held++;

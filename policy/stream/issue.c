@@ -84,8 +84,7 @@ void gs__flush(struct gs_stream *s, int reason)
         gs__nvtx_begin(GS_NVTX_BAIL + reason, s->cur->depth - s->chunk_depth);
         gs__issue_held(s, s->cur);
         gs__nvtx_end();
-        s->holding = GS_HOLD_NONE;
-        gs__set_holding(s, 0);
+        gs__set_hold(s, GS_HOLD_NONE);
     }
     s->bails[reason]++;
 }

@@ -227,8 +227,10 @@ CUstream gs__issue_stream(const struct gs_stream *s);
 /* Makes s's context current for the engine's own calls; returns the previous one. */
 CUcontext gs__enter_ctx(const struct gs_stream *s);
 void gs__leave_ctx(const struct gs_stream *s, CUcontext prev);
-/* s begins or stops holding work. */
-void gs__set_holding(struct gs_stream *s, int on);
+/* s begins holding work (mode GS_HOLD_TRIE or GS_HOLD_BODY) or stops
+** (GS_HOLD_NONE): the one writer of s->holding, which keeps the counts of
+** holding streams and the watchdog's clock with it.  Called locked. */
+void gs__set_hold(struct gs_stream *s, int mode);
 /* Visits every stream state, under the table lock and the state's lock. */
 void gs__each_stream(void (*fn)(struct gs_stream *, void *), void *arg);
 

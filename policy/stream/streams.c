@@ -205,8 +205,11 @@ void gs__leave_ctx(const struct gs_stream *s, CUcontext prev)
         GS_REAL(cuCtxSetCurrent)(prev);
 }
 
-void gs__set_holding(struct gs_stream *s, int on)
+void gs__set_hold(struct gs_stream *s, int mode)
 {
+    int on = mode != GS_HOLD_NONE;
+
+    s->holding = mode;
     if (s->kind == GS_STREAM_LEGACY)
         atomic_fetch_add(&gs__legacy_holding, on ? 1 : -1);
     else if (s->blocking)
