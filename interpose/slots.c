@@ -16,9 +16,7 @@
 #include <string.h>
 
 #include "interpose.h"
-#include "../policy/entry/guard.h"
 #include "../policy/base/log.h"
-#include "../policy/base/trace.h"
 
 /* The driver names of cuda.h that hooks.def does not list (generated). */
 static const char *const driver_names[] = {
