@@ -98,7 +98,8 @@ static inline unsigned char *gs__key_params(const struct gs_key *k)
 ** (cuGraphExecKernelNodeSetParams, for the same function, block and shared
 ** memory): its grid and its parameter bytes.  Where the engine patches (a
 ** lookup compares cmp < len bytes, all but the parameter bytes), the prefix tree
-** matches a launch by all but these: a generation loop's kernels whose grids
+** matches a launch by all but these (its grid too where it has no attributes,
+** gs__key_grid_is_arg): a generation loop's kernels whose grids
 ** grow with the KV cache are the same sequence every token.  Two keys of one
 ** node (one layout): do their arguments differ? */
 static inline int gs__key_args_differ(const struct gs_key *a, const struct gs_key *b)
@@ -112,12 +113,22 @@ static inline int gs__key_args_differ(const struct gs_key *a, const struct gs_ke
 #define GS_KEY_GRID_AT offsetof(struct gs_key, grid)
 #define GS_KEY_GRID_END (offsetof(struct gs_key, grid) + 3 * sizeof(unsigned))
 
+/* Is the grid of a key compared in cmp bytes an argument?  Where the engine
+** patches (cmp < len), and the launch has no attributes: a cooperative launch's
+** grid must fit the device at once, a cluster launch's must be a multiple of
+** its cluster, and the driver would refuse a replay that a held launch had
+** answered with success. */
+static inline int gs__key_grid_is_arg(const void *key, uint32_t len, uint32_t cmp)
+{
+    return cmp < len && ((const struct gs_key *)key)->nattrs == 0;
+}
+
 /* Are keys a and b (len bytes each) the same op in their first cmp bytes, but
-** for the grid where cmp < len? */
+** for the grid where it is an argument? */
 static inline int gs__key_shape_eq(const void *a, const void *b, uint32_t len, uint32_t cmp)
 {
     const unsigned char *x = a, *y = b;
-    if (cmp == len)
+    if (!gs__key_grid_is_arg(x, len, cmp))
         return __builtin_memcmp(x, y, cmp) == 0;
     return __builtin_memcmp(x, y, GS_KEY_GRID_AT) == 0 &&
            __builtin_memcmp(x + GS_KEY_GRID_END, y + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END) == 0;

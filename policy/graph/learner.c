@@ -15,7 +15,7 @@ static size_t node_size(const struct gs_node *n)
 static uint32_t shape_hash(const void *key, uint32_t len, uint32_t cmp)
 {
     const unsigned char *k = key;
-    if (cmp == len)
+    if (!gs__key_grid_is_arg(k, len, cmp))
         return (uint32_t)gs__bytes_hash(k, cmp);
     return (uint32_t)(gs__bytes_hash(k, GS_KEY_GRID_AT) * 31 ^
                       gs__bytes_hash(k + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END));
