@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# check.sh: scripts/floors.sh on the library as it is (it must pass), then on
+# copies of its sources with one fault each, where it must fail: an include that
+# goes up a floor, a circle of includes, a file over 400 lines, and a folder
+# without a floor.  The objects (for the calls) are the build's own.
+#
+#   bash tests/floors/check.sh [BUILD]
+set -u -o pipefail
+B=${1:-build}
+root=$PWD
+bash scripts/floors.sh "$B" || exit 1
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+# expect NAME PATTERN: floors.sh over the copy fails, saying PATTERN.
+expect() {
+    local out
+    if out=$(cd "$tmp" && bash scripts/floors.sh build 2>&1); then
+        echo "floors check: $1: floors.sh passed, and should have failed"
+        fails=1
+    elif ! grep -q -- "$2" <<<"$out"; then
+        echo "floors check: $1: floors.sh failed without saying \"$2\":"
+        echo "$out" | grep '^floors' | head -5
+        fails=1
+    else
+        echo "floors check: $1: fails as it should"
+    fi
+}
+fresh() {
+    rm -rf "${tmp:?}"/*
+    cp -r include driver interpose policy scripts "$tmp"
+    case $B in /*) ln -s "$B" "$tmp/build" ;; *) ln -s "$root/$B" "$tmp/build" ;; esac
+}
+
+fresh
+sed -i 's|#include "log.h"|#include "log.h"\n#include "../entry/engine.h"|' "$tmp/policy/base/log.c"
+expect "an include up a floor" "policy/base/log.c uses policy/entry/engine.h, a floor above it"
+
+fresh
+sed -i 's|#include "layout.h"|#include "layout.h"\n#include "learner.h"|' "$tmp/policy/graph/key.h"
+expect "a circle of includes" "a circle among files"
+
+fresh
+yes '/* filler */' | head -401 >>"$tmp/policy/graph/key.c"
+expect "a file over 400 lines" "policy/graph/key.c has"
+
+fresh
+mkdir "$tmp/policy/misc"
+mv "$tmp/policy/base/clock.h" "$tmp/policy/misc/clock.h"
+sed -i 's|"../base/clock.h"|"../misc/clock.h"|' "$tmp/policy/stream/stream.h"
+expect "a folder without a floor" "a folder without a floor"
+
+[ $fails = 0 ] && echo "floors check: 4 faults, each found"
+exit $fails
