@@ -23,8 +23,8 @@ B=${1:-build}
 FLOORS="include driver policy/base policy/graph policy/stream policy/rules policy/report policy/entry interpose"
 
 # The library's objects: those whose source is still there (a moved file's old
-# object may linger in a build directory).
-objs=$(find "$B/obj" -name '*.o' | sort | while read -r o; do
+# object may linger in a build directory), but the knob table's printer.
+objs=$(find "$B/obj" -name '*.o' ! -name knobs_doc.o | sort | while read -r o; do
     p=${o#"$B/obj/"}
     { [ -f "${p%.o}.c" ] || [ -f "${p%.o}.S" ]; } && echo "$o"
 done)
