@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "engine.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,9 +50,10 @@ static inline int stream_open(const struct gs_stream *s)
 }
 
 /* The op expected next on s, if launch a is it: the child of s->cur last taken,
-** compared in place (no key built, no search).  *same: 1 if its parameter bytes
-** are a's too (its key is then a's, byte for byte), -1 if a differs in them
-** alone (then it is the child a's key finds, the engine patching parameters).
+** compared in place (no key built, no search).  *same: 1 if its arguments
+** (grid and parameter bytes) are a's too (its key is then a's, byte for byte),
+** -1 if a differs in them alone (then it is the child a's key finds, the engine
+** patching them).
 ** Called locked. */
 static struct gs_node *expected(struct gs_stream *s, const struct gs_launch *a, int *same)
 {
@@ -97,8 +97,8 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
 #define OP_RESTED (GS_OP_HELD + 1)
 
 /* gs__engine_op_begin(), for a launch too (a != NULL): then the key is built
-** only if the launch is not the op expected next, or differs from it in
-** parameter bytes (same = -1 then), and it may answer OP_RESTED. */
+** only if the launch is not the op expected next, or differs from it in its
+** arguments (same = -1 then), and it may answer OP_RESTED. */
 static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src,
                     const struct gs_launch *a)
 {
@@ -163,8 +163,8 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
         gs__unlock(&s->lock);
         return GS_OP_PASS;
     }
-    /* A launch matches its node whatever its parameter bytes: those are patched
-    ** (unless GRAPHSHIM_PATCH=0). */
+    /* A launch matches its node whatever its parameter bytes (and grid, where
+    ** gs__key_grid_is_arg): those are patched (unless GRAPHSHIM_PATCH=0). */
     cmp = (uint32_t)len - (gs__cfg.patch ? ((struct gs_key *)key)->nparams : 0);
     if (!c)
         c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;

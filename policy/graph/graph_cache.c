@@ -12,11 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/clock.h"
 #include "../base/config.h"
-#include "../base/names.h"
 #include "../base/nvtx.h"
-#include "../base/log.h"
 
 struct exec_rec {
     struct gs_node *node;
@@ -36,7 +33,7 @@ static void rec_remove(int i)
 }
 
 /* Destroys the least recently used graph other than keep's.  Called with the
-** cache lock; s (locked by the caller) may be used without its lock. */
+** cache lock; own's stream (locked by the caller) may be used without its lock. */
 static void evict_one(struct gs_graphs *own, struct gs_node *keep)
 {
     for (int tries = 0; tries < 4; tries++) {
@@ -126,7 +123,9 @@ struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs
         }
     }
     e = *best;
-    rc = gs__exec_apply(own, e, path, keys, npatches);
+    /* Cost 0: e holds these arguments already (each op with a key of its own
+    ** has one applied with the same arguments), and what it records stays true. */
+    rc = cost ? gs__exec_apply(own, e, path, keys, npatches) : 0;
     if (rc < 0) {
         /* It cannot take the change: it goes, and its variants with it. */
         gs__graph_drop_exec(t, own);

@@ -9,9 +9,6 @@
 #include <stdlib.h>
 
 #include "../base/clock.h"
-#include "../base/config.h"
-#include "../base/names.h"
-#include "../base/nvtx.h"
 #include "../base/log.h"
 
 static atomic_long ncaptured, nfailed;

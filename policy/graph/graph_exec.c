@@ -9,9 +9,6 @@
 #include <string.h>
 
 #include "../base/clock.h"
-#include "../base/config.h"
-#include "../base/names.h"
-#include "../base/nvtx.h"
 #include "../base/log.h"
 
 atomic_uint gs__mem_epoch = 1;
@@ -95,20 +92,6 @@ uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const str
     return cost;
 }
 
-/* Does e hold the arguments of keys already?  Where as many ops have keys
-** of their own as e has applied ones, and each applied one is such an op with
-** the same arguments, the others have their path's, as e does: nothing to set,
-** nothing to record (a variant launched with the arguments it was made for). */
-static int applied(const struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys)
-{
-    for (uint32_t d = 0; d < e->ndiff; d++) {
-        uint32_t i = e->diff[d].op;
-        if (keys[i] == &path[i]->key || gs__key_args_differ(keys[i], e->diff[d].key))
-            return 0;
-    }
-    return 1;
-}
-
 /* Gives e the parameters of keys: sets the kernel nodes whose parameter bytes
 ** differ from those applied now, and nothing else.  Returns the nodes set, or -1
 ** where a change cannot be made in place (the nodes are not known, or the
@@ -122,8 +105,6 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
     uint64_t t0;
 
     if (!npatches && !e->ndiff)
-        return 0;
-    if (npatches == e->ndiff && applied(e, path, keys))
         return 0;
     if (!e->nodes || (npatches && !(diff = calloc(npatches, sizeof *diff))))
         return -1;

@@ -216,6 +216,14 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
     return CUDA_ERROR_INVALID_VALUE;
 }
 
+uint64_t gs__key_shape_hash(const void *key, uint32_t len, uint32_t cmp)
+{
+    const unsigned char *k = key;
+    if (!gs__key_grid_is_arg(k, len, cmp))
+        return gs__bytes_hash(k, cmp);
+    return gs__bytes_hash(k, GS_KEY_GRID_AT) * 31 ^ gs__bytes_hash(k + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END);
+}
+
 uint64_t gs__bytes_hash(const void *bytes, size_t n)
 {
     const unsigned char *p = bytes;

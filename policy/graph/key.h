@@ -134,6 +134,9 @@ static inline int gs__key_shape_eq(const void *a, const void *b, uint32_t len, u
            __builtin_memcmp(x + GS_KEY_GRID_END, y + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END) == 0;
 }
 
+/* The hash of the bytes gs__key_shape_eq compares. */
+uint64_t gs__key_shape_hash(const void *key, uint32_t len, uint32_t cmp);
+
 /* How a launch compares with a key (gs__key_launch_is). */
 enum { GS_KEY_OTHER, GS_KEY_SHAPE, GS_KEY_SAME };
 

@@ -11,19 +11,9 @@ static size_t node_size(const struct gs_node *n)
     return offsetof(struct gs_node, key) + n->len + (n->kids ? sizeof *n->kids : 0);
 }
 
-/* The hash of the bytes gs__key_shape_eq compares. */
-static uint32_t shape_hash(const void *key, uint32_t len, uint32_t cmp)
-{
-    const unsigned char *k = key;
-    if (!gs__key_grid_is_arg(k, len, cmp))
-        return (uint32_t)gs__bytes_hash(k, cmp);
-    return (uint32_t)(gs__bytes_hash(k, GS_KEY_GRID_AT) * 31 ^
-                      gs__bytes_hash(k + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END));
-}
-
 static uint32_t key_hash(const struct gs_node *c)
 {
-    return shape_hash(&c->key, c->len, c->cmp);
+    return (uint32_t)gs__key_shape_hash(&c->key, c->len, c->cmp);
 }
 
 /* Gives wide node n its table of children (n->kids), or none if out of memory:
@@ -58,7 +48,7 @@ static void kids_remove(struct gs_node *n, struct gs_node *c)
 
 struct gs_node *gs__trie_child_wide(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
 {
-    uint32_t h = shape_hash(key, len, cmp);
+    uint32_t h = (uint32_t)gs__key_shape_hash(key, len, cmp);
 
     for (uint32_t i = 0; i < n->nchildren; i++) {
         struct gs_node *c;
