@@ -994,15 +994,27 @@ EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *pn, CUgraph g, const CUgraphNo
     LEAVE();
 }
 
+static void lb_copy(struct lb *l, const CUDA_MEMCPY3D *p)
+{
+    if (!p) return;
+    lb_dptr(l, "dst", p->dstMemoryType == CU_MEMORYTYPE_HOST ? (CUdeviceptr)(uintptr_t)p->dstHost : p->dstDevice);
+    lb_dptr(l, "src", p->srcMemoryType == CU_MEMORYTYPE_HOST ? (CUdeviceptr)(uintptr_t)p->srcHost : p->srcDevice);
+    lb_raw(l, " width=%zu height=%zu depth=%zu", p->WidthInBytes, p->Height, p->Depth);
+}
+
+static void lb_memset(struct lb *l, const CUDA_MEMSET_NODE_PARAMS *p)
+{
+    if (!p) return;
+    lb_dptr(l, "dst", p->dst);
+    lb_raw(l, " value=0x%x esize=%u width=%zu height=%zu pitch=%zu", p->value, p->elementSize,
+           p->width, p->height, p->pitch);
+}
+
 EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd,
                                      const CUDA_MEMCPY3D *p, CUcontext ctx)
 {
     ENTER(cuGraphAddMemcpyNode); lb_handle(&L, "graph", g, K_GRAPH); lb_deps(&L, deps, nd);
-    if (p) {
-        lb_dptr(&L, "dst", p->dstMemoryType == CU_MEMORYTYPE_HOST ? (CUdeviceptr)(uintptr_t)p->dstHost : p->dstDevice);
-        lb_dptr(&L, "src", p->srcMemoryType == CU_MEMORYTYPE_HOST ? (CUdeviceptr)(uintptr_t)p->srcHost : p->srcDevice);
-        lb_raw(&L, " width=%zu height=%zu depth=%zu", p->WidthInBytes, p->Height, p->Depth);
-    }
+    lb_copy(&L, p);
     lb_handle(&L, "ctx", ctx, K_CTX);
     RUN(x_GraphAddMemcpyNode(pn, g, deps, nd, p));
     if (!rc && !injected) lb_handle(&L, "out", *pn, K_NODE);
@@ -1013,11 +1025,7 @@ EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *pn, CUgraph g, const CUgraphNo
                                      const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
 {
     ENTER(cuGraphAddMemsetNode); lb_handle(&L, "graph", g, K_GRAPH); lb_deps(&L, deps, nd);
-    if (p) {
-        lb_dptr(&L, "dst", p->dst);
-        lb_raw(&L, " value=0x%x esize=%u width=%zu height=%zu pitch=%zu", p->value, p->elementSize,
-               p->width, p->height, p->pitch);
-    }
+    lb_memset(&L, p);
     lb_handle(&L, "ctx", ctx, K_CTX);
     RUN(x_GraphAddMemsetNode(pn, g, deps, nd, p));
     if (!rc && !injected) lb_handle(&L, "out", *pn, K_NODE);
@@ -1070,6 +1078,20 @@ EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode n, CUDA_KERNEL_NODE_PARAM
         p1->kernelParams = p.kernelParams;
         p1->extra = p.extra;
     }
+    LEAVE();
+}
+
+EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode n, CUDA_MEMCPY3D *p)
+{
+    ENTER(cuGraphMemcpyNodeGetParams); lb_handle(&L, "node", n, K_NODE);
+    RUN(x_GraphMemcpyNodeGetParams(n, p));
+    LEAVE();
+}
+
+EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode n, CUDA_MEMSET_NODE_PARAMS *p)
+{
+    ENTER(cuGraphMemsetNodeGetParams); lb_handle(&L, "node", n, K_NODE);
+    RUN(x_GraphMemsetNodeGetParams(n, p));
     LEAVE();
 }
 
@@ -1143,6 +1165,25 @@ EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode n, con
     ENTER(cuGraphExecKernelNodeSetParams); lb_handle(&L, "exec", x, K_EXEC); lb_handle(&L, "node", n, K_NODE);
     lb_knp(&L, p1 ? &p : NULL);
     RUN(x_GraphExecKernelNodeSetParams(x, n, p1 ? &p : NULL));
+    LEAVE();
+}
+
+EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec x, CUgraphNode n, const CUDA_MEMCPY3D *p, CUcontext ctx)
+{
+    ENTER(cuGraphExecMemcpyNodeSetParams); lb_handle(&L, "exec", x, K_EXEC); lb_handle(&L, "node", n, K_NODE);
+    lb_copy(&L, p);
+    lb_handle(&L, "ctx", ctx, K_CTX);
+    RUN(x_GraphExecMemcpyNodeSetParams(x, n, p));
+    LEAVE();
+}
+
+EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec x, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p,
+                                               CUcontext ctx)
+{
+    ENTER(cuGraphExecMemsetNodeSetParams); lb_handle(&L, "exec", x, K_EXEC); lb_handle(&L, "node", n, K_NODE);
+    lb_memset(&L, p);
+    lb_handle(&L, "ctx", ctx, K_CTX);
+    RUN(x_GraphExecMemsetNodeSetParams(x, n, p));
     LEAVE();
 }
 

@@ -121,13 +121,23 @@ static uintptr_t copy_side(const CUDA_MEMCPY3D *p, int dst)
     return p->srcMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)p->srcHost : p->srcDevice;
 }
 
+/* Pool memory (cuMemAllocAsync) is a kind of mapping of its own: a set may
+** not move a side of a copy between it and cuMemAlloc memory (measured). */
+static bool copy_side_pool(const CUDA_MEMCPY3D *p, int dst)
+{
+    CUmemorytype t = dst ? p->dstMemoryType : p->srcMemoryType;
+    return t == CU_MEMORYTYPE_DEVICE && alloc_pool(copy_side(p, dst));
+}
+
 void node_bind(struct node *n)
 {
     n->binds = n->type == CU_GRAPH_NODE_TYPE_MEMCPY &&
                (n->u.cp.srcMemoryType == CU_MEMORYTYPE_HOST || n->u.cp.dstMemoryType == CU_MEMORYTYPE_HOST ||
                 !in_arena(&g_dev, copy_side(&n->u.cp, 0)) || !in_arena(&g_dev, copy_side(&n->u.cp, 1)));
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2; d++) {
         n->bound[d] = n->binds ? alloc_serial(copy_side(&n->u.cp, d)) : 0;
+        n->pool[d] = n->type == CU_GRAPH_NODE_TYPE_MEMCPY && copy_side_pool(&n->u.cp, d);
+    }
 }
 
 static bool binding_lost(const struct node *n)
@@ -248,22 +258,45 @@ static bool copy_side_ok(CUmemorytype t, const void *host, CUdeviceptr dev)
     return false;   /* arrays are not modelled */
 }
 
+/* A copy's parameters as a node keeps them (unified operands are device
+** operands), or INVALID_VALUE. */
+static CUresult copy_params(const CUDA_MEMCPY3D *p, CUDA_MEMCPY3D *out)
+{
+    if (!p || !copy_side_ok(p->srcMemoryType, p->srcHost, p->srcDevice) ||
+        !copy_side_ok(p->dstMemoryType, p->dstHost, p->dstDevice))
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = *p;
+    if (out->srcMemoryType == CU_MEMORYTYPE_UNIFIED) out->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    if (out->dstMemoryType == CU_MEMORYTYPE_UNIFIED) out->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    return CUDA_SUCCESS;
+}
+
 CUresult x_GraphAddMemcpyNode(CUgraphNode *pn, CUgraph hg, const CUgraphNode *deps, size_t nd,
                               const CUDA_MEMCPY3D *p)
 {
     CUresult rc = api_enter(true);
     if (rc) return rc;
-    if (!p || !copy_side_ok(p->srcMemoryType, p->srcHost, p->srcDevice) ||
-        !copy_side_ok(p->dstMemoryType, p->dstHost, p->dstDevice))
-        return CUDA_ERROR_INVALID_VALUE;
     struct node t = {.type = CU_GRAPH_NODE_TYPE_MEMCPY};
-    t.u.cp = *p;
-    if (t.u.cp.srcMemoryType == CU_MEMORYTYPE_UNIFIED) t.u.cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    if (t.u.cp.dstMemoryType == CU_MEMORYTYPE_UNIFIED) t.u.cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    if ((rc = copy_params(p, &t.u.cp))) return rc;
     LOCK();
     rc = add_node(pn, hg, deps, nd, &t);
     UNLOCK();
     return rc;
+}
+
+/* A memset's parameters as a node keeps them, or INVALID_VALUE: element size
+** 1, 2 or 4, nothing empty, dst aligned to the element, valid memory. */
+static CUresult memset_params(const CUDA_MEMSET_NODE_PARAMS *p, CUDA_MEMSET_NODE_PARAMS *out)
+{
+    if (!p || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) ||
+        !p->width || !p->height || (p->height > 1 && p->pitch < p->width * p->elementSize) ||
+        p->dst % p->elementSize)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t span = (p->height - 1) * p->pitch + p->width * p->elementSize;
+    if (!dev_range_ok(p->dst, span)) return CUDA_ERROR_INVALID_VALUE;
+    *out = *p;
+    if (out->height == 1) out->pitch = p->width * p->elementSize;
+    return CUDA_SUCCESS;
 }
 
 CUresult x_GraphAddMemsetNode(CUgraphNode *pn, CUgraph hg, const CUgraphNode *deps, size_t nd,
@@ -271,15 +304,8 @@ CUresult x_GraphAddMemsetNode(CUgraphNode *pn, CUgraph hg, const CUgraphNode *de
 {
     CUresult rc = api_enter(true);
     if (rc) return rc;
-    if (!p || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) ||
-        !p->width || !p->height || (p->height > 1 && p->pitch < p->width * p->elementSize) ||
-        p->dst % p->elementSize)
-        return CUDA_ERROR_INVALID_VALUE;
-    size_t span = (p->height - 1) * p->pitch + p->width * p->elementSize;
-    if (!dev_range_ok(p->dst, span)) return CUDA_ERROR_INVALID_VALUE;
     struct node t = {.type = CU_GRAPH_NODE_TYPE_MEMSET};
-    t.u.ms = *p;
-    if (t.u.ms.height == 1) t.u.ms.pitch = p->width * p->elementSize;
+    if ((rc = memset_params(p, &t.u.ms))) return rc;
     LOCK();
     rc = add_node(pn, hg, deps, nd, &t);
     UNLOCK();
@@ -353,6 +379,31 @@ CUresult x_GraphKernelNodeGetParams(CUgraphNode hn, CUDA_KERNEL_NODE_PARAMS *p)
     }
     UNLOCK();
     return rc;
+}
+
+/* The parameters of a node of a graph (an executable's nodes are not handed
+** out): what it was made with; setting an executable's node leaves it as it is. */
+static CUresult node_params(CUgraphNode hn, CUgraphNodeType type, void *p, size_t size)
+{
+    CUresult rc = api_enter(true);
+    if (rc) return rc;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct node *n = reg_get(hn, K_NODE);
+    if (!n || n->type != type) rc = CUDA_ERROR_INVALID_VALUE;
+    else memcpy(p, &n->u, size);
+    UNLOCK();
+    return rc;
+}
+
+CUresult x_GraphMemcpyNodeGetParams(CUgraphNode hn, CUDA_MEMCPY3D *p)
+{
+    return node_params(hn, CU_GRAPH_NODE_TYPE_MEMCPY, p, sizeof *p);
+}
+
+CUresult x_GraphMemsetNodeGetParams(CUgraphNode hn, CUDA_MEMSET_NODE_PARAMS *p)
+{
+    return node_params(hn, CU_GRAPH_NODE_TYPE_MEMSET, p, sizeof *p);
 }
 
 CUresult x_GraphInstantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flags)
@@ -509,6 +560,18 @@ out:
     return rc;
 }
 
+/* The node of executable x that stands for hn, a node of the graph x was
+** instantiated from (or last updated from), if it is of that type. */
+static struct node *exec_node(struct exec *x, CUgraphNode hn, CUgraphNodeType type)
+{
+    for (size_t i = 0; i < x->g->n; i++) {
+        struct node *a = x->g->nodes[i];
+        if (a->orig == (struct node *)hn || a->upd == (struct node *)hn)
+            return a->type == type ? a : NULL;
+    }
+    return NULL;
+}
+
 CUresult x_GraphExecKernelNodeSetParams(CUgraphExec he, CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS *p)
 {
     CUresult rc = api_enter(true);
@@ -517,13 +580,8 @@ CUresult x_GraphExecKernelNodeSetParams(CUgraphExec he, CUgraphNode hn, const CU
     struct exec *x;
     LOCK();
     if ((rc = exec_arg(he, &x))) goto out;
-    struct node *a = NULL;
-    for (size_t i = 0; i < x->g->n; i++)
-        if (x->g->nodes[i]->orig == (struct node *)hn || x->g->nodes[i]->upd == (struct node *)hn) {
-            a = x->g->nodes[i];
-            break;
-        }
-    if (!a || a->type != CU_GRAPH_NODE_TYPE_KERNEL) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+    struct node *a = exec_node(x, hn, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (!a) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
     CUfunction f = p->func ? p->func : (CUfunction)p->kern;
     unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
     unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
@@ -537,6 +595,90 @@ CUresult x_GraphExecKernelNodeSetParams(CUgraphExec he, CUgraphNode hn, const CU
     free(a->u.k.buf);
     free(a->u.k.ptrs);
     a->u.k = k;
+out:
+    UNLOCK();
+    return rc;
+}
+
+/* Where a side of a 1-dimensional copy starts. */
+static uintptr_t copy_start(const CUDA_MEMCPY3D *p, int dst)
+{
+    size_t w = p->WidthInBytes, hgt = p->Height ? p->Height : 1;
+    size_t pitch = (dst ? p->dstPitch : p->srcPitch) ? (dst ? p->dstPitch : p->srcPitch) : w;
+    size_t h = (dst ? p->dstHeight : p->srcHeight) ? (dst ? p->dstHeight : p->srcHeight) : hgt;
+    size_t off = dst ? (p->dstZ * h + p->dstY) * pitch + p->dstXInBytes
+                     : (p->srcZ * h + p->srcY) * pitch + p->srcXInBytes;
+    return copy_side(p, dst) + off;
+}
+
+/* Sets the executable's copy node only, never the graph's node.  Measured on
+** the H100 (driver 580, bench/copy_node_probe.cu, a captured device-to-device
+** copy): moving to other cuMemAlloc memory, or to an offset into it, and
+** changing the width work; moving a side between cuMemAlloc and cuMemAllocAsync
+** memory, either way, gives INVALID_VALUE and leaves the node as it was.
+** Documented: both the old and the new operands must be 1-dimensional, and
+** zero-length copies are not supported (INVALID_VALUE).  A new device range
+** must be valid memory, as when a node is added. */
+CUresult x_GraphExecMemcpyNodeSetParams(CUgraphExec he, CUgraphNode hn, const CUDA_MEMCPY3D *p)
+{
+    CUresult rc = api_enter(true);
+    if (rc) return rc;
+    if (!p || !hn) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D cp;
+    if ((rc = copy_params(p, &cp))) return rc;
+    if (!cp.WidthInBytes || cp.Height != 1 || cp.Depth != 1) return CUDA_ERROR_INVALID_VALUE;
+    struct exec *x;
+    LOCK();
+    if ((rc = exec_arg(he, &x))) goto out;
+    struct node *a = exec_node(x, hn, CU_GRAPH_NODE_TYPE_MEMCPY);
+    rc = CUDA_ERROR_INVALID_VALUE;
+    if (!a || a->u.cp.Height > 1 || a->u.cp.Depth > 1) goto out;
+    for (int d = 0; d < 2; d++) {
+        CUmemorytype t = d ? cp.dstMemoryType : cp.srcMemoryType;
+        CUmemorytype given = d ? p->dstMemoryType : p->srcMemoryType;
+        uintptr_t start = copy_start(&cp, d);
+        if (t != (d ? a->u.cp.dstMemoryType : a->u.cp.srcMemoryType)) goto out;
+        /* a device operand must be valid memory; a unified one may be host memory */
+        if (t == CU_MEMORYTYPE_DEVICE && (given == CU_MEMORYTYPE_DEVICE || in_arena(&g_dev, start)) &&
+            !dev_range_ok(start, cp.WidthInBytes))
+            goto out;
+        if (copy_side_pool(&cp, d) != a->pool[d]) goto out;
+    }
+    a->u.cp = cp;
+    node_bind(a);
+    rc = CUDA_SUCCESS;
+out:
+    UNLOCK();
+    return rc;
+}
+
+/* Sets the executable's memset node only, never the graph's node.  Measured on
+** the H100 (bench/copy_node_probe.cu, a captured cuMemsetD32Async): a new
+** destination anywhere in device memory (cuMemAlloc, an offset into it,
+** cuMemAllocAsync, managed, cuMemMap, from cuMemAlloc, pool or managed
+** memory), a new value, a halved width, element size 4 -> 1 or 2 with the
+** same bytes: all work.  Documented: zero-sized memsets are not supported, a
+** change of height is rejected, and so is any change of dimensions of a 2-d
+** memset. */
+CUresult x_GraphExecMemsetNodeSetParams(CUgraphExec he, CUgraphNode hn, const CUDA_MEMSET_NODE_PARAMS *p)
+{
+    CUresult rc = api_enter(true);
+    if (rc) return rc;
+    if (!p || !hn) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMSET_NODE_PARAMS ms;
+    if ((rc = memset_params(p, &ms))) return rc;
+    struct exec *x;
+    LOCK();
+    if ((rc = exec_arg(he, &x))) goto out;
+    struct node *a = exec_node(x, hn, CU_GRAPH_NODE_TYPE_MEMSET);
+    rc = CUDA_ERROR_INVALID_VALUE;
+    if (!a || ms.height != a->u.ms.height) goto out;
+    if (ms.height > 1 && (ms.width != a->u.ms.width || ms.elementSize != a->u.ms.elementSize ||
+                          ms.pitch != a->u.ms.pitch))
+        goto out;
+    a->u.ms = ms;
+    node_bind(a);
+    rc = CUDA_SUCCESS;
 out:
     UNLOCK();
     return rc;

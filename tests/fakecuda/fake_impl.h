@@ -76,9 +76,13 @@ CUresult x_GraphAddHostNode(CUgraphNode *pn, CUgraph hg, const CUgraphNode *deps
 CUresult x_GraphGetNodes(CUgraph hg, CUgraphNode *nodes, size_t *num);
 CUresult x_GraphNodeGetType(CUgraphNode hn, CUgraphNodeType *type);
 CUresult x_GraphKernelNodeGetParams(CUgraphNode hn, CUDA_KERNEL_NODE_PARAMS *p);
+CUresult x_GraphMemcpyNodeGetParams(CUgraphNode hn, CUDA_MEMCPY3D *p);
+CUresult x_GraphMemsetNodeGetParams(CUgraphNode hn, CUDA_MEMSET_NODE_PARAMS *p);
 CUresult x_GraphInstantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flags);
 CUresult x_GraphLaunch(CUgraphExec he, CUstream h, int pt);
 CUresult x_GraphExecDestroy(CUgraphExec he);
 CUresult x_GraphExecUpdate(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResultInfo *info);
 CUresult x_GraphExecKernelNodeSetParams(CUgraphExec he, CUgraphNode hn, const CUDA_KERNEL_NODE_PARAMS *p);
+CUresult x_GraphExecMemcpyNodeSetParams(CUgraphExec he, CUgraphNode hn, const CUDA_MEMCPY3D *p);
+CUresult x_GraphExecMemsetNodeSetParams(CUgraphExec he, CUgraphNode hn, const CUDA_MEMSET_NODE_PARAMS *p);
 #endif

@@ -43,7 +43,8 @@ struct ctx { struct hdr h; int primary; int refcount; unsigned flags; struct str
 struct ctx *cur_ctx(void);
 
 /* ---- memory -------------------------------------------------------------- */
-struct block { uintptr_t addr; size_t size, req; int graph_owned; uint64_t serial; };  /* size: rounded, req: requested */
+/* size: rounded, req: requested; pool: made by cuMemAllocAsync (stream-ordered) */
+struct block { uintptr_t addr; size_t size, req; int graph_owned, pool; uint64_t serial; };
 struct arena {
     const char *name;
     char *base; size_t size, used;
@@ -57,7 +58,9 @@ bool pinned_find(uintptr_t p, uintptr_t *start, size_t *size, int *registered);
 /* The allocation (device, pinned or registered host) holding p: its serial
 ** number, unique for the life of the process, or 0 where there is none. */
 uint64_t alloc_serial(uintptr_t p);
-CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned);
+/* Whether p lies in a live device allocation made by cuMemAllocAsync. */
+bool alloc_pool(uintptr_t p);
+CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned, int pool);
 CUresult mem_free_raw(CUdeviceptr p);
 
 /* ---- kernels -------------------------------------------------------------- */
@@ -106,6 +109,9 @@ struct node {
     ** its source and destination when it was made, 0 for none.  It faults once
     ** either was freed, even where another came back at the same address. */
     uint64_t bound[2]; int binds;
+    /* An executable's copy node: whether its source and destination were pool
+    ** memory (cuMemAllocAsync) when it was made; a set may not change that. */
+    bool pool[2];
     union {
         struct knode k;
         CUDA_MEMCPY3D cp;

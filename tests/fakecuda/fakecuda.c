@@ -404,7 +404,7 @@ static int arena_alloc(struct arena *a, size_t size, size_t align, uintptr_t *ou
         a->b = realloc(a->b, a->cap * sizeof *a->b);
     }
     memmove(&a->b[pos + 1], &a->b[pos], (a->n - pos) * sizeof *a->b);
-    a->b[pos] = (struct block){cur, need, size, 0, ++g_serial};
+    a->b[pos] = (struct block){.addr = cur, .size = need, .req = size, .serial = ++g_serial};
     a->n++;
     a->used += need;
     *out = cur;
@@ -461,6 +461,15 @@ uint64_t alloc_serial(uintptr_t p)
     return r;
 }
 
+bool alloc_pool(uintptr_t p)
+{
+    LOCK();
+    struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
+    bool r = b && b->pool;
+    UNLOCK();
+    return r;
+}
+
 bool dev_range_ok(uintptr_t p, size_t n)
 {
     bool ok = false;
@@ -475,12 +484,15 @@ bool dev_range_ok(uintptr_t p, size_t n)
     return ok;
 }
 
-CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned)
+CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned, int pool)
 {
     uintptr_t p;
     LOCK();
     int pos = arena_alloc(&g_dev, size, 256, &p);
-    if (pos >= 0) g_dev.b[pos].graph_owned = graph_owned;
+    if (pos >= 0) {
+        g_dev.b[pos].graph_owned = graph_owned;
+        g_dev.b[pos].pool = pool;
+    }
     UNLOCK();
     if (pos < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     *dptr = (CUdeviceptr)p;
@@ -501,7 +513,7 @@ CUresult x_MemAlloc(CUdeviceptr *dptr, size_t size)
     if (rc) return rc;
     if (!dptr || !size) return CUDA_ERROR_INVALID_VALUE;
     if ((rc = unsafe_check())) return rc;
-    return mem_alloc_raw(dptr, size, 0);
+    return mem_alloc_raw(dptr, size, 0, 0);
 }
 
 CUresult x_MemFree(CUdeviceptr p)
@@ -1321,7 +1333,7 @@ CUresult x_MemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h, int pt)
     struct stream *s;
     LOCK();
     if ((rc = stream_prep(h, pt, &s))) goto out;
-    if ((rc = mem_alloc_raw(dptr, size, s->cap != NULL))) goto out;
+    if ((rc = mem_alloc_raw(dptr, size, s->cap != NULL, 1))) goto out;
     if (s->cap) {
         struct node t = {.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC};
         t.u.ma.p = *dptr;

@@ -813,6 +813,251 @@ Test(graph, exec_update)
     cr_assert_eq(cuGraphLaunch(e, s), CUDA_ERROR_INVALID_HANDLE);
 }
 
+/* Exec memcpy/memset set-params, as bench/copy_node_probe.cu measured them on
+** the H100: a graph of one captured op, as graphshim makes it. */
+#define SETN 64 /* 4-byte words */
+
+static CUgraph capture_op(CUstream s, int memset, CUdeviceptr dst, CUdeviceptr src, CUgraphNode *node)
+{
+    CUgraph g;
+    size_t n = 1;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    if (memset) CK(cuMemsetD32Async(dst, 7, SETN, s));
+    else CK(cuMemcpyDtoDAsync(dst, src, SETN * 4, s));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphGetNodes(g, node, &n));
+    cr_assert_eq(n, 1);
+    return g;
+}
+
+static CUdeviceptr filled(size_t extra, unsigned v)
+{
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, SETN * 4 + extra));
+    CK(cuMemsetD32(d, v, (SETN * 4 + extra) / 4));
+    return d + extra;
+}
+
+static CUdeviceptr pool_filled(CUstream s, unsigned v)
+{
+    CUdeviceptr d;
+    CK(cuMemAllocAsync(&d, SETN * 4, s));
+    CK(cuMemsetD32Async(d, v, SETN, s));
+    CK(cuStreamSynchronize(s));
+    return d;
+}
+
+/* Do the first n words of d hold v, and the rest w? */
+static int holds(CUdeviceptr d, size_t n, unsigned v, unsigned w)
+{
+    unsigned h[SETN];
+    CK(cuMemcpyDtoH(h, d, sizeof h));
+    for (size_t i = 0; i < SETN; i++)
+        if (h[i] != (i < n ? v : w)) return 0;
+    return 1;
+}
+
+Test(graph, exec_memcpy_set_moves_the_copy_not_the_graph_node)
+{
+    CUcontext ctx = setup();
+    CUstream s;
+    CUgraphNode node;
+    CUgraphExec e;
+    CUDA_MEMCPY3D p, q;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr d0 = filled(0, 0), s0 = filled(0, 1), d1 = filled(0, 0), s1 = filled(256, 2);
+    CUgraph g = capture_op(s, 0, d0, s0, &node);
+    CK(cuGraphInstantiate(&e, g, 0));
+    CK(cuGraphMemcpyNodeGetParams(node, &p));
+    cr_assert_eq(p.srcDevice, s0);
+    cr_assert_eq(p.dstDevice, d0);
+    cr_assert_eq(p.WidthInBytes, SETN * 4);
+    p.srcDevice = s1;   /* an offset into another allocation */
+    p.dstDevice = d1;
+    CK(cuGraphExecMemcpyNodeSetParams(e, node, &p, ctx));
+    CK(cuGraphLaunch(e, s));
+    CK(cuStreamSynchronize(s));
+    cr_assert(holds(d1, SETN, 2, 2), "the set copy did not run");
+    cr_assert(holds(d0, 0, 0, 0), "the old copy ran");
+    /* the graph's node keeps what it was captured with */
+    CK(cuGraphMemcpyNodeGetParams(node, &q));
+    cr_assert_eq(q.srcDevice, s0);
+    cr_assert_eq(q.dstDevice, d0);
+    /* a narrower copy */
+    CK(cuMemsetD32(d1, 0, SETN));
+    p.WidthInBytes = 4;
+    CK(cuGraphExecMemcpyNodeSetParams(e, node, &p, ctx));
+    CK(cuGraphLaunch(e, s));
+    cr_assert(holds(d1, 1, 2, 0));
+    /* reachable as the driver names it */
+    CUdriverProcAddressQueryResult st;
+    cr_assert_eq(gpa("cuGraphExecMemcpyNodeSetParams", 12000, 0, &st), dlsym(libcuda(), "cuGraphExecMemcpyNodeSetParams"));
+    cr_assert_eq(gpa("cuGraphMemsetNodeGetParams", 12000, 0, &st), dlsym(libcuda(), "cuGraphMemsetNodeGetParams"));
+}
+
+Test(graph, exec_memcpy_set_between_pool_and_cumemalloc_is_refused)
+{
+    CUcontext ctx = setup();
+    CUstream s;
+    CUgraphNode node, pnode;
+    CUgraphExec e, pe;
+    CUDA_MEMCPY3D p;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr d0 = filled(0, 0), s0 = filled(0, 1), d1 = filled(0, 0), s1 = filled(0, 2);
+    CUdeviceptr pd0 = pool_filled(s, 0), ps0 = pool_filled(s, 3), pd1 = pool_filled(s, 0), ps1 = pool_filled(s, 4);
+    CK(cuGraphInstantiate(&e, capture_op(s, 0, d0, s0, &node), 0));
+    CK(cuGraphMemcpyNodeGetParams(node, &p));
+    /* cuMemAlloc -> pool, on both sides or on one */
+    p.srcDevice = ps1, p.dstDevice = pd1;
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(e, node, &p, ctx), CUDA_ERROR_INVALID_VALUE);
+    p.srcDevice = s1, p.dstDevice = pd1;
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(e, node, &p, ctx), CUDA_ERROR_INVALID_VALUE);
+    p.srcDevice = ps1, p.dstDevice = d1;
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(e, node, &p, ctx), CUDA_ERROR_INVALID_VALUE);
+    /* refused: the executable's node is unchanged and copies the old addresses */
+    CK(cuGraphLaunch(e, s));
+    CK(cuStreamSynchronize(s));
+    cr_assert(holds(d0, SETN, 1, 1), "the old copy did not run");
+    cr_assert(holds(pd1, 0, 0, 0) && holds(d1, 0, 0, 0), "a refused set took effect");
+
+    /* pool -> cuMemAlloc is refused too; pool -> pool works */
+    CK(cuGraphInstantiate(&pe, capture_op(s, 0, pd0, ps0, &pnode), 0));
+    CK(cuGraphMemcpyNodeGetParams(pnode, &p));
+    p.srcDevice = s1, p.dstDevice = d1;
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(pe, pnode, &p, ctx), CUDA_ERROR_INVALID_VALUE);
+    CK(cuGraphLaunch(pe, s));
+    cr_assert(holds(pd0, SETN, 3, 3) && holds(d1, 0, 0, 0));
+    p.srcDevice = ps1, p.dstDevice = pd1;
+    CK(cuGraphExecMemcpyNodeSetParams(pe, pnode, &p, ctx));
+    CK(cuGraphLaunch(pe, s));
+    cr_assert(holds(pd1, SETN, 4, 4));
+}
+
+Test(graph, exec_memcpy_and_memset_set_refuse_bad_parameters)
+{
+    CUcontext ctx = setup();
+    CUstream s;
+    CUgraphNode cnode, mnode, knode;
+    CUgraphExec ce, me, ke;
+    CUDA_MEMCPY3D p;
+    CUDA_MEMSET_NODE_PARAMS m;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr d0 = filled(0, 0), s0 = filled(0, 1), d1 = filled(0, 0);
+    CK(cuGraphInstantiate(&ce, capture_op(s, 0, d0, s0, &cnode), 0));
+    CK(cuGraphInstantiate(&me, capture_op(s, 1, d1, 0, &mnode), 0));
+    CK(cuGraphMemcpyNodeGetParams(cnode, &p));
+    CK(cuGraphMemsetNodeGetParams(mnode, &m));
+    cr_assert_eq(m.dst, d1);
+    cr_assert_eq(m.value, 7);
+    cr_assert_eq(m.elementSize, 4);
+    cr_assert_eq(m.width, SETN);
+    cr_assert_eq(m.height, 1);
+    /* zero length */
+    CUDA_MEMCPY3D z = p;
+    z.WidthInBytes = 0;
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(ce, cnode, &z, ctx), CUDA_ERROR_INVALID_VALUE);
+    CUDA_MEMSET_NODE_PARAMS mz = m;
+    mz.width = 0;
+    cr_assert_eq(cuGraphExecMemsetNodeSetParams(me, mnode, &mz, ctx), CUDA_ERROR_INVALID_VALUE);
+    /* not 1-dimensional: a change of height */
+    z = p, z.Height = 2, z.srcPitch = z.dstPitch = SETN * 4;
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(ce, cnode, &z, ctx), CUDA_ERROR_INVALID_VALUE);
+    mz = m, mz.height = 2, mz.pitch = SETN * 4, mz.width = SETN / 2;
+    cr_assert_eq(cuGraphExecMemsetNodeSetParams(me, mnode, &mz, ctx), CUDA_ERROR_INVALID_VALUE);
+    /* a new range outside valid memory, as when a node is added */
+    z = p, z.dstDevice = d1 + 4;
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(ce, cnode, &z, ctx), CUDA_ERROR_INVALID_VALUE);
+    mz = m, mz.dst = d1 + 2;   /* misaligned for 4-byte elements */
+    cr_assert_eq(cuGraphExecMemsetNodeSetParams(me, mnode, &mz, ctx), CUDA_ERROR_INVALID_VALUE);
+    /* nodes of another type, or of another graph */
+    CUgraph kg = capture_scale(s, get_fn("scale"), d0, 1.0f, 0);
+    size_t n = 1;
+    CK(cuGraphGetNodes(kg, &knode, &n));
+    CK(cuGraphInstantiate(&ke, kg, 0));
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(ke, knode, &p, ctx), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuGraphExecMemsetNodeSetParams(ke, knode, &m, ctx), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuGraphExecMemsetNodeSetParams(ce, cnode, &m, ctx), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(me, mnode, &p, ctx), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(me, cnode, &p, ctx), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuGraphMemcpyNodeGetParams(knode, &p), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuGraphMemsetNodeGetParams(cnode, &m), CUDA_ERROR_INVALID_VALUE);
+    /* none of it took effect */
+    CK(cuGraphLaunch(ce, s));
+    CK(cuGraphLaunch(me, s));
+    cr_assert(holds(d0, SETN, 1, 1) && holds(d1, SETN, 7, 7));
+}
+
+Test(graph, exec_memset_set_changes_dst_value_and_element_size)
+{
+    CUcontext ctx = setup();
+    CUstream s;
+    CUgraphNode node;
+    CUgraphExec e;
+    CUDA_MEMSET_NODE_PARAMS m, q;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr d0 = filled(0, 0), d1 = filled(0, 0), d2 = filled(256, 0), pd = pool_filled(s, 0);
+    CK(cuGraphInstantiate(&e, capture_op(s, 1, d0, 0, &node), 0));
+    CK(cuGraphMemsetNodeGetParams(node, &m));
+    m.dst = d1, m.value = 9;
+    CK(cuGraphExecMemsetNodeSetParams(e, node, &m, ctx));
+    CK(cuGraphLaunch(e, s));
+    CK(cuStreamSynchronize(s));
+    cr_assert(holds(d1, SETN, 9, 9));
+    cr_assert(holds(d0, 0, 0, 0), "the old memset ran");
+    /* bytes: element size 4 -> 1, width x4, into an offset */
+    m.dst = d2, m.value = 0x35, m.elementSize = 1, m.width = SETN * 4;
+    CK(cuGraphExecMemsetNodeSetParams(e, node, &m, ctx));
+    CK(cuGraphLaunch(e, s));
+    cr_assert(holds(d2, SETN, 0x35353535u, 0));
+    /* halfwords: element size 4 -> 2, width x2, half of it; into pool memory */
+    m.dst = pd, m.value = 0x1234, m.elementSize = 2, m.width = SETN;
+    CK(cuGraphExecMemsetNodeSetParams(e, node, &m, ctx));
+    CK(cuGraphLaunch(e, s));
+    cr_assert(holds(pd, SETN / 2, 0x12341234u, 0));
+    /* the graph's node keeps what it was captured with */
+    CK(cuGraphMemsetNodeGetParams(node, &q));
+    cr_assert(q.dst == d0 && q.value == 7 && q.elementSize == 4 && q.width == SETN);
+}
+
+Test(graph, exec_memcpy_set_rebinds_a_host_side)
+{
+    CUcontext ctx = setup();
+    CUstream s;
+    CUgraph g;
+    CUgraphNode node;
+    CUgraphExec e;
+    CUDA_MEMCPY3D p;
+    unsigned *h0, *h1;
+    size_t n = 1;
+    CUdeviceptr d = filled(0, 0);
+    CK(cuMemAllocHost((void **)&h0, SETN * 4));
+    CK(cuMemAllocHost((void **)&h1, SETN * 4));
+    for (int i = 0; i < SETN; i++) h0[i] = 1, h1[i] = 2;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemcpyHtoDAsync(d, h0, SETN * 4, s));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphGetNodes(g, &node, &n));
+    CK(cuGraphInstantiate(&e, g, 0));
+    CK(cuGraphMemcpyNodeGetParams(node, &p));
+    cr_assert_eq(p.srcMemoryType, CU_MEMORYTYPE_HOST);
+    cr_assert_eq(p.srcHost, h0);
+    /* a host side cannot become a device side */
+    CUDA_MEMCPY3D z = p;
+    z.srcMemoryType = CU_MEMORYTYPE_DEVICE, z.srcDevice = filled(0, 3);
+    cr_assert_eq(cuGraphExecMemcpyNodeSetParams(e, node, &z, ctx), CUDA_ERROR_INVALID_VALUE);
+    /* the set binds h1: freeing h0 no longer matters */
+    p.srcHost = h1;
+    CK(cuGraphExecMemcpyNodeSetParams(e, node, &p, ctx));
+    CK(cuMemFreeHost(h0));
+    CK(cuGraphLaunch(e, s));
+    CK(cuStreamSynchronize(s));
+    cr_assert(holds(d, SETN, 2, 2));
+    /* freeing h1 does */
+    CK(cuMemFreeHost(h1));
+    cr_assert_eq(cuGraphLaunch(e, s), CUDA_ERROR_LAUNCH_FAILED);
+}
+
 Test(graph, capture_instantiate_launch_many_times)
 {
     setup();
