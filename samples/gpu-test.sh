@@ -143,6 +143,9 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # of period 4 (copies are matched by their addresses: only kernel arguments are
 # set in place; with an offset that moved every iteration its sequence never
 # repeated, 0 replays on the H100).
+# copy_args: device copies and memsets whose addresses, sizes and values change
+# every iteration, in four memory kinds in turn: their nodes are set in place,
+# so replays are expected.
 EXPECT='
 tiny_stream     cu  eq  >0   rows
 tiny_legacy     cu  eq  >0   -
@@ -184,6 +187,7 @@ mem_hostfn      cu  eq  any  -
 mem_rounds      cu  eq  >0   -
 large_param     cu  eq  any  -
 um_perf         cu  eq  >0   -
+copy_args       cu  eq  >0   -
 '
 
 # ------------------------------------------------------------------ report checks

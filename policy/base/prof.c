@@ -25,8 +25,14 @@ static const char *const phase_names[GS_NPROF] = {
     [GS_PROF_BEGIN] = "  op_begin",          [GS_PROF_HELD] = "    held",
     [GS_PROF_LEARNED] = "    issued, learned", [GS_PROF_ISSUED] = "    issued, not learned",
     [GS_PROF_RESTED] = "    resting (shape only)", [GS_PROF_PASSED] = "    passed through",  [GS_PROF_DRIVER] = "  driver launch",
+    [GS_PROF_DRIVER_OFF] = "  driver launch, graphshim paused", [GS_PROF_CHUNK] = "      of those, early chunks",
+    [GS_PROF_KEY_ARGS] = "  key built: new arguments", [GS_PROF_MISS_NONE] = "  key built: no op expected", [GS_PROF_MISS_BODY] = "  key built: a loop body holds",
+    [GS_PROF_MISS_ATTR] = "  key built: attributes", [GS_PROF_MISS_OTHER] = "  key built: another op",
     [GS_PROF_END] = "  op_end",              [GS_PROF_BOUNDARY] = "boundary (before a guarded call)",
     [GS_PROF_SYNCED] = "synced (after a stream sync)",
+    [GS_PROF_GRAPH] = "held ops out as a graph (in the above)", [GS_PROF_GRAPH_SET] = "  variant, nodes set",
+    [GS_PROF_GRAPH_CAPTURE] = "  capture, instantiate", [GS_PROF_GRAPH_LAUNCH] = "  driver graph launch",
+    [GS_PROF_EAGER] = "held ops out eagerly (in the above)",
 };
 
 static struct prof_block *blocks;

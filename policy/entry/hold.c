@@ -71,6 +71,21 @@ static struct gs_node *expected(struct gs_stream *s, const struct gs_launch *a, 
     return c;
 }
 
+#ifdef GS_PROFILE
+/* Why a launch's key is built (the profile build's table): the op expected next
+** came with new arguments, or was not a's (and why). */
+static int key_phase(const struct gs_stream *s, const struct gs_launch *a, const struct gs_node *c)
+{
+    if (c)
+        return GS_PROF_KEY_ARGS;
+    if (!a->plain)
+        return GS_PROF_MISS_ATTR;
+    if (s->holding == GS_HOLD_BODY)
+        return GS_PROF_MISS_BODY;
+    return s->cur && s->cur->next ? GS_PROF_MISS_OTHER : GS_PROF_MISS_NONE;
+}
+#endif
+
 /* A launch on a stream whose learning rests (s->cur NULL), where the search for
 ** loop bodies rests too: all it does is add its shape to the segment's
 ** fingerprint, and that comes from its arguments, without its key (work that
@@ -151,7 +166,7 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
     if (a) {
         GS_PROF_START(t);
         len = gs__key_launch(key, a);
-        GS_PROF_STOP(GS_PROF_KEY, t);
+        GS_PROF_STOP2(GS_PROF_KEY, key_phase(s, a, c), t);
     }
     if (GS_UNLIKELY(len < 0 || !stream_open(s))) {
         /* An op the engine cannot hold still goes after the ones it holds, and a
@@ -163,9 +178,10 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
         gs__unlock(&s->lock);
         return GS_OP_PASS;
     }
-    /* A launch matches its node whatever its parameter bytes (and grid, where
-    ** gs__key_grid_is_arg): those are patched (unless GRAPHSHIM_PATCH=0). */
-    cmp = (uint32_t)len - (gs__cfg.patch ? ((struct gs_key *)key)->nparams : 0);
+    /* An op matches its node whatever its arguments (a launch's parameter
+    ** bytes and grid, a device copy's or memset's addresses: gs__key_cmp): those
+    ** are patched (unless GRAPHSHIM_PATCH=0). */
+    cmp = gs__key_cmp(key, (uint32_t)len, gs__cfg.patch);
     if (!c)
         c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
 found:
@@ -212,8 +228,11 @@ found:
         }
         s->cur = c;
         s->ops_held++;
-        if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c)))
+        if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c))) {
+            GS_PROF_START(t);
             gs__maybe_chunk(s);
+            GS_PROF_STOP(GS_PROF_CHUNK, t);
+        }
         gs__unlock(&s->lock);
         *out = NULL;
         return GS_OP_HELD;
@@ -299,7 +318,9 @@ CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, C
     {
         GS_PROF_START(t);
         rc = gs__launch_real(id, a->cfg != NULL, a, app_stream);
-        GS_PROF_STOP(GS_PROF_DRIVER, t);
+        GS_PROF_STOP(s || !atomic_load_explicit(&gs__app_captures, memory_order_relaxed) ? GS_PROF_DRIVER
+                                                                                          : GS_PROF_DRIVER_OFF,
+                     t);
     }
     if (s) {
         GS_PROF_START(t);

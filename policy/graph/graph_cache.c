@@ -102,10 +102,7 @@ struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs
     *set = 0;
     for (uint32_t i = t->exec->from; i < t->depth; i++)
         if (keys[i] != &path[i]->key)
-            h = (h ^ gs__bytes_hash(gs__key_params(keys[i]), keys[i]->nparams) ^ keys[i]->grid[0] ^
-                 (uint64_t)keys[i]->grid[1] << 21 ^ (uint64_t)keys[i]->grid[2] << 42) *
-                    0x9E3779B97F4A7C15ull +
-                i;
+            h = (h ^ gs__key_args_hash(keys[i])) * 0x9E3779B97F4A7C15ull + i;
     for (struct gs_exec **v = &t->exec; *v; v = &(*v)->next, n++) {
         uint32_t c = (npatches || (*v)->ndiff) ? gs__exec_cost(*v, path, keys) : 0;
         if (c < cost)

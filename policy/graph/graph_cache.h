@@ -21,7 +21,7 @@ int gs__graph_capture(struct gs_graphs *own, struct gs_node *t, struct gs_node *
 /* A sequence whose launches come back with a few sets of arguments in turn (a
 ** caching allocator's rotating buffers) keeps up to GS_VARIANTS executables,
 ** t->exec and those chained on its next, each with the arguments it last had.
-** gs__exec_for() picks the one that needs the fewest kernel nodes set for keys
+** gs__exec_for() picks the one that needs the fewest nodes set for keys
 ** (path[i]'s own key, or the held launch's where its bytes differ; npatches of
 ** them differ), and sets those in place.  Where even that one needs
 ** GS_VARIANT_MIN_SETS nodes or more, fewer than GS_VARIANTS exist, and these

@@ -1,7 +1,7 @@
 /*
 ** graph_exec.c: the executable of a run of ops (graph_exec.h): what it owns,
 ** the arguments it holds where they are not its path's own, and setting its
-** kernel nodes in place.
+** nodes in place (kernels, device copies, memsets).
 */
 #include "graph_exec.h"
 
@@ -52,27 +52,70 @@ int gs__exec_diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_
     return 0;
 }
 
-/* Sets node j of e to the arguments of launch key k: its grid and parameters.
-** 0 or -1. */
-static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k)
+/* Sets kernel node n of e to the arguments of launch key k: its grid and
+** parameters. */
+static CUresult set_kernel(struct gs_exec *e, CUgraphNode n, const struct gs_key *k)
 {
     CUDA_KERNEL_NODE_PARAMS p;
     void *stack[64], **params;
     CUresult rc;
 
-    if (k->kind != GS_OP_LAUNCH || !gs__real[GS_ID_cuGraphExecKernelNodeSetParams_v2] ||
-        GS_REAL(cuGraphKernelNodeGetParams_v2)(e->nodes[j], &p) != CUDA_SUCCESS ||
-        gs__key_param_ptrs(k, stack, &params) != CUDA_SUCCESS)
-        return -1;
+    if (!gs__real[GS_ID_cuGraphExecKernelNodeSetParams_v2] ||
+        (rc = GS_REAL(cuGraphKernelNodeGetParams_v2)(n, &p)) != CUDA_SUCCESS ||
+        (rc = gs__key_param_ptrs(k, stack, &params)) != CUDA_SUCCESS)
+        return CUDA_ERROR_NOT_SUPPORTED;
     p.gridDimX = k->grid[0];
     p.gridDimY = k->grid[1];
     p.gridDimZ = k->grid[2];
     p.kernelParams = params;
     p.extra = NULL;
-    rc = GS_REAL(cuGraphExecKernelNodeSetParams_v2)(e->x, e->nodes[j], &p);
+    rc = GS_REAL(cuGraphExecKernelNodeSetParams_v2)(e->x, n, &p);
     gs__key_param_ptrs_free(params, stack);
+    return rc;
+}
+
+/* Sets copy node n of e to device-to-device copy k's addresses and size.  The
+** driver refuses a move between memory of other kinds (cuMemAlloc and pool or
+** VMM memory: measured), and the node is then unchanged. */
+static CUresult set_copy(struct gs_exec *e, CUgraphNode n, const struct gs_key *k, CUcontext ctx)
+{
+    CUDA_MEMCPY3D p;
+
+    if (!gs__real[GS_ID_cuGraphExecMemcpyNodeSetParams] ||
+        GS_REAL(cuGraphMemcpyNodeGetParams)(n, &p) != CUDA_SUCCESS || p.srcMemoryType != CU_MEMORYTYPE_DEVICE ||
+        p.dstMemoryType != CU_MEMORYTYPE_DEVICE || p.Height != 1 || p.Depth != 1)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    p.dstDevice = (CUdeviceptr)k->dst;
+    p.srcDevice = (CUdeviceptr)k->src;
+    p.WidthInBytes = (size_t)k->size;
+    return GS_REAL(cuGraphExecMemcpyNodeSetParams)(e->x, n, &p, ctx);
+}
+
+/* Sets memset node n of e to memset k's address, value and count. */
+static CUresult set_memset(struct gs_exec *e, CUgraphNode n, const struct gs_key *k, CUcontext ctx)
+{
+    CUDA_MEMSET_NODE_PARAMS p;
+
+    if (!gs__real[GS_ID_cuGraphExecMemsetNodeSetParams] ||
+        GS_REAL(cuGraphMemsetNodeGetParams)(n, &p) != CUDA_SUCCESS || p.height != 1 || p.elementSize != k->elem)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    p.dst = (CUdeviceptr)k->dst;
+    p.value = (unsigned)k->src;
+    p.width = (size_t)k->size;
+    return GS_REAL(cuGraphExecMemsetNodeSetParams)(e->x, n, &p, ctx);
+}
+
+/* Sets node j of e to the arguments of key k (gs__key_cmp): a launch's grid and
+** parameters, a device copy's or memset's addresses.  0 or -1. */
+static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcontext ctx)
+{
+    CUresult rc = k->kind == GS_OP_LAUNCH ? set_kernel(e, e->nodes[j], k)
+                  : k->kind == GS_OP_D2D  ? set_copy(e, e->nodes[j], k, ctx)
+                  : k->kind == GS_OP_SET  ? set_memset(e, e->nodes[j], k, ctx)
+                                          : CUDA_ERROR_NOT_SUPPORTED;
     if (rc != CUDA_SUCCESS)
-        gs__debug("setting a kernel node's parameters failed (error %d): the graph is built anew", rc);
+        gs__debug("setting a %s node's parameters failed (error %d): the graph is built anew",
+                  k->kind == GS_OP_LAUNCH ? "kernel" : k->kind == GS_OP_SET ? "memset" : "copy", rc);
     return rc == CUDA_SUCCESS ? 0 : -1;
 }
 
@@ -92,7 +135,7 @@ uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const str
     return cost;
 }
 
-/* Gives e the parameters of keys: sets the kernel nodes whose parameter bytes
+/* Gives e the arguments of keys: sets the nodes whose arguments
 ** differ from those applied now, and nothing else.  Returns the nodes set, or -1
 ** where a change cannot be made in place (the nodes are not known, or the
 ** driver refused one): e must then be dropped. */
@@ -103,6 +146,7 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
     uint32_t d = 0, nd = 0;
     int set = 0;
     uint64_t t0;
+    CUcontext ctx = own->ctx;
 
     if (!npatches && !e->ndiff)
         return 0;
@@ -117,7 +161,7 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
         if (want == own && !old)
             continue;
         if (gs__key_args_differ(want, have)) {
-            if (set_node(e, i - e->from, want) != 0) {
+            if (set_node(e, i - e->from, want, ctx) != 0) {
                 set = -1;
                 break;
             }

@@ -79,11 +79,11 @@ void gs__exec_free(struct gs_exec *e);
 ** are not their path's own (npatches of them): its diff.  0, or -1 (no memory). */
 int gs__exec_diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys, uint32_t npatches);
 
-/* The kernel nodes of e whose parameter bytes differ from keys'. */
+/* The nodes of e whose arguments (gs__key_cmp) differ from keys'. */
 uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys);
 
 /* Gives e the parameters of keys (s locked, for its update time): sets the
-** kernel nodes whose bytes differ from those applied now, and nothing else.
+** nodes whose arguments differ from those applied now, and nothing else.
 ** Returns the nodes set, or -1 where a change cannot be made in place (the
 ** nodes are not known, or the driver refused one): e must then be dropped. */
 int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys,

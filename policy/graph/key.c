@@ -216,6 +216,14 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
     return CUDA_ERROR_INVALID_VALUE;
 }
 
+uint64_t gs__key_args_hash(const struct gs_key *k)
+{
+    if (k->kind != GS_OP_LAUNCH)
+        return (k->dst ^ k->src * 0xC2B2AE3D27D4EB4Full ^ k->size << 40) * 0x9E3779B97F4A7C15ull;
+    return gs__bytes_hash(gs__key_params(k), k->nparams) ^ k->grid[0] ^ (uint64_t)k->grid[1] << 21 ^
+           (uint64_t)k->grid[2] << 42;
+}
+
 uint64_t gs__key_shape_hash(const void *key, uint32_t len, uint32_t cmp)
 {
     const unsigned char *k = key;

@@ -34,8 +34,6 @@ struct gs_key {
     uint32_t shmem;
     CUfunction f;
     unsigned grid[3], block[3];
-    uint64_t dst, src;    /* copies and memsets; src is the value for a memset */
-    uint64_t size;        /* bytes copied, or elements set */
     union {
         struct {
             uint32_t elem; /* a memset's element size */
@@ -43,6 +41,9 @@ struct gs_key {
         };
         const struct gs_layout *layout; /* a launch's: f's (the same in every key of f) */
     };
+    /* Last: a device copy's or memset's arguments (gs__key_cmp). */
+    uint64_t dst, src;    /* copies and memsets; src is the value for a memset */
+    uint64_t size;        /* bytes copied, or elements set */
 };
 
 
@@ -104,8 +105,38 @@ static inline unsigned char *gs__key_params(const struct gs_key *k)
 ** node (one layout): do their arguments differ? */
 static inline int gs__key_args_differ(const struct gs_key *a, const struct gs_key *b)
 {
+    if (a->kind != GS_OP_LAUNCH)
+        return ((a->dst ^ b->dst) | (a->src ^ b->src) | (a->size ^ b->size)) != 0;
     return ((a->grid[0] ^ b->grid[0]) | (a->grid[1] ^ b->grid[1]) | (a->grid[2] ^ b->grid[2])) != 0 ||
            __builtin_memcmp(gs__key_params(a), gs__key_params(b), a->nparams) != 0;
+}
+
+/* A hash of a key's arguments (those gs__key_args_differ compares). */
+uint64_t gs__key_args_hash(const struct gs_key *k);
+
+/* Where a key's arguments begin, with patching on (GRAPHSHIM_PATCH): the bytes
+** of the key a lookup compares (cmp), all before them; cmp == len where the op
+** has no arguments of its own and is matched whole.
+**   - a launch: its parameter bytes, last in the key (and its grid,
+**     gs__key_grid_is_arg);
+**   - a device-to-device copy: its addresses and size; a memset: its address,
+**     value and count, last in the fixed part.  Their graph nodes take these in
+**     place (cuGraphExecMemcpyNodeSetParams / MemsetNodeSetParams, measured on
+**     the H100: bench/copy_node_probe.cu; a copy moved between memory of
+**     another kind is refused, and the graph is built anew).  Never for a
+**     zero-length op, which the driver cannot set;
+**   - a copy to or from host memory: none.  Its node binds the allocations it
+**     was made with (graph_exec.h), and setting it onto other host memory
+**     crashed the driver (measured): it is matched whole, addresses and all. */
+static inline uint32_t gs__key_cmp(const struct gs_key *k, uint32_t len, int patch)
+{
+    if (!patch)
+        return len;
+    if (k->kind == GS_OP_LAUNCH)
+        return len - k->nparams;
+    if ((k->kind == GS_OP_D2D || k->kind == GS_OP_SET) && k->size)
+        return (uint32_t)offsetof(struct gs_key, dst);
+    return len;
 }
 
 /* Where a key's grid lies: a lookup that compares cmp < len bytes leaves it out
@@ -117,7 +148,7 @@ static inline int gs__key_args_differ(const struct gs_key *a, const struct gs_ke
 ** patches (cmp < len), and the launch has no attributes: a cooperative launch's
 ** grid must fit the device at once, a cluster launch's must be a multiple of
 ** its cluster, and the driver would refuse a replay that a held launch had
-** answered with success. */
+** answered with success.  (A copy's grid, all zeros, is skipped alike.) */
 static inline int gs__key_grid_is_arg(const void *key, uint32_t len, uint32_t cmp)
 {
     return cmp < len && ((const struct gs_key *)key)->nattrs == 0;

@@ -247,7 +247,7 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
     fprintf(f, "  graphs: %ld captured, %ld failed, %ld evicted, %ld alive\n", g->captured, g->failed,
             g->evicted, g->alive);
     if (t->patched)
-        fprintf(f, "  %llu graph launches set new parameters in place first (%llu kernel nodes set)\n",
+        fprintf(f, "  %llu graph launches set new parameters in place first (%llu nodes set)\n",
                 (unsigned long long)t->patched, (unsigned long long)t->nodes_patched);
     if (t->recaptures)
         fprintf(f, "  %llu graphs built again (stale, or a change that could not be made in place)\n",

@@ -1,6 +1,6 @@
 /*
 ** issue.c: held ops going out: eagerly, in order ("flush"), or as one graph,
-** its kernel nodes set in place first where their arguments changed; the
+** its nodes set in place first where their arguments changed; the
 ** staging buffers of pageable copies they read.
 */
 #define _GNU_SOURCE
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../base/log.h"
+#include "../base/prof.h"
 #include "../graph/graph_cache.h"
 #include "../graph/key.h"
 #include "body.h"
@@ -43,6 +44,7 @@ void gs__staging_wait(struct gs_stream *s)
 ** order.  Called locked. */
 void gs__issue_held(struct gs_stream *s, struct gs_node *to)
 {
+    GS_PROF_START(t_all);
     struct gs_held h;
     unsigned n = to->depth;
     int staged = 0, listed = gs__held_get(s, to, &h) == 0;
@@ -70,6 +72,7 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to)
         gs__held_free(&h);
     s->chunk_depth = n;
     gs__patches_done(s, n);
+    GS_PROF_STOP(GS_PROF_EAGER, t_all);
 }
 
 /* Issues the held ops eagerly (a body's whole bodies as graphs) and stops
@@ -98,6 +101,7 @@ void gs__flush(struct gs_stream *s, int reason)
 ** (nvtx.h).  Called locked. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 {
+    GS_PROF_START(t_all);
     CUstream st = gs__issue_stream(s);
     CUcontext prev;
     struct gs_exec *e = t->exec;
@@ -108,6 +112,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 
     if (t->depth == from)
         return 0; /* everything already went out in chunks */
+    GS_PROF_START(t_set);
     prev = gs__enter_ctx(s);
     if (e && (e->from != from || gs__exec_stale(e))) { /* its variants go too */
         gs__debug("a %u-op sequence's graph %s: it is built again", t->depth,
@@ -126,7 +131,9 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
         if (e) {
             uint32_t set;
             gs__nvtx_begin(GS_NVTX_UPDATE, h.npatches);
+            GS_PROF_RESTART(t_set);
             e = gs__exec_for(&s->graphs, t, h.path, h.keys, h.npatches, &set);
+            GS_PROF_STOP(GS_PROF_GRAPH_SET, t_set);
             gs__nvtx_end();
             if (!e) {
                 s->recaptures++;
@@ -139,7 +146,9 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
         if (!e) {
             gs__debug("ops %u-%u of a sequence: captured", from, t->depth - 1);
             gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
+            GS_PROF_RESTART(t_set);
             cap = gs__graph_capture(&s->graphs, t, h.path, h.keys, from);
+            GS_PROF_STOP(GS_PROF_GRAPH_CAPTURE, t_set);
             gs__nvtx_end();
             e = t->exec;
         }
@@ -147,6 +156,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     }
     if (e && cap == 0)
         gs__nvtx_begin(what, t->depth - from); /* ended below, after the launch */
+    GS_PROF_RESTART(t_set);
     if (!e || cap != 0 || GS_REAL(cuGraphLaunch)(e->x, st) != CUDA_SUCCESS) {
         rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
     } else {
@@ -157,9 +167,11 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
         gs__patches_done(s, t->depth);
         if (e->reads_staging)
             staging_issued(s, st);
+        GS_PROF_STOP(GS_PROF_GRAPH_LAUNCH, t_set);
     }
     if (e && cap == 0)
         gs__nvtx_end();
     gs__leave_ctx(s, prev);
+    GS_PROF_STOP(GS_PROF_GRAPH, t_all);
     return rc;
 }

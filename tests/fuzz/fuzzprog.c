@@ -955,12 +955,18 @@ static void run_op(struct thr *t, const struct op *o, int variation)
             RC(a->MemcpyDtoHAsync(t->pin[o->dst_r] + o->doff, dptr(t, o->src_r, o->soff), (size_t)o->n, s));
         }
         break;
-    case OP_D2D:
-        RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), dptr(t, o->src_r, o->soff), (size_t)o->n, s));
+    case OP_D2D: {
+        /* Moved pointers: both sides shift (a caching allocator's other block). */
+        int room = BUF_BYTES - o->n + 1, sh = variation == 2 ? 8 * (1 + it % 3) : 0;
+        RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, (o->doff + sh) % room), dptr(t, o->src_r, (o->soff + sh) % room),
+                              (size_t)o->n, s));
         break;
+    }
     case OP_MEMSET: {
         unsigned v = o->value + (variation == 1 ? (unsigned)it : 0);
-        CUdeviceptr p = dptr(t, o->dst_r, o->doff);
+        int units = (o->dst_r >= NDEV ? 8 : BUF_BYTES) / o->width, room = units - o->n + 1;
+        int off = variation == 2 ? o->width * ((o->doff / o->width + 1 + it % 3) % room) : o->doff;
+        CUdeviceptr p = dptr(t, o->dst_r, off);
         if (o->width == 1)
             RC(a->MemsetD8Async(p, (unsigned char)v, (size_t)o->n, s));
         else if (o->width == 2)

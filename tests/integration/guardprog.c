@@ -1532,6 +1532,31 @@ static CUdeviceptr grow_launches(CUstream s, const CUdeviceptr *x, int it)
 
 static void grow(int iters) { steps_loop(iters, "grow", 1, grow_launches); }
 
+/* Device copies and memsets whose arguments change every iteration, four of
+** each a synchronize apart, each folded into the state shown: a copy into a
+** scratch buffer from one of five states in turn (a caching allocator's
+** buffers, more sets than a sequence keeps graphs for), a memset whose value
+** counts the iterations (a step count), and a step.  At iteration 9 one copy
+** goes into stream-ordered pool memory instead, where the driver cannot move a
+** copy node of cuMemAlloc memory. */
+static CUdeviceptr copies_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    static CUdeviceptr pool;
+    if (!pool)
+        CHECK(cuMemAllocAsync(&pool, W * sizeof(uint64_t), s));
+    for (int j = 0; j < 4; j++) {
+        CUdeviceptr x0 = x[0], to = it == 9 && j == 1 ? pool : x[5], set = x[6];
+        CHECK(cuMemcpyDtoDAsync_v2(to, x[(it + j) % 5], W * sizeof(uint64_t), s));
+        launch(k_fold, s, (void *[]){&x0, &to});
+        CHECK(cuMemsetD32Async(set, (unsigned)(it * 31 + j), 2 * W, s));
+        launch(k_fold, s, (void *[]){&x0, &set});
+        launch_step(s, j, x0, (uint64_t)j);
+    }
+    return x[0];
+}
+
+static void copies(int iters) { steps_loop(iters, "copies", 7, copies_launches); }
+
 /* bench's rare: 20 launches whose block sizes follow a sequence of low
 ** discrepancy (about 525 different sequences of shapes in 3500 iterations, each
 ** back every ~300), and whose argument never repeats.  (bench varies grids,
@@ -1585,7 +1610,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"grow", grow},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
+    {"train4", train4},    {"grow", grow},         {"copies", copies},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent

@@ -243,6 +243,32 @@ Test(engine, growing_grids_update_nodes_in_place)
     cr_assert_geq(patched[1], 4 * (600 - 4), "%ld nodes set in 600 iterations", patched[1]);
 }
 
+Test(engine, device_copies_and_memsets_are_set_in_place)
+{
+    char *report;
+    long captured[2], patched[2];
+    const char *iters[2] = {"200", "600"};
+
+    /* copies: four device copies whose source rotates among five buffers and
+    ** four memsets whose value counts the iterations, a synchronize apart.  The
+    ** prefix tree matches them by all but their addresses, size and value, and
+    ** each replay sets the eight nodes in place (the output, which folds in
+    ** every copied and set byte, is the eager run's).  At iteration 9 one copy
+    ** goes into pool memory, where the driver refuses to move the node: that
+    ** graph, and the next, are captured anew.  Matched whole, every iteration
+    ** was a new sequence (the sources come back only every fifth): no replay. */
+    for (int i = 0; i < 2; i++) {
+        cr_assert_geq(replays_with("copies", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, iters[i], &report),
+                      atol(iters[i]) - 4, "%s", report);
+        captured[i] = total(report, "graphs_captured");
+        patched[i] = total(report, "nodes_patched");
+        cr_assert_leq(captured[i], 3, "%s", report);
+        free(report);
+    }
+    cr_assert_eq(captured[0], captured[1], "captures grew with iterations: %ld, %ld", captured[0], captured[1]);
+    cr_assert_geq(patched[1], 8 * (600 - 5), "%ld nodes set in 600 iterations", patched[1]);
+}
+
 Test(engine, a_graph_whose_nodes_are_not_known_keeps_its_arguments_right)
 {
     const char *argv[] = {GUARDPROG, "params", "12", NULL};
