@@ -107,6 +107,24 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
     return 1;
 }
 
+/* Says, at debug level, how the op of key differs from the one expected after
+** s->cur, where a held sequence bails out at it (mismatch). */
+static void mismatch_debug(const struct gs_stream *s, const struct gs_key *k)
+{
+    const struct gs_key *e = s->cur->next ? &s->cur->next->key : NULL;
+    const char *what = !e                           ? "no op was expected"
+                       : e->kind != k->kind         ? "another kind of op"
+                       : e->f != k->f               ? "another function"
+                       : memcmp(e->block, k->block, sizeof e->block) ? "another block"
+                       : e->shmem != k->shmem       ? "other dynamic shared memory"
+                       : e->nattrs != k->nattrs     ? "other launch attributes"
+                       : e->kind != GS_OP_LAUNCH    ? "other addresses, size or value"
+                                                    : "other grid, attributes or parameters";
+    gs__debug("held ops bail out after %u ops at op kind %u: %s (shared memory %u, expected %u; grid %u,%u,%u; "
+              "block %u; size %llu)", s->cur->depth, k->kind, what, k->shmem, e ? e->shmem : 0, k->grid[0],
+              k->grid[1], k->grid[2], k->block[0], (unsigned long long)k->size);
+}
+
 /* op_begin's answer for a launch that resting_launch() took: the caller issues
 ** it, with the stream unlocked (as GS_OP_PASS). */
 #define OP_RESTED (GS_OP_HELD + 1)
@@ -238,8 +256,11 @@ found:
         return GS_OP_HELD;
     }
 issue:
-    if (s->holding == GS_HOLD_TRIE)
+    if (s->holding == GS_HOLD_TRIE) {
+        if (GS_UNLIKELY(gs__log_level >= GS_LOG_DEBUG))
+            mismatch_debug(s, key);
         gs__flush(s, GS_BAIL_MISMATCH);
+    }
     if (s->cur)
         s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp);
     else if (s->resting) /* learning rests: the segment's fingerprint */

@@ -74,20 +74,29 @@ static CUresult set_kernel(struct gs_exec *e, CUgraphNode n, const struct gs_key
     return rc;
 }
 
-/* Sets copy node n of e to device-to-device copy k's addresses and size.  The
-** driver refuses a move between memory of other kinds (cuMemAlloc and pool or
-** VMM memory: measured), and the node is then unchanged. */
+/* Sets copy node n of e to copy k's arguments: a device-to-device copy's
+** addresses and size, a device-to-host copy's device source (its host side
+** stays: gs__key_cmp).  The driver refuses a move between memory of other kinds
+** (cuMemAlloc and pool or VMM memory: measured), and the node is then
+** unchanged. */
 static CUresult set_copy(struct gs_exec *e, CUgraphNode n, const struct gs_key *k, CUcontext ctx)
 {
     CUDA_MEMCPY3D p;
 
     if (!gs__real[GS_ID_cuGraphExecMemcpyNodeSetParams] ||
         GS_REAL(cuGraphMemcpyNodeGetParams)(n, &p) != CUDA_SUCCESS || p.srcMemoryType != CU_MEMORYTYPE_DEVICE ||
-        p.dstMemoryType != CU_MEMORYTYPE_DEVICE || p.Height != 1 || p.Depth != 1)
+        p.Height != 1 || p.Depth != 1)
         return CUDA_ERROR_NOT_SUPPORTED;
-    p.dstDevice = (CUdeviceptr)k->dst;
+    if (k->kind == GS_OP_D2H) {
+        if (p.dstMemoryType != CU_MEMORYTYPE_HOST || (uintptr_t)p.dstHost != k->dst || p.WidthInBytes != k->size)
+            return CUDA_ERROR_NOT_SUPPORTED;
+    } else if (p.dstMemoryType != CU_MEMORYTYPE_DEVICE) {
+        return CUDA_ERROR_NOT_SUPPORTED;
+    } else {
+        p.dstDevice = (CUdeviceptr)k->dst;
+        p.WidthInBytes = (size_t)k->size;
+    }
     p.srcDevice = (CUdeviceptr)k->src;
-    p.WidthInBytes = (size_t)k->size;
     return GS_REAL(cuGraphExecMemcpyNodeSetParams)(e->x, n, &p, ctx);
 }
 
@@ -109,10 +118,14 @@ static CUresult set_memset(struct gs_exec *e, CUgraphNode n, const struct gs_key
 ** parameters, a device copy's or memset's addresses.  0 or -1. */
 static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcontext ctx)
 {
-    CUresult rc = k->kind == GS_OP_LAUNCH ? set_kernel(e, e->nodes[j], k)
-                  : k->kind == GS_OP_D2D  ? set_copy(e, e->nodes[j], k, ctx)
-                  : k->kind == GS_OP_SET  ? set_memset(e, e->nodes[j], k, ctx)
-                                          : CUDA_ERROR_NOT_SUPPORTED;
+    CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
+
+    if (k->kind == GS_OP_LAUNCH)
+        rc = set_kernel(e, e->nodes[j], k);
+    else if (k->kind == GS_OP_D2D || k->kind == GS_OP_D2H)
+        rc = set_copy(e, e->nodes[j], k, ctx);
+    else if (k->kind == GS_OP_SET)
+        rc = set_memset(e, e->nodes[j], k, ctx);
     if (rc != CUDA_SUCCESS)
         gs__debug("setting a %s node's parameters failed (error %d): the graph is built anew",
                   k->kind == GS_OP_LAUNCH ? "kernel" : k->kind == GS_OP_SET ? "memset" : "copy", rc);

@@ -41,9 +41,10 @@ struct gs_key {
         };
         const struct gs_layout *layout; /* a launch's: f's (the same in every key of f) */
     };
-    /* Last: a device copy's or memset's arguments (gs__key_cmp). */
-    uint64_t dst, src;    /* copies and memsets; src is the value for a memset */
+    /* Last: a copy's or memset's arguments, as far as gs__key_cmp says. */
+    uint64_t dst;         /* copies and memsets */
     uint64_t size;        /* bytes copied, or elements set */
+    uint64_t src;         /* copies; a memset's value */
 };
 
 
@@ -125,9 +126,16 @@ uint64_t gs__key_args_hash(const struct gs_key *k);
 **     the H100: bench/copy_node_probe.cu; a copy moved between memory of
 **     another kind is refused, and the graph is built anew).  Never for a
 **     zero-length op, which the driver cannot set;
-**   - a copy to or from host memory: none.  Its node binds the allocations it
-**     was made with (graph_exec.h), and setting it onto other host memory
-**     crashed the driver (measured): it is matched whole, addresses and all. */
+**   - a copy from device memory into pinned host memory: its device source
+**     alone (a framework's readback of a token or a loss from the caching
+**     allocator's latest buffer).  Its node binds the host and the device
+**     allocation it was made with (graph_exec.h); setting it again binds
+**     anew, which is safe where both are live: a graph with a host copy is
+**     built anew after any allocation call (gs__exec_stale), so the node is
+**     set only where no memory came or went since its capture, and the host
+**     side is never moved (setting a node onto pageable memory crashed the
+**     driver: measured);
+**   - a copy from pinned or pageable host memory: none (matched whole). */
 static inline uint32_t gs__key_cmp(const struct gs_key *k, uint32_t len, int patch)
 {
     if (!patch)
@@ -136,6 +144,8 @@ static inline uint32_t gs__key_cmp(const struct gs_key *k, uint32_t len, int pat
         return len - k->nparams;
     if ((k->kind == GS_OP_D2D || k->kind == GS_OP_SET) && k->size)
         return (uint32_t)offsetof(struct gs_key, dst);
+    if (k->kind == GS_OP_D2H && k->size)
+        return (uint32_t)offsetof(struct gs_key, src);
     return len;
 }
 

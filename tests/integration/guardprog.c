@@ -1557,6 +1557,25 @@ static CUdeviceptr copies_launches(CUstream s, const CUdeviceptr *x, int it)
 
 static void copies(int iters) { steps_loop(iters, "copies", 7, copies_launches); }
 
+/* A framework's readback: 19 steps on one of five states in turn (the caching
+** allocator's latest buffer), then a copy of it into one pinned buffer, read
+** after the synchronize (a token, a loss).  Shown at the next iteration. */
+static CUdeviceptr readback_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    static uint64_t *pin;
+    CUdeviceptr src = x[it % 5];
+    if (!pin)
+        CHECK(cuMemAllocHost_v2((void **)&pin, W * sizeof(uint64_t)));
+    else
+        printf("%d readback %016llx %016llx\n", it - 1, (unsigned long long)pin[0], (unsigned long long)pin[W - 1]);
+    for (int j = 0; j < 19; j++)
+        launch_step(s, j % 5, src, (uint64_t)j);
+    CHECK(cuMemcpyDtoHAsync_v2(pin, src, W * sizeof(uint64_t), s));
+    return src;
+}
+
+static void readback(int iters) { steps_loop(iters, "readback", 5, readback_launches); }
+
 /* bench's rare: 20 launches whose block sizes follow a sequence of low
 ** discrepancy (about 525 different sequences of shapes in 3500 iterations, each
 ** back every ~300), and whose argument never repeats.  (bench varies grids,
@@ -1610,7 +1629,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"grow", grow},         {"copies", copies},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
+    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent
