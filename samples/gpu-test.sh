@@ -139,10 +139,10 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # stream attachments, stream-ordered allocations, 2-D copies or host functions
 # cut every iteration (managed, pool, 2d, hostfn), nor yet for large_param
 # (1,000 launches of a 32,000-byte-parameter kernel per synchronize, replayed
-# as graphs of a loop body).  mem_symbol pokes its __device__ state at an offset
-# of period 4 (copies are matched by their addresses: only kernel arguments are
-# set in place; with an offset that moved every iteration its sequence never
-# repeated, 0 replays on the H100).
+# as graphs of a loop body).  mem_symbol pokes its __device__ state from host
+# memory at an offset of period 4 (a copy from host memory is matched by its
+# addresses, never set in place; with an offset that moved every iteration its
+# sequence never repeated, 0 replays on the H100).
 # copy_args: device copies and memsets whose addresses, sizes and values change
 # every iteration, in four memory kinds in turn: their nodes are set in place,
 # so replays are expected.
