@@ -4,7 +4,11 @@
 // scratch buffer, at an offset and of a size that change too; a memset of
 // another buffer, at an offset that moves, with a value that counts the
 // iterations; each folded into an accumulator by a kernel; and a step that
-// changes the state.  Then a stream synchronize.  Every 25 iterations the
+// changes the state.  Then an upload from pinned host memory (which the host
+// writes each iteration) into one of three device buffers in turn, folded in,
+// a readback of one of the five states in turn into pinned host memory, and a
+// stream synchronize, after which the host folds the readback into its own
+// hash.  Every 25 iterations the
 // scratch and memset buffers move to memory of another kind: cudaMalloc,
 // cudaMallocAsync (a pool), cudaMallocManaged, and a virtual-memory mapping
 // (cuMemCreate + cuMemMap), where the driver refuses to move a copy node made
@@ -102,6 +106,14 @@ int main(int argc, char** argv)
     }
     CK(cudaDeviceSynchronize());
 
+    uint32_t *pin_in, *pin_out, *up[3];
+    uint64_t host_hash = FNV_INIT;
+    CK(cudaMallocHost(&pin_in, N * sizeof(uint32_t)));
+    CK(cudaMallocHost(&pin_out, N * sizeof(uint32_t)));
+    for (int i = 0; i < 3; i++)
+        up[i] = alloc_kind(0, s);
+    CK(cudaDeviceSynchronize());
+
     printf("sample %s\niters %d\n", NAME, iters);
     for (int it = 0; it < iters; it++) {
         int k = it / 25 % NKINDS;
@@ -114,9 +126,16 @@ int main(int argc, char** argv)
             LAUNCH(gsamp_fold, N / 256, 256, 0, s, acc, setbuf[k], N);
             LAUNCH(gsamp_step, N / 256, 256, 0, s, state[j], (uint32_t)(it * 4 + j), N);
         }
+        for (int w = 0; w < N; w++)
+            pin_in[w] = (uint32_t)(it * 7919 + w);
+        CK(cudaMemcpyAsync(up[it % 3], pin_in, N * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
+        LAUNCH(gsamp_fold, N / 256, 256, 0, s, acc, up[it % 3], N);
+        CK(cudaMemcpyAsync(pin_out, state[it % 5], N * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
         CK(cudaStreamSynchronize(s));
+        host_hash = fnv1a(pin_out, N * sizeof(uint32_t), host_hash);
         if (it % 25 == 24)
-            printf("it %d kind %d acc %016llx\n", it, k, (unsigned long long)hash_of(acc));
+            printf("it %d kind %d acc %016llx readback %016llx\n", it, k, (unsigned long long)hash_of(acc),
+                   (unsigned long long)host_hash);
     }
     printf("acc %016llx\n", (unsigned long long)hash_of(acc));
     print_launches();

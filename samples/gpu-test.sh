@@ -140,12 +140,13 @@ OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 # cut every iteration (managed, pool, 2d, hostfn), nor yet for large_param
 # (1,000 launches of a 32,000-byte-parameter kernel per synchronize, replayed
 # as graphs of a loop body).  mem_symbol pokes its __device__ state from host
-# memory at an offset of period 4 (a copy from host memory is matched by its
-# addresses, never set in place; with an offset that moved every iteration its
-# sequence never repeated, 0 replays on the H100).
+# memory at an offset of period 4 (a copy's host side is matched, never set in
+# place; its device side, the symbol's offset, is set in place in the rounds
+# that poke from pinned memory, and matched whole from pageable memory).
 # copy_args: device copies and memsets whose addresses, sizes and values change
-# every iteration, in four memory kinds in turn: their nodes are set in place,
-# so replays are expected.
+# every iteration, in four memory kinds in turn, and copies between pinned host
+# memory and a device buffer that changes: their nodes are set in place, so
+# replays are expected.
 EXPECT='
 tiny_stream     cu  eq  >0   rows
 tiny_legacy     cu  eq  >0   -

@@ -75,8 +75,8 @@ static CUresult set_kernel(struct gs_exec *e, CUgraphNode n, const struct gs_key
 }
 
 /* Sets copy node n of e to copy k's arguments: a device-to-device copy's
-** addresses and size, a device-to-host copy's device source (its host side
-** stays: gs__key_cmp).  The driver refuses a move between memory of other kinds
+** addresses and size, a host copy's device side (its host side and size stay:
+** gs__key_cmp).  The driver refuses a move between memory of other kinds
 ** (cuMemAlloc and pool or VMM memory: measured), and the node is then
 ** unchanged. */
 static CUresult set_copy(struct gs_exec *e, CUgraphNode n, const struct gs_key *k, CUcontext ctx)
@@ -84,19 +84,25 @@ static CUresult set_copy(struct gs_exec *e, CUgraphNode n, const struct gs_key *
     CUDA_MEMCPY3D p;
 
     if (!gs__real[GS_ID_cuGraphExecMemcpyNodeSetParams] ||
-        GS_REAL(cuGraphMemcpyNodeGetParams)(n, &p) != CUDA_SUCCESS || p.srcMemoryType != CU_MEMORYTYPE_DEVICE ||
-        p.Height != 1 || p.Depth != 1)
+        GS_REAL(cuGraphMemcpyNodeGetParams)(n, &p) != CUDA_SUCCESS || p.Height != 1 || p.Depth != 1)
         return CUDA_ERROR_NOT_SUPPORTED;
     if (k->kind == GS_OP_D2H) {
-        if (p.dstMemoryType != CU_MEMORYTYPE_HOST || (uintptr_t)p.dstHost != k->dst || p.WidthInBytes != k->size)
+        if (p.srcMemoryType != CU_MEMORYTYPE_DEVICE || p.dstMemoryType != CU_MEMORYTYPE_HOST ||
+            (uintptr_t)p.dstHost != k->dst || p.WidthInBytes != k->size)
             return CUDA_ERROR_NOT_SUPPORTED;
-    } else if (p.dstMemoryType != CU_MEMORYTYPE_DEVICE) {
-        return CUDA_ERROR_NOT_SUPPORTED;
-    } else {
+        p.srcDevice = (CUdeviceptr)k->src;
+    } else if (k->kind == GS_OP_H2D) {
+        if (p.srcMemoryType != CU_MEMORYTYPE_HOST || p.dstMemoryType != CU_MEMORYTYPE_DEVICE ||
+            (uintptr_t)p.srcHost != k->src || p.WidthInBytes != k->size)
+            return CUDA_ERROR_NOT_SUPPORTED;
         p.dstDevice = (CUdeviceptr)k->dst;
+    } else {
+        if (p.srcMemoryType != CU_MEMORYTYPE_DEVICE || p.dstMemoryType != CU_MEMORYTYPE_DEVICE)
+            return CUDA_ERROR_NOT_SUPPORTED;
+        p.dstDevice = (CUdeviceptr)k->dst;
+        p.srcDevice = (CUdeviceptr)k->src;
         p.WidthInBytes = (size_t)k->size;
     }
-    p.srcDevice = (CUdeviceptr)k->src;
     return GS_REAL(cuGraphExecMemcpyNodeSetParams)(e->x, n, &p, ctx);
 }
 
@@ -122,7 +128,7 @@ static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcon
 
     if (k->kind == GS_OP_LAUNCH)
         rc = set_kernel(e, e->nodes[j], k);
-    else if (k->kind == GS_OP_D2D || k->kind == GS_OP_D2H)
+    else if (k->kind == GS_OP_D2D || k->kind == GS_OP_D2H || k->kind == GS_OP_H2D)
         rc = set_copy(e, e->nodes[j], k, ctx);
     else if (k->kind == GS_OP_SET)
         rc = set_memset(e, e->nodes[j], k, ctx);

@@ -227,9 +227,13 @@ uint64_t gs__key_args_hash(const struct gs_key *k)
 uint64_t gs__key_shape_hash(const void *key, uint32_t len, uint32_t cmp)
 {
     const unsigned char *k = key;
+    const struct gs_key *c = key;
+    uint64_t host = c->kind == GS_OP_H2D ? c->src : c->kind == GS_OP_D2H ? c->dst : 0;
+
     if (!gs__key_grid_is_arg(k, len, cmp))
         return gs__bytes_hash(k, cmp);
-    return gs__bytes_hash(k, GS_KEY_GRID_AT) * 31 ^ gs__bytes_hash(k + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END);
+    return (gs__bytes_hash(k, GS_KEY_GRID_AT) * 31 ^ gs__bytes_hash(k + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END)) +
+           (host ? (host ^ c->size << 32) * 0x9E3779B97F4A7C15ull : 0);
 }
 
 uint64_t gs__bytes_hash(const void *bytes, size_t n)

@@ -41,7 +41,7 @@ struct gs_key {
         };
         const struct gs_layout *layout; /* a launch's: f's (the same in every key of f) */
     };
-    /* Last: a copy's or memset's arguments, as far as gs__key_cmp says. */
+    /* Last: a copy's or memset's arguments (gs__key_cmp), or its host side. */
     uint64_t dst;         /* copies and memsets */
     uint64_t size;        /* bytes copied, or elements set */
     uint64_t src;         /* copies; a memset's value */
@@ -126,27 +126,36 @@ uint64_t gs__key_args_hash(const struct gs_key *k);
 **     the H100: bench/copy_node_probe.cu; a copy moved between memory of
 **     another kind is refused, and the graph is built anew).  Never for a
 **     zero-length op, which the driver cannot set;
-**   - a copy from device memory into pinned host memory: its device source
-**     alone (a framework's readback of a token or a loss from the caching
-**     allocator's latest buffer).  Its node binds the host and the device
-**     allocation it was made with (graph_exec.h); setting it again binds
-**     anew, which is safe where both are live: a graph with a host copy is
-**     built anew after any allocation call (gs__exec_stale), so the node is
-**     set only where no memory came or went since its capture, and the host
-**     side is never moved (setting a node onto pageable memory crashed the
-**     driver: measured);
-**   - a copy from pinned or pageable host memory: none (matched whole). */
+**   - a copy between device memory and pinned host memory: its device side
+**     alone, which a framework takes from its caching allocator (a token or a
+**     loss read back, a batch uploaded).  Its node binds the host and the
+**     device allocation it was made with (graph_exec.h); setting it again
+**     binds anew, which is safe where both are live: a graph with a host copy
+**     is built anew after any allocation call (gs__exec_stale), so a node is
+**     set only where no memory came or went since its capture; and its host
+**     side and size stay part of its shape (gs__key_host_side_eq), never moved
+**     (setting a node onto pageable memory crashed the driver: measured);
+**   - a copy from pageable memory (staged): none, matched whole. */
 static inline uint32_t gs__key_cmp(const struct gs_key *k, uint32_t len, int patch)
 {
     if (!patch)
         return len;
     if (k->kind == GS_OP_LAUNCH)
         return len - k->nparams;
-    if ((k->kind == GS_OP_D2D || k->kind == GS_OP_SET) && k->size)
+    if (k->kind != GS_OP_H2D_PAGEABLE && k->size)
         return (uint32_t)offsetof(struct gs_key, dst);
-    if (k->kind == GS_OP_D2H && k->size)
-        return (uint32_t)offsetof(struct gs_key, src);
     return len;
+}
+
+/* A copy to or from pinned host memory whose arguments are its device side:
+** are a's and b's host side and size the same?  (1 for any other op.) */
+static inline int gs__key_host_side_eq(const struct gs_key *a, const struct gs_key *b)
+{
+    if (a->kind == GS_OP_H2D)
+        return a->src == b->src && a->size == b->size;
+    if (a->kind == GS_OP_D2H)
+        return a->dst == b->dst && a->size == b->size;
+    return 1;
 }
 
 /* Where a key's grid lies: a lookup that compares cmp < len bytes leaves it out
@@ -165,17 +174,19 @@ static inline int gs__key_grid_is_arg(const void *key, uint32_t len, uint32_t cm
 }
 
 /* Are keys a and b (len bytes each) the same op in their first cmp bytes, but
-** for the grid where it is an argument? */
+** for the grid where it is an argument, and, for a host copy, on the same host
+** side? */
 static inline int gs__key_shape_eq(const void *a, const void *b, uint32_t len, uint32_t cmp)
 {
     const unsigned char *x = a, *y = b;
     if (!gs__key_grid_is_arg(x, len, cmp))
         return __builtin_memcmp(x, y, cmp) == 0;
     return __builtin_memcmp(x, y, GS_KEY_GRID_AT) == 0 &&
-           __builtin_memcmp(x + GS_KEY_GRID_END, y + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END) == 0;
+           __builtin_memcmp(x + GS_KEY_GRID_END, y + GS_KEY_GRID_END, cmp - GS_KEY_GRID_END) == 0 &&
+           gs__key_host_side_eq(a, b);
 }
 
-/* The hash of the bytes gs__key_shape_eq compares. */
+/* The hash of what gs__key_shape_eq compares. */
 uint64_t gs__key_shape_hash(const void *key, uint32_t len, uint32_t cmp);
 
 /* How a launch compares with a key (gs__key_launch_is). */

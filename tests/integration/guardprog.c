@@ -1576,6 +1576,25 @@ static CUdeviceptr readback_launches(CUstream s, const CUdeviceptr *x, int it)
 
 static void readback(int iters) { steps_loop(iters, "readback", 5, readback_launches); }
 
+/* A batch uploaded: the host writes one pinned buffer, which is copied into one
+** of five device buffers in turn (the caching allocator's), and 19 steps run on
+** it. */
+static CUdeviceptr upload_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    static uint64_t *pin;
+    CUdeviceptr dst = x[it % 5];
+    if (!pin)
+        CHECK(cuMemAllocHost_v2((void **)&pin, W * sizeof(uint64_t)));
+    for (int w = 0; w < W; w++)
+        pin[w] = (uint64_t)it * 0x9E3779B97F4A7C15ull + (uint64_t)w;
+    CHECK(cuMemcpyHtoDAsync_v2(dst, pin, W * sizeof(uint64_t), s));
+    for (int j = 0; j < 19; j++)
+        launch_step(s, j % 5, dst, (uint64_t)j);
+    return dst;
+}
+
+static void upload(int iters) { steps_loop(iters, "upload", 5, upload_launches); }
+
 /* bench's rare: 20 launches whose block sizes follow a sequence of low
 ** discrepancy (about 525 different sequences of shapes in 3500 iterations, each
 ** back every ~300), and whose argument never repeats.  (bench varies grids,
@@ -1629,7 +1648,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
+    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent

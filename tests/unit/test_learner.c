@@ -280,3 +280,45 @@ Test(learner, gain_verdict)
     cr_assert_eq(gs__gain_verdict(6, 8), 0);           /* three in four */
     cr_assert_eq(gs__gain_verdict(8, 8), 0);
 }
+
+/* A copy's match (gs__key_cmp, gs__key_shape_eq, gs__key_shape_hash): a device
+** copy's addresses and size and a memset's address, value and count are
+** arguments, set in place; a copy between device and pinned host memory has
+** only its device side as an argument, and one of another host address or
+** size is another op (its node binds its host allocation, never moved); a
+** pageable copy (staged) is matched whole. */
+Test(learner, a_copy_is_matched_by_all_but_its_arguments)
+{
+    static const struct {
+        int kind;
+        uint64_t dst, src, size, dst2, src2, size2;
+        int same_shape;
+    } c[] = {
+        {GS_OP_D2D, 0x1000, 0x2000, 64, 0x5000, 0x6000, 32, 1},
+        {GS_OP_SET, 0x1000, 7, 64, 0x5000, 9, 32, 1},
+        {GS_OP_D2H, 0x1000, 0x2000, 64, 0x1000, 0x6000, 64, 1},  /* device source moved */
+        {GS_OP_D2H, 0x1000, 0x2000, 64, 0x5000, 0x2000, 64, 0},  /* host destination moved */
+        {GS_OP_D2H, 0x1000, 0x2000, 64, 0x1000, 0x2000, 32, 0},  /* size */
+        {GS_OP_H2D, 0x1000, 0x2000, 64, 0x5000, 0x2000, 64, 1},  /* device destination moved */
+        {GS_OP_H2D, 0x1000, 0x2000, 64, 0x1000, 0x6000, 64, 0},  /* host source moved */
+        {GS_OP_H2D_PAGEABLE, 0x1000, 0x2000, 64, 0x5000, 0x2000, 64, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        unsigned char a[sizeof(struct gs_key)], b[sizeof(struct gs_key)];
+        int la = c[i].kind == GS_OP_SET ? gs__key_set(a, c[i].dst, (uint32_t)c[i].src, 4, c[i].size)
+                                        : gs__key_copy(a, c[i].kind, c[i].dst, c[i].src, c[i].size);
+        int lb = c[i].kind == GS_OP_SET ? gs__key_set(b, c[i].dst2, (uint32_t)c[i].src2, 4, c[i].size2)
+                                        : gs__key_copy(b, c[i].kind, c[i].dst2, c[i].src2, c[i].size2);
+        uint32_t cmp = gs__key_cmp((const struct gs_key *)a, (uint32_t)la, 1);
+        cr_assert_eq(la, lb);
+        cr_assert_eq(gs__key_shape_eq(a, b, (uint32_t)la, cmp), c[i].same_shape, "case %zu", i);
+        if (c[i].same_shape) {
+            cr_assert_eq(gs__key_shape_hash(a, (uint32_t)la, cmp), gs__key_shape_hash(b, (uint32_t)lb, cmp),
+                         "case %zu", i);
+            cr_assert(gs__key_args_differ((const struct gs_key *)a, (const struct gs_key *)b), "case %zu", i);
+        }
+        /* Without patching every copy is matched whole. */
+        cr_assert_eq(gs__key_cmp((const struct gs_key *)a, (uint32_t)la, 0), (uint32_t)la);
+        cr_assert_not(gs__key_shape_eq(a, b, (uint32_t)la, (uint32_t)la), "case %zu", i);
+    }
+}
