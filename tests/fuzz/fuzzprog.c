@@ -933,28 +933,33 @@ static void run_op(struct thr *t, const struct op *o, int variation)
         launch(t, o, seed, variation == 2 ? o->alt_off : o->out_off, 0);
         break;
     }
-    case OP_H2D:
+    case OP_H2D: {
+        /* Moved pointers: the device side shifts (the host side is the program's). */
+        int room = BUF_BYTES - o->n + 1, doff = variation == 2 ? (o->doff + 8 * (1 + it % 3)) % room : o->doff;
         if (o->pageable) {
             fill_page(t, 0, (uint64_t)it * 31 + (uint64_t)t->pos);
-            RC(a->MemcpyHtoDAsync(dptr(t, o->dst_r, o->doff), t->page[0] + o->soff, (size_t)o->n, s));
+            RC(a->MemcpyHtoDAsync(dptr(t, o->dst_r, doff), t->page[0] + o->soff, (size_t)o->n, s));
             if (o->value & 1)   /* freed, even, and allocated again (often at its address) */
                 page_renew(t, 0, (o->value >> 1) & 1, BUF_BYTES);
             memset(t->page[0], 0xEE, BUF_BYTES);   /* allowed: the copy has its bytes */
         } else {
-            RC(a->MemcpyHtoDAsync(dptr(t, o->dst_r, o->doff), t->pin[o->src_r] + o->soff, (size_t)o->n, s));
+            RC(a->MemcpyHtoDAsync(dptr(t, o->dst_r, doff), t->pin[o->src_r] + o->soff, (size_t)o->n, s));
         }
         break;
-    case OP_D2H:
+    }
+    case OP_D2H: {
+        int room = BUF_BYTES - o->n + 1, soff = variation == 2 ? (o->soff + 8 * (1 + it % 3)) % room : o->soff;
         if (o->pageable) {
             memset(t->page[1], 0, BUF_BYTES);
-            RC(a->MemcpyDtoHAsync(t->page[1] + o->doff, dptr(t, o->src_r, o->soff), (size_t)o->n, s));
+            RC(a->MemcpyDtoHAsync(t->page[1] + o->doff, dptr(t, o->src_r, soff), (size_t)o->n, s));
             /* a D2H copy into pageable memory is complete when the call returns */
             fprintf(t->out, "t%d i%d p%d d2h %016llx\n", t->tid, it, t->pos,
                     (unsigned long long)mix_bytes(0, t->page[1], BUF_BYTES));
         } else {
-            RC(a->MemcpyDtoHAsync(t->pin[o->dst_r] + o->doff, dptr(t, o->src_r, o->soff), (size_t)o->n, s));
+            RC(a->MemcpyDtoHAsync(t->pin[o->dst_r] + o->doff, dptr(t, o->src_r, soff), (size_t)o->n, s));
         }
         break;
+    }
     case OP_D2D: {
         /* Moved pointers: both sides shift (a caching allocator's other block). */
         int room = BUF_BYTES - o->n + 1, sh = variation == 2 ? 8 * (1 + it % 3) : 0;
