@@ -58,6 +58,11 @@
 //   rotate                      20 tiny kernels whose buffers rotate among 3 sets of
 //                               two (a caching allocator's addresses); graph: one
 //                               captured per set, launched in turn
+//   copies                      10 device-to-device copies, each from one of five
+//                               buffers in turn (a caching allocator's), each
+//                               folded by a tiny kernel into one buffer; graph:
+//                               built once, its copy nodes' sources set with
+//                               cudaGraphExecMemcpyNodeSetParams1D every iteration
 //   large32k                    one tiny kernel whose parameter is a 32,000-byte
 //                               struct (CUDA 12.1+ allows 32,764 bytes), 1000 times
 //                               with the same arguments, then the synchronize
@@ -143,6 +148,7 @@ struct Work {
     int repeat = 1, sets = 1;             // runs of the k kernels per iteration; rotation sets
     bool growing = false;                 // loopvar: repeat grows by one every iteration
     bool big = false;                     // large32k
+    bool dcopies = false;                 // copies: xs are the sources, ys[0] the target
     BenchBig bigp = {};
     std::vector<unsigned *> xs, ys;       // bench_mix: buffers of each rotation set
     cudaStream_t s;
@@ -158,7 +164,7 @@ struct Work {
         for (int i = 0; i < n; i++)
             init[i] = (float)(i % 97) / 97.0f;
         CK(cudaMemcpy(x, init.data(), (size_t)n * sizeof(float), cudaMemcpyHostToDevice));
-        for (int r = 0; mixing && r < 2 * sets; r++) { // each buffer of each set its own words
+        for (int r = 0; (mixing || dcopies) && r < 2 * sets; r++) { // each buffer of each set its own words
             unsigned *buf;
             std::vector<unsigned> v(n);
             for (int i = 0; i < n; i++)
@@ -266,9 +272,56 @@ struct Work {
             bench_axpb<<<grid(), 256, 0, s>>>(x, 0.999f, 0.001f * (float)(j % 3), n);
     }
 
+    // copies: copy j of iteration it reads this source.
+    unsigned *copy_src(long it, int j) const { return xs[(it + j) % sets]; }
+
+    // copies' hand-written graph: k / 2 pairs of a copy and a fold in a chain,
+    // with the sources of iteration 0; copy nodes in nodes, for set_copies.
+    cudaGraphExec_t copy_graph(std::vector<cudaGraphNode_t> &nodes)
+    {
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        cudaGraphNode_t last = nullptr, c, f;
+        CK(cudaGraphCreate(&g, 0));
+        for (int j = 0; j < k / 2; j++) {
+            unsigned *dst = ys[0], *src = copy_src(0, j), *acc = ys[1];
+            int nn = n;
+            void *args[3] = {&acc, &dst, &nn};
+            cudaKernelNodeParams p = {};
+            p.func = (void *)bench_fold;
+            p.gridDim = dim3(grid());
+            p.blockDim = dim3(256);
+            p.kernelParams = args;
+            CK(cudaGraphAddMemcpyNode1D(&c, g, last ? &last : nullptr, last ? 1 : 0, dst, src,
+                                        (size_t)n * sizeof(unsigned), cudaMemcpyDeviceToDevice));
+            CK(cudaGraphAddKernelNode(&f, g, &c, 1, &p));
+            nodes.push_back(c);
+            last = f;
+        }
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        return ge;
+    }
+
+    // Sets the sources of iteration it in copies' executable.
+    void set_copies(cudaGraphExec_t ge, const std::vector<cudaGraphNode_t> &nodes, long it)
+    {
+        for (int j = 0; j < (int)nodes.size(); j++)
+            CK(cudaGraphExecMemcpyNodeSetParams1D(ge, nodes[j], ys[0], copy_src(it, j), (size_t)n * sizeof(unsigned),
+                                                  cudaMemcpyDeviceToDevice));
+    }
+
     // One iteration's work, without the final synchronize.
     void body()
     {
+        if (dcopies) {
+            for (int j = 0; j < k / 2; j++) {
+                CK(cudaMemcpyAsync(ys[0], copy_src(iter, j), (size_t)n * sizeof(unsigned), cudaMemcpyDeviceToDevice,
+                                   s));
+                bench_fold<<<grid(), 256, 0, s>>>(ys[1], ys[0], n);
+            }
+            iter++;
+            return;
+        }
         if (mixing) {
             mix_body();
             iter++;
@@ -313,7 +366,7 @@ struct Work {
     unsigned checksum()
     {
         std::vector<const void *> bufs{x};
-        if (mixing) {
+        if (mixing || dcopies) {
             bufs.assign(xs.begin(), xs.end());
             bufs.insert(bufs.end(), ys.begin(), ys.end());
         }
@@ -366,6 +419,8 @@ int main(int argc, char **argv)
         w.mixing = w.scalars = true;
     else if (n == "rotate")
         w.mixing = true, w.sets = 3;
+    else if (n == "copies")
+        w.dcopies = true, w.sets = 5;
     else if (n == "large32k") {
         w.big = true;
         for (int i = 0; i < 8000; i++)
@@ -379,7 +434,7 @@ int main(int argc, char **argv)
         printf("us_per_iter nan\n"); // a graph of work that never repeats does not exist
         return 0;
     }
-    if (split && (w.copies || w.gemm || w.mixing || w.big || w.k < 2)) { // the others: no graph at all (above)
+    if (split && (w.copies || w.gemm || w.mixing || w.big || w.dcopies || w.k < 2)) { // the others: no graph at all (above)
         printf("us_per_iter nan\n");
         return 0;
     }
@@ -394,6 +449,8 @@ int main(int argc, char **argv)
     std::vector<cudaGraphNode_t> nodes; // scalars: the kernel nodes, in launch order
     if (graph && w.scalars) {
         ge.push_back(w.scalar_graph(nodes));
+    } else if (graph && w.dcopies) {
+        ge.push_back(w.copy_graph(nodes));
     } else if (split) { // the pieces, in launch order
         for (int a = 0, b = 8; a < w.k; a = b, b *= 2) {
             cudaGraph_t g;
@@ -420,6 +477,8 @@ int main(int argc, char **argv)
         if (graph) {
             if (w.scalars)
                 w.set_scalars(ge[0], nodes, launched);
+            if (w.dcopies)
+                w.set_copies(ge[0], nodes, launched);
             if (split)
                 for (cudaGraphExec_t x : ge)
                     CK(cudaGraphLaunch(x, w.s));

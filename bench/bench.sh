@@ -133,6 +133,7 @@ run_workload body5 50 bench body5     # 1000 launches an iteration
 run_workload loopvar 50 bench loopvar # 1000 to 1999 launches, never the same count twice
 run_workload scalars 500 bench scalars
 run_workload rotate 500 bench rotate
+run_workload copies 500 bench copies # 10 device copies from rotating sources, 10 folds
 run_workload large32k 50 bench large32k # 1000 launches of a 32,000-byte parameter an iteration
 if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch d256 L8 B1" 200 torch_mlp 256 8 1
