@@ -22,7 +22,7 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
 /* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (names.h). */
 #define GS_RULE_NAMES                                                                  \
     "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
-    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body"
+    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body, copy-range"
 
 /* X(field, env name, type, default, min, max, doc) */
 #define GS_KNOBS(X)                                                                   \
@@ -62,9 +62,10 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "starts it again is a quarter as long), until a segment comes "             \
       "back as one did during the rest; 0: learning never rests")                    \
     X(patch, "GRAPHSHIM_PATCH", GS_KNOB_BOOL, 1, 0, 1,                                 \
-      "1: a launch matches a learned sequence whatever its grid and parameter "     \
-      "bytes, and goes out with its own (graphs are patched); 0: only byte-identical launches " \
-      "match, as before patching")                                                   \
+      "1: an op matches a learned sequence whatever its arguments (a launch's grid " \
+      "and parameter bytes, a device copy's or memset's addresses, size and value, " \
+      "a pinned host copy's device side), and goes out with its own (nodes are set in " \
+      "place); 0: only byte-identical ops match")                                                   \
     X(gain_check, "GRAPHSHIM_GAIN_CHECK", GS_KNOB_BOOL, 1, 0, 1,                        \
       "1 times each sequence that ends in a synchronize, eagerly and as a graph, and " \
       "runs it eagerly for good where three in four of 8 replays took more than 10% " \

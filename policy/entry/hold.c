@@ -21,8 +21,8 @@
 /* --- Ops ------------------------------------------------------------------- */
 
 /* fp with an op's shape mixed in: its kind and function, launch dimensions and
-** shared memory, or a copy's or memset's addresses and size (a handful of
-** multiplies: what a resting stream pays an op). */
+** shared memory, or a copy's or memset's addresses and size, as shape_mix()
+** passes them (a handful of multiplies: what a resting stream pays an op). */
 static inline uint64_t mix_shape(uint64_t fp, int kind, CUfunction f, const unsigned grid[3], const unsigned block[3],
                                  unsigned shmem, uint64_t dst, uint64_t src, uint64_t size)
 {
@@ -36,10 +36,19 @@ static inline uint64_t mix_shape(uint64_t fp, int kind, CUfunction f, const unsi
 }
 
 /* The same for the op of key: a launch mixes as resting_launch() mixes it from
-** its arguments, so one shape is one fingerprint whichever way it came. */
+** its arguments, so one shape is one fingerprint whichever way it came; a copy
+** or memset without its arguments (gs__key_cmp), but a host copy with its host
+** side and size, as the tree matches it. */
 static uint64_t shape_mix(uint64_t fp, const struct gs_key *k)
 {
-    return mix_shape(fp, k->kind, k->f, k->grid, k->block, k->shmem, k->dst, k->src, k->size);
+    uint64_t dst = k->dst, src = k->src, size = k->size;
+
+    if (k->kind != GS_OP_LAUNCH && gs__key_cmp(k, sizeof *k, gs__cfg.patch) < sizeof *k) {
+        dst = k->kind == GS_OP_D2H ? k->dst : 0;
+        src = k->kind == GS_OP_H2D ? k->src : 0;
+        size = k->kind == GS_OP_D2H || k->kind == GS_OP_H2D ? k->size : k->elem;
+    }
+    return mix_shape(fp, k->kind, k->f, k->grid, k->block, k->shmem, dst, src, size);
 }
 
 /* May s hold an op now?  Its state is known and usable, and no capture of the
@@ -107,12 +116,14 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
     return 1;
 }
 
-/* Says, at debug level, how the op of key differs from the one expected after
-** s->cur, where a held sequence bails out at it (mismatch). */
-static void mismatch_debug(const struct gs_stream *s, const struct gs_key *k)
+/* Says, at debug level, how the op of key differs from the one last taken
+** after s->cur, where a held sequence bails out at it (mismatch); or, where it
+** matched its node (c), that it could not be held there. */
+static void mismatch_debug(const struct gs_stream *s, const struct gs_key *k, const struct gs_node *c)
 {
     const struct gs_key *e = s->cur->next ? &s->cur->next->key : NULL;
-    const char *what = !e                           ? "no op was expected"
+    const char *what = c                            ? "it matched, but could not be held (no stable sequence below it)"
+                       : !e                         ? "no op was expected"
                        : e->kind != k->kind         ? "another kind of op"
                        : e->f != k->f               ? "another function"
                        : memcmp(e->block, k->block, sizeof e->block) ? "another block"
@@ -228,12 +239,23 @@ found:
                 gs__staging_wait(s);
                 memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
             }
-            /* Parameters of its own: kept, to go out with it (unless a test
-            ** turned the parameter rule off). */
+            /* Arguments of its own: kept, to go out with it (unless a test
+            ** turned the parameter rule off).  A copy or memset moved where the
+            ** driver would refuse it goes out now, to fail at its call. */
             if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) &&
-                (same < 0 || gs__key_args_differ(&c->key, key)) &&
-                gs__patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
-                goto issue;
+                (same < 0 || gs__key_args_differ(&c->key, key))) {
+                if (GS_UNLIKELY(!GS_DROPPED(GS_RULE_COPY_RANGE) &&
+                                !gs__key_moves_ok(key, &c->key, &s->ranges,
+                                                  atomic_load_explicit(&gs__mem_epoch, memory_order_relaxed)))) {
+                    if (s->holding != GS_HOLD_TRIE)
+                        s->bails[GS_BAIL_UNHOLDABLE]++;
+                    else
+                        gs__flush(s, GS_BAIL_UNHOLDABLE);
+                    goto issue;
+                }
+                if (gs__patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
+                    goto issue;
+            }
         }
         if (!s->holding) {
             s->seg_held = 1;
@@ -258,7 +280,7 @@ found:
 issue:
     if (s->holding == GS_HOLD_TRIE) {
         if (GS_UNLIKELY(gs__log_level >= GS_LOG_DEBUG))
-            mismatch_debug(s, key);
+            mismatch_debug(s, key, c);
         gs__flush(s, GS_BAIL_MISMATCH);
     }
     if (s->cur)

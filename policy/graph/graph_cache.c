@@ -91,6 +91,33 @@ int gs__graph_capture(struct gs_graphs *own, struct gs_node *t, struct gs_node *
     return rc;
 }
 
+/* No variant of t (n of them) could take these arguments: the driver refused
+** a node (a copy moved between memory of other kinds) of the one needing the
+** fewest sets, which still knows what it holds.  A variant is captured with
+** them, beside the others (the oldest goes where GS_VARIANTS are kept): a copy
+** alternating between two kinds of memory keeps one for each, where dropping
+** them all would capture at every replay.  NULL where none could be captured
+** (the caller captures anew). */
+static struct gs_exec *refused(struct gs_graphs *own, struct gs_node *t, uint32_t n, struct gs_node **path,
+                               const struct gs_key *const *keys)
+{
+    struct gs_exec *e, **last = &t->exec;
+
+    if (gs__capture_path(own, path, keys, t->exec->from, t->depth, &e) != 0) {
+        gs__graph_drop_exec(t, own);
+        return NULL;
+    }
+    if (n >= GS_VARIANTS) {
+        while ((*last)->next)
+            last = &(*last)->next;
+        gs__exec_free(*last);
+        *last = NULL;
+    }
+    gs__exec_push_front(t, e);
+    own->refused++;
+    return e;
+}
+
 struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs_node **path,
                              const struct gs_key *const *keys, uint32_t npatches, uint32_t *set)
 {
@@ -123,8 +150,9 @@ struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs
     /* Cost 0: e holds these arguments already (each op with a key of its own
     ** has one applied with the same arguments), and what it records stays true. */
     rc = cost ? gs__exec_apply(own, e, path, keys, npatches) : 0;
-    if (rc < 0) {
-        /* It cannot take the change: it goes, and its variants with it. */
+    if (rc == GS_APPLY_REFUSED)
+        return refused(own, t, n, path, keys);
+    if (rc < 0) { /* it no longer knows its arguments: it goes, and its variants */
         gs__graph_drop_exec(t, own);
         return NULL;
     }

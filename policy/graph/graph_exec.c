@@ -86,6 +86,9 @@ static CUresult set_copy(struct gs_exec *e, CUgraphNode n, const struct gs_key *
     if (!gs__real[GS_ID_cuGraphExecMemcpyNodeSetParams] ||
         GS_REAL(cuGraphMemcpyNodeGetParams)(n, &p) != CUDA_SUCCESS || p.Height != 1 || p.Depth != 1)
         return CUDA_ERROR_NOT_SUPPORTED;
+    /* The key's addresses are whole: no offsets beside them. */
+    p.srcXInBytes = p.srcY = p.srcZ = p.srcLOD = 0;
+    p.dstXInBytes = p.dstY = p.dstZ = p.dstLOD = 0;
     if (k->kind == GS_OP_D2H) {
         if (p.srcMemoryType != CU_MEMORYTYPE_DEVICE || p.dstMemoryType != CU_MEMORYTYPE_HOST ||
             (uintptr_t)p.dstHost != k->dst || p.WidthInBytes != k->size)
@@ -138,7 +141,7 @@ static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcon
     return rc == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* The nodes of e whose parameter bytes differ from keys' (see gs__exec_for). */
+/* The nodes of e whose arguments differ from keys' (see gs__exec_for). */
 uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys)
 {
     uint32_t d = 0, cost = 0;
@@ -154,14 +157,16 @@ uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const str
     return cost;
 }
 
-/* Gives e the arguments of keys: sets the nodes whose arguments
-** differ from those applied now, and nothing else.  Returns the nodes set, or -1
-** where a change cannot be made in place (the nodes are not known, or the
-** driver refused one): e must then be dropped. */
+/* Gives e the arguments of keys: sets the nodes whose arguments differ from
+** those applied now, and nothing else.  Returns the nodes set; or
+** GS_APPLY_REFUSED where a change cannot be made in place (the nodes are not
+** known, or the driver refused one, which leaves that node as it was:
+** measured), e still knowing what each node holds; or GS_APPLY_LOST where e no
+** longer does (no memory): e must then be dropped. */
 int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys,
                    uint32_t npatches)
 {
-    struct gs_diff *diff = NULL;
+    struct gs_diff *diff;
     uint32_t d = 0, nd = 0;
     int set = 0;
     uint64_t t0;
@@ -169,8 +174,10 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
 
     if (!npatches && !e->ndiff)
         return 0;
-    if (!e->nodes || (npatches && !(diff = calloc(npatches, sizeof *diff))))
-        return -1;
+    /* Room for the new entries and, where a node is refused, the old ones of
+    ** the ops not reached. */
+    if (!e->nodes || !(diff = calloc((size_t)npatches + e->ndiff + 1, sizeof *diff)))
+        return GS_APPLY_REFUSED;
     t0 = gs__now_ns();
     for (uint32_t i = e->from; i < e->from + e->n; i++) {
         const struct gs_key *want = keys[i], *own = &path[i]->key, *have = own;
@@ -181,7 +188,8 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
             continue;
         if (gs__key_args_differ(want, have)) {
             if (set_node(e, i - e->from, want, ctx) != 0) {
-                set = -1;
+                set = GS_APPLY_REFUSED;
+                d -= old != NULL; /* this op keeps what it held */
                 break;
             }
             set++;
@@ -190,7 +198,7 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
             /* Kept as applied: the old entry's bytes are reused. */
             struct gs_key *k = old ? old->key : malloc(path[i]->len);
             if (!k) {
-                set = -1;
+                set = GS_APPLY_LOST;
                 break;
             }
             if (old)
@@ -200,6 +208,11 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
             diff[nd++].key = k;
         }
     }
+    if (set == GS_APPLY_REFUSED) /* the ops not reached hold what they held */
+        for (; d < e->ndiff; d++) {
+            diff[nd++] = e->diff[d];
+            e->diff[d].key = NULL;
+        }
     for (uint32_t i = 0; i < e->ndiff; i++)
         free(e->diff[i].key);
     free(e->diff);
@@ -209,8 +222,9 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
     return set;
 }
 
-/* Has the head of t's chain been asked for these arguments (hash h of keys'
-** patched parameter bytes) among the last GS_VARIANTS times?  Records h. */
+/* Has the head of t's chain been asked for these arguments (hash h of the
+** held ops' own arguments, gs__key_args_hash) among the last GS_VARIANTS
+** times?  Records h. */
 int gs__exec_came_before(struct gs_exec *head, uint64_t h)
 {
     int found = 0;

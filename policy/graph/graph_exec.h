@@ -13,12 +13,12 @@
 /* An instantiated graph of a run of ops, and what replaying it safely and
 ** updating it in place need:
 **   - the captured graph is kept, and nodes[i] is the node op from + i became
-**     (told by the capture itself, op by op): a replay whose launches come with
-**     other parameter bytes sets only the nodes that differ
-**     (cuGraphExecKernelNodeSetParams), never captures or updates the whole
-**     graph again;
-**   - diff lists the ops whose parameters in x are not their path node's own
-**     (the last replay's patches), with the bytes applied, in op order;
+**     (told by the capture itself, op by op): a replay whose ops come with
+**     other arguments (gs__key_cmp) sets only the nodes that differ (kernel,
+**     copy and memset nodes: graph_exec.c), never captures or updates the
+**     whole graph again;
+**   - diff lists the ops whose arguments in x are not their path node's own
+**     (the last replay's patches), with the keys applied, in op order;
 **   - a copy node that reads or writes host memory binds the host and the
 **     device allocation it touches when it is made: once either is freed, the
 **     node must never run again, even where an allocation of the same size came
@@ -37,6 +37,7 @@ struct gs_graphs {
     uint64_t builds;          /* executables instantiated or updated (graph_capture.c) */
     uint64_t instantiated;    /* of those, new executables */
     uint64_t capture_ns, instantiate_ns, update_ns; /* host time capturing, instantiating, setting nodes */
+    uint64_t refused;         /* variants captured anew where the driver refused a node's change (graph_cache.c) */
 };
 
 #define GS_VARIANTS 3
@@ -82,10 +83,14 @@ int gs__exec_diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_
 /* The nodes of e whose arguments (gs__key_cmp) differ from keys'. */
 uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys);
 
-/* Gives e the parameters of keys (s locked, for its update time): sets the
+/* Gives e the arguments of keys (s locked, for its update time): sets the
 ** nodes whose arguments differ from those applied now, and nothing else.
-** Returns the nodes set, or -1 where a change cannot be made in place (the
-** nodes are not known, or the driver refused one): e must then be dropped. */
+** Returns the nodes set; GS_APPLY_REFUSED where a change cannot be made in
+** place (the nodes are not known, or the driver refused one, leaving it as it
+** was), e still knowing what each node holds; or GS_APPLY_LOST where it no
+** longer does: e must then be dropped. */
+#define GS_APPLY_REFUSED (-1)
+#define GS_APPLY_LOST (-2)
 int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys,
                    uint32_t npatches);
 

@@ -216,6 +216,53 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
     return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Does [p, p + n) lie inside one device allocation?  Asked of the driver once
+** an allocation, then of r while the memory epoch stays. */
+static int device_range_ok(struct gs_ranges *r, unsigned epoch, uint64_t p, uint64_t n)
+{
+    CUpointer_attribute a[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    unsigned type = 0;
+    CUdeviceptr lo = 0;
+    size_t size = 0;
+    void *d[3] = {&type, &lo, &size};
+
+    if (r->epoch != epoch) {
+        memset(r, 0, sizeof *r);
+        r->epoch = epoch;
+    }
+    if (p + n < p)
+        return 0;
+    for (int i = 0; i < GS_RANGES; i++)
+        if (p >= r->lo[i] && p + n <= r->hi[i])
+            return 1;
+    if (!gs__real[GS_ID_cuPointerGetAttributes] || GS_REAL(cuPointerGetAttributes)(3, a, d, p) != CUDA_SUCCESS ||
+        type != CU_MEMORYTYPE_DEVICE || !size || p < lo || p + n > lo + size)
+        return 0;
+    r->lo[r->next] = lo;
+    r->hi[r->next] = lo + size;
+    r->next = (r->next + 1) % GS_RANGES;
+    return 1;
+}
+
+int gs__key_moves_ok(const struct gs_key *k, const struct gs_key *have, struct gs_ranges *r, unsigned epoch)
+{
+    uint64_t bytes = k->kind == GS_OP_SET ? k->size * k->elem : k->size;
+    int dst_dev = k->kind == GS_OP_D2D || k->kind == GS_OP_SET || k->kind == GS_OP_H2D;
+    int src_dev = k->kind == GS_OP_D2D || k->kind == GS_OP_D2H;
+    int resized = k->size != have->size;
+
+    if (k->kind == GS_OP_LAUNCH)
+        return 1;
+    if (k->kind == GS_OP_SET && (!k->elem || k->dst % k->elem))
+        return 0;
+    if (dst_dev && (k->dst != have->dst || resized) && !device_range_ok(r, epoch, k->dst, bytes))
+        return 0;
+    if (src_dev && (k->src != have->src || resized) && !device_range_ok(r, epoch, k->src, bytes))
+        return 0;
+    return 1;
+}
+
 uint64_t gs__key_args_hash(const struct gs_key *k)
 {
     if (k->kind != GS_OP_LAUNCH)

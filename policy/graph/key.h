@@ -147,6 +147,23 @@ static inline uint32_t gs__key_cmp(const struct gs_key *k, uint32_t len, int pat
     return len;
 }
 
+/* Device allocations found by gs__key_moves_ok, valid for one memory epoch (no
+** allocation or free since: each bumps it). */
+#define GS_RANGES 8
+struct gs_ranges {
+    unsigned epoch, next;
+    uint64_t lo[GS_RANGES], hi[GS_RANGES];
+};
+
+/* May copy or memset k, whose arguments differ from have's (its node's), be held
+** and set in place?  The driver checks a copy's and a memset's addresses when
+** it is called, not as a launch's parameters: each device side that moved (or
+** whose size changed) must lie inside one device allocation, and a memset's
+** address be aligned to its elements.  An op that fails is not held: it goes
+** out at its call, where the driver answers.  r caches allocations for memory
+** epoch epoch.  1 for a launch. */
+int gs__key_moves_ok(const struct gs_key *k, const struct gs_key *have, struct gs_ranges *r, unsigned epoch);
+
 /* A copy to or from pinned host memory whose arguments are its device side:
 ** are a's and b's host side and size the same?  (1 for any other op.) */
 static inline int gs__key_host_side_eq(const struct gs_key *a, const struct gs_key *b)

@@ -89,15 +89,15 @@ struct gs_trie {
 #define GS_TRIE_WIDE 4
 
 struct gs_kids {
-    uint32_t hash[GS_TRIE_MAX_CHILDREN]; /* gs__bytes_hash of the compared bytes */
+    uint32_t hash[GS_TRIE_MAX_CHILDREN]; /* gs__key_shape_hash of each child */
     struct gs_node *node[GS_TRIE_MAX_CHILDREN];
 };
 
 struct gs_node *gs__trie_child_wide(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp);
 
-/* The child of n whose key equals key/len in its first cmp bytes (all but a
-** launch's parameter bytes, and then its grid too: the engine patches those;
-** gs__key_shape_eq), or NULL.  A node with few
+/* The child of n whose key equals key/len in its first cmp bytes (all but an
+** op's arguments, and then a launch's grid too, but with a host copy's host
+** side: the engine patches the arguments; gs__key_shape_eq), or NULL.  A node with few
 ** children is searched by plain compares, newest child first; a wide one by hash. */
 static inline struct gs_node *gs__trie_child(struct gs_node *n, const void *key, uint32_t len, uint32_t cmp)
 {

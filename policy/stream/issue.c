@@ -93,8 +93,8 @@ void gs__flush(struct gs_stream *s, int reason)
 }
 
 /* Launches the held ops up to node t (those past s->chunk_depth) as one graph:
-** its graph as it is, or with the nodes of launches whose parameter bytes
-** differ set in place, or, where it has none yet (or one that is stale, of
+** its graph as it is, or with the nodes of ops whose arguments differ set in
+** place, or, where it has none yet (or one that is stale, of
 ** another range, or cannot take the change in place), captured first.  Returns
 ** 0, or -1 if no graph could be made or launched, or GS_CAPTURE_BUSY if it could
 ** not be captured now (nothing was issued then).  what names the launch for NVTX
@@ -130,11 +130,13 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
         }
         if (e) {
             uint32_t set;
+            uint64_t refused = s->graphs.refused;
             gs__nvtx_begin(GS_NVTX_UPDATE, h.npatches);
             GS_PROF_RESTART(t_set);
             e = gs__exec_for(&s->graphs, t, h.path, h.keys, h.npatches, &set);
             GS_PROF_STOP(GS_PROF_GRAPH_SET, t_set);
             gs__nvtx_end();
+            s->recaptures += s->graphs.refused - refused;
             if (!e) {
                 s->recaptures++;
             } else if (set > 0) {

@@ -1,8 +1,10 @@
 /*
-** patch.c: launches whose arguments change.  The prefix tree matches a launch by
-** all but its parameter bytes; a held launch whose bytes differ from its node's
-** keeps its own key here (a patch) and goes out with it: issued eagerly,
-** captured, or set into its node of the sequence's graph (graph_cache.c).
+** patch.c: ops whose arguments change.  The prefix tree matches an op by all
+** but its arguments (gs__key_cmp: a launch's grid and parameter bytes, a copy's
+** or memset's device addresses, size and value); a held op whose arguments
+** differ from its node's keeps its own key here (a patch) and goes out with it:
+** issued eagerly, captured, or set into its node of the sequence's graph
+** (graph_cache.c).
 */
 #define _GNU_SOURCE
 #include "patch.h"
@@ -15,9 +17,9 @@
 
 /* --- Patches ---------------------------------------------------------------- */
 
-/* The tree matches a launch by all but its parameter bytes.  A held launch whose
-** bytes differ from its node's keeps its own key here, and goes out with it:
-** issued eagerly, captured, or patched into the node's graph. */
+/* The tree matches an op by all but its arguments.  A held op whose arguments
+** differ from its node's keeps its own key here, and goes out with it: issued
+** eagerly, captured, or set into the node's graph. */
 int gs__patch_add(struct gs_stream *s, uint32_t depth, const void *key, uint32_t len)
 {
     size_t need = (s->pused + len + 15) & ~(size_t)15;

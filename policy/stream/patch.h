@@ -1,13 +1,13 @@
 /*
-** patch.h: launches held with parameter bytes of their own (patch.c).
+** patch.h: ops held with arguments of their own (patch.c).
 */
 #ifndef GS_PATCH_H
 #define GS_PATCH_H
 
 #include "stream.h"
 
-/* Keeps the key (len bytes) of the launch held at depth, whose parameter bytes
-** differ from its node's.  Returns 0, or -1 (no memory: the op is not held). */
+/* Keeps the key (len bytes) of the op held at depth, whose arguments differ
+** from its node's.  Returns 0, or -1 (no memory: the op is not held). */
 int gs__patch_add(struct gs_stream *s, uint32_t depth, const void *key, uint32_t len);
 /* The held ops before depth went out: so did their patches. */
 void gs__patches_done(struct gs_stream *s, uint32_t depth);

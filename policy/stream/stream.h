@@ -84,8 +84,9 @@ struct gs_stream {
     /* Work that never repeats: after GRAPHSHIM_REST_AFTER segments in a row that
     ** were new, or as many dropped subtrees with no replay, learning rests for
     ** `dormant` segments (doubling each time).  While it rests (`resting`, at
-    ** the top), each segment's ops are summed into `fp` (their shapes: what the
-    ** tree compares but parameter bytes), and a segment whose fingerprint is in `fps` (those
+    ** the top), each segment's ops are summed into `fp` (their shapes: a
+    ** launch's all but its parameter bytes, a copy's or memset's all but its
+    ** arguments), and a segment whose fingerprint is in `fps` (those
     ** of the segments since learning began to rest) ends the rest.  Where the
     ** capture budget found that nothing pays (`hopeless`: sequences that come
     ** back, but too rarely to keep their graphs), learning also rests after
@@ -105,8 +106,8 @@ struct gs_stream {
     uint32_t warmup_peak; /* the highest warmup_shift, for the report (a reset keeps it) */
     uint64_t builds_mark, launches_mark, instantiated_mark;
 
-    /* Held launches whose parameter bytes differ from their node's (the tree
-    ** matches launches by everything else): their own keys, packed in pbuf, in
+    /* Held ops whose arguments differ from their node's (the tree matches ops
+    ** by everything else, gs__key_cmp): their own keys, packed in pbuf, in
     ** depth order; those before patch_first have gone out. */
     struct gs_patch {
         uint32_t depth, off;
@@ -122,6 +123,7 @@ struct gs_stream {
     /* Counters for the report. */
     uint64_t ops_replayed, replays, chunks, issue_errors;
     struct gs_graphs graphs;  /* its graphs' lock, context and counters (graph_exec.h) */
+    struct gs_ranges ranges;  /* device allocations its copies moved into (gs__key_moves_ok) */
     uint64_t patched_launches, nodes_patched; /* graph launches with held launches' own parameters; nodes set
                                                ** in place for them (graph_cache.c's gs__exec_for) */
     uint64_t recaptures;      /* graphs built again for a sequence that had one (graph_cache.h) */

@@ -52,7 +52,8 @@ static const struct setting {
 
 /* The calls of graphshim's own that an injected run fails: its private capture
 ** stream aside (below), capture, the node queries during capture, instantiation,
-** setting a kernel node's parameters, and graph launch.  fuzzprog never makes
+** setting a node's parameters (and reading them first), asking where a moved
+** copy's device side lies, and graph launch.  fuzzprog never makes
 ** these calls itself, so every call counted is graphshim's.  report: the
 ** failure must show in the report (a failed capture or instantiation in
 ** graph_failures, a failed graph launch in the bail graph-failed); where
@@ -68,6 +69,9 @@ static const struct shim_call {
     {"cuGraphKernelNodeGetParams_v2", 0, 0}, {"cuGraphNodeGetType", 0, 1},
     {"cuGraphExecKernelNodeSetParams_v2", 0, 0},
     {"cuStreamGetCaptureInfo_v2", 0, 1},
+    {"cuGraphMemcpyNodeGetParams", 0, 0},    {"cuGraphExecMemcpyNodeSetParams", 0, 0},
+    {"cuGraphMemsetNodeGetParams", 0, 0},    {"cuGraphExecMemsetNodeSetParams", 0, 0},
+    {"cuPointerGetAttributes", 0, 0},
 };
 /* Calls that fuzzprog makes too: graphshim's private capture stream, its
 ** staging event and its pinned staging buffers.  Failed in programs of one

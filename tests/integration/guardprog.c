@@ -1595,6 +1595,44 @@ static CUdeviceptr upload_launches(CUstream s, const CUdeviceptr *x, int it)
 
 static void upload(int iters) { steps_loop(iters, "upload", 5, upload_launches); }
 
+/* Copies and memsets that move, once to where the driver refuses them: a memset
+** of a state and a copy of it into another, then steps, every iteration with
+** the memset's value counting up; at iteration 5 the memset's address is not
+** aligned to its 4-byte elements and the copy reads past its buffer's end.  Each
+** call's result is shown: the driver answers at the call. */
+static CUdeviceptr copy_range_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    CUdeviceptr set = x[1] + (it == 5 ? 2 : 0), x0 = x[0], x2 = x[2];
+    size_t bytes = W * sizeof(uint64_t) * (it == 5 ? 4 : 1);
+    printf("%d memset rc %d\n", it, (int)cuMemsetD32Async(set, (unsigned)it, 2, s));
+    printf("%d copy rc %d\n", it, (int)cuMemcpyDtoDAsync_v2(x2, x[1], bytes, s));
+    launch(k_fold, s, (void *[]){&x0, &x2});
+    for (int j = 0; j < 4; j++)
+        launch_step(s, j, x0, (uint64_t)j);
+    return x0;
+}
+
+static void copy_range(int iters) { steps_loop(iters, "copy-range", 3, copy_range_launches); }
+
+/* A copy whose destination alternates between cuMemAlloc and pool memory, where
+** the driver refuses to move its node, and whose source rotates among three
+** states; a fold of the destination and steps. */
+static CUdeviceptr kinds_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    static CUdeviceptr pool;
+    CUdeviceptr x0 = x[0], to;
+    if (!pool)
+        CHECK(cuMemAllocAsync(&pool, W * sizeof(uint64_t), s));
+    to = it % 2 ? pool : x[1];
+    CHECK(cuMemcpyDtoDAsync_v2(to, x[2 + it % 3], W * sizeof(uint64_t), s));
+    launch(k_fold, s, (void *[]){&x0, &to});
+    for (int j = 0; j < 4; j++)
+        launch_step(s, j, x0, (uint64_t)j);
+    return x0;
+}
+
+static void kinds(int iters) { steps_loop(iters, "kinds", 5, kinds_launches); }
+
 /* bench's rare: 20 launches whose block sizes follow a sequence of low
 ** discrepancy (about 525 different sequences of shapes in 3500 iterations, each
 ** back every ~300), and whose argument never repeats.  (bench varies grids,
@@ -1616,11 +1654,14 @@ static void rare20(int iters) { steps_loop(iters, "rare20", 1, rare20_launches);
 ** 20 launches, the same every time: work that starts to repeat on a stream whose
 ** earlier work never paid for its graphs. */
 static int rare_then_loop_iters;
+static int rare_then_loop_memset; /* the loop's first op: a memset of a counting value */
 static CUdeviceptr rare_then_loop_launches(CUstream s, const CUdeviceptr *x, int it)
 {
     if (it < rare_then_loop_iters / 4 * 3)
         return rare20_launches(s, x, it);
-    for (int j = 0; j < 20; j++)
+    if (rare_then_loop_memset)
+        CHECK(cuMemsetD32Async(x[0], (unsigned)it, 2, s));
+    for (int j = rare_then_loop_memset; j < 20; j++)
         launch_step(s, j % 5, x[0], (uint64_t)j);
     return x[0];
 }
@@ -1629,6 +1670,14 @@ static void rare_then_loop(int iters)
 {
     rare_then_loop_iters = iters;
     steps_loop(iters, "rare-then-loop", 1, rare_then_loop_launches);
+}
+
+/* rare-then-loop whose loop starts with a memset of a value that counts the
+** iterations (an argument, as a launch's scalar). */
+static void rare_then_memsets(int iters)
+{
+    rare_then_loop_memset = 1;
+    rare_then_loop(iters);
 }
 static void loop1(int iters) { steps_loop(iters, "loop1", 1, loop1_launches); }
 static void body5(int iters) { steps_loop(iters, "body5", 1, body5_launches); }
@@ -1648,7 +1697,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop},
+    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent

@@ -302,6 +302,7 @@ Test(learner, a_copy_is_matched_by_all_but_its_arguments)
         {GS_OP_H2D, 0x1000, 0x2000, 64, 0x5000, 0x2000, 64, 1},  /* device destination moved */
         {GS_OP_H2D, 0x1000, 0x2000, 64, 0x1000, 0x6000, 64, 0},  /* host source moved */
         {GS_OP_H2D_PAGEABLE, 0x1000, 0x2000, 64, 0x5000, 0x2000, 64, 0},
+        {GS_OP_D2D, 0x1000, 0x2000, 0, 0x5000, 0x6000, 0, 0},   /* zero-length: matched whole */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         unsigned char a[sizeof(struct gs_key)], b[sizeof(struct gs_key)];
@@ -317,8 +318,22 @@ Test(learner, a_copy_is_matched_by_all_but_its_arguments)
                          "case %zu", i);
             cr_assert(gs__key_args_differ((const struct gs_key *)a, (const struct gs_key *)b), "case %zu", i);
         }
+        /* A zero-length op never shares a node with one of another length. */
+        if (!c[i].size) {
+            unsigned char z[sizeof(struct gs_key)];
+            int lz = gs__key_copy(z, c[i].kind, c[i].dst, c[i].src, 64);
+            cr_assert_neq(gs__key_cmp((const struct gs_key *)z, (uint32_t)lz, 1), cmp, "case %zu", i);
+        }
         /* Without patching every copy is matched whole. */
         cr_assert_eq(gs__key_cmp((const struct gs_key *)a, (uint32_t)la, 0), (uint32_t)la);
         cr_assert_not(gs__key_shape_eq(a, b, (uint32_t)la, (uint32_t)la), "case %zu", i);
+    }
+    /* Memsets of other element sizes are other ops. */
+    {
+        unsigned char a[sizeof(struct gs_key)], b[sizeof(struct gs_key)];
+        int la = gs__key_set(a, 0x1000, 7, 4, 64), lb = gs__key_set(b, 0x1000, 7, 1, 256);
+        uint32_t cmp = gs__key_cmp((const struct gs_key *)a, (uint32_t)la, 1);
+        cr_assert_eq(la, lb);
+        cr_assert_not(gs__key_shape_eq(a, b, (uint32_t)la, cmp));
     }
 }
