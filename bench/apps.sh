@@ -17,7 +17,10 @@
 # and below it what graphshim did: the engine's ops during the paused blocks
 # (must be 0) and ops replayed during the resumed ones (gs_stats), the report's
 # totals (GRAPHSHIM_REPORT, one file per process), the checksum of the final
-# state, and with CHECK the checksum of a run without graphshim.
+# state, and with CHECK the checksum of a run without graphshim.  With the
+# profile build (make profile; BUILD=build/prof) also where the eager time goes
+# (ceiling(), below): launches a step, their eager cost, and the ratio if
+# graphshim removed them at no cost.
 #
 # Environment: ONLY (a regex of app names), PAIRS (8), CHECK (1: run every app a
 # second time without LD_PRELOAD and compare checksums, its ratio being a null
@@ -77,6 +80,27 @@ else:
 EOF
 }
 
+# ceiling NAME: with the profile build (BUILD=build/prof), where the eager time
+# goes: launches a unit (those made while graphshim was paused, over the timed
+# eager units), the mean time of the driver's launch then, their share of the
+# eager unit, and the ratio graphshim would reach if it removed them at no cost
+# of its own; nothing without a profile table.
+ceiling() {
+    local log=$OUT/$1.shim.log err=$OUT/$1.shim.err
+    grep -q "driver launch, graphshim paused" "$err" 2>/dev/null || return 0
+    awk '
+        FILENAME ~ /log$/ && $1 == "config" { for (i = 2; i < NF; i += 2) c[$i] = $(i + 1) }
+        FILENAME ~ /log$/ && $1 == "result" { eager = $7 }
+        FILENAME ~ /err$/ && /driver launch, graphshim paused/ { n = $5; us = $6 / 1000 }
+        END {
+            units = c["steps"] * c["pairs"] * (c["units_per_step"] ? c["units_per_step"] : 1)
+            if (!units || !eager) exit
+            per = n / units; ms = per * us / 1000
+            printf "    profile: %.1f launches a %s, %.2f us each eagerly: %.3f ms, %.1f %% of the eager %s; ceiling %.3f\n",
+                per, c["unit"], us, ms, 100 * ms / eager, c["unit"], eager / (eager - ms)
+        }' "$log" "$err"
+}
+
 # status NAME SUFFIX RC: a line for a run that gave no result, or nothing
 status() {
     local name=$1 suf=$2 rc=$3 why
@@ -127,6 +151,8 @@ for name in $LIST; do
     [ "$verdict" != PAUSE-IGNORED ] || bad=1
     say "    graphshim: paused blocks ops $aops, resumed blocks ops $bops replayed $brep: $verdict; $(report "$name"); $(field framework "$log")"
     [ "$hm" != - ] || say "    hand: $(echo "$hand" | cut -d' ' -f2- | cut -c1-140)"
+    line=$(ceiling "$name")
+    [ -z "$line" ] || say "$line"
     [ "$rc" = 0 ] || say "    exit status $rc after the result ($OUT/$name.shim.err)"
     sum=$(field checksum "$log")
     if [ -n "${CHECK:-}" ] && [ "$CHECK" != 0 ] && { [ "$CHECK" = 1 ] || [[ $name =~ $CHECK ]]; }; then
