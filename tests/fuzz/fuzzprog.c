@@ -1025,7 +1025,10 @@ static void run_op(struct thr *t, const struct op *o, int variation)
         }
         break;
     case OP_REALLOC: {
+        /* value's bit 3: the new buffer is stream-ordered pool memory, where
+        ** the driver refuses to move a copy node made on cuMemAlloc memory */
         CUdeviceptr old = dptr(t, o->dst_r, 0), neu;
+        int pool = (o->value >> 3) & 1;
         if (o->n & 1)
             RC(a->StreamSynchronize(s));
         if (o->n & 4) {
@@ -1033,15 +1036,15 @@ static void run_op(struct thr *t, const struct op *o, int variation)
             CUdeviceptr small;
             RC(cuMemFree_v2(old));
             RC(cuMemAlloc_v2(&small, BUF_BYTES / 2));
-            RC(cuMemAlloc_v2(&neu, BUF_BYTES));
+            RC(pool ? cuMemAllocAsync(&neu, BUF_BYTES, s) : cuMemAlloc_v2(&neu, BUF_BYTES));
             RC(a->MemsetD8Async(small, 0x77, BUF_BYTES / 2, s));
             RC(cuMemFree_v2(small));
         } else if (o->n & 2) {
-            RC(cuMemAlloc_v2(&neu, BUF_BYTES));
+            RC(pool ? cuMemAllocAsync(&neu, BUF_BYTES, s) : cuMemAlloc_v2(&neu, BUF_BYTES));
             RC(cuMemFree_v2(old));
         } else {
             RC(cuMemFree_v2(old));
-            RC(cuMemAlloc_v2(&neu, BUF_BYTES));
+            RC(pool ? cuMemAllocAsync(&neu, BUF_BYTES, s) : cuMemAlloc_v2(&neu, BUF_BYTES));
         }
         atomic_store(&t->base[o->dst_r], (uintptr_t)neu);
         RC(a->MemsetD32Async(neu, o->value + (unsigned)it, BUF_BYTES / 4, s));
