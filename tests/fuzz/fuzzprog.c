@@ -1025,10 +1025,11 @@ static void run_op(struct thr *t, const struct op *o, int variation)
         }
         break;
     case OP_REALLOC: {
-        /* value's bit 3: the new buffer is stream-ordered pool memory, where
-        ** the driver refuses to move a copy node made on cuMemAlloc memory */
+        /* value's bit 3: the new buffer is stream-ordered pool memory in odd
+        ** iterations, where the driver refuses to move a copy node made on
+        ** cuMemAlloc memory (and back) */
         CUdeviceptr old = dptr(t, o->dst_r, 0), neu;
-        int pool = (o->value >> 3) & 1;
+        int pool = (o->value >> 3) & it & 1;
         if (o->n & 1)
             RC(a->StreamSynchronize(s));
         if (o->n & 4) {
