@@ -218,12 +218,37 @@ Test(engine, changing_scalars_update_nodes_in_place)
     cr_assert_geq(patched[1], 19 * (600 - 4), "%ld nodes set in 600 iterations", patched[1]);
 }
 
+/* scenario for 200 and then 600 iterations, early chunks off (where they end
+** depends on the host's pace): every iteration but the first 4 or fewer is
+** replayed, the output is the eager run's (replays_with), at most
+** max_captures graphs are captured, and as many at 600 iterations as at 200:
+** captures do not grow with the work.  With refused, each run built a graph
+** again (a set the driver refused).  Returns the nodes set in 600 iterations. */
+static long set_in_place(const char *scenario, long max_captures, int refused)
+{
+    const char *iters[2] = {"200", "600"};
+    long captured[2], patched = 0;
+    char *report;
+
+    for (int i = 0; i < 2; i++) {
+        cr_assert_geq(replays_with(scenario, (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, iters[i], &report),
+                      atol(iters[i]) - 4, "%s: %s", scenario, report);
+        captured[i] = total(report, "graphs_captured");
+        patched = total(report, "nodes_patched");
+        cr_assert_leq(captured[i], max_captures, "%s: %s", scenario, report);
+        if (refused)
+            cr_assert_geq(total(report, "recaptures"), 1, "%s: no set was refused, so the test proves nothing: %s",
+                          scenario, report);
+        free(report);
+    }
+    cr_assert_eq(captured[0], captured[1], "%s: captures grew with iterations: %ld, %ld", scenario, captured[0],
+                 captured[1]);
+    return patched;
+}
+
 Test(engine, growing_grids_update_nodes_in_place)
 {
-    char *report;
-    long captured[2], patched[2];
-    const char *iters[2] = {"200", "600"};
-
+    long patched;
     /* grow: 20 kernels, four of whose grids grow every iteration (a KV cache).
     ** The prefix tree matches a launch by all but its grid and parameter bytes,
     ** and each replay sets the four nodes' grids in place: the sequence replays
@@ -232,23 +257,13 @@ Test(engine, growing_grids_update_nodes_in_place)
     ** (replays_with compares it), and a launch with a grid the driver refuses
     ** (once) fails at its call as it does without graphshim.  Matched by grid too, every iteration was a
     ** new sequence: no replay at all. */
-    for (int i = 0; i < 2; i++) {
-        cr_assert_geq(replays_with("grow", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, iters[i], &report),
-                      atol(iters[i]) - 4, "%s", report);
-        captured[i] = total(report, "graphs_captured");
-        patched[i] = total(report, "nodes_patched");
-        cr_assert_leq(captured[i], 1, "%s", report);
-        free(report);
-    }
-    cr_assert_eq(captured[0], captured[1], "captures grew with iterations: %ld, %ld", captured[0], captured[1]);
-    cr_assert_geq(patched[1], 4 * (600 - 4), "%ld nodes set in 600 iterations", patched[1]);
+    patched = set_in_place("grow", 1, 0);
+    cr_assert_geq(patched, 4 * (600 - 4), "%ld nodes set in 600 iterations", patched);
 }
 
 Test(engine, device_copies_and_memsets_are_set_in_place)
 {
-    char *report;
-    long captured[2], patched[2];
-    const char *iters[2] = {"200", "600"};
+    long patched;
 
     /* copies: four device copies whose source rotates among five buffers and
     ** four memsets whose value counts the iterations, a synchronize apart.  The
@@ -260,50 +275,25 @@ Test(engine, device_copies_and_memsets_are_set_in_place)
     ** sources of iteration 9, is picked and refused again at times: 3
     ** refusals, 4 captures in all).  Matched whole, every iteration was a new
     ** sequence (the sources come back only every fifth): no replay. */
-    for (int i = 0; i < 2; i++) {
-        cr_assert_geq(replays_with("copies", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, iters[i], &report),
-                      atol(iters[i]) - 4, "%s", report);
-        captured[i] = total(report, "graphs_captured");
-        patched[i] = total(report, "nodes_patched");
-        cr_assert_leq(captured[i], 4, "%s", report);
-        cr_assert_geq(total(report, "recaptures"), 1, "the pool copy's set was not refused: %s", report);
-        free(report);
-    }
-    cr_assert_eq(captured[0], captured[1], "captures grew with iterations: %ld, %ld", captured[0], captured[1]);
+    patched = set_in_place("copies", 4, 1);
     /* The four memsets change every replay; the copies' sources too, but where
     ** the variant of the pool copy holds the same ones. */
-    cr_assert_geq(patched[1], 4 * (600 - 5), "%ld nodes set in 600 iterations", patched[1]);
+    cr_assert_geq(patched, 4 * (600 - 5), "%ld nodes set in 600 iterations", patched);
 }
 
 Test(engine, a_copy_alternating_between_memory_kinds_keeps_a_variant_for_each)
 {
-    char *report;
-    long captured[2];
-    const char *iters[2] = {"200", "600"};
-
     /* kinds: a copy whose destination alternates between cuMemAlloc and pool
     ** memory (the driver refuses to move its node between them) and whose
     ** source rotates among three states.  A refused set keeps the sequence's
     ** graphs and captures one more beside them: a variant for each kind, then
     ** only sets within a kind.  Dropping the graphs at each refusal captured at
     ** every replay. */
-    for (int i = 0; i < 2; i++) {
-        cr_assert_geq(replays_with("kinds", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL}, iters[i], &report),
-                      atol(iters[i]) - 4, "%s", report);
-        captured[i] = total(report, "graphs_captured");
-        cr_assert_leq(captured[i], 4, "%s", report);
-        cr_assert_geq(total(report, "recaptures"), 1, "no set was refused, so the test proves nothing: %s", report);
-        free(report);
-    }
-    cr_assert_eq(captured[0], captured[1], "captures grew with iterations: %ld, %ld", captured[0], captured[1]);
+    set_in_place("kinds", 4, 1);
 }
 
 Test(engine, a_host_copy_of_a_moving_device_buffer_is_set_in_place)
 {
-    char *report;
-    long captured[2], patched[2];
-    const char *iters[2] = {"200", "600"};
-
     /* readback: 19 steps on one of five buffers in turn, then a copy of it
     ** into one pinned buffer, read after the synchronize; upload: a pinned
     ** buffer the host writes, copied into one of five buffers in turn, then 19
@@ -311,18 +301,10 @@ Test(engine, a_host_copy_of_a_moving_device_buffer_is_set_in_place)
     ** replay sets in place with the steps' arguments: one graph, replayed every
     ** iteration.  Matched whole, each device side was a sequence of its own:
     ** five graphs, each warmed up. */
-    for (int c = 0; c < 2; c++)
-        for (int i = 0; i < 2; i++) {
-            cr_assert_geq(replays_with(c ? "upload" : "readback", (const char *[]){"GRAPHSHIM_CHUNK_OPS=0", NULL},
-                                       iters[i], &report),
-                          atol(iters[i]) - 4, "%s", report);
-            captured[i] = total(report, "graphs_captured");
-            patched[i] = total(report, "nodes_patched");
-            cr_assert_leq(captured[i], 1, "%s", report);
-            free(report);
-            if (i)
-                cr_assert_geq(patched[1], 20 * (600 - 5), "%ld nodes set in 600 iterations", patched[1]);
-        }
+    for (int c = 0; c < 2; c++) {
+        long patched = set_in_place(c ? "upload" : "readback", 1, 0);
+        cr_assert_geq(patched, 20 * (600 - 5), "%ld nodes set in 600 iterations", patched);
+    }
 }
 
 Test(engine, a_graph_whose_nodes_are_not_known_keeps_its_arguments_right)
