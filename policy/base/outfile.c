@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,19 +167,38 @@ static struct timespec ticks_to_real(unsigned long long ticks)
     return t;
 }
 
+/* A file's time comes from the kernel's coarse clock, up to one of its ticks
+** behind the time it was written.  A start known only to a clock tick (an
+** ancestor's, or /proc's) is moved back by that much, so that a file another
+** process of the run wrote moments after the start counts as this run's. */
+static struct timespec coarse_slack(struct timespec t)
+{
+    struct timespec res;
+
+    if (clock_getres(CLOCK_REALTIME_COARSE, &res) != 0 || res.tv_sec > 0)
+        res = (struct timespec){0, 10 * 1000 * 1000};
+    t.tv_nsec -= res.tv_nsec;
+    if (t.tv_nsec < 0) {
+        t.tv_nsec += 1000000000L;
+        t.tv_sec--;
+    }
+    return t;
+}
+
 /* When this run began, on the clock of file times: the start of the oldest
 ** process in the chain from this one up through its ancestors that have the
 ** report knob's value in their environment.  This process's own start is the
 ** moment graphshim was loaded, after any report an earlier process wrote before
-** this one was started; an ancestor's is its start rounded down to a clock tick:
-** when in doubt a file counts as this run's, and is kept. */
+** this one was started; an ancestor's is its start rounded down to a clock tick,
+** less the file clock's slack: when in doubt a file counts as this run's, and is
+** kept. */
 static struct timespec run_start(void)
 {
     char want[GS_KNOB_TEXT_MAX + 32];
     unsigned long long start = 0;
     struct timespec t = self_start;
     pid_t pid = getpid(), ppid;
-    int have = proc_start(pid, &start, &ppid) == 0;
+    int have = proc_start(pid, &start, &ppid) == 0, ticked = 0;
 
     if (!t.tv_sec) {
         /* Without a start of its own, /proc's; without that either, any file
@@ -186,6 +206,7 @@ static struct timespec run_start(void)
         if (!have)
             return t;
         t = ticks_to_real(start);
+        ticked = 1;
     }
     snprintf(want, sizeof want, "%s=%s", gs__knobs[GS_KNOB_report].name, gs__cfg.path[GS_KNOB_report]);
     for (int depth = 0; have && depth < 64 && ppid > 1 && proc_has_env(ppid, want); depth++) {
@@ -194,11 +215,14 @@ static struct timespec run_start(void)
         if (proc_start(pid, &start, &ppid) != 0)
             break;
         a = ticks_to_real(start);
-        if (not_before(t, a))
+        if (not_before(t, a)) {
             t = a;
+            ticked = 1;
+        }
     }
-    return t;
+    return ticked ? coarse_slack(t) : t;
 }
+
 
 /* Writes into out (PATH_MAX bytes) path with ".PID" before the extension of its
 ** last component (or at its end).  Returns 0, or -1 if that does not fit. */
@@ -260,14 +284,44 @@ int gs__out_is_json(int knob)
     return n >= 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
+/* Locks the directory that holds path (flock), so that two processes of one
+** run that finish together cannot both find the report's name free and write
+** over each other: the second waits for the first's rename, then finds its file.
+** Another graphshim holds the lock only for a rename; whatever holds it longer
+** is waited for about 2 s, and then the report goes on unlocked.  Returns the
+** descriptor holding the lock, to close, or -1. */
+static int lock_dir(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    int fd;
+
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    for (int i = 0; i < 200; i++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            break;
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    close(fd);
+    return -1;
+}
+
 int gs__out_replace(int knob, const char *data, size_t len)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32], q[GS_QUOTE_LEN];
-    int fd, err;
+    int fd, err, dir;
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return gs__out_write_all(2, data, len);
-    if (expand(knob, path) != 0 || report_target(knob, path) != 0)
+    if (expand(knob, path) != 0)
         return -1;
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -284,8 +338,18 @@ int gs__out_replace(int knob, const char *data, size_t len)
     } else {
         err = close(fd) == 0 ? 0 : errno;
     }
+    /* The name is chosen and taken under the lock, after the slow write. */
+    dir = err ? -1 : lock_dir(path);
+    if (!err && report_target(knob, path) != 0) {
+        unlink(tmp);
+        if (dir >= 0)
+            close(dir);
+        return -1;
+    }
     if (!err && rename(tmp, path) != 0)
         err = errno;
+    if (dir >= 0)
+        close(dir);
     if (err) {
         unlink(tmp);
         gs__warn("cannot write %s=%s (%s), so %s", gs__knobs[knob].name, gs__quote(path, q), strerror(err),
