@@ -26,6 +26,10 @@ void gs__exec_free(struct gs_exec *e)
     for (uint32_t i = 0; i < e->ndiff; i++)
         free(e->diff[i].key);
     free(e->diff);
+    if (e->got)
+        for (uint32_t i = 0; i < e->n; i++)
+            free(e->got[i]);
+    free(e->got);
     free(e->nodes);
     free(e);
 }
@@ -52,40 +56,73 @@ int gs__exec_diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_
     return 0;
 }
 
-/* Sets kernel node n of e to the arguments of launch key k: its grid and
-** parameters. */
-static CUresult set_kernel(struct gs_exec *e, CUgraphNode n, const struct gs_key *k)
+/* What node j of e was captured with, as the driver tells of its graph node
+** (whose parameters never change: sets go to the executable), asked once, at
+** its first set, and kept for the next: a set then costs one driver call.
+** NULL where the driver cannot tell, or no memory. */
+static union gs_node_params *captured_params(struct gs_exec *e, uint32_t j, enum gs_op_kind kind)
 {
+    union gs_node_params *p;
+    CUresult rc;
+
+    if (e->got && e->got[j])
+        return e->got[j];
+    if (!gs__real[kind == GS_OP_LAUNCH ? GS_ID_cuGraphKernelNodeGetParams_v2
+                  : kind == GS_OP_SET  ? GS_ID_cuGraphMemsetNodeGetParams
+                                       : GS_ID_cuGraphMemcpyNodeGetParams] ||
+        (!e->got && !(e->got = calloc(e->n, sizeof *e->got))) || !(p = calloc(1, sizeof *p)))
+        return NULL;
+    if (kind == GS_OP_LAUNCH) {
+        rc = GS_REAL(cuGraphKernelNodeGetParams_v2)(e->nodes[j], &p->kernel);
+        p->kernel.kernelParams = p->kernel.extra = NULL; /* the graph's, not ours to keep */
+    } else {
+        rc = kind == GS_OP_SET ? GS_REAL(cuGraphMemsetNodeGetParams)(e->nodes[j], &p->memset)
+                               : GS_REAL(cuGraphMemcpyNodeGetParams)(e->nodes[j], &p->copy);
+    }
+    if (rc != CUDA_SUCCESS) {
+        free(p);
+        return NULL;
+    }
+    return e->got[j] = p;
+}
+
+/* Sets kernel node j of e to the arguments of launch key k: its grid and
+** parameters. */
+static CUresult set_kernel(struct gs_exec *e, uint32_t j, const struct gs_key *k)
+{
+    const union gs_node_params *got;
     CUDA_KERNEL_NODE_PARAMS p;
     void *stack[64], **params;
     CUresult rc;
 
-    if (!gs__real[GS_ID_cuGraphExecKernelNodeSetParams_v2] ||
-        (rc = GS_REAL(cuGraphKernelNodeGetParams_v2)(n, &p)) != CUDA_SUCCESS ||
-        (rc = gs__key_param_ptrs(k, stack, &params)) != CUDA_SUCCESS)
+    if (!gs__real[GS_ID_cuGraphExecKernelNodeSetParams_v2] || !(got = captured_params(e, j, GS_OP_LAUNCH)) ||
+        gs__key_param_ptrs(k, stack, &params) != CUDA_SUCCESS)
         return CUDA_ERROR_NOT_SUPPORTED;
+    p = got->kernel;
     p.gridDimX = k->grid[0];
     p.gridDimY = k->grid[1];
     p.gridDimZ = k->grid[2];
     p.kernelParams = params;
     p.extra = NULL;
-    rc = GS_REAL(cuGraphExecKernelNodeSetParams_v2)(e->x, n, &p);
+    rc = GS_REAL(cuGraphExecKernelNodeSetParams_v2)(e->x, e->nodes[j], &p);
     gs__key_param_ptrs_free(params, stack);
     return rc;
 }
 
-/* Sets copy node n of e to copy k's arguments: a device-to-device copy's
+/* Sets copy node j of e to copy k's arguments: a device-to-device copy's
 ** addresses and size, a host copy's device side (its host side and size stay:
 ** gs__key_cmp).  The driver refuses a move between memory of other kinds
 ** (cuMemAlloc and pool or VMM memory: measured), and the node is then
 ** unchanged. */
-static CUresult set_copy(struct gs_exec *e, CUgraphNode n, const struct gs_key *k, CUcontext ctx)
+static CUresult set_copy(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcontext ctx)
 {
+    const union gs_node_params *got;
     CUDA_MEMCPY3D p;
 
-    if (!gs__real[GS_ID_cuGraphExecMemcpyNodeSetParams] ||
-        GS_REAL(cuGraphMemcpyNodeGetParams)(n, &p) != CUDA_SUCCESS || p.Height != 1 || p.Depth != 1)
+    if (!gs__real[GS_ID_cuGraphExecMemcpyNodeSetParams] || !(got = captured_params(e, j, k->kind)) ||
+        got->copy.Height != 1 || got->copy.Depth != 1)
         return CUDA_ERROR_NOT_SUPPORTED;
+    p = got->copy;
     /* The key's addresses are whole: no offsets beside them. */
     p.srcXInBytes = p.srcY = p.srcZ = p.srcLOD = 0;
     p.dstXInBytes = p.dstY = p.dstZ = p.dstLOD = 0;
@@ -106,21 +143,23 @@ static CUresult set_copy(struct gs_exec *e, CUgraphNode n, const struct gs_key *
         p.srcDevice = (CUdeviceptr)k->src;
         p.WidthInBytes = (size_t)k->size;
     }
-    return GS_REAL(cuGraphExecMemcpyNodeSetParams)(e->x, n, &p, ctx);
+    return GS_REAL(cuGraphExecMemcpyNodeSetParams)(e->x, e->nodes[j], &p, ctx);
 }
 
-/* Sets memset node n of e to memset k's address, value and count. */
-static CUresult set_memset(struct gs_exec *e, CUgraphNode n, const struct gs_key *k, CUcontext ctx)
+/* Sets memset node j of e to memset k's address, value and count. */
+static CUresult set_memset(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcontext ctx)
 {
+    const union gs_node_params *got;
     CUDA_MEMSET_NODE_PARAMS p;
 
-    if (!gs__real[GS_ID_cuGraphExecMemsetNodeSetParams] ||
-        GS_REAL(cuGraphMemsetNodeGetParams)(n, &p) != CUDA_SUCCESS || p.height != 1 || p.elementSize != k->elem)
+    if (!gs__real[GS_ID_cuGraphExecMemsetNodeSetParams] || !(got = captured_params(e, j, GS_OP_SET)) ||
+        got->memset.height != 1 || got->memset.elementSize != k->elem)
         return CUDA_ERROR_NOT_SUPPORTED;
+    p = got->memset;
     p.dst = (CUdeviceptr)k->dst;
     p.value = (unsigned)k->src;
     p.width = (size_t)k->size;
-    return GS_REAL(cuGraphExecMemsetNodeSetParams)(e->x, n, &p, ctx);
+    return GS_REAL(cuGraphExecMemsetNodeSetParams)(e->x, e->nodes[j], &p, ctx);
 }
 
 /* Sets node j of e to the arguments of key k (gs__key_cmp): a launch's grid and
@@ -130,11 +169,11 @@ static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcon
     CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
 
     if (k->kind == GS_OP_LAUNCH)
-        rc = set_kernel(e, e->nodes[j], k);
+        rc = set_kernel(e, j, k);
     else if (k->kind == GS_OP_D2D || k->kind == GS_OP_D2H || k->kind == GS_OP_H2D)
-        rc = set_copy(e, e->nodes[j], k, ctx);
+        rc = set_copy(e, j, k, ctx);
     else if (k->kind == GS_OP_SET)
-        rc = set_memset(e, e->nodes[j], k, ctx);
+        rc = set_memset(e, j, k, ctx);
     if (rc != CUDA_SUCCESS)
         gs__debug("setting a %s node's parameters failed (error %d): the graph is built anew",
                   k->kind == GS_OP_LAUNCH ? "kernel" : k->kind == GS_OP_SET ? "memset" : "copy", rc);

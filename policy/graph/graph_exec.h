@@ -46,11 +46,18 @@ struct gs_diff {
     uint32_t op;
     struct gs_key *key;
 };
+/* A node's parameters as captured (graph_exec.c), kept from its first set. */
+union gs_node_params {
+    CUDA_KERNEL_NODE_PARAMS kernel;
+    CUDA_MEMCPY3D copy;
+    CUDA_MEMSET_NODE_PARAMS memset;
+};
 struct gs_exec {
     struct gs_exec *next;     /* the sequence's other variants (below), or NULL */
     CUgraphExec x;
     CUgraph g;
     CUgraphNode *nodes;       /* NULL: not known (no update in place) */
+    union gs_node_params **got; /* per node, from its first set on; NULL until then */
     uint32_t from, n;         /* the ops from .. from + n - 1 of the path */
     uint32_t epoch;
     uint8_t reads_staging;    /* copies from staging buffers of its path's nodes */

@@ -218,6 +218,36 @@ Test(engine, changing_scalars_update_nodes_in_place)
     cr_assert_geq(patched[1], 19 * (600 - 4), "%ld nodes set in 600 iterations", patched[1]);
 }
 
+Test(engine, a_node_set_again_asks_the_driver_for_nothing_but_the_set)
+{
+    const char *env[] = {"FAKECUDA_LOG=@/fake.log", "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_CHUNK_OPS=0", NULL};
+    const char *iters[2] = {"200", "600"};
+    long got[2], set[2];
+
+    /* scalars sets its 20 nodes at every replay.  What each was captured with
+    ** is read from the graph once, at its first set, and kept (a graph's
+    ** nodes never change: sets go to the executable): the driver's get-params
+    ** calls stay at one a node however many sets follow.  Read before every
+    ** set, they grew with the sets, each a driver call. */
+    for (int i = 0; i < 2; i++) {
+        const char *argv[] = {GUARDPROG, "scalars", iters[i], NULL};
+        struct run base, r;
+        char *log;
+        run_prog(&base, 0, NULL, argv, 20);
+        run_prog(&r, 1, env, argv, 20);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert_str_eq(r.out, base.out);
+        log = run_file(&r, "fake.log");
+        got[i] = count_lines(log, "cuGraphKernelNodeGetParams");
+        set[i] = count_lines(log, "cuGraphExecKernelNodeSetParams");
+        free(log);
+        run_free(&base), run_free(&r);
+    }
+    cr_assert_geq(set[1], 19 * (600 - 4), "%ld nodes set in 600 iterations", set[1]);
+    cr_assert_leq(got[1], 20, "%ld get-params calls for 20 nodes and %ld sets", got[1], set[1]);
+    cr_assert_eq(got[0], got[1], "get-params calls grew with the sets: %ld, %ld", got[0], got[1]);
+}
+
 /* scenario for 200 and then 600 iterations, early chunks off (where they end
 ** depends on the host's pace): every iteration but the first 4 or fewer is
 ** replayed, the output is the eager run's (replays_with), at most
