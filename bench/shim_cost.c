@@ -9,7 +9,8 @@
 **                20-launch sequence repeated between cuStreamSynchronize calls,
 **                replayed as a (stub) graph; the boundary is timed apart
 **   patched      the same with new parameter bytes every time: each held launch
-**                keeps its own key, and each replay updates the graph first
+**                keeps its own key, and each replay sets the graph's 20 kernel
+**                nodes in place first (stub set-params)
 **   learning     launches of a new shape each time (their dynamic shared memory;
 **                grids are arguments, set in place): nothing repeats, every launch
 **                is issued and learned (tree and loop-body detection)
@@ -129,6 +130,41 @@ static CUresult stub_graph(CUgraph g)
 static CUresult stub_glaunch(CUgraphExec x, CUstream s)
 {
     (void)x, (void)s;
+    return CUDA_SUCCESS;
+}
+
+/* The capture tells each op's node (a new one each time), and a kernel node
+** is set in place: the path a replay with new arguments takes. */
+static CUgraphNode stub_node = (CUgraphNode)0x1000;
+static CUresult stub_capture_info(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+                                  const CUgraphNode **deps, size_t *nd)
+{
+    (void)s, (void)id, (void)g;
+    *st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    stub_node = (CUgraphNode)((uintptr_t)stub_node + 16);
+    *deps = &stub_node;
+    *nd = 1;
+    return CUDA_SUCCESS;
+}
+static CUresult stub_node_type(CUgraphNode n, CUgraphNodeType *t)
+{
+    (void)n;
+    *t = CU_GRAPH_NODE_TYPE_KERNEL;
+    return CUDA_SUCCESS;
+}
+static CUresult stub_kernel_get(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p)
+{
+    (void)n;
+    memset(p, 0, sizeof *p);
+    p->func = (CUfunction)0x99;
+    p->blockDimX = 32;
+    p->blockDimY = p->blockDimZ = 1;
+    return CUDA_SUCCESS;
+}
+static CUresult stub_kernel_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    (void)x, (void)n, (void)p;
+    __asm__ volatile("" ::: "memory");
     return CUDA_SUCCESS;
 }
 
@@ -291,6 +327,10 @@ int main(int argc, char **argv)
     gs__real[GS_ID_cuGraphLaunch] = (void *)stub_glaunch;
     gs__real[GS_ID_cuGraphExecDestroy] = (void *)stub_graph; /* same shape: one handle */
     gs__real[GS_ID_cuGraphExecUpdate_v2] = (void *)stub_update;
+    gs__real[GS_ID_cuStreamGetCaptureInfo_v2] = (void *)stub_capture_info;
+    gs__real[GS_ID_cuGraphNodeGetType] = (void *)stub_node_type;
+    gs__real[GS_ID_cuGraphKernelNodeGetParams_v2] = (void *)stub_kernel_get;
+    gs__real[GS_ID_cuGraphExecKernelNodeSetParams_v2] = (void *)stub_kernel_set;
 
     if (argc > 1) {
         static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [LEARNING] = "learning",
