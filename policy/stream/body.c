@@ -220,13 +220,27 @@ static void issue_held(struct gs_stream *s)
     gs__set_hold(s, GS_HOLD_NONE);
 }
 
+/* The active body went out at the program's own call (its loop ended, a
+** boundary, a bail other than the watchdog's) with no watchdog hit in this
+** segment: its earlier hits were not in a row (a descheduled thread). */
+static void wd_clean(struct gs_body *b)
+{
+    if (b->active && b->active->wd_seg != b->segs + 1)
+        b->active->wd_hits = 0;
+}
+
+void gs__body_not_watchdog(struct gs_stream *s)
+{
+    wd_clean(&s->body);
+}
+
 /* --- The engine's calls --------------------------------------------------------- */
 
 int gs__body_pass(struct gs_stream *s)
 {
     struct gs_body *b = &s->body;
 
-    if (b->active || !b->rest || b->watchdog_hits >= GS_WATCHDOG_HITS)
+    if (b->active || !b->rest)
         return 0;
     b->rest--; /* as gs__body_op() counts an op while the search rests */
     return 1;
@@ -254,6 +268,7 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         }
         /* The loop ended: what it holds goes out, and the body is kept for when
         ** it comes back. */
+        wd_clean(b);
         if (b->held) {
             gs__nvtx_begin(GS_NVTX_BAIL + GS_BAIL_BODY_END, b->held);
             issue_held(s);
@@ -263,7 +278,7 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         b->active = NULL;
         gs__body_detect_reset(b);
     }
-    if (((const struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE || b->watchdog_hits >= GS_WATCHDOG_HITS) {
+    if (((const struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
         gs__body_detect_reset(b); /* its source is read at call time: never held in a body */
         return 0;
     }
@@ -272,6 +287,11 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         return 0;
     }
     if (gs__body_detect(b, key, len) && activate(b) == 0) {
+        if (b->active->wd_hits >= GS_WATCHDOG_HITS) { /* set aside: the host polls while it is held */
+            b->active = NULL;
+            gs__body_detect_reset(b);
+            return 0;
+        }
         gs__body_detect_reset(b);
         b->quiet = b->rest_len = 0;
         if (big_keys(b->active) && !GS_DROPPED(GS_RULE_BIG_BODY))
@@ -306,6 +326,8 @@ void gs__body_flush(struct gs_stream *s)
 
 void gs__body_segment_end(struct gs_stream *s)
 {
+    wd_clean(&s->body);
+    s->body.segs++;
     issue_held(s);
     gs__body_detect_reset(&s->body);
 }
@@ -314,8 +336,11 @@ void gs__body_watchdog(struct gs_stream *s)
 {
     struct gs_body *b = &s->body;
 
-    if (b->watchdog_hits < GS_WATCHDOG_HITS)
-        b->watchdog_hits++;
+    if (b->active && b->active->wd_seg != b->segs + 1) {
+        b->active->wd_seg = b->segs + 1;
+        if (b->active->wd_hits < GS_WATCHDOG_HITS)
+            b->active->wd_hits++;
+    }
     b->active = NULL;
     gs__body_detect_reset(b);
 }

@@ -81,6 +81,8 @@ void gs__flush(struct gs_stream *s, int reason)
 {
     if (s->holding == GS_HOLD_BODY) {
         gs__nvtx_begin(GS_NVTX_BAIL + reason, s->body.held);
+        if (reason != GS_BAIL_WATCHDOG)
+            gs__body_not_watchdog(s);
         gs__body_flush(s);
         gs__nvtx_end();
     } else {

@@ -1089,6 +1089,27 @@ static void body_poll(int iters)
     }
 }
 
+/* A loop of one kernel, 100 + it launches a synchronize, held as a loop body;
+** in iterations 2 and 5 the host stalls for 20 ms in the middle of the loop (a
+** descheduled thread, a page fault), and the watchdog issues what is held. */
+static void body_stall(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        for (int k = 0; k < 100 + it; k++) {
+            if ((it == 2 || it == 5) && k == 70)
+                usleep(20000);
+            axpb(s, x);
+        }
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* 10000 launches that never repeat (a grid of their own each), then loops of
 ** one kernel, one launch more each time: the search for loop bodies rests during
 ** the first part, and must find the loops after it. */
@@ -1690,7 +1711,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},

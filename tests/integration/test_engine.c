@@ -891,6 +891,29 @@ Test(engine, where_the_host_polls_held_work_goes_out_when_it_is_reached)
     free(report);
 }
 
+Test(engine, a_stalled_host_does_not_turn_loop_bodies_off)
+{
+    char *report;
+
+    /* body-stall: a loop of one kernel held as a loop body, the host stalled
+    ** for 20 ms in its middle in iterations 2 and 5 (a descheduled thread).  The
+    ** watchdog issues what is held at each stall; the loops between went out at
+    ** the program's own calls, so the two hits are not in a row and the body
+    ** replays on: 95 % of the ops.  Counted for the stream, two hits however far
+    ** apart set loop bodies aside for good: 43 % (as the loop_body sample's 37 %
+    ** in one GPU run would be). */
+    replays_with("body-stall", (const char *[]){"GRAPHSHIM_MAX_DEFER_US=1000", NULL}, "12", &report);
+    cr_assert_eq(total(strstr(report, "\"bails\""), "watchdog"), 2, "%s", report);
+    cr_assert_geq(total(report, "ops_replayed"), total(report, "ops") * 9 / 10, "%s", report);
+    free(report);
+    /* body-poll: the host polls a count the body's kernels raise, in every
+    ** iteration; hits in a row set the body aside: two, and no iteration after
+    ** them waits for the watchdog. */
+    replays_with("body-poll", (const char *[]){"GRAPHSHIM_MAX_DEFER_US=1000", NULL}, "12", &report);
+    cr_assert_eq(total(strstr(report, "\"bails\""), "watchdog"), 2, "%s", report);
+    free(report);
+}
+
 /* With nothing held for a while the watchdog sleeps until a stream holds work
 ** again: the stream wakes it, and held work the host polls for still goes out
 ** within the watchdog's limit (the program fails a wait over 300 ms; the
