@@ -220,12 +220,14 @@ static void issue_held(struct gs_stream *s)
     gs__set_hold(s, GS_HOLD_NONE);
 }
 
-/* The active body went out at the program's own call (its loop ended, a
-** boundary, a bail other than the watchdog's) with no watchdog hit in this
-** segment: its earlier hits were not in a row (a descheduled thread). */
+/* The active body's held ops go out at the program's own call (its loop ended,
+** a boundary, a bail other than the watchdog's): it was found again after its
+** last watchdog hit and ran on, so that hit was a stall (a descheduled thread),
+** not a host waiting for it.  A waiting host makes no call between two hits,
+** and the body is not active again before its next loop. */
 static void wd_clean(struct gs_body *b)
 {
-    if (b->active && b->active->wd_seg != b->segs + 1)
+    if (b->active)
         b->active->wd_hits = 0;
 }
 
@@ -287,16 +289,16 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         return 0;
     }
     if (gs__body_detect(b, key, len) && activate(b) == 0) {
-        if (b->active->wd_hits >= GS_WATCHDOG_HITS) { /* set aside: the host polls while it is held */
-            b->active = NULL;
-            gs__body_detect_reset(b);
+        gs__body_detect_reset(b);
+        if (b->active->wd_hits < GS_WATCHDOG_HITS) {
+            b->quiet = b->rest_len = 0;
+            if (big_keys(b->active) && !GS_DROPPED(GS_RULE_BIG_BODY))
+                s->cur = NULL;
             return 0;
         }
-        gs__body_detect_reset(b);
-        b->quiet = b->rest_len = 0;
-        if (big_keys(b->active) && !GS_DROPPED(GS_RULE_BIG_BODY))
-            s->cur = NULL;
-    } else if (++b->quiet >= GS_BODY_QUIET) {
+        b->active = NULL; /* set aside: the host waits for it; found, it counts as nothing found */
+    }
+    if (++b->quiet >= GS_BODY_QUIET) {
         /* Work without loops pays for the search at every launch: rest, longer
         ** each time nothing is found in between. */
         b->rest_len = b->rest_len ? (b->rest_len < GS_BODY_REST_MAX ? 2 * b->rest_len : GS_BODY_REST_MAX)
@@ -327,7 +329,6 @@ void gs__body_flush(struct gs_stream *s)
 void gs__body_segment_end(struct gs_stream *s)
 {
     wd_clean(&s->body);
-    s->body.segs++;
     issue_held(s);
     gs__body_detect_reset(&s->body);
 }
@@ -336,11 +337,8 @@ void gs__body_watchdog(struct gs_stream *s)
 {
     struct gs_body *b = &s->body;
 
-    if (b->active && b->active->wd_seg != b->segs + 1) {
-        b->active->wd_seg = b->segs + 1;
-        if (b->active->wd_hits < GS_WATCHDOG_HITS)
-            b->active->wd_hits++;
-    }
+    if (b->active && b->active->wd_hits < GS_WATCHDOG_HITS)
+        b->active->wd_hits++;
     b->active = NULL;
     gs__body_detect_reset(b);
 }

@@ -52,8 +52,7 @@ struct gs_body_known {
     unsigned char *keys;
     struct gs_exec *exec[GS_BODY_GROUPS]; /* exec[j]: 2^j bodies, or NULL (graph_cache.h) */
     uint8_t failed;                      /* one of its graphs failed: it runs eagerly */
-    uint8_t wd_hits;                     /* segments in a row in which the watchdog issued it held */
-    uint32_t wd_seg;                     /* the segment of its last hit (gs_body.segs + 1), or 0 */
+    uint8_t wd_hits;                     /* watchdog hits with no call of the program's between */
     uint64_t last_used;
     uint64_t graphs, ops_replayed;       /* graph launches, ops in them */
 };
@@ -70,7 +69,6 @@ struct gs_body {
     ** then pos ops, wait), and the search's counters. */
     struct gs_body_known *active;
     uint32_t pos, held;
-    uint32_t segs;                       /* segments ended */
 
     /* Detection over the open segment: the last GS_BODY_RING ops' keys, and the
     ** last place of each (a table indexed by hash: a candidate period costs one
@@ -117,11 +115,11 @@ void gs__body_flush(struct gs_stream *s);
 /* At a boundary: issues what is held; the next segment is searched anew, and
 ** may go on with the body it had. */
 void gs__body_segment_end(struct gs_stream *s);
-/* The watchdog issued a body's ops held too long: the body is set aside for the
-** rest of the segment; where that happened in GS_WATCHDOG_HITS segments in a row
-** (the host polls while it is held), for good.  A hit in a segment after one
-** whose body went out at the program's own call (a descheduled thread) starts
-** the count again. */
+/* The watchdog issued a body's ops held too long: the body is set aside until it
+** is found again; after GS_WATCHDOG_HITS hits with no call of the program's
+** between that issued its held ops (the host waits for it), for good.  A call
+** that does (its loop went on after a stall: a descheduled thread) starts the
+** count again. */
 void gs__body_watchdog(struct gs_stream *s);
 /* Held body ops go out at a bail other than the watchdog's. */
 void gs__body_not_watchdog(struct gs_stream *s);

@@ -1110,6 +1110,30 @@ static void body_stall(int iters)
     }
 }
 
+/* body-poll without a synchronize in the loop: one segment, the host waiting
+** for each iteration's count with no CUDA call. */
+static void body_poll_nosync(int iters)
+{
+    CUstream s;
+    int *count;
+    CHECK(cuMemHostAlloc((void **)&count, sizeof *count, CU_MEMHOSTALLOC_DEVICEMAP));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        time_t t0 = time(NULL);
+        *count = 0;
+        for (int k = 0; k < 40 + it; k++)
+            launch(k_bump, s, (void *[]){&count});
+        while (*(volatile int *)count != 40 + it) {
+            if (time(NULL) - t0 > 3) {
+                fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(volatile int *)count);
+                exit(3);
+            }
+        }
+        printf("%d count %d\n", it, *(volatile int *)count);
+    }
+    CHECK(cuStreamSynchronize(s));
+}
+
 /* 10000 launches that never repeat (a grid of their own each), then loops of
 ** one kernel, one launch more each time: the search for loop bodies rests during
 ** the first part, and must find the loops after it. */
@@ -1711,7 +1735,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
