@@ -20,7 +20,7 @@
 #include "../policy/base/config.h"
 #include "../policy/entry/engine.h"
 #include "../policy/base/log.h"
-#include "../policy/base/outfile.h"
+#include "../policy/base/run.h"
 #include "../policy/base/trace.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -94,7 +94,7 @@ static void check_load_order(void)
 __attribute__((constructor)) static void gs_load(void)
 {
     gs__resolve_dlsym();
-    gs__out_note_start();
+    gs__run_note_start();
     check_load_order();
 }
 

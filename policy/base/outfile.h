@@ -16,17 +16,11 @@
 /* Writes len bytes of data as the whole file named by path knob `knob`
 ** (GS_KNOB_report): into a temporary file beside it, renamed over the name once
 ** all is written, so the name holds either the old file or the whole new one.
-** If the name holds a file written since this run began, another process of the
-** run wrote it, and it is kept: this one goes to the name with ".PID" put before
-** its extension, and a warning names it.  The run is this process and its
-** ancestors that have the knob's value in their environment; it began when the
-** oldest of them started.  A name of standard error gets data as it is.  Returns
+** If the name holds a file another process of this run wrote (run.h), it is
+** kept: this one goes to the name with ".PID" put before its extension, and a
+** warning names it.  A name of standard error gets data as it is.  Returns
 ** 0, or -1 after one warning. */
 int gs__out_replace(int knob, const char *data, size_t len);
-
-/* Notes the time this process started (graphshim's constructor calls it), for
-** gs__out_replace's judgement of which run wrote a file. */
-void gs__out_note_start(void);
 
 /* Whether the file of path knob `knob`, as it is written, holds JSON: its
 ** expanded name ends in ".json". */

@@ -7,7 +7,11 @@ $(BUILD)/tests/lateload: tests/cli/lateload.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< -ldl
 
+$(BUILD)/tests/runname: tests/cli/runname.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $<
+
 .PHONY: cli-test
 cli-test: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(FAKECUDA_LIB) $(BUILD)/tests/drvprog \
-          $(BUILD)/tests/guardprog $(BUILD)/tests/lateload
+          $(BUILD)/tests/guardprog $(BUILD)/tests/lateload $(BUILD)/tests/runname
 	$(call gs_suite,cli,s/^cli: \([0-9]*\) passed.*/\1 cases/p,BUILD=$(BUILD) bash tests/cli/run.sh)

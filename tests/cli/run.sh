@@ -275,6 +275,19 @@ t_same_run_reports_kept() {
     shim GRAPHSHIM_REPORT=r.json "${DRV[@]}"
     check same "$(ls | grep -c '^r')" 1 -- "two runs: $(ls | tr '\n' ' ')"
     check same "$(warnings)" 0 -- "two runs: the second warned: $(cat err)"
+    # The same under a wrapper that carries the knob (timeout, srun), started
+    # moments after the last run wrote: the report bears its run's name, so no
+    # run takes the last one's for a sibling's (by the times alone, 7 of 20 did).
+    rm -f r*.json
+    if "$AB/tests/runname" --can .; then
+        for _ in 1 2 3 4 5 6 7 8; do
+            shim GRAPHSHIM_REPORT=r.json timeout 20 "${DRV[@]}"
+            cat err >>errs
+        done
+        check same "$(ls | grep -c '^r')" 1 -- "eight runs under timeout: $(ls | tr '\n' ' ')"
+        check same "$(grep -c '^graphshim:' errs)" 0 -- "a run under timeout warned: $(cat errs)"
+        check test -n "$("$AB/tests/runname" r.json)" -- "the report bears no run name"
+    fi
 }
 
 # --- Knob values and names ----------------------------------------------------

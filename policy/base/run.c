@@ -1,0 +1,169 @@
+/*
+** run.c: this run, the processes one command started (see run.h): its name and
+** start, read from /proc, and whether a report is its own.
+*/
+#define _GNU_SOURCE
+#include "run.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "config.h"
+
+/* Process pid's start, in clock ticks since boot, and its parent.  Returns 0, or
+** -1 if /proc does not say. */
+static int proc_start(pid_t pid, unsigned long long *start, pid_t *ppid)
+{
+    char path[64], buf[1024];
+    const char *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* The command name may hold blanks and parentheses: the fields follow the
+    ** last ')'. */
+    if (!(p = strrchr(buf, ')')))
+        return -1;
+    return sscanf(p + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", ppid,
+                  start) == 2 ? 0 : -1;
+}
+
+/* Does process pid have the variable assignment want ("NAME=value") in the
+** environment it was started with? */
+static int proc_has_env(pid_t pid, const char *want)
+{
+    char path[64], *buf = NULL;
+    size_t len = 0, cap = 0, wlen = strlen(want) + 1;
+    int fd, found = 0;
+
+    snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    for (;;) {
+        ssize_t n;
+        if (len + 4096 > cap) {
+            char *b = cap < (8u << 20) ? realloc(buf, cap = cap ? 2 * cap : 65536) : NULL;
+            if (!b)
+                break;
+            buf = b;
+        }
+        n = read(fd, buf + len, cap - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    for (size_t i = 0; i < len; i += strnlen(buf + i, len - i) + 1)
+        if (len - i >= wlen && memcmp(buf + i, want, wlen) == 0) /* the NUL too */
+            found = 1;
+    free(buf);
+    return found;
+}
+
+/* When this process started, as near as it can tell: graphshim's constructor
+** calls gs__run_note_start.  Zero if it did not. */
+static struct timespec self_start;
+
+void gs__run_note_start(void)
+{
+    clock_gettime(CLOCK_REALTIME, &self_start);
+}
+
+static int not_before(struct timespec a, struct timespec b)
+{
+    return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec >= b.tv_nsec);
+}
+
+/* Process start in clock ticks since boot, on the clock of file times, rounded
+** down to the tick. */
+static struct timespec ticks_to_real(unsigned long long ticks)
+{
+    struct timespec real, boot, t;
+    long hz = sysconf(_SC_CLK_TCK);
+    double at;
+
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    at = (double)real.tv_sec + real.tv_nsec * 1e-9 - ((double)boot.tv_sec + boot.tv_nsec * 1e-9) +
+         (double)ticks / (double)(hz > 0 ? hz : 100);
+    t.tv_sec = (time_t)at;
+    t.tv_nsec = (long)((at - (double)t.tv_sec) * 1e9);
+    return t;
+}
+
+/* A file's time comes from the kernel's coarse clock, up to one of its ticks
+** behind the time it was written.  A start known only to a clock tick (an
+** ancestor's, or /proc's) is moved back by that much, so that a file another
+** process of the run wrote moments after the start counts as this run's. */
+static struct timespec coarse_slack(struct timespec t)
+{
+    struct timespec res;
+
+    if (clock_getres(CLOCK_REALTIME_COARSE, &res) != 0 || res.tv_sec > 0)
+        res = (struct timespec){0, 10 * 1000 * 1000};
+    t.tv_nsec -= res.tv_nsec;
+    if (t.tv_nsec < 0) {
+        t.tv_nsec += 1000000000L;
+        t.tv_sec--;
+    }
+    return t;
+}
+
+struct gs_run gs__run_of(void)
+{
+    char want[GS_KNOB_TEXT_MAX + 32];
+    unsigned long long start = 0;
+    struct gs_run r = {self_start, ""};
+    pid_t pid = getpid(), ppid;
+    int have = proc_start(pid, &start, &ppid) == 0, ticked = 0;
+
+    if (have)
+        snprintf(r.id, sizeof r.id, "%ld:%llu", (long)pid, start);
+    if (!r.start.tv_sec) {
+        /* Without a start of its own, /proc's; without that either, any file
+        ** counts as this run's, and none is replaced. */
+        if (!have)
+            return r;
+        r.start = ticks_to_real(start);
+        ticked = 1;
+    }
+    snprintf(want, sizeof want, "%s=%s", gs__knobs[GS_KNOB_report].name, gs__cfg.path[GS_KNOB_report]);
+    for (int depth = 0; have && depth < 64 && ppid > 1 && proc_has_env(ppid, want); depth++) {
+        struct timespec a;
+        pid = ppid;
+        if (proc_start(pid, &start, &ppid) != 0)
+            break;
+        snprintf(r.id, sizeof r.id, "%ld:%llu", (long)pid, start);
+        a = ticks_to_real(start);
+        if (not_before(r.start, a)) {
+            r.start = a;
+            ticked = 1;
+        }
+    }
+    if (ticked)
+        r.start = coarse_slack(r.start);
+    return r;
+}
+
+int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *st)
+{
+    char name[sizeof r->id];
+    ssize_t n = r->id[0] ? lgetxattr(path, GS_RUN_XATTR, name, sizeof name - 1) : -1;
+
+    if (n >= 0) {
+        name[n] = '\0';
+        return strcmp(name, r->id) == 0;
+    }
+    return not_before(st->st_mtim, r->start);
+}

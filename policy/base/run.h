@@ -1,0 +1,38 @@
+/*
+** run.h: this run, the processes one command started, which may each write a
+** report to the same name: a launcher, torchrun and its workers, a wrapper.
+**
+** The run is the oldest process in the chain from this one up through its
+** ancestors that have the report knob's value in their environment.  Its name,
+** "PID:START" (START in clock ticks since boot), goes with the report as the
+** extended attribute GS_RUN_XATTR: a report bearing this run's name is a
+** sibling's, one bearing another's an earlier run's.  Where a file bears no
+** name (a file system without user attributes), the time it was written tells:
+** the run began at the start of that process (this process's own start is the
+** moment graphshim was loaded, after any report an earlier process wrote before
+** this one was started; an ancestor's is its start rounded down to a clock tick,
+** less the file clock's slack): when in doubt a file counts as this run's.
+*/
+#ifndef GS_RUN_H
+#define GS_RUN_H
+
+#include <sys/stat.h>
+#include <time.h>
+
+#define GS_RUN_XATTR "user.graphshim.run"
+
+struct gs_run {
+    struct timespec start; /* on the clock of file times; zero: not known */
+    char id[48];           /* its name, or "" where /proc does not tell */
+};
+
+/* Notes the time this process started (graphshim's constructor calls it). */
+void gs__run_note_start(void);
+
+/* This process's run. */
+struct gs_run gs__run_of(void);
+
+/* Did run r write the file at path, whose status is st? */
+int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *st);
+
+#endif
