@@ -222,30 +222,41 @@ Test(engine, a_node_set_again_asks_the_driver_for_nothing_but_the_set)
 {
     const char *env[] = {"FAKECUDA_LOG=@/fake.log", "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_CHUNK_OPS=0", NULL};
     const char *iters[2] = {"200", "600"};
-    long got[2], set[2];
+    /* scalars sets its 20 kernel nodes at every replay; copies its four memset
+    ** nodes and most of its four copy nodes, in up to 4 variants.  What each
+    ** node was captured with is read from the graph once, at its first set,
+    ** and kept (a graph's nodes never change: sets go to the executable): the
+    ** driver's get-params calls stay at one a node however many sets follow.
+    ** Read before every set, they grew with the sets, each a driver call. */
+    const struct {
+        const char *scenario, *get, *set;
+        long nodes, sets;
+    } c[3] = {
+        {"scalars", "cuGraphKernelNodeGetParams", "cuGraphExecKernelNodeSetParams", 20, 19 * (600 - 4)},
+        {"copies", "cuGraphMemsetNodeGetParams", "cuGraphExecMemsetNodeSetParams", 4 * 4, 4 * (600 - 10)},
+        {"copies", "cuGraphMemcpyNodeGetParams", "cuGraphExecMemcpyNodeSetParams", 4 * 4, 600},
+    };
 
-    /* scalars sets its 20 nodes at every replay.  What each was captured with
-    ** is read from the graph once, at its first set, and kept (a graph's
-    ** nodes never change: sets go to the executable): the driver's get-params
-    ** calls stay at one a node however many sets follow.  Read before every
-    ** set, they grew with the sets, each a driver call. */
-    for (int i = 0; i < 2; i++) {
-        const char *argv[] = {GUARDPROG, "scalars", iters[i], NULL};
-        struct run base, r;
-        char *log;
-        run_prog(&base, 0, NULL, argv, 20);
-        run_prog(&r, 1, env, argv, 20);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        cr_assert_str_eq(r.out, base.out);
-        log = run_file(&r, "fake.log");
-        got[i] = count_lines(log, "cuGraphKernelNodeGetParams");
-        set[i] = count_lines(log, "cuGraphExecKernelNodeSetParams");
-        free(log);
-        run_free(&base), run_free(&r);
+    for (int k = 0; k < 3; k++) {
+        long got[2], set[2];
+        for (int i = 0; i < 2; i++) {
+            const char *argv[] = {GUARDPROG, c[k].scenario, iters[i], NULL};
+            struct run base, r;
+            char *log;
+            run_prog(&base, 0, NULL, argv, 20);
+            run_prog(&r, 1, env, argv, 20);
+            cr_assert_eq(r.status, 0, "%s", r.err);
+            cr_assert_str_eq(r.out, base.out);
+            log = run_file(&r, "fake.log");
+            got[i] = count_lines(log, c[k].get);
+            set[i] = count_lines(log, c[k].set);
+            free(log);
+            run_free(&base), run_free(&r);
+        }
+        cr_assert_geq(set[1], c[k].sets, "%s: %ld nodes set in 600 iterations", c[k].set, set[1]);
+        cr_assert_leq(got[1], c[k].nodes, "%s: %ld calls for %ld sets", c[k].get, got[1], set[1]);
+        cr_assert_eq(got[0], got[1], "%s: calls grew with the sets: %ld, %ld", c[k].get, got[0], got[1]);
     }
-    cr_assert_geq(set[1], 19 * (600 - 4), "%ld nodes set in 600 iterations", set[1]);
-    cr_assert_leq(got[1], 20, "%ld get-params calls for 20 nodes and %ld sets", got[1], set[1]);
-    cr_assert_eq(got[0], got[1], "get-params calls grew with the sets: %ld, %ld", got[0], got[1]);
 }
 
 /* scenario for 200 and then 600 iterations, early chunks off (where they end
