@@ -221,13 +221,14 @@ static void issue_held(struct gs_stream *s)
 }
 
 /* The active body's held ops go out at the program's own call (its loop ended,
-** a boundary, a bail other than the watchdog's): it was found again after its
-** last watchdog hit and ran on, so that hit was a stall (a descheduled thread),
-** not a host waiting for it.  A waiting host makes no call between two hits,
-** and the body is not active again before its next loop. */
+** a boundary, a bail other than the watchdog's) in a segment after that of its
+** last watchdog hit: the body ran a whole loop since, so the hit was a stall (a
+** descheduled thread), not a host waiting for it.  A host that waits makes a hit
+** in every segment (or has one segment, never synchronizing); the calls after
+** its hit in the same segment do not count. */
 static void wd_clean(struct gs_body *b)
 {
-    if (b->active)
+    if (b->active && b->active->wd_seg != b->segs + 1)
         b->active->wd_hits = 0;
 }
 
@@ -329,6 +330,7 @@ void gs__body_flush(struct gs_stream *s)
 void gs__body_segment_end(struct gs_stream *s)
 {
     wd_clean(&s->body);
+    s->body.segs++;
     issue_held(s);
     gs__body_detect_reset(&s->body);
 }
@@ -337,8 +339,11 @@ void gs__body_watchdog(struct gs_stream *s)
 {
     struct gs_body *b = &s->body;
 
-    if (b->active && b->active->wd_hits < GS_WATCHDOG_HITS)
-        b->active->wd_hits++;
+    if (b->active) {
+        b->active->wd_seg = b->segs + 1;
+        if (b->active->wd_hits < GS_WATCHDOG_HITS)
+            b->active->wd_hits++;
+    }
     b->active = NULL;
     gs__body_detect_reset(b);
 }

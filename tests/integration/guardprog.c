@@ -1110,9 +1110,11 @@ static void body_stall(int iters)
     }
 }
 
-/* body-poll without a synchronize in the loop: one segment, the host waiting
-** for each iteration's count with no CUDA call. */
-static void body_poll_nosync(int iters)
+/* body-poll without a synchronize in the loop (sync 0: one segment, the host
+** waiting for each iteration's count with no CUDA call), or with 8 more
+** launches of the same kernel after the wait and then a synchronize (more 1:
+** the loop goes on after the host waited for it). */
+static void body_poll_each(int iters, int sync, int more)
 {
     CUstream s;
     int *count;
@@ -1130,9 +1132,15 @@ static void body_poll_nosync(int iters)
             }
         }
         printf("%d count %d\n", it, *(volatile int *)count);
+        for (int k = 0; k < 8 * more; k++)
+            launch(k_bump, s, (void *[]){&count});
+        if (sync)
+            CHECK(cuStreamSynchronize(s));
     }
     CHECK(cuStreamSynchronize(s));
 }
+static void body_poll_nosync(int iters) { body_poll_each(iters, 0, 0); }
+static void body_poll_more(int iters) { body_poll_each(iters, 1, 1); }
 
 /* 10000 launches that never repeat (a grid of their own each), then loops of
 ** one kernel, one launch more each time: the search for loop bodies rests during
@@ -1735,7 +1743,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
