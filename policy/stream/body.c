@@ -221,15 +221,18 @@ static void issue_held(struct gs_stream *s)
 }
 
 /* The active body's held ops go out at the program's own call (its loop ended,
-** a boundary, a bail other than the watchdog's) in a segment after that of its
-** last watchdog hit: the body ran a whole loop since, so the hit was a stall (a
-** descheduled thread), not a host waiting for it.  A host that waits makes a hit
-** in every segment (or has one segment, never synchronizing); the calls after
-** its hit in the same segment do not count. */
+** a boundary, a bail other than the watchdog's).  The first such call after a
+** watchdog hit ends the loop the hit fell in; where the next one comes with no
+** hit between, the body ran a whole loop since, and the hit was a stall (a
+** descheduled thread), not a host waiting for it: it is forgiven.  A host that
+** waits for the body once a loop, at its end or half-way, hits again first. */
 static void wd_clean(struct gs_body *b)
 {
-    if (b->active && b->active->wd_seg != b->segs + 1)
+    if (!b->active)
+        return;
+    if (!b->active->wd_loop)
         b->active->wd_hits = 0;
+    b->active->wd_loop = 0;
 }
 
 void gs__body_not_watchdog(struct gs_stream *s)
@@ -330,7 +333,6 @@ void gs__body_flush(struct gs_stream *s)
 void gs__body_segment_end(struct gs_stream *s)
 {
     wd_clean(&s->body);
-    s->body.segs++;
     issue_held(s);
     gs__body_detect_reset(&s->body);
 }
@@ -340,7 +342,7 @@ void gs__body_watchdog(struct gs_stream *s)
     struct gs_body *b = &s->body;
 
     if (b->active) {
-        b->active->wd_seg = b->segs + 1;
+        b->active->wd_loop = 1;
         if (b->active->wd_hits < GS_WATCHDOG_HITS)
             b->active->wd_hits++;
     }

@@ -53,7 +53,7 @@ struct gs_body_known {
     struct gs_exec *exec[GS_BODY_GROUPS]; /* exec[j]: 2^j bodies, or NULL (graph_cache.h) */
     uint8_t failed;                      /* one of its graphs failed: it runs eagerly */
     uint8_t wd_hits;                     /* watchdog hits, none forgiven (body.c wd_clean) */
-    uint32_t wd_seg;                     /* the segment of the last (gs_body.segs + 1), or 0 */
+    uint8_t wd_loop;                     /* the loop running now had a hit */
     uint64_t last_used;
     uint64_t graphs, ops_replayed;       /* graph launches, ops in them */
 };
@@ -88,7 +88,6 @@ struct gs_body {
     ** again, and its graphs reused (one of them may be active, above). */
     struct gs_body_known known[GS_BODY_KNOWN];
     uint64_t clock;                      /* for last_used */
-    uint32_t segs;                       /* segments ended, for wd_seg */
 
     /* For the report: bodies forgotten that went out as graphs (the first
     ** GS_BODY_ROWS kinds of them as rows), and all their graph launches. */
@@ -119,9 +118,8 @@ void gs__body_flush(struct gs_stream *s);
 void gs__body_segment_end(struct gs_stream *s);
 /* The watchdog issued a body's ops held too long: the body is set aside until it
 ** is found again; after GS_WATCHDOG_HITS hits (the host waits for it), for good.
-** Where its held ops went out at the program's own call in a later segment than
-** the last hit (its loop ran on after a stall: a descheduled thread), the count
-** starts again. */
+** Where the body ran a whole loop with no hit after the last (that hit was a
+** stall: a descheduled thread), the count starts again. */
 void gs__body_watchdog(struct gs_stream *s);
 /* Held body ops go out at a bail other than the watchdog's. */
 void gs__body_not_watchdog(struct gs_stream *s);

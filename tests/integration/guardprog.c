@@ -1142,6 +1142,41 @@ static void body_poll_each(int iters, int sync, int more)
 static void body_poll_nosync(int iters) { body_poll_each(iters, 0, 0); }
 static void body_poll_more(int iters) { body_poll_each(iters, 1, 1); }
 
+/* The host waits half-way through a loop of 100 + it launches, with no CUDA
+** call, for the count so far (a progress check); the loop then goes on to a
+** synchronize (sync 1), or to another kernel (sync 0: one segment). */
+static void body_poll_mid_each(int iters, int sync)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    int *count;
+    CHECK(cuMemHostAlloc((void **)&count, sizeof *count, CU_MEMHOSTALLOC_DEVICEMAP));
+    *count = 0;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        time_t t0 = time(NULL);
+        int base = *(volatile int *)count;
+        for (int k = 0; k < 100 + it; k++) {
+            launch(k_bump, s, (void *[]){&count});
+            while (k == 49 && *(volatile int *)count != base + 50) {
+                if (time(NULL) - t0 > 3) {
+                    fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(volatile int *)count);
+                    exit(3);
+                }
+            }
+        }
+        if (sync)
+            CHECK(cuStreamSynchronize(s));
+        else
+            axpb(s, x);
+        printf("%d ok\n", it);
+    }
+    CHECK(cuStreamSynchronize(s));
+    printf("count %d\n", *(volatile int *)count);
+}
+static void body_poll_mid(int iters) { body_poll_mid_each(iters, 1); }
+static void body_poll_mid_nosync(int iters) { body_poll_mid_each(iters, 0); }
+
 /* 10000 launches that never repeat (a grid of their own each), then loops of
 ** one kernel, one launch more each time: the search for loop bodies rests during
 ** the first part, and must find the loops after it. */
@@ -1743,7 +1778,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},
