@@ -75,11 +75,6 @@ static int proc_has_env(pid_t pid, const char *want)
 ** calls gs__run_note_start.  Zero if it did not. */
 static struct timespec self_start;
 
-void gs__run_note_start(void)
-{
-    clock_gettime(CLOCK_REALTIME, &self_start);
-}
-
 static int not_before(struct timespec a, struct timespec b)
 {
     return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec >= b.tv_nsec);
@@ -120,7 +115,9 @@ static struct timespec coarse_slack(struct timespec t)
     return t;
 }
 
-struct gs_run gs__run_of(void)
+/* The run of a report knob's value: walks /proc up from this process.  A walk
+** cut short (an ancestor gone between two reads) leaves the name unknown. */
+static struct gs_run walk(const char *value)
 {
     char want[GS_KNOB_TEXT_MAX + 32];
     unsigned long long start = 0;
@@ -138,12 +135,14 @@ struct gs_run gs__run_of(void)
         r.start = ticks_to_real(start);
         ticked = 1;
     }
-    snprintf(want, sizeof want, "%s=%s", gs__knobs[GS_KNOB_report].name, gs__cfg.path[GS_KNOB_report]);
+    snprintf(want, sizeof want, "%s=%s", gs__knobs[GS_KNOB_report].name, value);
     for (int depth = 0; have && depth < 64 && ppid > 1 && proc_has_env(ppid, want); depth++) {
         struct timespec a;
         pid = ppid;
-        if (proc_start(pid, &start, &ppid) != 0)
+        if (proc_start(pid, &start, &ppid) != 0) {
+            r.id[0] = '\0';
             break;
+        }
         snprintf(r.id, sizeof r.id, "%ld:%llu", (long)pid, start);
         a = ticks_to_real(start);
         if (not_before(r.start, a)) {
@@ -156,6 +155,31 @@ struct gs_run gs__run_of(void)
     return r;
 }
 
+/* The run as it was at this process's start, while its ancestors were there
+** (a parent may exit before its worker writes), for the knob's value then. */
+static struct gs_run first_run;
+static char first_value[GS_KNOB_TEXT_MAX];
+
+void gs__run_note_start(void)
+{
+    const char *v = getenv(gs__knobs[GS_KNOB_report].name);
+
+    clock_gettime(CLOCK_REALTIME, &self_start);
+    if (v && *v && strlen(v) < sizeof first_value && !gs__path_is_stderr(v)) {
+        first_run = walk(v);
+        memcpy(first_value, v, strlen(v) + 1);
+    }
+}
+
+struct gs_run gs__run_of(void)
+{
+    const char *value = gs__cfg.path[GS_KNOB_report];
+
+    return first_value[0] && strcmp(first_value, value) == 0 ? first_run : walk(value);
+}
+
+/* Another run's name: an earlier run's report, unless written after this
+** process started (less the file clock's slack): a sibling's (run.h). */
 int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *st)
 {
     char name[sizeof r->id];
@@ -163,7 +187,7 @@ int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *s
 
     if (n >= 0) {
         name[n] = '\0';
-        return strcmp(name, r->id) == 0;
+        return strcmp(name, r->id) == 0 || (self_start.tv_sec && not_before(st->st_mtim, coarse_slack(self_start)));
     }
     return not_before(st->st_mtim, r->start);
 }

@@ -6,7 +6,11 @@
 ** ancestors that have the report knob's value in their environment.  Its name,
 ** "PID:START" (START in clock ticks since boot), goes with the report as the
 ** extended attribute GS_RUN_XATTR: a report bearing this run's name is a
-** sibling's, one bearing another's an earlier run's.  Where a file bears no
+** sibling's, one bearing another's an earlier run's, unless it was written
+** after this process started (a sibling whose walk up ended short of this run's
+** oldest process: a launcher that set the knob after it started, the first
+** process of a container, one gone).  The walk is made when graphshim is
+** loaded, while the ancestors are there.  Where a file bears no
 ** name (a file system without user attributes), the time it was written tells:
 ** the run began at the start of that process (this process's own start is the
 ** moment graphshim was loaded, after any report an earlier process wrote before
