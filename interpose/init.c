@@ -133,6 +133,7 @@ static void init(void)
     gs__tls.depth++;
     gs__resolve_dlsym();
     gs__config_load();
+    gs__run_note_ancestors();
     if (gs__cfg.trace)
         gs__trace_open();
     if (!gs__libcuda_open()) {

@@ -155,17 +155,21 @@ static struct gs_run walk(const char *value)
     return r;
 }
 
-/* The run as it was at this process's start, while its ancestors were there
-** (a parent may exit before its worker writes), for the knob's value then. */
+/* The run as it was at graphshim's first driver call, while the ancestors were
+** there (a parent may exit before its worker writes), for the knob's value then. */
 static struct gs_run first_run;
 static char first_value[GS_KNOB_TEXT_MAX];
 
 void gs__run_note_start(void)
 {
-    const char *v = getenv(gs__knobs[GS_KNOB_report].name);
-
     clock_gettime(CLOCK_REALTIME, &self_start);
-    if (v && *v && strlen(v) < sizeof first_value && !gs__path_is_stderr(v)) {
+}
+
+void gs__run_note_ancestors(void)
+{
+    const char *v = gs__cfg.path[GS_KNOB_report];
+
+    if (gs__cfg.report && !gs__path_is_stderr(v)) {
         first_run = walk(v);
         memcpy(first_value, v, strlen(v) + 1);
     }

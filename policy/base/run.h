@@ -9,8 +9,8 @@
 ** sibling's, one bearing another's an earlier run's, unless it was written
 ** after this process started (a sibling whose walk up ended short of this run's
 ** oldest process: a launcher that set the knob after it started, the first
-** process of a container, one gone).  The walk is made when graphshim is
-** loaded, while the ancestors are there.  Where a file bears no
+** process of a container, one gone).  The walk is made at graphshim's first
+** driver call, while the ancestors are there.  Where a file bears no
 ** name (a file system without user attributes), the time it was written tells:
 ** the run began at the start of that process (this process's own start is the
 ** moment graphshim was loaded, after any report an earlier process wrote before
@@ -32,6 +32,10 @@ struct gs_run {
 
 /* Notes the time this process started (graphshim's constructor calls it). */
 void gs__run_note_start(void);
+
+/* Walks up to this run's oldest process now, where a report is asked for
+** (graphshim's first driver call): the ancestors may be gone at exit. */
+void gs__run_note_ancestors(void);
 
 /* This process's run. */
 struct gs_run gs__run_of(void);
