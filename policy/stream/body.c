@@ -220,19 +220,24 @@ static void issue_held(struct gs_stream *s)
     gs__set_hold(s, GS_HOLD_NONE);
 }
 
-/* The active body's held ops go out at the program's own call (its loop ended,
-** a boundary, a bail other than the watchdog's).  The first such call after a
-** watchdog hit ends the loop the hit fell in; where the next one comes with no
-** hit between, the body ran a whole loop since, and the hit was a stall (a
-** descheduled thread), not a host waiting for it: it is forgiven.  A host that
-** waits for the body once a loop, at its end or half-way, hits again first. */
+/* The watchdog and loop bodies, per stream (a loop whose pointers move is a
+** new body each time, so a body's own count would start anew).  A hit is
+** forgiven where a body then runs a whole loop free of hits: the second call of
+** the program's that issues a body's held ops (its loop ended, a boundary, a
+** bail other than the watchdog's) with no hit between.  A host that waits for a
+** body once a loop hits again before that.  Bodies are set aside for good on the
+** stream after two hits in a row, or where hits came in one loop of
+** GS_WD_LOOPS_PER_HIT or fewer, three or more of them (a host that waits every
+** few loops); rare stalls of a descheduled thread never add up to that. */
+#define GS_WD_LOOPS_PER_HIT 32
 static void wd_clean(struct gs_body *b)
 {
     if (!b->active)
         return;
-    if (!b->active->wd_loop)
-        b->active->wd_hits = 0;
-    b->active->wd_loop = 0;
+    b->wd_loops++;
+    if (!b->wd_loop)
+        b->wd_row = 0;
+    b->wd_loop = 0;
 }
 
 void gs__body_not_watchdog(struct gs_stream *s)
@@ -246,7 +251,7 @@ int gs__body_pass(struct gs_stream *s)
 {
     struct gs_body *b = &s->body;
 
-    if (b->active || !b->rest)
+    if (b->active || !b->rest || b->wd_off)
         return 0;
     b->rest--; /* as gs__body_op() counts an op while the search rests */
     return 1;
@@ -284,7 +289,7 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         b->active = NULL;
         gs__body_detect_reset(b);
     }
-    if (((const struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
+    if (((const struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE || b->wd_off) {
         gs__body_detect_reset(b); /* its source is read at call time: never held in a body */
         return 0;
     }
@@ -294,13 +299,10 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
     }
     if (gs__body_detect(b, key, len) && activate(b) == 0) {
         gs__body_detect_reset(b);
-        if (b->active->wd_hits < GS_WATCHDOG_HITS) {
-            b->quiet = b->rest_len = 0;
-            if (big_keys(b->active) && !GS_DROPPED(GS_RULE_BIG_BODY))
-                s->cur = NULL;
-            return 0;
-        }
-        b->active = NULL; /* set aside: the host waits for it; found, it counts as nothing found */
+        b->quiet = b->rest_len = 0;
+        if (big_keys(b->active) && !GS_DROPPED(GS_RULE_BIG_BODY))
+            s->cur = NULL;
+        return 0;
     }
     if (++b->quiet >= GS_BODY_QUIET) {
         /* Work without loops pays for the search at every launch: rest, longer
@@ -342,9 +344,12 @@ void gs__body_watchdog(struct gs_stream *s)
     struct gs_body *b = &s->body;
 
     if (b->active) {
-        b->active->wd_loop = 1;
-        if (b->active->wd_hits < GS_WATCHDOG_HITS)
-            b->active->wd_hits++;
+        b->wd_loop = 1;
+        b->wd_row += b->wd_row < GS_WATCHDOG_HITS;
+        b->wd_hits++;
+        if (b->wd_row >= GS_WATCHDOG_HITS ||
+            (b->wd_hits >= GS_WATCHDOG_HITS + 1 && b->wd_hits * GS_WD_LOOPS_PER_HIT >= b->wd_loops))
+            b->wd_off = 1;
     }
     b->active = NULL;
     gs__body_detect_reset(b);

@@ -52,8 +52,6 @@ struct gs_body_known {
     unsigned char *keys;
     struct gs_exec *exec[GS_BODY_GROUPS]; /* exec[j]: 2^j bodies, or NULL (graph_cache.h) */
     uint8_t failed;                      /* one of its graphs failed: it runs eagerly */
-    uint8_t wd_hits;                     /* watchdog hits, none forgiven (body.c wd_clean) */
-    uint8_t wd_loop;                     /* the loop running now had a hit */
     uint64_t last_used;
     uint64_t graphs, ops_replayed;       /* graph launches, ops in them */
 };
@@ -89,6 +87,12 @@ struct gs_body {
     struct gs_body_known known[GS_BODY_KNOWN];
     uint64_t clock;                      /* for last_used */
 
+    /* The watchdog's hits on bodies (body.c wd_clean): all of them, those in a
+    ** row, whether the loop running now had one, the loops bodies ran to a call
+    ** of the program's; set: no body is held on the stream any more. */
+    uint32_t wd_hits, wd_row, wd_loops;
+    uint8_t wd_loop, wd_off;
+
     /* For the report: bodies forgotten that went out as graphs (the first
     ** GS_BODY_ROWS kinds of them as rows), and all their graph launches. */
     uint64_t retired_graphs;
@@ -117,9 +121,8 @@ void gs__body_flush(struct gs_stream *s);
 ** may go on with the body it had. */
 void gs__body_segment_end(struct gs_stream *s);
 /* The watchdog issued a body's ops held too long: the body is set aside until it
-** is found again; after GS_WATCHDOG_HITS hits (the host waits for it), for good.
-** Where the body ran a whole loop with no hit after the last (that hit was a
-** stall: a descheduled thread), the count starts again. */
+** is found again; where the hits say the host waits for bodies (two in a row,
+** or many for the loops run: body.c wd_clean), the stream holds none for good. */
 void gs__body_watchdog(struct gs_stream *s);
 /* Held body ops go out at a bail other than the watchdog's. */
 void gs__body_not_watchdog(struct gs_stream *s);

@@ -1142,6 +1142,41 @@ static void body_poll_each(int iters, int sync, int more)
 static void body_poll_nosync(int iters) { body_poll_each(iters, 0, 0); }
 static void body_poll_more(int iters) { body_poll_each(iters, 1, 1); }
 
+/* body-poll's shape, varied: the host waits for the count only every
+** `every`-th iteration, after `loops` loops of the body an iteration (another
+** kernel between them), and the count moves through `ring` slots (a new
+** pointer, so a new body, each iteration). */
+static void body_poll_vary(int iters, int every, int loops, int ring)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    int *slots;
+    CHECK(cuMemHostAlloc((void **)&slots, 16 * sizeof *slots, CU_MEMHOSTALLOC_DEVICEMAP));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        int *count = slots + it % ring, want = loops * (40 + it);
+        time_t t0 = time(NULL);
+        *count = 0;
+        for (int l = 0; l < loops; l++) {
+            if (l)
+                axpb(s, x);
+            for (int k = 0; k < 40 + it; k++)
+                launch(k_bump, s, (void *[]){&count});
+        }
+        while (it % every == 0 && *(volatile int *)count != want) {
+            if (time(NULL) - t0 > 3) {
+                fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(volatile int *)count);
+                exit(3);
+            }
+        }
+        CHECK(cuStreamSynchronize(s));
+        printf("%d count %d\n", it, *(volatile int *)count);
+    }
+}
+static void body_poll_every3(int iters) { body_poll_vary(iters, 3, 1, 1); }
+static void body_poll_loops3(int iters) { body_poll_vary(iters, 1, 3, 1); }
+static void body_poll_ring(int iters) { body_poll_vary(iters, 1, 1, 16); }
+
 /* The host waits half-way through a loop of 100 + it launches, with no CUDA
 ** call, for the count so far (a progress check); the loop then goes on to a
 ** synchronize (sync 1), or to another kernel (sync 0: one segment). */
@@ -1778,7 +1813,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl},
     {"stream-destroy", stream_destroy}, {"api", api},

@@ -927,13 +927,17 @@ Test(engine, a_host_that_polls_a_loop_body_waits_for_the_watchdog_twice)
     ** the wait, then a synchronize; body-poll-mid(-nosync): the wait half-way
     ** through each loop, which then goes on.  The host waits for the body in
     ** every loop, so it hits before a whole loop runs free: however many
-    ** iterations, it waits for the watchdog about twice.  Counted once a
-    ** segment, body-poll-nosync waited 24 times in 24 iterations; forgiven at
-    ** any call of the program's after the body was found again, body-poll-more
-    ** and body-poll-mid(-nosync) 24. */
-    const char *scenario[5] = {"body-poll", "body-poll-nosync", "body-poll-more", "body-poll-mid",
-                               "body-poll-mid-nosync"};
-    for (int i = 0; i < 5; i++) {
+    ** iterations, it waits for the watchdog about twice.  body-poll-every3 waits
+    ** every third iteration, body-poll-loops3 after the third of three loops an
+    ** iteration: hits forgiven, but many for the loops run; body-poll-ring's
+    ** count moves, a new body each iteration: hits counted for the stream.
+    ** Each waited 24 times in 24 iterations (8 for every3) under an earlier
+    ** rule: counted once a segment (body-poll-nosync), forgiven at any call of
+    ** the program's after the body was found again (-more, -mid, -mid-nosync),
+    ** after one loop free of hits (-every3, -loops3), per body (-ring). */
+    const char *scenario[8] = {"body-poll", "body-poll-nosync", "body-poll-more", "body-poll-mid",
+                               "body-poll-mid-nosync", "body-poll-every3", "body-poll-loops3", "body-poll-ring"};
+    for (int i = 0; i < 8; i++) {
         char *report;
         replays_with(scenario[i], (const char *[]){"GRAPHSHIM_MAX_DEFER_US=1000", NULL}, "24", &report);
         cr_assert_geq(total(strstr(report, "\"bails\""), "watchdog"), 2, "%s: %s", scenario[i], report);
