@@ -44,8 +44,11 @@ void gs__engine_fork(int phase)
     } else {
         pthread_mutex_unlock(&gs__table_lock);
         if (phase == 2 && gs__watchdog_running()) {
-            /* The child has no watchdog thread: it must hold nothing. */
+            /* The child has no watchdog thread: it must hold nothing.  Nor
+            ** does it write a report: its counters are the parent's, whose
+            ** report would find the name taken. */
             gs__passthrough = 1;
+            gs__cfg.report = 0;
         }
     }
 }

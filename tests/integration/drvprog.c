@@ -279,15 +279,20 @@ int main(int argc, char **argv)
         printf("iter %d: x[0]=%a x[%d]=%a sum=%08x\n", it, pinned[0], N - 1, pinned[N - 1],
                checksum(pinned, N * sizeof(float)));
         if (it == 0 && getenv("DRVPROG_FORK")) {
-            /* A child that touches the driver's entry points (not the GPU) and exits. */
+            /* A child that touches the driver's entry points (not the GPU) and
+            ** exits: with _exit, or with exit (DRVPROG_FORK=exit: its atexit
+            ** handlers run, graphshim's too). */
             const char *name = NULL;
-            int st = -1;
+            int st = -1, rc;
             pid_t pid;
             fflush(stdout);
             pid = fork();
             if (pid == 0) {
                 a.GetErrorName(CUDA_ERROR_INVALID_VALUE, &name);
-                _exit(name && strcmp(name, "CUDA_ERROR_INVALID_VALUE") == 0 ? 0 : 3);
+                rc = name && strcmp(name, "CUDA_ERROR_INVALID_VALUE") == 0 ? 0 : 3;
+                if (strcmp(getenv("DRVPROG_FORK"), "exit") == 0)
+                    exit(rc);
+                _exit(rc);
             }
             waitpid(pid, &st, 0);
             printf("child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);

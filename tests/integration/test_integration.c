@@ -278,3 +278,24 @@ Test(integration, fork_after_init_does_not_hang)
     cr_assert_eq(count_lines(r.out, "child exited 0"), 1);
     run_free(&base), run_free(&r);
 }
+
+Test(integration, a_forked_child_writes_no_report)
+{
+    const char *argv[] = {DRVPROG, "proc", "legacy", "4", NULL};
+    struct run r, whole;
+    char *report, *full;
+
+    /* The child of a fork without exec holds nothing and has the parent's
+    ** counters: a report of its own, written at its exit, took the report's
+    ** name, and the parent's whole report went to r.PID.json with a warning. */
+    run_prog(&r, 1, (const char *[]){"DRVPROG_FORK=exit", "GRAPHSHIM_REPORT=@/r.json", NULL}, argv, 20);
+    run_prog(&whole, 1, (const char *[]){"GRAPHSHIM_REPORT=@/r.json", NULL}, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(count_lines(r.out, "child exited 0"), 1);
+    cr_assert_eq(count_lines(r.err, "holds the report of another process"), 0, "%s", r.err);
+    report = run_file(&r, "r.json");
+    full = run_file(&whole, "r.json");
+    cr_assert_eq(total(report, "ops"), total(full, "ops"), "%s", report);
+    free(report), free(full);
+    run_free(&r), run_free(&whole);
+}
