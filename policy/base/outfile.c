@@ -98,37 +98,50 @@ static int with_pid(const char *path, char *out)
 }
 
 /* The name the report goes to, in path (PATH_MAX bytes, holding the expanded
-** name): the name itself, or its ".PID" form if another process of the run
-** wrote the file there.  Returns 0, or -1 after a warning if it names no regular
-** file. */
-static int report_target(int knob, char *path, const struct gs_run *r)
+** name), chosen under the directory's lock: the name itself, or its ".PID" form
+** if another process of the run wrote the file there (path then holds it, and
+** was the name).  Says nothing: a warning could wait on a full pipe while the
+** lock is held.  Returns what it found (for a refusal, path is the thing
+** refused, of mode *mode). */
+enum target { TARGET_NAME, TARGET_PID, TARGET_TOO_LONG, TARGET_REFUSED };
+static enum target report_target(char *path, char *was, const struct gs_run *r, mode_t *mode)
 {
-    char alt[PATH_MAX], q[GS_QUOTE_LEN], q2[GS_QUOTE_LEN];
+    char alt[PATH_MAX];
     struct stat st;
 
+    memcpy(was, path, strlen(path) + 1);
     if (lstat(path, &st) != 0)
-        return 0;
-    if (!S_ISREG(st.st_mode)) {
-        refuse(knob, path, st.st_mode);
-        return -1;
-    }
+        return TARGET_NAME;
+    *mode = st.st_mode;
+    if (!S_ISREG(st.st_mode))
+        return TARGET_REFUSED;
     if (!gs__run_wrote(r, path, &st))
-        return 0; /* an earlier run's: replaced */
-    if (with_pid(path, alt) != 0) {
+        return TARGET_NAME; /* an earlier run's: replaced */
+    if (with_pid(path, alt) != 0)
+        return TARGET_TOO_LONG;
+    memcpy(path, alt, strlen(alt) + 1);
+    if (lstat(alt, &st) == 0 && !S_ISREG(st.st_mode)) {
+        *mode = st.st_mode;
+        return TARGET_REFUSED;
+    }
+    return TARGET_PID;
+}
+
+/* The warning for what report_target found, once the lock is let go. */
+static void target_said(int knob, enum target t, const char *path, const char *was, mode_t mode)
+{
+    char q[GS_QUOTE_LEN], q2[GS_QUOTE_LEN];
+
+    if (t == TARGET_REFUSED)
+        refuse(knob, path, mode);
+    else if (t == TARGET_TOO_LONG)
         gs__warn("%s=%s holds the report of another process of this run, and the name with the process id "
                  "is too long, so %s",
-                 gs__knobs[knob].name, gs__quote(path, q), lost(knob));
-        return -1;
-    }
-    gs__warn("%s=%s holds the report of another process of this run, so this one is written to %s "
-             "(%%p in the name gives each process its own)",
-             gs__knobs[knob].name, gs__quote(path, q), gs__quote(alt, q2));
-    if (lstat(alt, &st) == 0 && !S_ISREG(st.st_mode)) {
-        refuse(knob, alt, st.st_mode);
-        return -1;
-    }
-    memcpy(path, alt, strlen(alt) + 1);
-    return 0;
+                 gs__knobs[knob].name, gs__quote(was, q), lost(knob));
+    else if (t == TARGET_PID)
+        gs__warn("%s=%s holds the report of another process of this run, so this one is written to %s "
+                 "(%%p in the name gives each process its own)",
+                 gs__knobs[knob].name, gs__quote(was, q), gs__quote(path, q2));
 }
 
 int gs__out_is_json(int knob)
@@ -175,7 +188,9 @@ static int lock_dir(const char *path)
 
 int gs__out_replace(int knob, const char *data, size_t len)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 32], q[GS_QUOTE_LEN];
+    char path[PATH_MAX], was[PATH_MAX], tmp[PATH_MAX + 32], q[GS_QUOTE_LEN];
+    enum target t = TARGET_NAME;
+    mode_t mode = 0;
     struct gs_run r;
     int fd, err, dir;
 
@@ -203,16 +218,17 @@ int gs__out_replace(int knob, const char *data, size_t len)
     }
     /* The name is chosen and taken under the lock, after the slow write. */
     dir = err ? -1 : lock_dir(path);
-    if (!err && report_target(knob, path, &r) != 0) {
-        unlink(tmp);
-        if (dir >= 0)
-            close(dir);
-        return -1;
-    }
-    if (!err && rename(tmp, path) != 0)
+    if (!err)
+        t = report_target(path, was, &r, &mode);
+    if (!err && (t == TARGET_NAME || t == TARGET_PID) && rename(tmp, path) != 0)
         err = errno;
     if (dir >= 0)
         close(dir);
+    target_said(knob, t, path, was, mode);
+    if (t == TARGET_TOO_LONG || t == TARGET_REFUSED) {
+        unlink(tmp);
+        return -1;
+    }
     if (err) {
         unlink(tmp);
         gs__warn("cannot write %s=%s (%s), so %s", gs__knobs[knob].name, gs__quote(path, q), strerror(err),
