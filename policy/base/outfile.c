@@ -160,8 +160,8 @@ int gs__out_is_json(int knob)
 ** over each other: the second waits for the first's rename, then finds its file.
 ** Another graphshim holds it only to look at the name and rename (the run is
 ** known before); whatever holds it longer is waited for about 2 s, and then the
-** report goes on unlocked.  Returns the
-** descriptor holding the lock, to close, or -1. */
+** report goes on unlocked.  Returns the descriptor holding the lock, to close,
+** or -1. */
 static int lock_dir(const char *path)
 {
     char dir[PATH_MAX];

@@ -240,11 +240,6 @@ static void wd_clean(struct gs_body *b)
     b->wd_loop = 0;
 }
 
-void gs__body_not_watchdog(struct gs_stream *s)
-{
-    wd_clean(&s->body);
-}
-
 /* --- The engine's calls --------------------------------------------------------- */
 
 int gs__body_pass(struct gs_stream *s)
@@ -302,9 +297,7 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         b->quiet = b->rest_len = 0;
         if (big_keys(b->active) && !GS_DROPPED(GS_RULE_BIG_BODY))
             s->cur = NULL;
-        return 0;
-    }
-    if (++b->quiet >= GS_BODY_QUIET) {
+    } else if (++b->quiet >= GS_BODY_QUIET) {
         /* Work without loops pays for the search at every launch: rest, longer
         ** each time nothing is found in between. */
         b->rest_len = b->rest_len ? (b->rest_len < GS_BODY_REST_MAX ? 2 * b->rest_len : GS_BODY_REST_MAX)
@@ -327,8 +320,10 @@ void gs__body_failed(struct gs_stream *s)
     gs__body_detect_reset(b);
 }
 
-void gs__body_flush(struct gs_stream *s)
+void gs__body_flush(struct gs_stream *s, int watchdog)
 {
+    if (!watchdog)
+        wd_clean(&s->body);
     issue_held(s);
 }
 
@@ -345,7 +340,7 @@ void gs__body_watchdog(struct gs_stream *s)
 
     if (b->active) {
         b->wd_loop = 1;
-        b->wd_row += b->wd_row < GS_WATCHDOG_HITS;
+        b->wd_row++;
         b->wd_hits++;
         if (b->wd_row >= GS_WATCHDOG_HITS ||
             (b->wd_hits >= GS_WATCHDOG_HITS + 1 && b->wd_hits * GS_WD_LOOPS_PER_HIT >= b->wd_loops))

@@ -115,8 +115,9 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len);
 int gs__body_pass(struct gs_stream *s);
 /* The op just issued failed: it is no part of a body. */
 void gs__body_failed(struct gs_stream *s);
-/* Issues the held body ops (whole bodies as graphs) and stops holding. */
-void gs__body_flush(struct gs_stream *s);
+/* Issues the held body ops (whole bodies as graphs) and stops holding; for the
+** watchdog (watchdog set) or at a bail of the program's own call. */
+void gs__body_flush(struct gs_stream *s, int watchdog);
 /* At a boundary: issues what is held; the next segment is searched anew, and
 ** may go on with the body it had. */
 void gs__body_segment_end(struct gs_stream *s);
@@ -124,8 +125,6 @@ void gs__body_segment_end(struct gs_stream *s);
 ** is found again; where the hits say the host waits for bodies (two in a row,
 ** or many for the loops run: body.c wd_clean), the stream holds none for good. */
 void gs__body_watchdog(struct gs_stream *s);
-/* Held body ops go out at a bail other than the watchdog's. */
-void gs__body_not_watchdog(struct gs_stream *s);
 /* Issues what is held and drops the body's graphs; with learned, forgets the
 ** body too (its functions may be gone). */
 void gs__body_forget(struct gs_stream *s, int learned);

@@ -81,9 +81,7 @@ void gs__flush(struct gs_stream *s, int reason)
 {
     if (s->holding == GS_HOLD_BODY) {
         gs__nvtx_begin(GS_NVTX_BAIL + reason, s->body.held);
-        if (reason != GS_BAIL_WATCHDOG)
-            gs__body_not_watchdog(s);
-        gs__body_flush(s);
+        gs__body_flush(s, reason == GS_BAIL_WATCHDOG);
         gs__nvtx_end();
     } else {
         gs__nvtx_begin(GS_NVTX_BAIL + reason, s->cur->depth - s->chunk_depth);

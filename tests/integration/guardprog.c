@@ -1065,27 +1065,16 @@ static void two_proc(int iters)
     }
 }
 
-/* The same, after a loop: the host waits for the count of a kernel launched
-** 40 + it times, held as a loop body, with no CUDA call. */
-static void body_poll(int iters)
+/* Waits, with no CUDA call, until the count is want (iteration it); fails the
+** program after 3 s. */
+static void wait_count(const int *count, int want, int it)
 {
-    CUstream s;
-    int *count;
-    CHECK(cuMemHostAlloc((void **)&count, sizeof *count, CU_MEMHOSTALLOC_DEVICEMAP));
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++) {
-        time_t t0 = time(NULL);
-        *count = 0;
-        for (int k = 0; k < 40 + it; k++)
-            launch(k_bump, s, (void *[]){&count});
-        while (*(volatile int *)count != 40 + it) {
-            if (time(NULL) - t0 > 3) {
-                fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(volatile int *)count);
-                exit(3);
-            }
+    time_t t0 = time(NULL);
+    while (*(const volatile int *)count != want) {
+        if (time(NULL) - t0 > 3) {
+            fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(const volatile int *)count);
+            exit(3);
         }
-        printf("%d count %d\n", it, *(volatile int *)count);
-        CHECK(cuStreamSynchronize(s));
     }
 }
 
@@ -1110,10 +1099,11 @@ static void body_stall(int iters)
     }
 }
 
-/* body-poll without a synchronize in the loop (sync 0: one segment, the host
-** waiting for each iteration's count with no CUDA call), or with 8 more
-** launches of the same kernel after the wait and then a synchronize (more 1:
-** the loop goes on after the host waited for it). */
+/* After a loop, the host waits for the count of a kernel launched
+** 40 + it times, held as a loop body, with no CUDA call, then synchronizes
+** (body-poll); or without a synchronize in the loop (body-poll-nosync: one
+** segment); or with 8 more launches of the same kernel after the wait, then a
+** synchronize (body-poll-more: the loop goes on after the host waited for it). */
 static void body_poll_each(int iters, int sync, int more)
 {
     CUstream s;
@@ -1121,16 +1111,10 @@ static void body_poll_each(int iters, int sync, int more)
     CHECK(cuMemHostAlloc((void **)&count, sizeof *count, CU_MEMHOSTALLOC_DEVICEMAP));
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
-        time_t t0 = time(NULL);
         *count = 0;
         for (int k = 0; k < 40 + it; k++)
             launch(k_bump, s, (void *[]){&count});
-        while (*(volatile int *)count != 40 + it) {
-            if (time(NULL) - t0 > 3) {
-                fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(volatile int *)count);
-                exit(3);
-            }
-        }
+        wait_count(count, 40 + it, it);
         printf("%d count %d\n", it, *(volatile int *)count);
         for (int k = 0; k < 8 * more; k++)
             launch(k_bump, s, (void *[]){&count});
@@ -1139,6 +1123,7 @@ static void body_poll_each(int iters, int sync, int more)
     }
     CHECK(cuStreamSynchronize(s));
 }
+static void body_poll(int iters) { body_poll_each(iters, 1, 0); }
 static void body_poll_nosync(int iters) { body_poll_each(iters, 0, 0); }
 static void body_poll_more(int iters) { body_poll_each(iters, 1, 1); }
 
@@ -1154,8 +1139,7 @@ static void body_poll_vary(int iters, int every, int loops, int ring)
     CHECK(cuMemHostAlloc((void **)&slots, 16 * sizeof *slots, CU_MEMHOSTALLOC_DEVICEMAP));
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
-        int *count = slots + it % ring, want = loops * (40 + it);
-        time_t t0 = time(NULL);
+        int *count = slots + it % ring;
         *count = 0;
         for (int l = 0; l < loops; l++) {
             if (l)
@@ -1163,12 +1147,8 @@ static void body_poll_vary(int iters, int every, int loops, int ring)
             for (int k = 0; k < 40 + it; k++)
                 launch(k_bump, s, (void *[]){&count});
         }
-        while (it % every == 0 && *(volatile int *)count != want) {
-            if (time(NULL) - t0 > 3) {
-                fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(volatile int *)count);
-                exit(3);
-            }
-        }
+        if (it % every == 0)
+            wait_count(count, loops * (40 + it), it);
         CHECK(cuStreamSynchronize(s));
         printf("%d count %d\n", it, *(volatile int *)count);
     }
@@ -1189,16 +1169,11 @@ static void body_poll_mid_each(int iters, int sync)
     *count = 0;
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
-        time_t t0 = time(NULL);
         int base = *(volatile int *)count;
         for (int k = 0; k < 100 + it; k++) {
             launch(k_bump, s, (void *[]){&count});
-            while (k == 49 && *(volatile int *)count != base + 50) {
-                if (time(NULL) - t0 > 3) {
-                    fprintf(stderr, "iteration %d: the count stopped at %d\n", it, *(volatile int *)count);
-                    exit(3);
-                }
-            }
+            if (k == 49)
+                wait_count(count, base + 50, it);
         }
         if (sync)
             CHECK(cuStreamSynchronize(s));
