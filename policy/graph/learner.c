@@ -211,9 +211,9 @@ int gs__gain_verdict(uint32_t slow, uint32_t n)
     return slow * 4 < n * 3;
 }
 
-void gs__trie_path(struct gs_node *n, struct gs_node **path)
+void gs__trie_path(struct gs_node *n, uint32_t from, struct gs_node **path)
 {
-    for (; n && n->depth; n = n->parent)
+    for (; n && n->depth > from; n = n->parent)
         path[n->depth - 1] = n;
 }
 

@@ -154,8 +154,10 @@ int gs__gain_verdict(uint32_t slow, uint32_t n);
 #define GS_GAIN_REPLAYS 8
 #define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */
 
-/* The path from the root to n, first op first, into path[] (n->depth entries). */
-void gs__trie_path(struct gs_node *n, struct gs_node **path);
+/* The nodes of the path from the root to n at depths from+1 .. n->depth, into
+** path[from .. n->depth-1]: only the ops still held are walked (a node's parent
+** is a cache miss in a program whose own work ran since). */
+void gs__trie_path(struct gs_node *n, uint32_t from, struct gs_node **path);
 
 /* Calls fn on every node of the subtree at root, root included. */
 void gs__trie_walk(struct gs_node *root, void (*fn)(struct gs_node *, void *), void *arg);

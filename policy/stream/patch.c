@@ -86,7 +86,7 @@ int gs__held_get(struct gs_stream *s, struct gs_node *to, struct gs_held *h)
 {
     h->path = h->path_stack;
     h->keys = h->key_stack;
-    if (to->depth > 64) {
+    if (to->depth > GS_HELD_STACK) {
         h->path = malloc(to->depth * sizeof *h->path);
         h->keys = malloc(to->depth * sizeof *h->keys);
         if (!h->path || !h->keys) {
@@ -95,7 +95,7 @@ int gs__held_get(struct gs_stream *s, struct gs_node *to, struct gs_held *h)
             return -1;
         }
     }
-    gs__trie_path(to, h->path);
+    gs__trie_path(to, s->chunk_depth, h->path);
     h->npatches = held_keys(s, h->path, s->chunk_depth, to->depth, h->keys);
     return 0;
 }
