@@ -11,6 +11,8 @@
 **   patched      the same with new parameter bytes every time: each held launch
 **                keeps its own key, and each replay sets the graph's 20 kernel
 **                nodes in place first (stub set-params)
+**   rotate       the same with parameter bytes of three sets in turn (buffers in
+**                rotation): each replay launches the variant that holds them
 **   learning     launches of a new shape each time (their dynamic shared memory;
 **                grids are arguments, set in place): nothing repeats, every launch
 **                is issued and learned (tree and loop-body detection)
@@ -35,7 +37,7 @@
 ** norepeat cost 500-700 ns a launch on the H100's host against +88 ns here).
 ** Prints nanoseconds per launch, the median of several rounds.
 **
-**   shim_cost [[cold-]held|patched|learning|shapes|rare|single]
+**   shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|single]
 **
 ** With a mode, times only that one, ten times as long: a run to profile (perf
 ** record), whose figure is printed alone; cold-: with caches cold.
@@ -192,7 +194,7 @@ static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInf
     return CUDA_SUCCESS;
 }
 
-enum { DIRECT, SHIM, PATCHED, LEARNING, SHAPES, RARE, DIRECT1, SINGLE, PAUSED1 };
+enum { DIRECT, SHIM, PATCHED, ROTATE, LEARNING, SHAPES, RARE, DIRECT1, SINGLE, PAUSED1 };
 
 /* Median over rounds of ns per launch, in one of the modes above; DIRECT1,
 ** SINGLE and PAUSED1: ns per launch and synchronize, one launch between
@@ -221,7 +223,7 @@ static double time_launches(int mode, double *boundary_ns)
                                  : mode == RARE   ? (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 59)
                                                   : 0;
                 args[0] = i; /* the sequence's ops differ from each other, and repeat */
-                args[1] = mode == PATCHED ? it : mode == RARE ? (long)n : 2;
+                args[1] = mode == PATCHED ? it : mode == ROTATE ? it % 3 : mode == RARE ? (long)n : 2;
                 if (through_shim)
                     cuLaunchKernel((CUfunction)0x99, 1, 1, 1, 32, 1, 1, shape, s, p, NULL);
                 else
@@ -301,7 +303,7 @@ static void *idle_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-    double direct, pass, held, bnd, patched, pbnd, learning, shapes, rare, rare_kept, direct1, single, paused1;
+    double direct, pass, held, bnd, patched, pbnd, rotate, rbnd, learning, shapes, rare, rare_kept, direct1, single, paused1;
     double clock_ns, rmw_ns;
     double cdirect, clearning, cshapes, crare, crare_kept, cdirect1, csingle;
 
@@ -333,7 +335,7 @@ int main(int argc, char **argv)
     gs__real[GS_ID_cuGraphExecKernelNodeSetParams_v2] = (void *)stub_kernel_set;
 
     if (argc > 1) {
-        static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [LEARNING] = "learning",
+        static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [ROTATE] = "rotate", [LEARNING] = "learning",
                                       [SHAPES] = "shapes", [RARE] = "rare", [SINGLE] = "single"};
         const char *mode = argv[1];
         if (strncmp(mode, "cold-", 5) == 0 && (cold_buf = calloc(1, COLD_SPAN))) {
@@ -346,7 +348,7 @@ int main(int argc, char **argv)
                 printf("%s: %.1f ns per launch\n", names[m], time_launches(m, NULL));
                 return 0;
             }
-        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|learning|shapes|rare|single]\n");
+        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|single]\n");
         return 2;
     }
     direct = time_launches(DIRECT, NULL);
@@ -355,6 +357,7 @@ int main(int argc, char **argv)
     gs__passthrough = 0;
     held = time_launches(SHIM, &bnd);
     patched = time_launches(PATCHED, &pbnd);
+    rotate = time_launches(ROTATE, &rbnd);
     learning = time_launches(LEARNING, NULL);
     shapes = time_launches(SHAPES, NULL);
     rare_rows(&rare, &rare_kept);
@@ -372,6 +375,8 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f\n", "boundary: replay of the 20-op graph", bnd);
     printf("  %-44s %8.1f  (+%.1f)\n", "held, new parameters each time", patched, patched - direct);
     printf("  %-44s %8.1f\n", "boundary: update and replay of that graph", pbnd);
+    printf("  %-44s %8.1f  (+%.1f)\n", "held, parameters of 3 sets in turn", rotate, rotate - direct);
+    printf("  %-44s %8.1f\n", "boundary: the variant that holds them", rbnd);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (nothing repeats)", learning, learning - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "issued and learned (32 shapes, no sequence repeats)", shapes, shapes - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "rare (budget: nothing pays; learning rests)", rare, rare - direct);

@@ -121,23 +121,26 @@ static struct gs_exec *refused(struct gs_graphs *own, struct gs_node *t, uint32_
 struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs_node **path,
                              const struct gs_key *const *keys, uint32_t npatches, uint32_t *set)
 {
-    struct gs_exec **best = &t->exec, *e;
+    struct gs_exec **best = &t->exec, *e, **v;
     uint32_t cost = UINT32_MAX, n = 0;
-    uint64_t h = npatches;
-    int rc;
+    uint64_t h = gs__exec_args_hash(path, keys, t->exec->from, t->depth);
+    int rc, before = gs__exec_came_before(t->exec, h);
 
     *set = 0;
-    for (uint32_t i = t->exec->from; i < t->depth; i++)
-        if (keys[i] != &path[i]->key)
-            h = (h ^ gs__key_args_hash(keys[i])) * 0x9E3779B97F4A7C15ull + i;
-    for (struct gs_exec **v = &t->exec; *v; v = &(*v)->next, n++) {
+    /* A variant that holds these arguments, found by its hash: arguments that
+    ** come back in turn (buffers in rotation) are not compared with every
+    ** variant's before it. */
+    for (v = &t->exec; *v; v = &(*v)->next)
+        if ((*v)->args_known && (*v)->args_hash == h && !gs__exec_cost(*v, path, keys)) {
+            cost = 0, best = v;
+            break;
+        }
+    for (v = &t->exec; cost && *v; v = &(*v)->next, n++) {
         uint32_t c = (npatches || (*v)->ndiff) ? gs__exec_cost(*v, path, keys) : 0;
         if (c < cost)
             cost = c, best = v;
-        if (!cost)
-            break;
     }
-    if (gs__exec_came_before(t->exec, h) && cost >= GS_VARIANT_MIN_SETS && n < GS_VARIANTS && t->exec->nodes) {
+    if (before && cost >= GS_VARIANT_MIN_SETS && n < GS_VARIANTS && t->exec->nodes) {
         gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - t->exec->from);
         rc = gs__capture_path(own, path, keys, t->exec->from, t->depth, &e);
         gs__nvtx_end();
@@ -150,6 +153,8 @@ struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs
     /* Cost 0: e holds these arguments already (each op with a key of its own
     ** has one applied with the same arguments), and what it records stays true. */
     rc = cost ? gs__exec_apply(own, e, path, keys, npatches) : 0;
+    e->args_hash = h;
+    e->args_known = rc >= 0; /* where a node was refused, e holds a mix */
     if (rc == GS_APPLY_REFUSED)
         return refused(own, t, n, path, keys);
     if (rc < 0) { /* it no longer knows its arguments: it goes, and its variants */

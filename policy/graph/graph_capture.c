@@ -208,6 +208,8 @@ int gs__capture_path(struct gs_graphs *own, struct gs_node **path, const struct 
     e->epoch = o.host ? atomic_load(&gs__mem_epoch) : 0;
     for (uint32_t i = from; i < to; i++)
         npatches += keys[i] != &path[i]->key;
+    e->args_hash = gs__exec_args_hash(path, keys, from, to);
+    e->args_known = 1;
     if (gs__exec_diff_set(e, path, keys, npatches) != 0) {
         /* Without its diff, what e holds is not known: it could be launched
         ** with arguments of another replay. */

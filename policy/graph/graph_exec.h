@@ -63,6 +63,10 @@ struct gs_exec {
     uint8_t reads_staging;    /* copies from staging buffers of its path's nodes */
     uint32_t ndiff;
     struct gs_diff *diff;
+    /* gs__exec_args_hash of the arguments it holds, where args_known: a variant
+    ** whose hash is that of the arguments wanted is compared first. */
+    uint64_t args_hash;
+    uint8_t args_known;
     /* The chain's head only: hashes of the last sets of arguments it was asked
     ** for (gs__exec_for), newest at recent[seen % GS_VARIANTS]. */
     uint64_t recent[GS_VARIANTS];
@@ -86,6 +90,11 @@ void gs__exec_free(struct gs_exec *e);
 /* Records in e (ops e->from .. e->from + e->n - 1) the keys of those ops that
 ** are not their path's own (npatches of them): its diff.  0, or -1 (no memory). */
 int gs__exec_diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys, uint32_t npatches);
+
+/* A hash of the arguments keys[from .. to-1] hold where they are not their
+** path's own (patches): equal for two sets of keys that would need no node set
+** between them, unequal (but for collisions) otherwise. */
+uint64_t gs__exec_args_hash(struct gs_node **path, const struct gs_key *const *keys, uint32_t from, uint32_t to);
 
 /* The nodes of e whose arguments (gs__key_cmp) differ from keys'. */
 uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const struct gs_key *const *keys);
