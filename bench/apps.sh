@@ -22,7 +22,7 @@
 # (ceiling(), below): launches a step, their eager cost, and the ratio if
 # graphshim removed them at no cost.
 #
-# Environment: ONLY (a regex of app names), PAIRS (8), CHECK (1: run every app a
+# Environment: ONLY (a regex of app names), PAIRS (40), CHECK (1: run every app a
 # second time without LD_PRELOAD and compare checksums, its ratio being a null
 # measurement; a regex: only those apps), APPS_SCALE (multiplies the steps per
 # block), APPS_SYNC (1: synchronize after every step; 0: only at block ends),
@@ -38,7 +38,7 @@ OUT=${OUT:-$BUILD/bench-apps}
 mkdir -p "$OUT"
 case $BUILD in /*) SHIM=$BUILD/libgraphshim.so ;; *) SHIM=$PWD/$BUILD/libgraphshim.so ;; esac
 PY=${PYTHON:-python3}
-PAIRS=${PAIRS:-8}
+PAIRS=${PAIRS:-40}
 TMO=${APP_TIMEOUT:-150}
 LIST="mlp_adamw transformer_train lstm_train cnn_amp_train resnet_infer encoder_infer gpt_decode jax_train cupy_elementwise cupy_fft"
 TXT=$OUT/apps.txt

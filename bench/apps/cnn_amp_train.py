@@ -54,7 +54,7 @@ def build():
     state = list(model.parameters()) + list(model.buffers())
     return common.App(
         NAME, step, torch.cuda.synchronize, lambda: common.torch_sha(state),
-        steps=100, warmup=60, framework=f"torch {torch.__version__}",
+        steps=10, warmup=60, framework=f"torch {torch.__version__}",
         hand_why="GradScaler's step is not capturable")
 
 

@@ -24,6 +24,8 @@ Output on stdout, one `key values...` line each (bench/apps.sh reads them):
   shim loaded (version V) | shim not loaded: both halves run eager
   framework NAME VERSION
   config steps S pairs P warmup W settle 1 unit U units_per_step N sync each|block
+  steps A|B US...                              (each step's microseconds, a block's,
+                                               where every step synchronizes)
   pair K ORDER EAGER_MS SHIM_MS RATIO          (ms per unit, one per pair)
   result NAME MEDIAN MIN MAX PAIRS EAGER_MS SHIM_MS HALF1 HALF2 UNIT
   pause_check A_OPS B_OPS B_REPLAYED VERDICT
@@ -134,8 +136,8 @@ class Shim:
 
 def options():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, default=int(os.environ.get("APPS_PAIRS", "8")),
-                    help="ABBA pairs of blocks (default 8)")
+    ap.add_argument("--pairs", type=int, default=int(os.environ.get("APPS_PAIRS", "40")),
+                    help="ABBA pairs of blocks (default 40)")
     ap.add_argument("--scale", type=float, default=float(os.environ.get("APPS_SCALE", "1")),
                     help="multiplies the app's steps per block")
     a = ap.parse_args()
@@ -189,16 +191,21 @@ def main(name, build):
             app.sync()
             s0 = shim.stats()
             t0 = time.perf_counter()
+            marks = [t0]
             for _ in range(steps):
                 app.step()
                 if sync_each:
                     app.sync()
+                    marks.append(time.perf_counter())
             app.sync()
             dt = time.perf_counter() - t0
             s1 = shim.stats()
         finally:
             if paused:
                 shim.resume()
+        if sync_each:
+            out(f"steps {'A' if paused else 'B'} " +
+                " ".join(f"{(b - a) * 1e6:.0f}" for a, b in zip(marks, marks[1:])))
         return dt / (steps * app.units_per_step), delta(s0, s1)
 
     eager, graphed, ratios = [], [], []
@@ -337,7 +344,7 @@ def torch_train_hand(torch, params, make_opt, loss):
     return hand
 
 
-def torch_train_app(torch, name, model, x, target, make_opt, steps=80, warmup=60):
+def torch_train_app(torch, name, model, x, target, make_opt, steps=8, warmup=60):
     """The App of a training step: the MSE loss of model(x) against target,
     backward, make_opt(params, capturable=False)'s step, gradients set to None;
     its hand-written graph with make_opt(params, capturable=True)."""

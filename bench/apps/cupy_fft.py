@@ -32,7 +32,7 @@ def build():
 
     return common.App(NAME, step, lambda: cupy_common.sync(cp),
                       lambda: cupy_common.sha(cp, [state["x"]]),
-                      steps=1500, warmup=300, framework=f"cupy {cp.__version__}")
+                      steps=150, warmup=300, framework=f"cupy {cp.__version__}")
 
 
 if __name__ == "__main__":

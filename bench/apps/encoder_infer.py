@@ -36,7 +36,7 @@ def build():
 
     return common.App(
         NAME, step, torch.cuda.synchronize, lambda: common.torch_sha([state["x"]]),
-        steps=400, warmup=100, hand=hand, framework=f"torch {torch.__version__}")
+        steps=40, warmup=100, hand=hand, framework=f"torch {torch.__version__}")
 
 
 if __name__ == "__main__":

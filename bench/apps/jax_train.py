@@ -82,7 +82,7 @@ def build():
             h.update(np.asarray(leaf).tobytes())
         return h.hexdigest()[:16]
 
-    return common.App(NAME, step, sync, checksum, steps=1000, warmup=200,
+    return common.App(NAME, step, sync, checksum, steps=100, warmup=200,
                       hand_why="XLA's own command buffers (APPS_JAX_CMDBUF=1) are the nearest",
                       framework=f"jax {jax.__version__} ({dev.platform})")
 

@@ -47,7 +47,7 @@ def build():
 
     return common.App(
         NAME, step, torch.cuda.synchronize, lambda: common.torch_sha([acc, last["y"]]),
-        steps=150, warmup=100, hand=hand,
+        steps=15, warmup=100, hand=hand,
         framework=f"torch {torch.__version__} torchvision {torchvision.__version__}")
 
 
