@@ -81,22 +81,25 @@ EOF
 }
 
 # ceiling NAME: with the profile build (BUILD=build/prof), where the eager time
-# goes: launches a unit (those made while graphshim was paused, over the timed
-# eager units), the mean time of the driver's launch then, their share of the
-# eager unit, and the ratio graphshim would reach if it removed them at no cost
-# of its own; nothing without a profile table.
+# goes: ops a unit (those the engine saw in the timed resumed steps, from
+# pause_check: the paused blocks' launch count would also hold their settling
+# steps and the hand-written graph's warm-up), the mean time of the driver's
+# launch while graphshim was paused, their share of the eager unit, and the
+# ratio graphshim would reach if it removed them at no cost of its own; nothing
+# without a profile table.
 ceiling() {
     local log=$OUT/$1.shim.log err=$OUT/$1.shim.err
     grep -q "driver launch, graphshim paused" "$err" 2>/dev/null || return 0
     awk '
         FILENAME ~ /log$/ && $1 == "config" { for (i = 2; i < NF; i += 2) c[$i] = $(i + 1) }
         FILENAME ~ /log$/ && $1 == "result" { eager = $7 }
-        FILENAME ~ /err$/ && /driver launch, graphshim paused/ { n = $5; us = $6 / 1000 }
+        FILENAME ~ /log$/ && $1 == "pause_check" { n = $3 }
+        FILENAME ~ /err$/ && /driver launch, graphshim paused/ { us = $6 / 1000 }
         END {
             units = c["steps"] * c["pairs"] * (c["units_per_step"] ? c["units_per_step"] : 1)
-            if (!units || !eager) exit
+            if (!units || !eager || n !~ /^[0-9]+$/) exit
             per = n / units; ms = per * us / 1000
-            printf "    profile: %.1f launches a %s, %.2f us each eagerly: %.3f ms, %.1f %% of the eager %s; ceiling %.3f\n",
+            printf "    profile: %.1f ops a %s, %.2f us a launch eagerly: %.3f ms, %.1f %% of the eager %s; ceiling %.3f\n",
                 per, c["unit"], us, ms, 100 * ms / eager, c["unit"], eager / (eager - ms)
         }' "$log" "$err"
 }

@@ -11,8 +11,8 @@
 #include "graph_capture.h"
 
 /* Builds t->exec for the ops path[from .. t->depth-1] of stream s (locked); path
-** holds the whole path from the root, keys[i] the key op i is issued with (path[i]'s
-** own, or the held op's where its parameters differ).  Returns 0, -1 if capture or
+** holds the path's nodes from depth from on (gs__held_get), keys[i] the key op i
+** is issued with (path[i]'s own, or the held op's where its parameters differ).  Returns 0, -1 if capture or
 ** instantiation failed, or GS_CAPTURE_BUSY if a context synchronize is in progress
 ** (nothing was tried); t->exec stays NULL on failure. */
 int gs__graph_capture(struct gs_graphs *own, struct gs_node *t, struct gs_node **path,
