@@ -19,7 +19,7 @@
 # totals (GRAPHSHIM_REPORT, one file per process), the checksum of the final
 # state, and with CHECK the checksum of a run without graphshim.  With the
 # profile build (make profile; BUILD=build/prof) also where the eager time goes
-# (ceiling(), below): launches a step, their eager cost, and the ratio if
+# (ceiling(), below): ops a step, the eager cost of a launch, and the ratio if
 # graphshim removed them at no cost.
 #
 # Environment: ONLY (a regex of app names), PAIRS (40), CHECK (1: run every app a
@@ -29,8 +29,8 @@
 # APP_TIMEOUT (150 s per run), PYTHON (python3), BENCH_CPUS (run under
 # taskset -c BENCH_CPUS), OUT (where apps.txt and the logs go; default
 # build/bench-apps), BUILD (build).  GRAPHSHIM_* settings pass through.
-# About 3 minutes on an H100 (each app 10-25 s, most of it imports and set-up);
-# twice that with CHECK=1.
+# About 2 minutes on an H100, 3 on the H200 (each app 8-30 s, much of it
+# imports and set-up); twice that with CHECK=1.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}

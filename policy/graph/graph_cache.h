@@ -11,10 +11,11 @@
 #include "graph_capture.h"
 
 /* Builds t->exec for the ops path[from .. t->depth-1] of stream s (locked); path
-** holds the path's nodes from depth from on (gs__held_get), keys[i] the key op i
-** is issued with (path[i]'s own, or the held op's where its parameters differ).  Returns 0, -1 if capture or
-** instantiation failed, or GS_CAPTURE_BUSY if a context synchronize is in progress
-** (nothing was tried); t->exec stays NULL on failure. */
+** holds the path's nodes from depth from on (gs__held_get), keys[i] the key op
+** i is issued with (path[i]'s own, or the held op's where its parameters
+** differ).  Returns 0, -1 if capture or instantiation failed, or
+** GS_CAPTURE_BUSY if a context synchronize is in progress (nothing was tried);
+** t->exec stays NULL on failure. */
 int gs__graph_capture(struct gs_graphs *own, struct gs_node *t, struct gs_node **path,
                       const struct gs_key *const *keys, uint32_t from);
 
