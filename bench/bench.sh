@@ -125,6 +125,7 @@ run_workload large20 100 bench large20
 run_workload norepeat 500 bench norepeat
 run_workload rare 500 bench rare
 run_workload slowhost 100 bench slowhost
+run_workload balanced 100 bench balanced
 run_workload h2d_pinned 500 bench h2d_pinned
 run_workload h2d_pageable 500 bench h2d_pageable
 run_workload cublas 500 bench cublas

@@ -42,9 +42,19 @@
 #define GS_TAIL_OPS 4
 #define GS_CHUNK_MIN_NS 2000
 
+/* The slow host's chunk length on s: GRAPHSHIM_CHUNK_MAX, or a half or a quarter
+** of it where the GPU drained long at the segments' ends (rule drain, below);
+** never under GRAPHSHIM_CHUNK_OPS. */
+static uint32_t chunk_limit(const struct gs_stream *s)
+{
+    uint32_t m = (uint32_t)gs__cfg.chunk_max >> s->chunk_shift;
+
+    return m > (uint32_t)gs__cfg.chunk_ops ? m : (uint32_t)gs__cfg.chunk_ops;
+}
+
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
 {
-    uint32_t limit = (uint32_t)(gs__cfg.chunk_max > gs__cfg.chunk_ops ? gs__cfg.chunk_max : gs__cfg.chunk_ops);
+    uint32_t limit = chunk_limit(s);
 
     if (c->depth == s->tail_at)
         return 1;
@@ -76,8 +86,11 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
 ** gs__launch_graph (nothing went out then). */
 static int launch_chunk(struct gs_stream *s, struct gs_node *c)
 {
+    uint64_t t0 = gs__now_ns();
     int rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
     if (rc == 0) {
+        uint64_t d = gs__now_ns() - t0;
+        s->chunk_cost_ns = s->chunk_cost_ns ? (3 * s->chunk_cost_ns + d) / 4 : d;
         s->chunks++;
         s->last_chunk = c->depth;
         s->last_chunk_ns = gs__now_ns();
@@ -128,3 +141,76 @@ void gs__maybe_chunk(struct gs_stream *s)
     atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
 }
 
+
+/* --- Rule drain ---------------------------------------------------------------
+** Holding delays the GPU: a chunk's kernels begin only when the chunk goes out.
+** Where the GPU runs nearly as long as the host takes to issue (ResNet-18 at
+** batch 1: about 18 us of GPU time an op against 24 of the host's), it is still
+** running the last chunks when the segment ends, and the synchronize waits for
+** up to 16 ops of GPU time that eager work would have run while the host issued
+** (H200: resnet18 inference 0.98-1.02 of eager).  Shorter chunks shorten that
+** wait and cost graph launches (for n ops, a chunk every k, L of host time a
+** launch and g of GPU time an op, the wait k * g and the launches n * L / k cost
+** least at k^2 = n * L / g: 6 for resnet18, 15 for a PyTorch training step whose
+** GPU idles).  So at a synchronize after a segment with chunks, a GPU still busy
+** with them when the last graph went out (a cuStreamQuery before its launch),
+** where the synchronize then waited at least two chunk launches, votes for
+** chunks half as long; an idle one whose wait was shorter votes for them twice
+** as long again.  Two votes alike in a row change the length: GRAPHSHIM_CHUNK_MAX
+** or a power-of-two fraction of it, at least 4 and GRAPHSHIM_CHUNK_OPS (16 or
+** 8 by default).  A GPU that keeps up is idle at the end, whatever its wait. */
+
+/* Before the segment's last graph goes out at a synchronize: 1 when the GPU is
+** still running the chunks before it, 0 when it is not, -1 when not asked (no
+** chunk this segment, the rule dropped, another thread's stream).  Called locked. */
+int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
+{
+    CUcontext prev;
+    CUresult rc;
+
+    if (!s->last_chunk || reason != GS_BAIL_BOUNDARY + GS_SYNC || !gs__cfg.chunk_max ||
+        GS_DROPPED(GS_RULE_DRAIN) || (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
+        return -1;
+    prev = gs__enter_ctx(s);
+    rc = GS_REAL(cuStreamQuery)(s->handle);
+    gs__leave_ctx(s, prev);
+    return rc == CUDA_ERROR_NOT_READY ? 1 : rc == CUDA_SUCCESS ? 0 : -1;
+}
+
+void gs__chunks_drain_start(struct gs_stream *s, uint32_t depth, int busy)
+{
+    s->drain_from = 0;
+    if (busy < 0 || depth <= s->last_chunk)
+        return;
+    s->drain_busy = (uint8_t)busy;
+    s->drain_from = gs__now_ns();
+}
+
+void gs__chunks_synced(struct gs_stream *s)
+{
+    uint64_t d, lcost = s->chunk_cost_ns;
+    int dir = 0;
+
+    if (!s->drain_from || s->seg_start)
+        goto done; /* nothing measured, or an op came between (a query's boundary) */
+    d = gs__now_ns() - s->drain_from;
+    if (s->drain_busy && d >= 2 * lcost)
+        dir = -1;
+    else if (!s->drain_busy && d < 2 * lcost && s->chunk_shift)
+        dir = 1;
+    if (dir && dir == s->drain_dir) {
+        if (++s->drain_votes >= 2) {
+            if (dir < 0 && (uint32_t)gs__cfg.chunk_max >> (s->chunk_shift + 1) >= 4 &&
+                (uint32_t)gs__cfg.chunk_max >> s->chunk_shift > (uint32_t)gs__cfg.chunk_ops)
+                s->chunk_shift++;
+            else if (dir > 0 && s->chunk_shift)
+                s->chunk_shift--;
+            s->drain_votes = 0;
+        }
+    } else {
+        s->drain_dir = (int8_t)dir;
+        s->drain_votes = dir != 0;
+    }
+done:
+    s->drain_from = 0;
+}

@@ -19,4 +19,16 @@ void gs__maybe_chunk(struct gs_stream *s);
 ** the boundary came.  Called locked. */
 void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns);
 
+/* Rule drain (chunk.c): before the segment's last graph goes out at a boundary
+** of reason: 1 where the GPU still runs its chunks, 0 where not, -1 not asked. */
+int gs__chunks_gpu_busy(struct gs_stream *s, int reason);
+
+/* The segment's last graph, ending at depth, went out; busy: gs__chunks_gpu_busy's
+** answer before it.  Called locked, before gs__chunks_end. */
+void gs__chunks_drain_start(struct gs_stream *s, uint32_t depth, int busy);
+
+/* A synchronize of s returned: how long it waited sets the slow host's chunk
+** length.  Called locked. */
+void gs__chunks_synced(struct gs_stream *s);
+
 #endif

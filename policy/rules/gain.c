@@ -11,6 +11,7 @@
 #include "../base/log.h"
 #include "../base/nvtx.h"
 #include "../graph/graph_cache.h"
+#include "chunk.h"
 
 /* The sequence ending at t runs eagerly again (GRAPHSHIM_WARMUP times), to be
 ** timed: its graph is kept for when it is stable again. */
@@ -150,26 +151,35 @@ static void segment_timed(struct gs_stream *s)
     }
 }
 
+/* A synchronize of s returned: the gain check, and the chunk length's (rule
+** drain, chunk.c).  Called locked. */
+static void synced(struct gs_stream *s)
+{
+    gs__chunks_synced(s);
+    if (gs__cfg.gain_check)
+        segment_timed(s);
+}
+
 void gs__gain_synced(CUstream stream)
 {
     struct gs_stream *s;
 
-    if (gs__passthrough || !gs__cfg.gain_check)
+    if (gs__passthrough)
         return;
     s = gs__stream_get(stream);
     gs__lock(&s->lock);
-    segment_timed(s);
+    synced(s);
     gs__unlock(&s->lock);
 }
 
 void gs__gain_ctx_synced(void)
 {
-    if (gs__passthrough || !gs__cfg.gain_check)
+    if (gs__passthrough)
         return;
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
         gs__lock(&s->lock);
-        segment_timed(s);
+        synced(s);
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);

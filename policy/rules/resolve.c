@@ -92,15 +92,19 @@ static void capture_budget(struct gs_stream *s)
 void gs__resolve_locked(struct gs_stream *s, int reason)
 {
     struct gs_node *t = s->cur;
-    int replayed = 0, rc = -1;
+    int replayed = 0, rc = -1, busy = -1;
     uint64_t end_ns = 0;
 
     gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
     if (s->holding) {
-        if (s->last_chunk)
+        if (s->last_chunk) {
             end_ns = gs__now_ns(); /* before the last graph's capture */
+            if (t->stable)
+                busy = gs__chunks_gpu_busy(s, reason);
+        }
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
+            gs__chunks_drain_start(s, t->depth, busy);
             s->replays++;
             t->replays++;
             gs__set_hold(s, GS_HOLD_NONE);

@@ -71,6 +71,12 @@ struct gs_stream {
     uint32_t last_chunk;      /* depth where the segment's last early chunk ended; 0: none */
     uint32_t tail_at;         /* depth where a chunk ends to keep the last graph short; 0: none */
     uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out */
+    uint64_t chunk_cost_ns;   /* host ns of a chunk's graph launch, a running mean (rule drain) */
+    uint64_t drain_from;      /* the segment's last graph went out at a synchronize then; 0: none */
+    uint8_t drain_busy;       /* the GPU was still running the chunks before it */
+    uint8_t chunk_shift;      /* a slow host's chunks are GRAPHSHIM_CHUNK_MAX >> chunk_shift ops */
+    int8_t drain_dir;         /* the last drain's verdict: -1 shorter chunks, 1 longer, 0 none */
+    uint8_t drain_votes;      /* verdicts in a row alike */
     int clean;                /* every op of the segment issued so far succeeded */
     _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
 

@@ -33,6 +33,7 @@ extern pthread_mutex_t g_lock;              /* recursive */
 /* ---- global / thread state ---------------------------------------------- */
 int fake_driver_version(void);
 long fake_graph_launch_us(void); /* FAKECUDA_GRAPH_LAUNCH_US: host time a graph launch takes */
+void fake_gpu_kernel(void);       /* FAKECUDA_KERNEL_US: a kernel keeps the GPU busy that long */
 void fake_spend_us(long us);      /* host time a call takes (the FAKECUDA_*_US knobs); none if us <= 0 */
 void fake_once(void);                       /* reads env, maps arenas */
 CUresult api_enter(bool need_ctx);          /* init / callback / context / sticky checks */

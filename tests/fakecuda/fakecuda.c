@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "fake_internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,8 @@ static int g_inited;
 static int g_drv_version = FAKE_DRIVER_VERSION_DEFAULT;
 static long g_graph_launch_us;
 static long g_capture_us, g_ctx_sync_us;
+static long g_kernel_us;                 /* FAKECUDA_KERNEL_US: the GPU's time per kernel */
+static _Atomic unsigned long long g_gpu_until; /* monotonic ns when the GPU is done */
 static CUresult g_sticky;
 static struct ctx g_primary;
 static __thread struct ctx *t_ctx;
@@ -136,6 +139,8 @@ static void once_init(void)
     if (cu && *cu) g_capture_us = atol(cu);
     const char *cs = getenv("FAKECUDA_CTX_SYNC_US");
     if (cs && *cs) g_ctx_sync_us = atol(cs);
+    const char *ku = getenv("FAKECUDA_KERNEL_US");
+    if (ku && *ku) g_kernel_us = atol(ku);
     size_t mb = 8192;
     const char *m = getenv("FAKECUDA_MEM_MB");
     if (m && *m) mb = strtoull(m, NULL, 10);
@@ -151,6 +156,35 @@ static void once_init(void)
 void fake_once(void) { pthread_once(&g_once, once_init); }
 int fake_driver_version(void) { fake_once(); return g_drv_version; }
 long fake_graph_launch_us(void) { fake_once(); return g_graph_launch_us; }
+
+static unsigned long long mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+/* FAKECUDA_KERNEL_US: a kernel runs at once (its bytes are there on return), but
+** the GPU counts as busy for that long after the work before it: one queue for
+** every stream, as one GPU running one stream's work at a time. */
+void fake_gpu_kernel(void)
+{
+    if (g_kernel_us <= 0) return;
+    unsigned long long now = mono_ns(), u = atomic_load(&g_gpu_until);
+    atomic_store(&g_gpu_until, (u > now ? u : now) + (unsigned long long)g_kernel_us * 1000ull);
+}
+
+static bool gpu_busy(void) { return g_kernel_us > 0 && mono_ns() < atomic_load(&g_gpu_until); }
+
+/* A synchronize returns when the GPU is done. */
+static void gpu_wait(void)
+{
+    unsigned long long now, u;
+    while (g_kernel_us > 0 && (now = mono_ns()) < (u = atomic_load(&g_gpu_until))) {
+        struct timespec t = {(time_t)((u - now) / 1000000000ull), (long)((u - now) % 1000000000ull)};
+        nanosleep(&t, NULL);
+    }
+}
 
 void fake_spend_us(long us)
 {
@@ -360,6 +394,7 @@ CUresult x_CtxSynchronize(CUcontext ctx, int explicit_ctx)
      * whatever the capture mode (CUDA programming guide, "Prohibited and
      * Unhandled Operations"). */
     fake_spend_us(g_ctx_sync_us); /* FAKECUDA_CTX_SYNC_US: before it looks */
+    gpu_wait();
     LOCK();
     int hit = 0;
     for (struct capture *c = g_captures; c; c = c->next) { capture_invalidate(c); hit = 1; }
@@ -893,7 +928,7 @@ CUresult x_StreamDestroy(CUstream h)
     return CUDA_SUCCESS;
 }
 
-static CUresult sync_or_query(CUstream h, int pt)
+static CUresult sync_or_query(CUstream h, int pt, bool query)
 {
     CUresult rc = api_enter(true);
     if (rc) return rc;
@@ -906,11 +941,13 @@ static CUresult sync_or_query(CUstream h, int pt)
     }
     if (!rc && s->special == S_LEGACY) rc = legacy_check(s, true);
     UNLOCK();
+    if (!rc && query && gpu_busy()) rc = CUDA_ERROR_NOT_READY;
+    if (!rc && !query) gpu_wait();
     return rc;
 }
 
-CUresult x_StreamSynchronize(CUstream h, int pt) { return sync_or_query(h, pt); }
-CUresult x_StreamQuery(CUstream h, int pt) { return sync_or_query(h, pt); }
+CUresult x_StreamSynchronize(CUstream h, int pt) { return sync_or_query(h, pt, false); }
+CUresult x_StreamQuery(CUstream h, int pt) { return sync_or_query(h, pt, true); }
 
 CUresult x_StreamGetFlags(CUstream h, unsigned *flags, int pt)
 {

@@ -635,6 +635,37 @@ Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
     free(report);
 }
 
+Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
+{
+    char *report;
+    long n;
+
+    /* slowlong's 60 ops at tens of microseconds an op, as above: 3 + 4 + 5 * (n - 2)
+    ** chunks.  With 150 us of GPU time a kernel the GPU is still running the
+    ** chunks when the last graph goes out at the synchronize (rule drain): after
+    ** two such synchronizes chunks end every 8 ops, not 16, and, once their places
+    ** have seen the slow host twice, 7 or 8 chunks a replay instead of 5. */
+    n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL}, "12",
+                     &report);
+    cr_assert_eq(n, 10, "%s", report);
+    cr_assert_geq(total(report, "chunks"), 3 + 4 + 5 * (n - 2) + 2 * 4, "%s", report);
+    free(report);
+    n = replays_with("slowlong",
+                     (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150",
+                                      "GRAPHSHIM_TEST_DROP_RULE=drain", NULL},
+                     "12", &report);
+    cr_assert_eq(n, 10, "%s", report);
+    cr_assert_eq(total(report, "chunks"), 3 + 4 + 5 * (n - 2), "%s", report);
+    free(report);
+    /* A GPU that keeps up (1 us a kernel) waits a moment at the synchronize:
+    ** chunks stay 16 ops long. */
+    n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=1", NULL}, "12",
+                     &report);
+    cr_assert_eq(n, 10, "%s", report);
+    cr_assert_eq(total(report, "chunks"), 3 + 4 + 5 * (n - 2), "%s", report);
+    free(report);
+}
+
 ParameterizedTestParameters(engine, a_graph_slower_than_eager_work_runs_eagerly_for_good)
 {
     static char scenarios[][16] = {"sync", "ctx-sync"};
