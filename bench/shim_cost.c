@@ -321,6 +321,7 @@ int main(int argc, char **argv)
     gs__real[GS_ID_cuStreamGetCtx] = (void *)stub_stream_ctx;
     gs__real[GS_ID_cuStreamGetFlags] = (void *)stub_flags;
     gs__real[GS_ID_cuStreamSynchronize] = (void *)stub_stream;
+    gs__real[GS_ID_cuStreamQuery] = (void *)stub_stream; /* a stub GPU is never busy */
     gs__real[GS_ID_cuStreamCreate] = (void *)stub_create;
     gs__real[GS_ID_cuStreamBeginCapture_v2] = (void *)stub_begin;
     gs__real[GS_ID_cuStreamEndCapture] = (void *)stub_end;

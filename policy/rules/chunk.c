@@ -169,7 +169,8 @@ int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
     CUresult rc;
 
     if (!s->last_chunk || reason != GS_BAIL_BOUNDARY + GS_SYNC || !gs__cfg.chunk_max ||
-        GS_DROPPED(GS_RULE_DRAIN) || (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
+        GS_DROPPED(GS_RULE_DRAIN) || !gs__real[GS_ID_cuStreamQuery] ||
+        (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
         return -1;
     prev = gs__enter_ctx(s);
     rc = GS_REAL(cuStreamQuery)(s->handle);
