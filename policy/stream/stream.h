@@ -75,8 +75,7 @@ struct gs_stream {
     uint64_t drain_from;      /* the segment's last graph went out at a synchronize then; 0: none */
     uint8_t drain_busy;       /* the GPU was still running the chunks before it */
     uint8_t chunk_shift;      /* a slow host's chunks are GRAPHSHIM_CHUNK_MAX >> chunk_shift ops */
-    int8_t drain_dir;         /* the last drain's verdict: -1 shorter chunks, 1 longer, 0 none */
-    uint8_t drain_votes;      /* verdicts in a row alike */
+    uint8_t drain_votes;      /* synchronizes in a row that found the GPU busy (rule drain) */
     int clean;                /* every op of the segment issued so far succeeded */
     _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
 
