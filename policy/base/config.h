@@ -50,7 +50,8 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "GRAPHSHIM_CHUNK_OPS) after an early chunk, twice in a row at that place, a chunk ends " \
       "there instead of growing as "                                                 \
       "long as all before it: a GPU about as fast as such a host gets work before " \
-      "it runs dry; 0: chunks always grow")                                          \
+      "it runs dry; half as many (not under 4 or GRAPHSHIM_CHUNK_OPS) where the GPU " \
+      "was still running the chunks at two synchronizes in a row; 0: chunks always grow") \
     X(body_ops, "GRAPHSHIM_BODY_OPS", GS_KNOB_INT, 32, 0, 1000000,                     \
       "loop bodies: a run of 1 to 32 ops that repeats back to back inside one "     \
       "segment is held once it ran GRAPHSHIM_WARMUP + 1 times in a row, and goes "  \
