@@ -150,6 +150,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->cur = &s->trie.root;
         s->clean = 1;
         gs__chunks_end(s, NULL, 0);
+        gs__chunks_forget(s);
         s->warmup_shift = 0; /* a new stream's budget, and learning */
         s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
         s->resting = 0;

@@ -42,14 +42,22 @@
 #define GS_TAIL_OPS 4
 #define GS_CHUNK_MIN_NS 2000
 
-/* The slow host's chunk length on s: GRAPHSHIM_CHUNK_MAX, or a half or a quarter
-** of it where the GPU drained long at the segments' ends (rule drain, below);
-** never under GRAPHSHIM_CHUNK_OPS. */
+/* The slow host's chunk length on s: GRAPHSHIM_CHUNK_MAX, or a power-of-two
+** fraction of it where the GPU was still busy at the segments' ends (rule drain,
+** below); never under GRAPHSHIM_CHUNK_OPS. */
 static uint32_t chunk_limit(const struct gs_stream *s)
 {
     uint32_t m = (uint32_t)gs__cfg.chunk_max >> s->chunk_shift;
 
     return m > (uint32_t)gs__cfg.chunk_ops ? m : (uint32_t)gs__cfg.chunk_ops;
+}
+
+/* Rule drain may halve s's chunk length once more: to 4 ops at least, and to
+** less than it is now (GRAPHSHIM_CHUNK_OPS may be the floor already). */
+static int can_shorten(const struct gs_stream *s)
+{
+    return gs__cfg.chunk_max && (uint32_t)gs__cfg.chunk_max >> (s->chunk_shift + 1) >= 4 &&
+           (uint32_t)gs__cfg.chunk_max >> s->chunk_shift > (uint32_t)gs__cfg.chunk_ops;
 }
 
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
@@ -64,13 +72,14 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
         if (gs__cfg.chunk_max && held == limit) {
             /* Two slow passes in a row: a fast host that stalls once in a while
             ** (descheduled) keeps its few long chunks. */
-            if (c->chunk_votes >= 2)
-                return 1;
-            if (gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP) {
+            if (c->chunk_votes < 2 && gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP) {
                 c->chunk_votes = 0;
                 return 0;
             }
-            return ++c->chunk_votes >= 2;
+            if (c->chunk_votes < 2 && ++c->chunk_votes < 2)
+                return 0;
+            s->chunk_slow = 1;
+            return 1;
         }
     }
     if (!gs__cfg.chunk_us)
@@ -117,6 +126,7 @@ void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
     s->last_chunk = 0;
     s->tail_at = 0;
     s->chunks_off = 0;
+    s->chunk_slow = 0;
 }
 
 void gs__maybe_chunk(struct gs_stream *s)
@@ -150,11 +160,12 @@ void gs__maybe_chunk(struct gs_stream *s)
 ** up to 16 ops of GPU time that eager work would have run while the host issued
 ** (H200: resnet18 inference 0.98-1.02 of eager).  Shorter chunks shorten that
 ** wait and cost graph launches (for n ops, a chunk every k, L of host time a
-** launch and g of GPU time an op, the wait k * g and the launches n * L / k cost
-** least at k^2 = n * L / g: 6 for resnet18, 15 for a PyTorch training step whose
-** GPU idles).  So at a synchronize after a segment with chunks, a GPU still busy
-** with them when the last graph went out (a cuStreamQuery before its launch),
-** where the synchronize then waited at least two chunk launches, votes for
+** launch and g of GPU time an op, the wait k * g and the launches n * L / k
+** cost least at k^2 = n * L / g: 6 for resnet18, 15 for a PyTorch training step
+** whose GPU idles).  So where a segment's chunks ended by the slow host's length
+** and it ended at a synchronize (of the stream, or of its context), a GPU still
+** busy with them when the last graph went out (a cuStreamQuery before its
+** launch), whose synchronize then waited at least two chunk launches, votes for
 ** chunks half as long, and two such votes in a row halve them, down to 4 ops and
 ** GRAPHSHIM_CHUNK_OPS (16 to 8 by default).  A GPU that keeps up is idle at the
 ** end, whatever its wait.  Chunks never grow back: the first version let an
@@ -163,15 +174,12 @@ void gs__maybe_chunk(struct gs_stream *s)
 ** and captured its chunks' graphs anew each time (514 captures in 900 replays,
 ** 1.002 of eager against 1.046 without the rule). */
 
-/* Before the segment's last graph goes out at a synchronize: 1 when the GPU is
-** still running the chunks before it, 0 when it is not, -1 when not asked (no
-** chunk this segment, the rule dropped, another thread's stream).  Called locked. */
 int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
 {
     CUcontext prev;
     CUresult rc;
 
-    if (!s->last_chunk || reason != GS_BAIL_BOUNDARY + GS_SYNC || !gs__cfg.chunk_max ||
+    if (!s->chunk_slow || reason != GS_BAIL_BOUNDARY + GS_SYNC || !can_shorten(s) ||
         GS_DROPPED(GS_RULE_DRAIN) || !gs__real[GS_ID_cuStreamQuery] ||
         (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
         return -1;
@@ -181,30 +189,34 @@ int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
     return rc == CUDA_ERROR_NOT_READY ? 1 : rc == CUDA_SUCCESS ? 0 : -1;
 }
 
-void gs__chunks_drain_start(struct gs_stream *s, uint32_t depth, int busy)
+void gs__chunks_drain_start(struct gs_stream *s, int busy)
 {
-    s->drain_from = 0;
-    if (busy < 0 || depth <= s->last_chunk)
-        return;
-    s->drain_busy = (uint8_t)busy;
-    s->drain_from = gs__now_ns();
+    s->drain_from = busy >= 0 ? gs__now_ns() : 0;
+    s->drain_busy = busy > 0;
 }
 
-void gs__chunks_synced(struct gs_stream *s)
+void gs__chunks_synced(struct gs_stream *s, int waited)
 {
-    uint64_t d, lcost = s->chunk_cost_ns;
+    uint64_t d;
 
-    if (!s->drain_from || s->seg_start)
-        goto done; /* nothing measured, or an op came between (a query's boundary) */
+    if (!s->drain_from || !waited)
+        goto done;
     d = gs__now_ns() - s->drain_from;
-    if (s->drain_busy && d >= 2 * lcost && ++s->drain_votes >= 2) {
-        if ((uint32_t)gs__cfg.chunk_max >> (s->chunk_shift + 1) >= 4 &&
-            (uint32_t)gs__cfg.chunk_max >> s->chunk_shift > (uint32_t)gs__cfg.chunk_ops)
+    if (!s->drain_busy || d < 2 * s->chunk_cost_ns) {
+        s->drain_votes = 0; /* votes in a row */
+    } else if (++s->drain_votes >= 2) {
+        if (can_shorten(s))
             s->chunk_shift++;
         s->drain_votes = 0;
-    } else if (!s->drain_busy || d < 2 * lcost) {
-        s->drain_votes = 0; /* votes in a row */
     }
 done:
     s->drain_from = 0;
+}
+
+void gs__chunks_forget(struct gs_stream *s)
+{
+    s->chunk_shift = 0;
+    s->drain_votes = 0;
+    s->drain_from = 0;
+    s->chunk_cost_ns = 0;
 }

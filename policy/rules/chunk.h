@@ -19,16 +19,22 @@ void gs__maybe_chunk(struct gs_stream *s);
 ** the boundary came.  Called locked. */
 void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns);
 
-/* Rule drain (chunk.c): before the segment's last graph goes out at a boundary
-** of reason: 1 where the GPU still runs its chunks, 0 where not, -1 not asked. */
+/* Rule drain (chunk.c).  Before the segment's last graph goes out at a boundary
+** of reason: 1 where the GPU still runs its chunks (and they may shorten), 0
+** where not, -1 not asked.  Called locked. */
 int gs__chunks_gpu_busy(struct gs_stream *s, int reason);
 
-/* The segment's last graph, ending at depth, went out; busy: gs__chunks_gpu_busy's
-** answer before it.  Called locked, before gs__chunks_end. */
-void gs__chunks_drain_start(struct gs_stream *s, uint32_t depth, int busy);
+/* At every resolve: busy, gs__chunks_gpu_busy's answer where the last graph went
+** out (-1 otherwise); from now on the synchronize's wait is timed.  Called
+** locked. */
+void gs__chunks_drain_start(struct gs_stream *s, int busy);
 
-/* A synchronize of s returned: how long it waited sets the slow host's chunk
-** length.  Called locked. */
-void gs__chunks_synced(struct gs_stream *s);
+/* A synchronize returned; waited: it waited for s (a context synchronize, for
+** streams of its context only).  How long it waited since the last graph went
+** out may halve the slow host's chunk length.  Called locked. */
+void gs__chunks_synced(struct gs_stream *s, int waited);
+
+/* s is emptied of what it learned: its chunk length starts anew.  Called locked. */
+void gs__chunks_forget(struct gs_stream *s);
 
 #endif

@@ -151,11 +151,11 @@ static void segment_timed(struct gs_stream *s)
     }
 }
 
-/* A synchronize of s returned: the gain check, and the chunk length's (rule
-** drain, chunk.c).  Called locked. */
-static void synced(struct gs_stream *s)
+/* A synchronize that waited for s (waited) returned: the gain check, and the
+** chunk length's (rule drain, chunk.c).  Called locked. */
+static void synced(struct gs_stream *s, int waited)
 {
-    gs__chunks_synced(s);
+    gs__chunks_synced(s, waited);
     if (gs__cfg.gain_check)
         segment_timed(s);
 }
@@ -168,18 +168,21 @@ void gs__gain_synced(CUstream stream)
         return;
     s = gs__stream_get(stream);
     gs__lock(&s->lock);
-    synced(s);
+    synced(s, 1);
     gs__unlock(&s->lock);
 }
 
 void gs__gain_ctx_synced(void)
 {
+    CUcontext cur = NULL;
+
     if (gs__passthrough)
         return;
+    GS_REAL(cuCtxGetCurrent)(&cur); /* the context whose streams it waited for */
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
         gs__lock(&s->lock);
-        synced(s);
+        synced(s, s->ctx == cur);
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);

@@ -104,7 +104,6 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
         }
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
-            gs__chunks_drain_start(s, t->depth, busy);
             s->replays++;
             t->replays++;
             gs__set_hold(s, GS_HOLD_NONE);
@@ -120,6 +119,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
             }
         }
     }
+    gs__chunks_drain_start(s, replayed ? busy : -1);
     if (t && s->clean) {
         gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
         if (t->depth) {

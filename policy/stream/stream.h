@@ -72,8 +72,10 @@ struct gs_stream {
     uint32_t tail_at;         /* depth where a chunk ends to keep the last graph short; 0: none */
     uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out */
     uint64_t chunk_cost_ns;   /* host ns of a chunk's graph launch, a running mean (rule drain) */
-    uint64_t drain_from;      /* the segment's last graph went out at a synchronize then; 0: none */
+    uint64_t drain_from;      /* the segment's last graph went out then, at a boundary of class
+                              ** GS_SYNC; 0: none, or the segment resolved since */
     uint8_t drain_busy;       /* the GPU was still running the chunks before it */
+    uint8_t chunk_slow;       /* a chunk of this segment ended by the slow host's length */
     uint8_t chunk_shift;      /* a slow host's chunks are GRAPHSHIM_CHUNK_MAX >> chunk_shift ops */
     uint8_t drain_votes;      /* synchronizes in a row that found the GPU busy (rule drain) */
     int clean;                /* every op of the segment issued so far succeeded */

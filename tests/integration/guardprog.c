@@ -515,12 +515,12 @@ static void new_then_same(int iters)
 
 /* A 60-op sequence from a slow host (tens of microseconds per op, as a Python
 ** framework issues them): the shape of a model's forward pass. */
-static void slowlong(int iters)
+static void slowlong_run(int iters, int polled)
 {
     CUstream s;
     CUdeviceptr x = dev();
     float *out = pinned();
-    struct timespec nap = {0, 20000};
+    struct timespec nap = {0, 20000}, wait = {0, 20000000};
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
         input(s, x, it);
@@ -529,10 +529,19 @@ static void slowlong(int iters)
             nanosleep(&nap, NULL);
         }
         copy(s, P(out), x);
+        if (polled) { /* asks once, then waits 20 ms on the host: the GPU is done by then */
+            CUresult rc = cuStreamQuery(s);
+            if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY)
+                CHECK(rc);
+            nanosleep(&wait, NULL);
+        }
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
     }
 }
+
+static void slowlong(int iters) { slowlong_run(iters, 0); }
+static void slowlong_polled(int iters) { slowlong_run(iters, 1); }
 
 /* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark;
 ** twenty: 20 ops (bench's tiny20). */
@@ -1795,7 +1804,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
+    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent
