@@ -608,11 +608,21 @@ Test(engine, a_chunk_that_leaves_the_host_almost_nothing_to_issue_is_dropped)
     free(report);
 }
 
-Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
+/* A 12-iteration run of scenario with env replays 10 times, with lo to hi chunks. */
+static void expect_chunks(const char *scenario, const char *const *env, long lo, long hi)
 {
     char *report;
-    long n;
 
+    cr_assert_eq(replays_with(scenario, env, "12", &report), 10, "%s", report);
+    cr_assert(total(report, "chunks") >= lo && total(report, "chunks") <= hi, "%ld to %ld chunks: %s", lo, hi,
+              report);
+    free(report);
+}
+
+#define SLOWLONG_CHUNKS (3 + 4 + 5 * (10 - 2))
+
+Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
+{
     /* A 60-op sequence issued at tens of microseconds an op.  Chunks of 8, 8 and
     ** 16 ops go out as from a fast host; the next would be 32 ops long, but
     ** the host took more than 1 us an op over the 16 ops after the last chunk,
@@ -620,58 +630,34 @@ Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
     ** per replay instead of three, the last graph 12 ops instead of 28.  From
     ** the third on, that last graph is cut 4 ops before the end (rule
     ** short-tail): five chunks, and a last graph of 4 ops. */
-    n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", NULL}, "12", &report);
-    cr_assert_eq(n, 10, "%s", report);
-    cr_assert_eq(total(report, "chunks"), 3 + 4 + 5 * (n - 2), "%s", report);
-    free(report);
-    n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=short-tail", NULL},
-                     "12", &report);
-    cr_assert_eq(n, 10, "%s", report);
-    cr_assert_eq(total(report, "chunks"), 3 + 4 * (n - 1), "%s", report);
-    free(report);
-    n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_CHUNK_MAX=0", "GRAPHSHIM_BODY_OPS=0", NULL}, "12", &report);
-    cr_assert_eq(n, 10, "%s", report);
-    cr_assert_eq(total(report, "chunks"), 3 * n, "%s", report);
-    free(report);
+    expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", NULL}, SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
+    expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=short-tail", NULL},
+                  3 + 4 * 9, 3 + 4 * 9);
+    expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_CHUNK_MAX=0", "GRAPHSHIM_BODY_OPS=0", NULL}, 3 * 10, 3 * 10);
 }
 
 Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
 {
-    char *report;
-    long n;
-
-    /* slowlong's 60 ops at tens of microseconds an op, as above: 3 + 4 + 5 * (n - 2)
-    ** chunks.  With 150 us of GPU time a kernel the GPU is still running the
-    ** chunks when the last graph goes out at the synchronize (rule drain): after
-    ** two such synchronizes chunks end every 8 ops, not 16, and, once their places
-    ** have seen the slow host twice, 7 a replay instead of 5 (55 in all here; a
-    ** loaded host that finds the GPU idle once halves them a replay later: 51-53). */
-    n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL}, "12",
-                     &report);
-    cr_assert_eq(n, 10, "%s", report);
-    cr_assert_geq(total(report, "chunks"), 3 + 4 + 5 * (n - 2) + 2, "%s", report);
-    free(report);
-    n = replays_with("slowlong",
-                     (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150",
-                                      "GRAPHSHIM_TEST_DROP_RULE=drain", NULL},
-                     "12", &report);
-    cr_assert_eq(n, 10, "%s", report);
-    cr_assert_eq(total(report, "chunks"), 3 + 4 + 5 * (n - 2), "%s", report);
-    free(report);
+    /* slowlong's 60 ops at tens of microseconds an op, as above: SLOWLONG_CHUNKS.
+    ** With 150 us of GPU time a kernel the GPU is still running the chunks when
+    ** the last graph goes out at the synchronize (rule drain): after two such
+    ** synchronizes chunks end every 8 ops, not 16, and, once their places have
+    ** seen the slow host twice, 7 a replay instead of 5 (55 in all here; a loaded
+    ** host that finds the GPU idle once halves them a replay later: 51-53). */
+    expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL},
+                  SLOWLONG_CHUNKS + 2, 10 * 8);
+    expect_chunks("slowlong",
+                  (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", "GRAPHSHIM_TEST_DROP_RULE=drain",
+                                   NULL},
+                  SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
     /* The program asks whether the stream is done, then works 20 ms on the host:
     ** the synchronize after that waits for nothing, and chunks stay 16 ops long. */
-    n = replays_with("slowlong-polled", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL},
-                     "12", &report);
-    cr_assert_eq(n, 10, "%s", report);
-    cr_assert_eq(total(report, "chunks"), 3 + 4 + 5 * (n - 2), "%s", report);
-    free(report);
+    expect_chunks("slowlong-polled", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL},
+                  SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
     /* A GPU that keeps up (1 us a kernel) waits a moment at the synchronize:
     ** chunks stay 16 ops long. */
-    n = replays_with("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=1", NULL}, "12",
-                     &report);
-    cr_assert_eq(n, 10, "%s", report);
-    cr_assert_eq(total(report, "chunks"), 3 + 4 + 5 * (n - 2), "%s", report);
-    free(report);
+    expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=1", NULL}, SLOWLONG_CHUNKS,
+                  SLOWLONG_CHUNKS);
 }
 
 ParameterizedTestParameters(engine, a_graph_slower_than_eager_work_runs_eagerly_for_good)
