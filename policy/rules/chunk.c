@@ -72,13 +72,15 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
         if (gs__cfg.chunk_max && held == limit) {
             /* Two slow passes in a row: a fast host that stalls once in a while
             ** (descheduled) keeps its few long chunks. */
-            if (c->chunk_votes < 2 && gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP) {
-                c->chunk_votes = 0;
-                return 0;
+            if (c->chunk_votes < 2) {
+                if (gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP) {
+                    c->chunk_votes = 0;
+                    return 0;
+                }
+                if (++c->chunk_votes < 2)
+                    return 0;
             }
-            if (c->chunk_votes < 2 && ++c->chunk_votes < 2)
-                return 0;
-            s->chunk_slow = 1;
+            s->chunk_slow = 1; /* a chunk by the slow host's length (rule drain) */
             return 1;
         }
     }
@@ -150,7 +152,6 @@ void gs__maybe_chunk(struct gs_stream *s)
     s->chunk_since = 0;
     atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
 }
-
 
 /* --- Rule drain ---------------------------------------------------------------
 ** Holding delays the GPU: a chunk's kernels begin only when the chunk goes out.
