@@ -214,12 +214,7 @@ void fake_set_sticky(CUresult rc)
 
 struct ctx *cur_ctx(void) { return t_ctx; }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+static double now_ms(void) { return (double)mono_ns() / 1e6; }
 
 /* ------------------------------------------------------------------------ */
 /* init, version, device, context                                           */
