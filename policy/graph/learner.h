@@ -49,13 +49,14 @@ struct gs_node {
     uint8_t gain_warm;       /* its eager time was measured again after the first replays */
     uint8_t rebuilt;         /* its graph was built (instantiated or updated) for its last launch */
     uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
+    uint8_t chunk_end;       /* an early chunk ended here: holding may resume after it (entry/hold.c) */
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t patched;        /* launches of exec that needed new parameters first */
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
     uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check);
                              ** in a trial, of replay_n pairs */
     uint32_t replay_n;
-    uint32_t watchdog_mark;  /* the stream's replay count at the last watchdog hit here */
+    uint32_t watchdog_mark;  /* the stream's whole_replays at the last watchdog hit here */
     uint64_t last_used;      /* replay clock, for the graph cache */
     struct gs_exec *exec;    /* graph of ops of the path ending here (graph_cache.h), or NULL */
     uint32_t chunk_tail;     /* ops after this node to the segment's end, the last time

@@ -104,6 +104,7 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
         s->chunk_cost_ns = s->chunk_cost_ns ? (3 * s->chunk_cost_ns + d) / 4 : d;
         s->chunks++;
         s->last_chunk = c->depth;
+        c->chunk_end = 1;
         s->last_chunk_ns = gs__now_ns();
         if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
             s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;

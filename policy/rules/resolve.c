@@ -105,6 +105,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
             s->replays++;
+            s->whole_replays += !s->seg_resumed;
             t->replays++;
             gs__set_hold(s, GS_HOLD_NONE);
         } else if (rc == GS_CAPTURE_BUSY) {
@@ -138,8 +139,9 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
                        ? t
                        : NULL;
     s->last_start = s->seg_start;
-    s->last_how = replayed ? 1 : s->seg_held ? -1 : 0;
+    s->last_how = replayed && !s->seg_resumed ? 1 : s->seg_held ? -1 : 0;
     s->seg_held = 0;
+    s->seg_resumed = 0;
     s->last_evicted = s->trie.evicted;
     s->seg_start = 0;
     gs__chunks_end(s, replayed ? t : NULL, end_ns);

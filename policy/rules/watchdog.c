@@ -60,7 +60,8 @@ static void sleep_until_held(void)
 
 /* Issues work held longer than GRAPHSHIM_MAX_DEFER_US, so a host waiting for it
 ** without a CUDA call (polling mapped memory) never waits forever.  Where it fired
-** GS_WATCHDOG_HITS times with no replay on the stream between, that program point
+** GS_WATCHDOG_HITS times with no segment of the stream replayed whole between (one
+** held again after a hit, entry/hold.c, is not), that program point
 ** does not wait for a sync (the host polls, or works long before its next CUDA
 ** call): from then on, work held up to there goes out as soon as it is reached,
 ** as a graph (an early chunk), and holding goes on after it.  (A hit between
@@ -94,9 +95,9 @@ static void *watchdog(void *arg)
                     gs__body_watchdog(s); /* counts its hits itself */
                 } else {
                     struct gs_node *n = s->cur;
-                    if (n->watchdog_mark != (uint32_t)s->replays)
-                        n->watchdog_hits = 0; /* the stream replayed since the last hit here */
-                    n->watchdog_mark = (uint32_t)s->replays;
+                    if (n->watchdog_mark != (uint32_t)s->whole_replays)
+                        n->watchdog_hits = 0; /* a segment replayed whole since the last hit here */
+                    n->watchdog_mark = (uint32_t)s->whole_replays;
                     if (n->watchdog_hits < GS_WATCHDOG_HITS)
                         n->watchdog_hits++;
                     gs__flush(s, GS_BAIL_WATCHDOG);

@@ -87,6 +87,9 @@ struct gs_stream {
     struct gs_node *last_term;
     uint64_t last_start, last_evicted;
     int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
+    int seg_resumed;          /* the segment open now held ops again after held ones went out
+                              ** before its end (entry/hold.c) */
+    uint64_t whole_replays;   /* replays of segments held from start to end (watchdog.c) */
 
     /* Work that never repeats: after GRAPHSHIM_REST_AFTER segments in a row that
     ** were new, or as many dropped subtrees with no replay, learning rests for

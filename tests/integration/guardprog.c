@@ -514,8 +514,10 @@ static void new_then_same(int iters)
 }
 
 /* A 60-op sequence from a slow host (tens of microseconds per op, as a Python
-** framework issues them): the shape of a model's forward pass. */
-static void slowlong_run(int iters, int polled)
+** framework issues them): the shape of a model's forward pass.  slowlong-stall:
+** in every third iteration from the sixth on, the host stalls for 20 ms after
+** its 21st op (a garbage collection, a descheduled thread). */
+static void slowlong_run(int iters, int polled, int stalls)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -527,6 +529,8 @@ static void slowlong_run(int iters, int polled)
         for (int j = 0; j < 58; j++) {
             axpb(s, x);
             nanosleep(&nap, NULL);
+            if (stalls && it >= 5 && it % 3 == 2 && j == 20)
+                nanosleep(&wait, NULL);
         }
         copy(s, P(out), x);
         if (polled) { /* asks once, then waits 20 ms on the host: the GPU is done by then */
@@ -540,8 +544,9 @@ static void slowlong_run(int iters, int polled)
     }
 }
 
-static void slowlong(int iters) { slowlong_run(iters, 0); }
-static void slowlong_polled(int iters) { slowlong_run(iters, 1); }
+static void slowlong(int iters) { slowlong_run(iters, 0, 0); }
+static void slowlong_polled(int iters) { slowlong_run(iters, 1, 0); }
+static void slowlong_stall(int iters) { slowlong_run(iters, 0, 1); }
 
 /* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark;
 ** twenty: 20 ops (bench's tiny20). */
@@ -1804,7 +1809,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
+    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent

@@ -910,6 +910,28 @@ Test(engine, a_stall_now_and_then_does_not_stop_holding)
     free(report);
 }
 
+Test(engine, after_a_stall_holding_resumes_where_a_chunk_began)
+{
+    const char *const env[] = {"GRAPHSHIM_MAX_DEFER_US=3000", "GRAPHSHIM_BODY_OPS=0", NULL};
+    const char *const off[] = {"GRAPHSHIM_MAX_DEFER_US=3000", "GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=resume",
+                               NULL};
+    char *report;
+
+    /* slowlong's 60 ops from a slow host, in chunks ending at depths 8, 16, 32,
+    ** 48 and 56; in 3 of the 10 replayed iterations the host stalls 20 ms after
+    ** op 21, and the watchdog issues ops 17-21.  Ops 22-32 go out eagerly, and
+    ** holding resumes after the chunk that ended at 32: those iterations replay
+    ** the rest, 16 ops eager each (600 - 48 = 552 replayed).  Without the rule
+    ** the rest of each of them goes out eagerly (600 - 3 * 44 = 468). */
+    cr_assert_eq(replays_with("slowlong-stall", env, "12", &report), 10, "%s", report);
+    cr_assert_geq(total(report, "ops_replayed"), 540, "%s", report);
+    cr_assert_geq(total(strstr(report, "\"bails\""), "watchdog"), 3, "%s", report);
+    free(report);
+    cr_assert_eq(replays_with("slowlong-stall", off, "12", &report), 7, "%s", report);
+    cr_assert_leq(total(report, "ops_replayed"), 468, "%s", report);
+    free(report);
+}
+
 Test(engine, where_the_host_polls_held_work_goes_out_when_it_is_reached)
 {
     char *report, *bails;
