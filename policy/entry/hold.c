@@ -275,6 +275,7 @@ found:
             if (s->seg_held) { /* held again: the ops before went out */
                 s->chunk_depth = s->cur->depth;
                 s->seg_resumed = 1;
+                s->resumes++;
             }
             s->seg_held = 1;
             gs__set_hold(s, GS_HOLD_TRIE);

@@ -24,7 +24,7 @@
 
 struct totals {
     uint64_t ops, held, replayed, replays, chunks, body_graphs, patched, nodes_patched, issue_errors, evicted;
-    uint64_t recaptures, capture_ns, instantiate_ns, update_ns;
+    uint64_t recaptures, resumed, capture_ns, instantiate_ns, update_ns;
     uint64_t bails[GS_NBAIL];
     int nstreams;
 };
@@ -40,6 +40,7 @@ static void add_stream(struct gs_stream *s, void *arg)
     t->patched += s->patched_launches;
     t->nodes_patched += s->nodes_patched;
     t->recaptures += s->recaptures;
+    t->resumed += s->resumes;
     t->capture_ns += s->graphs.capture_ns;
     t->instantiate_ns += s->graphs.instantiate_ns;
     t->update_ns += s->graphs.update_ns;
@@ -162,7 +163,8 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
     fprintf(f, "{\n  \"engine\": %s,\n", gs__passthrough ? "false" : "true");
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
             "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %llu, "
-            "\"patched_launches\": %llu, \"nodes_patched\": %llu, \"recaptures\": %llu, \"capture_us\": %llu, "
+            "\"patched_launches\": %llu, \"nodes_patched\": %llu, \"recaptures\": %llu, \"resumed\": %llu, "
+            "\"capture_us\": %llu, "
             "\"instantiate_us\": %llu, \"update_us\": %llu, \"graphs_captured\": %ld, "
             "\"graph_failures\": %ld, "
             "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"learned_dropped\": %llu, \"issue_errors\": %llu, "
@@ -170,7 +172,7 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
             rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
             (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->patched,
-            (unsigned long long)t->nodes_patched, (unsigned long long)t->recaptures,
+            (unsigned long long)t->nodes_patched, (unsigned long long)t->recaptures, (unsigned long long)t->resumed,
             (unsigned long long)(t->capture_ns / 1000), (unsigned long long)(t->instantiate_ns / 1000),
             (unsigned long long)(t->update_ns / 1000), g->captured, g->failed, g->evicted, g->alive,
             (unsigned long long)t->evicted, (unsigned long long)t->issue_errors);
@@ -252,6 +254,8 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
     if (t->recaptures)
         fprintf(f, "  %llu graphs built again (stale, or a change that could not be made in place)\n",
                 (unsigned long long)t->recaptures);
+    if (t->resumed)
+        fprintf(f, "  %llu segments held again after their held ops went out early\n", (unsigned long long)t->resumed);
     fprintf(f, "  host time: capturing %.1f ms, instantiating %.1f ms, setting nodes %.1f ms\n",
             t->capture_ns / 1e6, t->instantiate_ns / 1e6, t->update_ns / 1e6);
     for (int b = 0; b < GS_NBAIL; b++)

@@ -137,6 +137,7 @@ struct gs_stream {
     uint64_t patched_launches, nodes_patched; /* graph launches with held launches' own parameters; nodes set
                                                ** in place for them (graph_cache.c's gs__exec_for) */
     uint64_t recaptures;      /* graphs built again for a sequence that had one (graph_cache.h) */
+    uint64_t resumes;         /* segments held again after held ops went out before their end */
     uint64_t bails[GS_NBAIL];
     struct gs_seq_row retired[GS_RETIRED_MAX];
     uint32_t nretired;

@@ -926,9 +926,11 @@ Test(engine, after_a_stall_holding_resumes_where_a_chunk_began)
     cr_assert_eq(replays_with("slowlong-stall", env, "12", &report), 10, "%s", report);
     cr_assert_geq(total(report, "ops_replayed"), 540, "%s", report);
     cr_assert_geq(total(strstr(report, "\"bails\""), "watchdog"), 3, "%s", report);
+    cr_assert_geq(total(report, "resumed"), 3, "%s", report);
     free(report);
     cr_assert_eq(replays_with("slowlong-stall", off, "12", &report), 7, "%s", report);
     cr_assert_leq(total(report, "ops_replayed"), 468, "%s", report);
+    cr_assert_eq(total(report, "resumed"), 0, "%s", report);
     free(report);
 }
 
