@@ -62,9 +62,11 @@ static inline int stream_open(const struct gs_stream *s)
 ** segment's start; and where the segment held ops that went out before its end
 ** (the watchdog's: a host that stalled; an op that could not be held), after a
 ** place where an early chunk of the sequence ended: its next chunk begins
-** there, as every time, so its graphs are the ones kept (a chunk begun
-** anywhere else would have to be captured, and its graph would then not fit the
-** next segment).  Before, the rest of such a segment went out eagerly: a
+** there, as every time, so its graphs are the ones kept (gs__chunks_resumed
+** keeps the chunks' places as after a chunk there; where they moved since, the
+** held ops go out eagerly, gs__launch_graph's GS_NOT_KEPT, rather than as graphs
+** of their own that whole segments would replace).  Before, the rest of such a
+** segment went out eagerly: a
 ** PyTorch training step whose host stalled in 62 of 418 steps (H100, MLP AdamW)
 ** ran 6 % of its ops eagerly.  Called locked. */
 static inline int may_hold_from(const struct gs_stream *s)
@@ -272,8 +274,8 @@ found:
             }
         }
         if (!s->holding) {
-            if (s->seg_held) { /* held again: the ops before went out */
-                s->chunk_depth = s->cur->depth;
+            if (s->seg_held && s->cur->depth) { /* held again: the ops before went out */
+                gs__chunks_resumed(s, s->cur);
                 s->seg_resumed = 1;
                 s->resumes++;
             }

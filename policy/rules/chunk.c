@@ -93,6 +93,17 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
     return gs__now_ns() - s->chunk_since >= (uint64_t)gs__cfg.chunk_us * 1000u && ++c->chunk_votes >= 2;
 }
 
+/* The segment's ops up to c went out, and the next chunk begins after c: as
+** after a chunk that ended at c, the last graph is kept short from there (rule
+** short-tail), and c learns how far the segment's end is (gs__chunks_end). */
+static void chunk_placed(struct gs_stream *s, struct gs_node *c)
+{
+    s->last_chunk = c->depth;
+    s->last_chunk_ns = gs__now_ns();
+    if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
+        s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;
+}
+
 /* Launches the held ops up to c as an early chunk: 0, or the failure of
 ** gs__launch_graph (nothing went out then). */
 static int launch_chunk(struct gs_stream *s, struct gs_node *c)
@@ -103,16 +114,19 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
         uint64_t d = gs__now_ns() - t0;
         s->chunk_cost_ns = s->chunk_cost_ns ? (3 * s->chunk_cost_ns + d) / 4 : d;
         s->chunks++;
-        s->last_chunk = c->depth;
         c->chunk_end = 1;
-        s->last_chunk_ns = gs__now_ns();
-        if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
-            s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;
-    } else if (rc != GS_CAPTURE_BUSY) {
+        chunk_placed(s, c);
+    } else if (rc != GS_CAPTURE_BUSY && rc != GS_NOT_KEPT) {
         c->chunk_failed = 1; /* its ops go out eagerly (gs__maybe_chunk), and from now on */
         s->bails[GS_BAIL_GRAPH_FAILED]++;
     }
     return rc;
+}
+
+void gs__chunks_resumed(struct gs_stream *s, struct gs_node *c)
+{
+    s->chunk_depth = c->depth;
+    chunk_placed(s, c);
 }
 
 void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)

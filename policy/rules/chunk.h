@@ -13,6 +13,11 @@
 ** after them.  Called locked. */
 void gs__maybe_chunk(struct gs_stream *s);
 
+/* Holding resumes after c, in a segment whose held ops went out before its end
+** (entry/hold.c): the ops up to c are issued, and chunks go on from c as
+** after a chunk that ended there.  Called locked. */
+void gs__chunks_resumed(struct gs_stream *s, struct gs_node *c);
+
 /* The segment ended: its early chunks are forgotten.  end: where the segment was
 ** replayed up to that node (NULL otherwise), the place of the last chunk learns
 ** how far it was from the end, in ops and in the host's time up to end_ns, when

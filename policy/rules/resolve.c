@@ -110,6 +110,9 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
             gs__set_hold(s, GS_HOLD_NONE);
         } else if (rc == GS_CAPTURE_BUSY) {
             gs__flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */
+        } else if (rc == GS_NOT_KEPT) {
+            gs__issue_held(s, t); /* a segment held again after a stall: eagerly, no bail */
+            gs__set_hold(s, GS_HOLD_NONE);
         } else {
             if (t->stable) {
                 gs__debug("graph of a %u-op sequence failed; it runs eagerly from now on", t->depth);

@@ -97,7 +97,11 @@ void gs__flush(struct gs_stream *s, int reason)
 ** place, or, where it has none yet (or one that is stale, of
 ** another range, or cannot take the change in place), captured first.  Returns
 ** 0, or -1 if no graph could be made or launched, or GS_CAPTURE_BUSY if it could
-** not be captured now (nothing was issued then).  what names the launch for NVTX
+** not be captured now, or GS_NOT_KEPT (nothing was issued then): a segment held
+** again after a stall launches only graphs kept for whole segments, beginning
+** where its held ops do (chunk places that moved since its place was marked
+** would otherwise make it capture graphs of its own, replacing theirs, and each
+** whole segment after it capture theirs again).  what names the launch for NVTX
 ** (nvtx.h).  Called locked. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 {
@@ -112,6 +116,8 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 
     if (t->depth == from)
         return 0; /* everything already went out in chunks */
+    if (s->seg_resumed && (!e || e->from != from || gs__exec_stale(e)))
+        return GS_NOT_KEPT;
     GS_PROF_START(t_set);
     prev = gs__enter_ctx(s);
     if (e && (e->from != from || gs__exec_stale(e))) { /* its variants go too */

@@ -16,7 +16,11 @@ void gs__flush(struct gs_stream *s, int reason);
 ** order; holding goes on after them. */
 void gs__issue_held(struct gs_stream *s, struct gs_node *to);
 
-/* Launches the held ops up to t as one graph: 0, -1, or GS_CAPTURE_BUSY.  what:
+/* gs__launch_graph in a segment held again after a stall (entry/hold.c), where no
+** graph kept for the whole segments begins where its held ops do: nothing went out. */
+#define GS_NOT_KEPT (-3)
+
+/* Launches the held ops up to t as one graph: 0, -1, GS_CAPTURE_BUSY or GS_NOT_KEPT.  what:
 ** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
 

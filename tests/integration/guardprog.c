@@ -514,10 +514,13 @@ static void new_then_same(int iters)
 }
 
 /* A 60-op sequence from a slow host (tens of microseconds per op, as a Python
-** framework issues them): the shape of a model's forward pass.  slowlong-stall:
-** in every third iteration from the sixth on, the host stalls for 20 ms after
-** its 21st op (a garbage collection, a descheduled thread). */
-static void slowlong_run(int iters, int polled, int stalls)
+** framework issues them): the shape of a model's forward pass.  With stall_at,
+** the host stalls for 20 ms after op stall_at + 1 (a garbage collection, a
+** descheduled thread) in every `every`-th iteration from the sixth on (the
+** tenth on with cut_at), and with cut_at, after op cut_at + 1 in the sixth and
+** seventh iterations: a place the watchdog then cuts, which moves the chunks'
+** places after it. */
+static void slowlong_run(int iters, int polled, int stall_at, int every, int cut_at)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -529,7 +532,8 @@ static void slowlong_run(int iters, int polled, int stalls)
         for (int j = 0; j < 58; j++) {
             axpb(s, x);
             nanosleep(&nap, NULL);
-            if (stalls && it >= 5 && it % 3 == 2 && j == 20)
+            if ((stall_at && it >= (cut_at ? 9 : 5) && it % every == every - 1 && j == stall_at) ||
+                (cut_at && (it == 5 || it == 6) && j == cut_at))
                 nanosleep(&wait, NULL);
         }
         copy(s, P(out), x);
@@ -544,9 +548,11 @@ static void slowlong_run(int iters, int polled, int stalls)
     }
 }
 
-static void slowlong(int iters) { slowlong_run(iters, 0, 0); }
-static void slowlong_polled(int iters) { slowlong_run(iters, 1, 0); }
-static void slowlong_stall(int iters) { slowlong_run(iters, 0, 1); }
+static void slowlong(int iters) { slowlong_run(iters, 0, 0, 0, 0); }
+static void slowlong_polled(int iters) { slowlong_run(iters, 1, 0, 0, 0); }
+static void slowlong_stall(int iters) { slowlong_run(iters, 0, 20, 3, 0); }
+static void slowlong_stall_late(int iters) { slowlong_run(iters, 0, 40, 2, 0); }
+static void slowlong_stall_moved(int iters) { slowlong_run(iters, 0, 26, 3, 20); }
 
 /* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark;
 ** twenty: 20 ops (bench's tiny20). */
@@ -1809,7 +1815,7 @@ static const struct {
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
-    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
+    {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent

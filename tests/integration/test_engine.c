@@ -910,28 +910,60 @@ Test(engine, a_stall_now_and_then_does_not_stop_holding)
     free(report);
 }
 
+#define STALL_ENV ((const char *[]){"GRAPHSHIM_MAX_DEFER_US=10000", "GRAPHSHIM_BODY_OPS=0", NULL})
+#define STALL_OFF \
+    ((const char *[]){"GRAPHSHIM_MAX_DEFER_US=10000", "GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=resume", NULL})
+
 Test(engine, after_a_stall_holding_resumes_where_a_chunk_began)
 {
-    const char *const env[] = {"GRAPHSHIM_MAX_DEFER_US=3000", "GRAPHSHIM_BODY_OPS=0", NULL};
-    const char *const off[] = {"GRAPHSHIM_MAX_DEFER_US=3000", "GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=resume",
-                               NULL};
     char *report;
 
     /* slowlong's 60 ops from a slow host, in chunks ending at depths 8, 16, 32,
     ** 48 and 56; in 3 of the 10 replayed iterations the host stalls 20 ms after
-    ** op 21, and the watchdog issues ops 17-21.  Ops 22-32 go out eagerly, and
+    ** op 21, and the watchdog (10 ms: a loaded test machine's pauses stay under
+    ** it) issues ops 17-21.  Ops 22-32 go out eagerly, and
     ** holding resumes after the chunk that ended at 32: those iterations replay
     ** the rest, 16 ops eager each (600 - 48 = 552 replayed).  Without the rule
     ** the rest of each of them goes out eagerly (600 - 3 * 44 = 468). */
-    cr_assert_eq(replays_with("slowlong-stall", env, "12", &report), 10, "%s", report);
+    cr_assert_eq(replays_with("slowlong-stall", STALL_ENV, "12", &report), 10, "%s", report);
     cr_assert_geq(total(report, "ops_replayed"), 540, "%s", report);
     cr_assert_geq(total(strstr(report, "\"bails\""), "watchdog"), 3, "%s", report);
     cr_assert_geq(total(report, "resumed"), 3, "%s", report);
     free(report);
-    cr_assert_eq(replays_with("slowlong-stall", off, "12", &report), 7, "%s", report);
+    cr_assert_eq(replays_with("slowlong-stall", STALL_OFF, "12", &report), 7, "%s", report);
     cr_assert_leq(total(report, "ops_replayed"), 468, "%s", report);
     cr_assert_eq(total(report, "resumed"), 0, "%s", report);
     free(report);
+}
+
+ParameterizedTestParameters(engine, a_segment_held_again_builds_no_graph_of_its_own)
+{
+    static char scenarios[][24] = {"slowlong-stall-late", "slowlong-stall-moved"};
+    return cr_make_param_array(char[24], scenarios, 2);
+}
+
+ParameterizedTest(char (*scenario)[24], engine, a_segment_held_again_builds_no_graph_of_its_own)
+{
+    char *on, *off;
+
+    /* slowlong-stall-late: the host stalls after op 41 in every other iteration;
+    ** holding resumes after the chunk that ended at 48, and the next chunk ends
+    ** 4 ops before the end as in whole segments (rule short-tail's place kept
+    ** across the resume).  slowlong-stall-moved: two stalls in a row after op 21
+    ** make it a cut, and the chunks after it move; then the host stalls after op
+    ** 27, and holding resumes after a place where a chunk ended before they
+    ** moved: the resumed segment's held ops go out eagerly rather than as graphs
+    ** of its own.  Either way the resumed segments replay more ops, and build no
+    ** more graphs than without the rule; before, each resumed segment captured
+    ** its last graph anew, and so did the whole segment after it. */
+    replays_with(*scenario, STALL_ENV, "16", &on);
+    replays_with(*scenario, STALL_OFF, "16", &off);
+    cr_assert_geq(total(on, "resumed"), 1, "%s", on);
+    cr_assert_gt(total(on, "ops_replayed"), total(off, "ops_replayed"), "%s\n%s", on, off);
+    cr_assert_leq(total(on, "recaptures"), total(off, "recaptures"), "%s\n%s", on, off);
+    cr_assert_leq(total(on, "graphs_captured"), total(off, "graphs_captured"), "%s\n%s", on, off);
+    free(on);
+    free(off);
 }
 
 Test(engine, where_the_host_polls_held_work_goes_out_when_it_is_reached)
