@@ -95,11 +95,14 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
 
 /* The segment's ops up to c went out, and the next chunk begins after c: as
 ** after a chunk that ended at c, the last graph is kept short from there (rule
-** short-tail), and c learns how far the segment's end is (gs__chunks_end). */
-static void chunk_placed(struct gs_stream *s, struct gs_node *c)
+** short-tail), and c learns how far the segment's end is (gs__chunks_end); and,
+** where a chunk's graph was launched at c (launched), how long the host issued
+** after it (rule chunk-idle; not timed from ops that went out eagerly, or from
+** where holding resumed, one op later than a chunk would have gone out). */
+static void chunk_placed(struct gs_stream *s, struct gs_node *c, int launched)
 {
     s->last_chunk = c->depth;
-    s->last_chunk_ns = gs__now_ns();
+    s->last_chunk_ns = launched ? gs__now_ns() : 0;
     if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
         s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;
 }
@@ -115,8 +118,10 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
         s->chunk_cost_ns = s->chunk_cost_ns ? (3 * s->chunk_cost_ns + d) / 4 : d;
         s->chunks++;
         c->chunk_end = 1;
-        chunk_placed(s, c);
-    } else if (rc != GS_CAPTURE_BUSY && rc != GS_NOT_KEPT) {
+        chunk_placed(s, c, 1);
+    } else if (rc == GS_NOT_KEPT) {
+        chunk_placed(s, c, 0); /* its ops go out eagerly (gs__maybe_chunk) */
+    } else if (rc != GS_CAPTURE_BUSY) {
         c->chunk_failed = 1; /* its ops go out eagerly (gs__maybe_chunk), and from now on */
         s->bails[GS_BAIL_GRAPH_FAILED]++;
     }
@@ -126,7 +131,7 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
 void gs__chunks_resumed(struct gs_stream *s, struct gs_node *c)
 {
     s->chunk_depth = c->depth;
-    chunk_placed(s, c);
+    chunk_placed(s, c, 0);
 }
 
 void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
@@ -136,7 +141,7 @@ void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
         while (c->depth > s->last_chunk)
             c = c->parent;
         c->chunk_tail = end->depth - s->last_chunk;
-        if (end_ns - s->last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
+        if (s->last_chunk_ns && end_ns - s->last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
             c->chunk_idle = 1;
     }
     s->chunk_depth = 0;

@@ -70,7 +70,7 @@ struct gs_stream {
     struct gs_trie trie;
     uint32_t last_chunk;      /* depth where the segment's last early chunk ended; 0: none */
     uint32_t tail_at;         /* depth where a chunk ends to keep the last graph short; 0: none */
-    uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out */
+    uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out; 0: not timed (chunk.c) */
     uint64_t chunk_cost_ns;   /* host ns of a chunk's graph launch, a running mean (rule drain) */
     uint64_t drain_from;      /* the segment's last graph went out then, at a boundary of class
                               ** GS_SYNC; 0: none, or the segment resolved since */
