@@ -208,8 +208,11 @@ int gs__out_replace(int knob, const char *data, size_t len)
                  lost(knob));
         return -1;
     }
-    if (r.id[0])
-        fsetxattr(fd, GS_RUN_XATTR, r.id, strlen(r.id), 0); /* where the file system keeps it */
+    if (r.id[0]) { /* where the file system keeps it */
+        char stamp[GS_RUN_STAMP_LEN];
+        gs__run_stamp(&r, stamp, sizeof stamp);
+        fsetxattr(fd, GS_RUN_XATTR, stamp, strlen(stamp), 0);
+    }
     if (gs__out_write_all(fd, data, len) != 0) {
         err = errno;
         close(fd);

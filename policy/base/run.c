@@ -184,14 +184,35 @@ struct gs_run gs__run_of(void)
 
 /* Another run's name: an earlier run's report, unless written after this
 ** process started (less the file clock's slack): a sibling's (run.h). */
+void gs__run_stamp(const struct gs_run *r, char *out, size_t len)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(out, len, "%s@%lld.%09ld", r->id, (long long)now.tv_sec, now.tv_nsec);
+}
+
 int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *st)
 {
-    char name[sizeof r->id];
+    char name[GS_RUN_STAMP_LEN], *at;
     ssize_t n = r->id[0] ? lgetxattr(path, GS_RUN_XATTR, name, sizeof name - 1) : -1;
+    struct timespec written = st->st_mtim, since = coarse_slack(self_start);
+    long long sec;
+    long nsec;
 
     if (n >= 0) {
         name[n] = '\0';
-        return strcmp(name, r->id) == 0 || (self_start.tv_sec && not_before(st->st_mtim, coarse_slack(self_start)));
+        /* The stamp's own time, to the nanosecond: a run that ended moments before
+        ** this one started is an earlier one (by the file's time, within a tick of
+        ** the coarse clock, it counted as this run's). */
+        if ((at = strchr(name, '@')) != NULL) {
+            *at = '\0';
+            if (sscanf(at + 1, "%lld.%ld", &sec, &nsec) == 2) {
+                written = (struct timespec){(time_t)sec, nsec};
+                since = self_start;
+            }
+        }
+        return strcmp(name, r->id) == 0 || (self_start.tv_sec && not_before(written, since));
     }
     return not_before(st->st_mtim, r->start);
 }

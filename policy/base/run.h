@@ -9,7 +9,7 @@
 ** sibling's, one bearing another's an earlier run's, unless it was written
 ** after this process started (a sibling whose walk up ended short of this run's
 ** oldest process: a launcher that set the knob after it started, the first
-** process of a container, one gone).  The walk is made at graphshim's first
+** process of a container, one gone), which the attribute's time tells.  The walk is made at graphshim's first
 ** driver call, while the ancestors are there.  Where a file bears no
 ** name (a file system without user attributes), the time it was written tells:
 ** the run began at the start of that process (this process's own start is the
@@ -40,7 +40,14 @@ void gs__run_note_ancestors(void);
 /* This process's run. */
 struct gs_run gs__run_of(void);
 
-/* Did run r write the file at path, whose status is st? */
+/* The value of GS_RUN_XATTR for a report run r writes now: its name and the
+** time, "NAME@SECONDS.NANOSECONDS" (GS_RUN_STAMP_LEN bytes at most). */
+#define GS_RUN_STAMP_LEN 96
+void gs__run_stamp(const struct gs_run *r, char *out, size_t len);
+
+/* Did run r write the file at path, whose status is st?  By the name its
+** attribute bears, and where that is another's, by the time it gives (older
+** reports' attribute has none: the file's time, less the coarse clock's tick). */
 int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *st);
 
 #endif
