@@ -31,6 +31,7 @@ static const char *const phase_names[GS_NPROF] = {
     [GS_PROF_END] = "  op_end",              [GS_PROF_BOUNDARY] = "boundary (before a guarded call)",
     [GS_PROF_SYNCED] = "synced (after a stream sync)",
     [GS_PROF_GRAPH] = "held ops out as a graph (in the above)", [GS_PROF_GRAPH_SET] = "  variant, nodes set",
+    [GS_PROF_ARGS_HASH] = "    arguments hashed", [GS_PROF_NODE_SET] = "    driver node set",
     [GS_PROF_GRAPH_CAPTURE] = "  capture, instantiate", [GS_PROF_GRAPH_LAUNCH] = "  driver graph launch",
     [GS_PROF_EAGER] = "held ops out eagerly (in the above)",
 };

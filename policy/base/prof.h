@@ -35,6 +35,8 @@ enum gs_prof_phase {
     GS_PROF_SYNCED,   /* gs__gain_synced after a stream synchronize (the gain check) */
     GS_PROF_GRAPH,    /* held ops sent out as one graph (gs__launch_graph), in any phase above */
     GS_PROF_GRAPH_SET, /*  of that, choosing a variant and setting its nodes */
+    GS_PROF_ARGS_HASH, /*    of that, hashing the held ops' arguments (the variant's) */
+    GS_PROF_NODE_SET, /*     of that, the driver's set of one node */
     GS_PROF_GRAPH_CAPTURE, /* capturing and instantiating */
     GS_PROF_GRAPH_LAUNCH, /* the driver's graph launch */
     GS_PROF_EAGER,    /* held ops sent out eagerly (gs__issue_held), in any phase above */

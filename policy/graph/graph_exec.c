@@ -10,6 +10,7 @@
 
 #include "../base/clock.h"
 #include "../base/log.h"
+#include "../base/prof.h"
 
 atomic_uint gs__mem_epoch = 1;
 
@@ -167,6 +168,7 @@ static CUresult set_memset(struct gs_exec *e, uint32_t j, const struct gs_key *k
 static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcontext ctx)
 {
     CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
+    GS_PROF_START(t);
 
     if (k->kind == GS_OP_LAUNCH)
         rc = set_kernel(e, j, k);
@@ -174,6 +176,7 @@ static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcon
         rc = set_copy(e, j, k, ctx);
     else if (k->kind == GS_OP_SET)
         rc = set_memset(e, j, k, ctx);
+    GS_PROF_STOP(GS_PROF_NODE_SET, t);
     if (rc != CUDA_SUCCESS)
         gs__debug("setting a %s node's parameters failed (error %d): the graph is built anew",
                   k->kind == GS_OP_LAUNCH ? "kernel" : k->kind == GS_OP_SET ? "memset" : "copy", rc);
@@ -183,10 +186,12 @@ static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcon
 uint64_t gs__exec_args_hash(struct gs_node **path, const struct gs_key *const *keys, uint32_t from, uint32_t to)
 {
     uint64_t h = 0;
+    GS_PROF_START(t);
 
     for (uint32_t i = from; i < to; i++)
         if (keys[i] != &path[i]->key)
             h = (h ^ gs__key_args_hash(keys[i])) * 0x9E3779B97F4A7C15ull + i;
+    GS_PROF_STOP(GS_PROF_ARGS_HASH, t);
     return h;
 }
 
