@@ -182,8 +182,6 @@ struct gs_run gs__run_of(void)
     return first_value[0] && strcmp(first_value, value) == 0 ? first_run : walk(value);
 }
 
-/* Another run's name: an earlier run's report, unless written after this
-** process started (less the file clock's slack): a sibling's (run.h). */
 void gs__run_stamp(const struct gs_run *r, char *out, size_t len)
 {
     struct timespec now;
@@ -192,6 +190,8 @@ void gs__run_stamp(const struct gs_run *r, char *out, size_t len)
     snprintf(out, len, "%s@%lld.%09ld", r->id, (long long)now.tv_sec, now.tv_nsec);
 }
 
+/* Another run's name: an earlier run's report, unless written after this
+** process started (less the file clock's slack): a sibling's (run.h). */
 int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *st)
 {
     char name[GS_RUN_STAMP_LEN], *at;

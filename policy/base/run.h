@@ -9,9 +9,10 @@
 ** sibling's, one bearing another's an earlier run's, unless it was written
 ** after this process started (a sibling whose walk up ended short of this run's
 ** oldest process: a launcher that set the knob after it started, the first
-** process of a container, one gone), which the attribute's time tells.  The walk is made at graphshim's first
-** driver call, while the ancestors are there.  Where a file bears no
-** name (a file system without user attributes), the time it was written tells:
+** process of a container, one gone), which the attribute's time tells.  The
+** walk is made at graphshim's first driver call, while the ancestors are there.
+** Where a file bears no name (a file system without user attributes), the time
+** it was written tells:
 ** the run began at the start of that process (this process's own start is the
 ** moment graphshim was loaded, after any report an earlier process wrote before
 ** this one was started; an ancestor's is its start rounded down to a clock tick,

@@ -66,9 +66,8 @@ static inline int stream_open(const struct gs_stream *s)
 ** keeps the chunks' places as after a chunk there; where they moved since, the
 ** held ops go out eagerly, gs__launch_graph's GS_NOT_KEPT, rather than as graphs
 ** of their own that whole segments would replace).  Before, the rest of such a
-** segment went out eagerly: a
-** PyTorch training step whose host stalled in 62 of 418 steps (H100, MLP AdamW)
-** ran 6 % of its ops eagerly.  Called locked. */
+** segment went out eagerly: a PyTorch training step whose host stalled in 62 of
+** 418 steps (H100, MLP AdamW) ran 6 % of its ops eagerly.  Called locked. */
 static inline int may_hold_from(const struct gs_stream *s)
 {
     return s->cur->depth == 0 ||

@@ -14,6 +14,7 @@
 
 #include "../base/config.h"
 #include "../base/nvtx.h"
+#include "../base/prof.h"
 
 struct exec_rec {
     struct gs_node *node;
@@ -123,7 +124,9 @@ struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs
 {
     struct gs_exec **best = &t->exec, *e, **v;
     uint32_t cost = UINT32_MAX, n = 0;
+    GS_PROF_START(t_hash);
     uint64_t h = gs__exec_args_hash(path, keys, t->exec->from, t->depth);
+    GS_PROF_STOP(GS_PROF_ARGS_HASH, t_hash); /* timed here: a capture hashes too, in its own phase */
     int rc, before = gs__exec_came_before(t->exec, h);
 
     *set = 0;

@@ -186,12 +186,10 @@ static int set_node(struct gs_exec *e, uint32_t j, const struct gs_key *k, CUcon
 uint64_t gs__exec_args_hash(struct gs_node **path, const struct gs_key *const *keys, uint32_t from, uint32_t to)
 {
     uint64_t h = 0;
-    GS_PROF_START(t);
 
     for (uint32_t i = from; i < to; i++)
         if (keys[i] != &path[i]->key)
             h = (h ^ gs__key_args_hash(keys[i])) * 0x9E3779B97F4A7C15ull + i;
-    GS_PROF_STOP(GS_PROF_ARGS_HASH, t);
     return h;
 }
 
