@@ -20,6 +20,8 @@
 #              part of bench unless APPS=0
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
+#   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
+#              that exist only to prove graphshim (GRAPHSHIM_TEST_FAULT)
 #   docs       regenerate docs/knobs.md from the knob table
 #   install, clean
 
@@ -36,6 +38,9 @@ CPPFLAGS += -I$(CUDA_HOME)/include -Iinclude -I$(BUILD)/gen -Idriver -Iinterpose
 # once turned the timers on in the normal build).
 GS_PROFILE_BUILD :=
 CPPFLAGS += $(if $(GS_PROFILE_BUILD),-DGS_PROFILE)
+# The test build's switch, the same way.
+GS_TEST_BUILD :=
+CPPFLAGS += $(if $(GS_TEST_BUILD),-DGS_TEST)
 LDLIBS   += -ldl -lpthread
 
 # Quiet commands unless V=1.  SAY prints a short line per step; under the test
@@ -55,7 +60,7 @@ LIB_SRC  := $(filter-out policy/base/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
 
-.PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile docs install clean
+.PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile test-lib docs install clean
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
 
@@ -136,6 +141,13 @@ $(BUILD)/prof/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h po
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/prof GS_PROFILE_BUILD=1 GS_QUIET=$(GS_QUIET) $@
 
 profile: $(BUILD)/prof/libgraphshim.so
+
+# The library with the test switches (a separate build: the one users run has none).
+$(BUILD)/test/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h policy/*/*.h include/*.h) \
+                               interpose/trampoline.S driver/hooks.def interpose/graphshim.map
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/test GS_TEST_BUILD=1 GS_QUIET=$(GS_QUIET) $@
+
+test-lib: $(BUILD)/test/libgraphshim.so
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/graphshim $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include

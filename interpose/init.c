@@ -142,6 +142,9 @@ static void init(void)
     } else {
         for (int i = 0; i < GS_NROWS; i++)
             gs__real[i] = gs__real_dlsym(gs__libcuda, gs__rows[i].abi);
+#ifdef GS_TEST
+        gs__test_faults_install();
+#endif
         check_driver();
     }
     if (!gs__cfg.enable)

@@ -8,6 +8,7 @@
 ** The files use one another in one direction only, lowest first:
 **   rows.c, libcuda.c   the rows as data; the real dlsym and libcuda
 **   slots.c             the trampoline slots' table
+**   test_fault.c        the test build's failing graph calls (GRAPHSHIM_TEST_FAULT)
 **   init.c              initialization (fills the driver table and the slots)
 **   shims.c, attr.c, copy.c, launch.c, tramp_guard.c
 **                       the wrappers' bodies, each calling gs__ensure_init
@@ -66,6 +67,10 @@ void gs__slots_init(void);
 int gs__slot_claim(const char *name, void *real, int cls);
 /* The stubs (trampoline.S): slot k's is at gs__tramp_base + 16*k. */
 extern char gs__tramp_base[];
+
+/* The test build only: swaps the graph calls GRAPHSHIM_TEST_FAULT names for
+** failing ones (test_fault.c). */
+void gs__test_faults_install(void);
 
 /* Initialization (init.c).  gs__ready is set once the real driver's table is
 ** resolved; gs__init() is idempotent and thread-safe. */

@@ -36,7 +36,7 @@ gs_suite = @mkdir -p $(TEST_LOG); log=$(TEST_LOG)/$(1).log; rm -f $(TEST_LOG)/$(
     echo "  $(1): $${n:+$$n }passed"
 CRITERION_PASSED := s/^\[====\] Synthesis: Tested: [0-9]* | Passing: \([0-9]*\).*/\1 tests/p
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c tests/integration/test_faults.c \
-               tests/integration/test_report_tool.c tests/integration/run.c
+               tests/integration/test_report_tool.c tests/integration/test_ranks.c tests/integration/run.c
 
 # One clear line, not a compiler error, where Criterion is missing.
 criterion-check:
@@ -73,7 +73,7 @@ unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/dlopen_tool.so \
                   $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report \
-                  $(LIB) $(BUILD)/prof/libgraphshim.so $(FAKECUDA_LIB)
+                  $(LIB) $(BUILD)/prof/libgraphshim.so $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 	$(call gs_suite,integration,$(CRITERION_PASSED),$(BUILD)/tests/integration --filter '!(faults)/*')
 	$(call gs_suite,faults,$(CRITERION_PASSED),$(BUILD)/tests/integration --filter 'faults/*')
 

@@ -36,7 +36,12 @@ struct gs_config gs__cfg = {
 
 /* GRAPHSHIM_* variables that are no knob but are read by graphshim's own
 ** scripts (samples/gpu-test.sh, samples/sanitize.sh), so they reach programs. */
-static const char *const script_names[] = {"GRAPHSHIM_LIB"};
+static const char *const script_names[] = {
+    "GRAPHSHIM_LIB",
+#ifdef GS_TEST
+    "GRAPHSHIM_TEST_FAULT", /* the test build's failing graph calls (interpose/test_fault.c) */
+#endif
+};
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 

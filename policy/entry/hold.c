@@ -214,12 +214,16 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
         GS_PROF_STOP2(GS_PROF_KEY, key_phase(s, a, c), t);
     }
     if (GS_UNLIKELY(len < 0 || !stream_open(s))) {
-        /* An op the engine cannot hold still goes after the ones it holds, and a
-        ** segment with such an op is not learned. */
-        if (s->holding)
-            gs__flush(s, len < 0 ? GS_BAIL_UNHOLDABLE : GS_BAIL_APP_CAPTURE);
+        /* An op the engine cannot hold (a collective, an unknown layout) ends
+        ** the segment as an event record does: the held ops go out before it,
+        ** as their graph where they are a whole stable sequence, and the ops
+        ** after it begin a segment of their own, so the work between a stream's
+        ** collectives is learned.  Where the program captures, what the stream
+        ** holds goes out. */
         if (len < 0)
-            s->cur = NULL;
+            gs__resolve_locked(s, GS_BAIL_UNHOLDABLE);
+        else if (s->holding)
+            gs__flush(s, GS_BAIL_APP_CAPTURE);
         gs__unlock(&s->lock);
         return GS_OP_PASS;
     }

@@ -668,6 +668,35 @@ static void nccl(int iters)
     }
 }
 
+/* Collectives in the middle of every iteration, as in a tensor-parallel step:
+** work, an NCCL-named kernel, more work, a kernel with a launch attribute graphshim
+** cannot hold, more work, a synchronize.  Everything around them repeats, so
+** only the rule that such launches are never held keeps them out of graphs. */
+static void collectives(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev(), y = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        CUlaunchAttribute attr;
+        CUlaunchConfig cfg = {1, 1, 1, 32, 1, 1, 0, s, &attr, 1};
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+        input(s, x, it);
+        axpb(s, x);
+        axpb(s, x);
+        launch(k_nccl, s, (void *[]){&y, &x, &n});
+        axpb(s, y);
+        axpb(s, y);
+        CHECK(cuLaunchKernelEx(&cfg, k_copy, (void *[]){&x, &y, &n}, NULL));
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* The public API, looked up at run time: iterations 4 and 5 run paused. */
 static void api(int iters)
 {
@@ -1810,7 +1839,7 @@ static const struct {
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
-    {"unholdable", unholdable}, {"nccl", nccl},
+    {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
