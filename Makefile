@@ -120,7 +120,7 @@ docs: $(BUILD)/knobs_doc
 demo: all
 	bash scripts/demo.sh
 
-gpu-test: all
+gpu-test: all $(BUILD)/test/libgraphshim.so
 	bash samples/gpu-test.sh
 
 # compute-sanitizer memcheck over the samples, without and with the shim

@@ -22,6 +22,12 @@
 # (ceiling(), below): ops a step, the eager cost of a launch, and the ratio if
 # graphshim removed them at no cost.
 #
+# Jobs of several GPUs (ddp_train, tp_train, fsdp_train, pipe_train: data,
+# tensor, fully-sharded and pipeline parallel training) run the same way under
+# torchrun, a process a GPU, where the machine has APPS_NPROC (2) GPUs or more:
+# every rank pauses and resumes graphshim at the same step, the ranks meet at a
+# barrier before each block, and a block's time is the slowest rank's.
+#
 # Environment: ONLY (a regex of app names), PAIRS (40), CHECK (1: run every app a
 # second time without LD_PRELOAD and compare checksums, its ratio being a null
 # measurement; a regex: only those apps), APPS_SCALE (multiplies the steps per
@@ -41,6 +47,9 @@ PY=${PYTHON:-python3}
 PAIRS=${PAIRS:-40}
 TMO=${APP_TIMEOUT:-150}
 LIST="mlp_adamw transformer_train lstm_train cnn_amp_train resnet_infer encoder_infer gpt_decode jax_train cupy_elementwise cupy_fft"
+JOBS="ddp_train tp_train fsdp_train pipe_train"
+NPROC=${APPS_NPROC:-2}
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 TXT=$OUT/apps.txt
 
 say() { echo "$*" | tee -a "$TXT"; }
@@ -51,9 +60,15 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) p
 
 # run_one NAME SUFFIX ENV-ARGS...: one run of bench/apps/NAME.py; stdout in
 # $OUT/NAME.SUFFIX.log, stderr in $OUT/NAME.SUFFIX.err; returns its status.
+# A job (JOBS) runs under torchrun, NPROC processes, NVLink multicast off.
 run_one() {
     local name=$1 suf=$2; shift 2
-    pin timeout "$TMO" env "$@" "$PY" "bench/apps/$name.py" --pairs "$PAIRS" \
+    local -a cmd=("$PY" "bench/apps/$name.py")
+    if [[ " $JOBS " == *" $name "* ]]; then
+        cmd=(NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMP_NUM_THREADS=1
+            "$PY" -m torch.distributed.run --standalone --nproc-per-node "$NPROC" "bench/apps/$name.py")
+    fi
+    pin timeout "$TMO" env "$@" "${cmd[@]}" --pairs "$PAIRS" \
         >"$OUT/$name.$suf.log" 2>"$OUT/$name.$suf.err"
 }
 
@@ -129,8 +144,12 @@ say "inside one process each: ABBA pairs of blocks, A graphshim paused (eager), 
 say "$(printf "%-18s %6s %6s %6s %5s %9s %9s %9s %10s %6s %6s %s" app ratio min max pairs eager-ms shim-ms hand-ms eager/hand half1 half2 unit)"
 ratios=""
 bad=0
-for name in $LIST; do
+for name in $LIST $JOBS; do
     if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then continue; fi
+    if [[ " $JOBS " == *" $name "* ]] && ! [ "${NGPU:-0}" -ge "$NPROC" ] 2>/dev/null; then
+        say "$(printf "%-18s SKIP %s ranks need %s GPUs, this machine has %s" "$name" "$NPROC" "$NPROC" "${NGPU:-0}")"
+        continue
+    fi
     rm -f "$OUT"/report."$name".*.json
     run_one "$name" shim -u LD_PRELOAD ${PRELOAD[@]+"${PRELOAD[@]}"} GRAPHSHIM_REPORT="$OUT/report.$name.%p.json"
     rc=$?

@@ -11,7 +11,8 @@
 ** at initialization, where ENTRY is one of the calls below, CALLS is N (the
 ** Nth call), N+ (the Nth and every later one) or N-M, and CODE a CUresult
 ** number.  A failing call returns CODE without reaching the driver; the others
-** go through.  The library users run has none of this: the file compiles to
+** go through.  With GRAPHSHIM_TEST_FAULT_RANK=R, only the process whose RANK
+** is R (one rank of a torchrun job) has the faults.  The library users run has none of this: the file compiles to
 ** nothing without GS_TEST.
 */
 #ifdef GS_TEST
@@ -113,8 +114,12 @@ void gs__test_faults_install(void)
     const char *v = getenv("GRAPHSHIM_TEST_FAULT");
     char buf[512], *save = NULL;
 
+    const char *only = getenv("GRAPHSHIM_TEST_FAULT_RANK"), *rank = getenv("RANK");
+
     if (!v || !*v)
         return;
+    if (only && *only && (!rank || strcmp(rank, only) != 0))
+        return; /* faults for another rank of the job */
     if (strlen(v) >= sizeof buf) {
         gs__warn("GRAPHSHIM_TEST_FAULT is too long; no fault injected");
         return;

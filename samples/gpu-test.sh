@@ -29,10 +29,14 @@
 #   bash samples/gpu-test.sh --check-rows REPORT.json [ITERS]
 #   bash samples/gpu-test.sh --check-nvtx PROBE_OUT REPORT.json
 # Multi-process samples (type tr in the table) run as torchrun --standalone
-# --nproc-per-node 2 (a worker per GPU, NCCL, NCCL_NVLS_ENABLE=0), only where
-# nvidia-smi -L lists at least 2 GPUs (else a SKIP line, not a failure); each
-# rank writes its own report (GRAPHSHIM_REPORT=<dir>/report.%r.json), and the
-# ranks' reports, summed by `graphshim report --json`, are what is checked.
+# --nproc-per-node N (a worker per GPU, NCCL, NCCL_NVLS_ENABLE=0), N = 4 where
+# nvidia-smi -L lists 4 GPUs or more, else 2 (GS_NPROC sets it), only where
+# there are N GPUs (else a SKIP line, naming the GPUs needed, not a failure);
+# each rank writes its own report (GRAPHSHIM_REPORT=<dir>/report.%r.json), and
+# the ranks' reports, summed by `graphshim report --json`, are what is checked;
+# each rank's hit rate is listed in <dir>/ranks.txt and in the summary.  Where
+# N GPUs are there, samples/ranks-test.sh then checks that no rank is stranded
+# (GS_RANKS=0: not run).
 # Python samples also run
 #   plain2  without the shim, a second time
 # and their two plain runs must print the same stdout; if not, the sample is
@@ -57,6 +61,8 @@
 #   GS_PACK_LOGS=1       at the end, pack the per-run logs into $OUT/logs.tar.gz
 #                        (leaves 4 files: summary.txt env.txt build.log logs.tar.gz)
 #   GS_EXTRA=0           skip the nvtx and compute-sanitizer runs
+#   GS_RANKS=0           skip samples/ranks-test.sh ("ranks" as a sample name
+#                        runs it alone); GS_NPROC: processes of torchrun samples
 #   GS_EXTRA_SAMPLE=tiny_stream   the CUDA sample they run
 #   COMPUTE_SANITIZER    the tool (default: on the PATH, else $CUDA_HOME/bin)
 #   PYTHON=python3       interpreter for the PyTorch samples
@@ -90,11 +96,12 @@ PYTHON=${PYTHON:-python3}
 EXTRA=${GS_EXTRA:-1}
 EXTRA_SAMPLE=${GS_EXTRA_SAMPLE:-tiny_stream}
 OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
+RANKS=${GS_RANKS:-1}   # samples/ranks-test.sh where every sample is selected
 
 # ------------------------------------------------------------------ expectations
 # sample         type  launches  replays  extra
 #   type     cu: samples/<name>.cu built as .static/.shared; py: samples/<name>.py;
-#            tr: samples/<name>.py under torchrun, 2 processes (needs 2 GPUs)
+#            tr: samples/<name>.py under torchrun, N processes (needs N GPUs)
 #   launches eq: launch lines in the trace == program's `launches N`
 #            ge: >= (libraries add their own) and the trace's gsamp_* launches == N
 #            -:  program does not count (python)
@@ -385,7 +392,12 @@ fi
 # selected samples
 declare -a SEL=()
 if [ $# -gt 0 ]; then
+    RANKS=0
     for a in "$@"; do
+        if [ "$a" = ranks ]; then
+            RANKS=1
+            continue
+        fi
         if ! printf '%s\n' "$EXPECT" | awk -v n="$a" '$1==n{f=1} END{exit !f}'; then
             log "gpu-test: unknown sample '$a'"
             exit 2
@@ -423,6 +435,9 @@ if ! [ "${NGPU:-0}" -gt 0 ] 2>/dev/null; then
     NGPU=$("$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
 fi
 echo "gpus: $NGPU" >>"$OUT/env.txt"
+# Processes of a torchrun sample: 4 where there are 4 GPUs, else 2.
+NPROC=${GS_NPROC:-$( [ "${NGPU:-0}" -ge 4 ] 2>/dev/null && echo 4 || echo 2)}
+echo "torchrun processes: $NPROC" >>"$OUT/env.txt"
 
 tb=$SECONDS
 if [ "$NO_BUILD" = 1 ]; then
@@ -535,6 +550,25 @@ print(rs, hs, "ok" if num(r) else "noreplays", bs)
 PYEOF
 }
 
+# rank_rates REPORT...: a line per rank's report: its hit rate, replays and
+# ops, and the bail it met most.
+rank_rates() {
+    python3 - "$@" <<'PYEOF'
+import json, re, sys
+for f in sys.argv[1:]:
+    m = re.search(r"report\.([0-9]+)\.json$", f)
+    try:
+        t = json.load(open(f)).get("totals", {})
+    except Exception as e:
+        print(f"rank {m.group(1) if m else f}: unreadable report ({type(e).__name__})")
+        continue
+    bails = t.get("bails") or {}
+    top = max(bails, key=bails.get) if bails else None
+    print(f"rank {m.group(1) if m else f}: hit_rate {t.get('hit_rate', 'NA')}, replays {t.get('replays', 'NA')}, "
+          f"ops {t.get('ops', 'NA')}" + (f", most bails: {top} ({bails[top]})" if top else ", no bail"))
+PYEOF
+}
+
 # ------------------------------------------------------------------ one case
 declare -a ROWS=() FAILS=()
 NPASS=0
@@ -554,7 +588,7 @@ run_case() {
     elif [ "$type" = tr ]; then
         # NVLink multicast off: graphshim is not tested with multicast objects.
         cmd=(NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 OMP_NUM_THREADS=1
-            "$PYTHON" -m torch.distributed.run --standalone --nproc-per-node 2 "$ROOT/samples/$name.py")
+            "$PYTHON" -m torch.distributed.run --standalone --nproc-per-node "$NPROC" "$ROOT/samples/$name.py")
         rfile="$dir/report.%r.json"
     else
         cmd=("$PYTHON" "$ROOT/samples/$name.py")
@@ -585,10 +619,11 @@ run_case() {
         # report.x.json, left out): summed into report.json.
         local -a ranks=("$dir"/report.[0-9]*.json)
         [ -e "${ranks[0]}" ] || ranks=()
-        [ ${#ranks[@]} -eq 2 ] || why+=("report: ${#ranks[@]} rank reports, 2 expected (one per worker)")
+        [ ${#ranks[@]} -eq "$NPROC" ] || why+=("report: ${#ranks[@]} rank reports, $NPROC expected (one per worker)")
         if [ ${#ranks[@]} -gt 0 ]; then
             "$REPORT_TOOL" report --json "${ranks[@]}" >"$dir/report.json" 2>"$dir/report-sum.err" ||
                 why+=("report: graphshim report could not sum the ranks' reports ($(head -1 "$dir/report-sum.err"))")
+            rank_rates "${ranks[@]}" >"$dir/ranks.txt"
         fi
     fi
 
@@ -743,6 +778,9 @@ print(len(set(s.get("ctx") for s in d.get("streams", []) if s.get("replays", 0) 
     log "  $(printf '%-16s %-7s %s  (%ds; plain %ss%s, off %ss, trace %ss, report %ss)' "$name" "$rt" "$res" \
         $((SECONDS - tc)) "$(run_field "$dir" plain time)" "$p2t" "$(run_field "$dir" off time)" \
         "$(run_field "$dir" trace time)" "$(run_field "$dir" report time)")"
+    if [ -s "$dir/ranks.txt" ]; then
+        while IFS= read -r w; do log "      $w"; done <"$dir/ranks.txt"
+    fi
 }
 
 # ------------------------------------------------------------------ main loop
@@ -758,11 +796,11 @@ for name in "${SEL[@]}"; do
             log "  $name: not run (GS_SKIP_TORCH=1)"
             continue
         fi
-        if [ "$type" = tr ] && ! [ "${NGPU:-0}" -ge 2 ] 2>/dev/null; then
+        if [ "$type" = tr ] && ! [ "${NGPU:-0}" -ge "$NPROC" ] 2>/dev/null; then
             NSKIP=$((NSKIP + 1))
             ROWS+=("$(printf '%-16s %-7s %9s %9s %-9s %8s %8s %s' "$name" tr - - - - - SKIP)")
-            log "  $(printf '%-16s %-7s %s  (needs 2 GPUs for torchrun --nproc-per-node 2; this machine has %s)' \
-                "$name" tr SKIP "${NGPU:-0}")"
+            log "  $(printf '%-16s %-7s %s  (needs %s GPUs for torchrun --nproc-per-node %s; this machine has %s)' \
+                "$name" tr SKIP "$NPROC" "$NPROC" "${NGPU:-0}")"
             continue
         fi
         run_case "$name" "$type" "$lmode" "$rexp" "$extra" "$([ "$type" = tr ] && echo tr || echo py)"
@@ -772,6 +810,31 @@ for name in "${SEL[@]}"; do
         done
     fi
 done
+
+# ------------------------------------------------------------------ no rank stranded
+# With every sample of the table selected (or "ranks" named) and N GPUs:
+# samples/ranks-test.sh (a rank's captures or graph launches failing, a rank
+# killed), its cases counted with the samples'.
+if [ "$RANKS" = 1 ] && [ "$SKIP_PY" != 1 ] && [ "$SKIP_TORCH" != 1 ]; then
+    if [ "${NGPU:-0}" -ge "$NPROC" ] 2>/dev/null; then
+        log "gpu-test: no rank stranded (samples/ranks-test.sh, $NPROC ranks)"
+        OUT="$OUT/ranks" GS_NPROC="$NPROC" GS_BUILD="$(dirname "$SHIM")" PYTHON="$PYTHON" \
+            bash "$ROOT/samples/ranks-test.sh" >"$OUT/ranks-test.log" 2>&1
+        while IFS= read -r w; do log "$w"; done < <(grep -v '^ranks-test: [0-9]* passed' "$OUT/ranks-test.log")
+        read -r rp rf < <(sed -n 's/^ranks-test: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$OUT/ranks-test.log")
+        if [ -z "${rp:-}" ]; then
+            NFAIL=$((NFAIL + 1)); FAILS+=("ranks-test: no result (see $OUT/ranks-test.log)")
+        else
+            NPASS=$((NPASS + rp)); NFAIL=$((NFAIL + rf))
+            [ "$rf" = 0 ] || FAILS+=("ranks-test: $rf failed (see $OUT/ranks-test.log)")
+        fi
+        ROWS+=("$(printf '%-16s %-7s %9s %9s %-9s %8s %8s %s' ranks-test tr - - - - - "${rp:-0} passed, ${rf:-1} failed")")
+    else
+        NSKIP=$((NSKIP + 1))
+        ROWS+=("$(printf '%-16s %-7s %9s %9s %-9s %8s %8s %s' ranks-test tr - - - - - SKIP)")
+        log "  $(printf '%-16s %-7s %s  (needs %s GPUs; this machine has %s)' ranks-test tr SKIP "$NPROC" "${NGPU:-0}")"
+    fi
+fi
 
 # ------------------------------------------------------------------ extra runs: NVTX, compute-sanitizer
 PROBE="$OUT/nvtxprobe.so"

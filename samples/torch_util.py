@@ -84,6 +84,17 @@ def print_array_values(label, arr, idxs):
         print(f"{label}[{i}] {float(flat[i]).hex()}")
 
 
+def maybe_die(rank, step):
+    """GS_SAMPLE_KILL=RANK:STEP kills this process (SIGKILL) at that step of
+    that rank: samples/ranks-test.sh's rank that dies mid-job."""
+    import os
+    import signal
+    want = os.environ.get("GS_SAMPLE_KILL", "")
+    if want and want == f"{rank}:{step}":
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def fail_if_not_finite(name, ok):
     if not ok:
         print(f"{name}: FAILED: non-finite values in the output", file=sys.stderr)

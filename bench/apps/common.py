@@ -32,6 +32,11 @@ Output on stdout, one `key values...` line each (bench/apps.sh reads them):
   checksum HEX
   hand MS RATIO | hand - WHY
   skip WHY                                     (exit status 77, nothing else)
+
+A job of several processes (torchrun: RANK set) runs the same protocol on
+every rank: each rank pauses and resumes graphshim at the same step, the ranks
+meet at a barrier before each timed block (app.barrier), and a block's time is
+the slowest rank's (app.reduce_max).  Only rank 0 prints.
 """
 import argparse
 import ctypes
@@ -51,8 +56,13 @@ class Skip(Exception):
     """Raised by an app's build() when its framework or a GPU is missing."""
 
 
+# Only rank 0 of a job prints (one process a job where RANK is unset).
+QUIET = os.environ.get("RANK", "0") != "0"
+
+
 def out(line):
-    print(line, flush=True)
+    if not QUIET:
+        print(line, flush=True)
 
 
 class App:
@@ -63,7 +73,8 @@ class App:
     hand-written graph of one step (hand_why says why there is none)."""
 
     def __init__(self, name, step, sync, checksum, steps, warmup, unit="step",
-                 units_per_step=1, hand=None, hand_why="not written", framework=""):
+                 units_per_step=1, hand=None, hand_why="not written", framework="",
+                 barrier=None, reduce_max=None):
         self.name = name
         self.step = step
         self.sync = sync
@@ -75,6 +86,8 @@ class App:
         self.hand = hand
         self.hand_why = hand_why
         self.framework = framework
+        self.barrier = barrier          # a job's ranks meet here before a timed block
+        self.reduce_max = reduce_max    # a block's seconds -> the slowest rank's
 
 
 class GsStats(ctypes.Structure):
@@ -189,6 +202,8 @@ def main(name, build):
         try:
             app.step()  # settling step, untimed
             app.sync()
+            if app.barrier is not None:
+                app.barrier()
             s0 = shim.stats()
             t0 = time.perf_counter()
             marks = [t0]
@@ -200,6 +215,8 @@ def main(name, build):
             app.sync()
             dt = time.perf_counter() - t0
             s1 = shim.stats()
+            if app.reduce_max is not None:
+                dt = app.reduce_max(dt)
         finally:
             if paused:
                 shim.resume()
@@ -363,3 +380,41 @@ def torch_train_app(torch, name, model, x, target, make_opt, steps=8, warmup=60)
         name, step, torch.cuda.synchronize, lambda: torch_sha(params),
         steps=steps, warmup=warmup, framework=f"torch {torch.__version__}",
         hand=torch_train_hand(torch, params, lambda p: make_opt(p, True), loss))
+
+
+def torch_dist_setup():
+    """Joins the NCCL process group of a torchrun job, one GPU a rank, with
+    deterministic plain-FP32 settings; returns (torch, dist, rank, world,
+    device).  Raises Skip outside torchrun or where GPUs are fewer than ranks."""
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        raise Skip("not started by torchrun (RANK, WORLD_SIZE unset)")
+    torch = torch_setup()
+    import torch.distributed as dist
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    if torch.cuda.device_count() < world:
+        raise Skip(f"{world} ranks need {world} GPUs, this machine has {torch.cuda.device_count()}")
+    dev = torch.device("cuda", local)
+    torch.cuda.set_device(dev)
+    dist.init_process_group("nccl", device_id=dev)
+    return torch, dist, rank, world, dev
+
+
+def torch_dist_app(torch, dist, name, step, params, steps=8, warmup=40):
+    """The App of a job's training step: barrier and slowest-rank time through
+    the job's process group; checksum of rank 0's parameters (a sharded
+    parameter's local shard); no hand-written graph (a capture spanning the
+    ranks' collectives is a job of its own)."""
+    dev = torch.device("cuda", torch.cuda.current_device())
+
+    def reduce_max(dt):
+        t = torch.tensor([dt], dtype=torch.float64, device=dev)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return float(t.item())
+
+    def local():
+        return [p.to_local() if hasattr(p, "to_local") else p for p in params]
+
+    return App(name, step, torch.cuda.synchronize, lambda: torch_sha(local()), steps=steps, warmup=warmup,
+               framework=f"torch {torch.__version__}, {dist.get_world_size()} ranks over NCCL",
+               hand_why="none for a job of several ranks", barrier=dist.barrier, reduce_max=reduce_max)

@@ -40,6 +40,7 @@ static const char *const script_names[] = {
     "GRAPHSHIM_LIB",
 #ifdef GS_TEST
     "GRAPHSHIM_TEST_FAULT", /* the test build's failing graph calls (interpose/test_fault.c) */
+    "GRAPHSHIM_TEST_FAULT_RANK",
 #endif
 };
 

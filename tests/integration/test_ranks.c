@@ -112,19 +112,25 @@ Test(ranks, the_work_between_a_streams_collectives_is_graphed)
     run_free(&r);
 }
 
-/* The test build's GRAPHSHIM_TEST_FAULT (interpose/test_fault.c) under name,
-** with fault (NULL: none), on guardprog sync 10; returns the report. */
-static char *with_test_fault(const char *lib, const char *fault, const char *base_out, char **err)
+/* guardprog sync 10 under lib (the test build, or the users' library) with
+** GRAPHSHIM_TEST_FAULT=fault (interpose/test_fault.c; NULL: none): the same
+** output as base_out, exit status 0; returns the report, *err its stderr.
+** Where rank is given, as the process of that RANK, the faults meant for rank
+** 1 only (GRAPHSHIM_TEST_FAULT_RANK=1). */
+static char *with_test_fault_on(const char *lib, const char *fault, const char *rank, const char *base_out,
+                                char **err)
 {
     const char *argv[] = {GUARDPROG, "sync", "10", NULL};
-    char preload[300], spec[200];
+    char preload[300], spec[200], rk[32];
     struct run r;
 
     snprintf(preload, sizeof preload, "LD_PRELOAD=%s", lib);
     snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAULT=%s", fault ? fault : "");
+    snprintf(rk, sizeof rk, "RANK=%s", rank ? rank : "");
     run_prog(&r, 0,
              (const char *[]){preload, spec, "GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
-                              "GRAPHSHIM_MAX_DEFER_US=1000000", NULL},
+                              "GRAPHSHIM_MAX_DEFER_US=1000000", rk,
+                              rank ? "GRAPHSHIM_TEST_FAULT_RANK=1" : NULL, NULL},
              argv, 30);
     cr_assert_eq(r.status, 0, "%s: %s", fault, r.err);
     cr_assert_str_eq(r.out, base_out, "%s: the output differs from the run without graphshim", fault);
@@ -133,6 +139,11 @@ static char *with_test_fault(const char *lib, const char *fault, const char *bas
     *err = strdup(r.err);
     run_free(&r);
     return report;
+}
+
+static char *with_test_fault(const char *lib, const char *fault, const char *base_out, char **err)
+{
+    return with_test_fault_on(lib, fault, NULL, base_out, err);
 }
 
 Test(ranks, the_test_builds_failing_graph_calls_change_nothing_the_program_sees)
@@ -159,6 +170,13 @@ Test(ranks, the_test_builds_failing_graph_calls_change_nothing_the_program_sees)
     /* Instantiation fails from the second on. */
     report = with_test_fault(TEST_LIB, "cuGraphInstantiateWithFlags:1-3:2", base.out, &err);
     cr_assert_gt(total(report, "graph_failures"), 0, "%s", report);
+    free(report), free(err);
+    /* Faults meant for rank 1: rank 0 has none, rank 1 has them. */
+    report = with_test_fault_on(TEST_LIB, "cuStreamEndCapture:1+:901", "0", base.out, &err);
+    cr_assert_eq(total(report, "replays"), 10 - 2, "rank 0: %s", report);
+    free(report), free(err);
+    report = with_test_fault_on(TEST_LIB, "cuStreamEndCapture:1+:901", "1", base.out, &err);
+    cr_assert_eq(total(report, "replays"), 0, "rank 1: %s", report);
     free(report), free(err);
     /* The library users run has no such switch: it replays, and names the
     ** variable as no setting of its own. */
