@@ -61,6 +61,8 @@
 #   GS_PACK_LOGS=1       at the end, pack the per-run logs into $OUT/logs.tar.gz
 #                        (leaves 4 files: summary.txt env.txt build.log logs.tar.gz)
 #   GS_EXTRA=0           skip the nvtx and compute-sanitizer runs
+#   GS_SHIM_RUNS="off trace"  the Python samples' runs under the shim besides
+#                        report (e.g. GS_SHIM_RUNS=report: that one alone)
 #   GS_RANKS=0           skip samples/ranks-test.sh ("ranks" as a sample name
 #                        runs it alone); GS_NPROC: processes of torchrun samples
 #   GS_EXTRA_SAMPLE=tiny_stream   the CUDA sample they run
@@ -97,6 +99,9 @@ EXTRA=${GS_EXTRA:-1}
 EXTRA_SAMPLE=${GS_EXTRA_SAMPLE:-tiny_stream}
 OWN_PREFIX=gsamp_      # all kernels of the C/CUDA samples are named gsamp_*
 RANKS=${GS_RANKS:-1}   # samples/ranks-test.sh where every sample is selected
+# The runs under the shim of a Python sample: always report; off and trace
+# unless GS_SHIM_RUNS leaves them out (C samples run all three).
+PY_SHIM_RUNS=$(printf '%s\n' ${GS_SHIM_RUNS:-off trace} report | awk '!seen[$0]++' | tr '\n' ' ')
 
 # ------------------------------------------------------------------ expectations
 # sample         type  launches  replays  extra
@@ -136,7 +141,13 @@ RANKS=${GS_RANKS:-1}   # samples/ranks-test.sh where every sample is selected
 # (ctx2).  torch_allreduce and torch_ddp run under torchrun, 2 ranks, and only
 # where 2 GPUs are present: the work between torch_allreduce's collectives is
 # the same every iteration (replays expected); DDP's backward interleaves with
-# its gradient buckets' all-reduces (replays not required).
+# its gradient buckets' all-reduces (replays not required).  The jobs of
+# several GPUs (torch_ddp_adamw: data parallel, buckets, AdamW, dropout;
+# torch_fsdp: FSDP2 with bf16 parameters; torch_tp: tensor parallel by hand;
+# torch_pipeline: two stages, send/recv, 4 micro-batches; torch_ranks_differ:
+# odd ranks launch an extra kernel on even steps) repeat their work between
+# collectives every step: replays expected on the ranks summed.  peer_threads:
+# a thread per GPU (two on one GPU), peer copies and events across devices.
 # The memory-kind samples (mem_*, large_param; samples/mem_common.cuh) run in
 # rounds of >= 20 iterations whose buffers grow 4x per round and are freed and
 # allocated again between rounds (often at the same address, with another size
@@ -183,6 +194,12 @@ two_ctx         cu  eq  >0   ctx2
 smem_attr       cu  eq  >0   -
 torch_allreduce tr  -   >0   -
 torch_ddp       tr  -   any  -
+torch_ddp_adamw tr  -   >0   -
+torch_fsdp      tr  -   >0   -
+torch_tp        tr  -   >0   -
+torch_pipeline  tr  -   >0   -
+torch_ranks_differ tr - >0   -
+peer_threads    cu  eq  >0   -
 mem_pageable    cu  eq  >0   -
 mem_pinned      cu  eq  >0   -
 mem_registered  cu  eq  >0   -
@@ -583,6 +600,8 @@ run_case() {
     local -a why=()
     mkdir -p "$dir"
     local rfile="$dir/report.json"
+    local SHIM_RUNS="off trace report"
+    [ "$type" = cu ] || SHIM_RUNS=$PY_SHIM_RUNS
     if [ "$type" = cu ]; then
         cmd=("$BIN/$name.$rt")
     elif [ "$type" = tr ]; then
@@ -610,9 +629,10 @@ run_case() {
         run_variant "$dir" plain2 "${cmd[@]}"
         p2=yes
     fi
-    run_variant "$dir" off LD_PRELOAD="$SHIM" GRAPHSHIM=0 "${cmd[@]}"
     rm -f "$tfile"
-    run_variant "$dir" trace LD_PRELOAD="$SHIM" GRAPHSHIM_TRACE="$tfile" "${cmd[@]}"
+    [[ " $SHIM_RUNS " != *" off "* ]] || run_variant "$dir" off LD_PRELOAD="$SHIM" GRAPHSHIM=0 "${cmd[@]}"
+    [[ " $SHIM_RUNS " != *" trace "* ]] ||
+        run_variant "$dir" trace LD_PRELOAD="$SHIM" GRAPHSHIM_TRACE="$tfile" "${cmd[@]}"
     run_variant "$dir" report LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$rfile" "${cmd[@]}"
     if [ "$type" = tr ]; then
         # One report per rank (a launcher process that touched CUDA writes
@@ -629,8 +649,8 @@ run_case() {
 
     # exit codes
     local v rc
-    local -a variants=(plain off trace report)
-    [ "$p2" = yes ] && variants=(plain plain2 off trace report)
+    local -a variants=(plain $SHIM_RUNS)
+    [ "$p2" = yes ] && variants=(plain plain2 $SHIM_RUNS)
     for v in "${variants[@]}"; do
         rc=$(run_field "$dir" "$v" rc)
         if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -652,7 +672,7 @@ run_case() {
         diff "$dir/plain.stdout" "$dir/plain2.stdout" >"$dir/plain2.stdout.diff" 2>&1
         cap_file "$dir/plain2.stdout.diff" 16384
     fi
-    for v in off trace report; do
+    for v in $SHIM_RUNS; do
         if ! cmp -s "$dir/plain.stdout" "$dir/$v.stdout"; then
             diff "$dir/plain.stdout" "$dir/$v.stdout" >"$dir/$v.stdout.diff" 2>&1
             cap_file "$dir/$v.stdout.diff" 16384

@@ -31,7 +31,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed,  # noqa: E402
-                        print_values, sha256_of)
+                        maybe_die, print_values, sha256_of)
 
 NAME = "torch_tp"
 D, H, BLOCKS, BATCH, NBATCHES = 256, 1024, 4, 64, 4
@@ -126,6 +126,7 @@ def main():
         loss.backward()
         opt.step()
         losses.append(loss.item())  # synchronizes every step
+        maybe_die(rank, step)
     total = time.perf_counter() - t0
     if abs(losses[0] - ref) > 1e-5 * max(1.0, abs(ref)):
         fail(f"first loss {losses[0]!r}, the whole model gives {ref!r}")
