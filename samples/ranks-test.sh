@@ -90,7 +90,7 @@ verdict plain "${why[@]}"
 
 # fails NAME FAULT BAIL-KEY: rank 1's every call of FAULT's entry fails.
 fails() {
-    local name=$1 fault=$2 key=$3 r0 r1
+    local name=$1 fault=$2 key=$3 r0 r1 detail=
     mkdir -p "$OUT/$name"
     job "$name" LD_PRELOAD="$TESTLIB" GRAPHSHIM_TEST_FAULT="$fault" GRAPHSHIM_TEST_FAULT_RANK=1 \
         GRAPHSHIM_REPORT="$OUT/$name/report.%r.json"
@@ -106,11 +106,12 @@ fails() {
         [ "$(total "$r1" "$key")" != NA ] && [ "$(total "$r1" "$key")" -gt 0 ] 2>/dev/null ||
             why+=("rank 1's report shows no $key")
         [ "$(total "$r0" replays)" -gt 0 ] 2>/dev/null || why+=("rank 0 replayed nothing")
-        log "      rank 0: replays $(total "$r0" replays), hit_rate $(total "$r0" hit_rate); rank 1: replays $(total "$r1" replays), $key $(total "$r1" "$key")"
+        detail="rank 0: replays $(total "$r0" replays), hit_rate $(total "$r0" hit_rate); rank 1: replays $(total "$r1" replays), $key $(total "$r1" "$key")"
     else
         why+=("rank reports missing")
     fi
     verdict "$name" "${why[@]}"
+    [ -z "${detail:-}" ] || log "      $detail"
 }
 fails capture-fails cuStreamEndCapture:1+:901 graph_failures
 fails launch-fails cuGraphLaunch:1+:999 graph-failed
@@ -131,8 +132,8 @@ tp=$(time_of killed-plain)
 ts=$(time_of killed-shim)
 awk -v p="$tp" -v s="$ts" 'BEGIN { m = p / 2; if (m < 10) m = 10; exit !(s <= p + m) }' ||
     why+=("the job under graphshim ended after ${ts} s, without it after ${tp} s")
-log "      killed at step $KILL_STEP of rank 1: ended after ${tp} s (exit $(rc_of killed-plain)) without graphshim, ${ts} s (exit $(rc_of killed-shim)) under it"
 verdict killed "${why[@]}"
+log "      killed at step $KILL_STEP of rank 1: ended after ${tp} s (exit $(rc_of killed-plain)) without graphshim, ${ts} s (exit $(rc_of killed-shim)) under it"
 
 log "ranks-test: $NPASS passed, $NFAIL failed"
 [ "$NFAIL" -eq 0 ]
