@@ -55,6 +55,11 @@ LIB_SRC  := $(filter-out policy/base/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
 
+# The version's one source (policy/base/version.c checks the public header
+# against it): 0.1.0, and as a number major * 10000 + minor * 100 + patch.
+GS_VERSION        := $(shell cat VERSION)
+GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
+
 .PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile docs install clean
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
@@ -78,6 +83,9 @@ $(BUILD)/obj/%.o: %.c $(GEN) $(wildcard driver/*.h interpose/*.h policy/*/*.h in
 	$(SAY) CC $<
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/policy/base/version.o: CPPFLAGS += -DGS_VERSION_TEXT='"$(GS_VERSION)"' -DGS_VERSION_NUMBER=$(GS_VERSION_NUMBER)
+$(BUILD)/obj/policy/base/version.o: VERSION
+
 $(BUILD)/obj/interpose/trampoline.o: interpose/trampoline.S interpose/nslots.h driver/hooks.def $(GEN)
 	@mkdir -p $(@D)
 	$(SAY) AS $<
@@ -87,9 +95,9 @@ $(LIB): $(LIB_OBJ) interpose/graphshim.map
 	$(SAY) LD $@
 	$(Q)$(CC) -shared -o $@ $(LIB_OBJ) -Wl,--version-script=interpose/graphshim.map -Wl,-z,defs $(LDLIBS)
 
-$(BUILD)/graphshim: scripts/graphshim
+$(BUILD)/graphshim: scripts/graphshim VERSION
 	@mkdir -p $(@D)
-	$(Q)cp $< $@
+	$(Q)sed 's/@VERSION@/$(GS_VERSION)/' $< > $@.tmp && chmod 755 $@.tmp && mv $@.tmp $@
 
 # `graphshim report FILE...`: the launcher execs it from its own directory or
 # from ../lib/graphshim/.
