@@ -5,6 +5,8 @@
 #   CUDA_HOME  CUDA toolkit, for its headers (default /usr/local/cuda)
 #   PREFIX     install prefix (default /usr/local)
 #   BUILD      build directory (default build)
+#   WHEEL_PYTHON  the Python whose build, setuptools and wheel packages build the
+#              wheel (default /usr/bin/python3, where apt installs them)
 #   V          V=1 prints every command and every test's output; otherwise a
 #              compile is one short line ("CC file"), none under the test
 #              targets, and each test suite one line (its output kept in
@@ -21,6 +23,10 @@
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
 #   docs       regenerate docs/knobs.md from the knob table
+#   wheel      dist/graphshim-VERSION-py3-none-PLATFORM.whl: the library, the
+#              launcher, the report tool and the graphshim Python module
+#   wheel-test the wheel installed into a new virtual environment and used there
+#              (tests/wheel/check.sh)
 #   install, clean
 
 CC        ?= cc
@@ -60,7 +66,8 @@ GEN      := $(BUILD)/gen/driver_names.def
 GS_VERSION        := $(shell cat VERSION)
 GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
 
-.PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile docs install clean
+.PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile docs install clean \
+        wheel wheel-test
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
 
@@ -154,6 +161,29 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# --- The Python wheel ---------------------------------------------------------
+# Built from a copy of python/ in $(BUILD)/wheel that also holds the binaries and
+# _version.py.  The platform tag is the oldest manylinux whose glibc has every
+# symbol version the binaries need (scripts/wheel-platform.sh).
+WHEEL_PYTHON ?= /usr/bin/python3
+WHEEL_STAGE  := $(BUILD)/wheel
+WHEEL_BINS   := $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
+
+wheel: $(WHEEL_BINS) python/pyproject.toml $(wildcard python/graphshim/*.py)
+	@$(WHEEL_PYTHON) -c 'import build, setuptools, wheel' 2>/dev/null || \
+	    { echo "make wheel needs build, setuptools and wheel for $(WHEEL_PYTHON): apt-get install -y python3-build python3-setuptools python3-wheel"; exit 1; }
+	$(Q)rm -rf $(WHEEL_STAGE) dist/graphshim-*.whl && mkdir -p $(WHEEL_STAGE)/graphshim dist
+	$(Q)cp python/pyproject.toml $(WHEEL_STAGE)/
+	$(Q)cp python/graphshim/*.py $(WHEEL_BINS) $(WHEEL_STAGE)/graphshim/
+	$(Q)echo '__version__ = "$(GS_VERSION)"' > $(WHEEL_STAGE)/graphshim/_version.py
+	$(Q)plat=$$(sh scripts/wheel-platform.sh $(LIB) $(BUILD)/graphshim-report) && \
+	    cd $(WHEEL_STAGE) && $(WHEEL_PYTHON) -m build --wheel --no-isolation --outdir $(abspath dist) \
+	        -C--build-option=--plat-name=$$plat $(if $(filter 1,$(V)),,>build.log 2>&1 || { cat build.log; exit 1; })
+	@ls dist/graphshim-$(GS_VERSION)-*.whl
+
+wheel-test: wheel $(FAKECUDA_LIB) $(BUILD)/tests/guardprog
+	$(call gs_suite,wheel,s/^wheel: \([0-9]*\) passed.*/\1 checks/p,BUILD=$(BUILD) WHEEL_PYTHON=$(WHEEL_PYTHON) bash tests/wheel/check.sh)
 
 # --- Host cost of the shim itself, with the driver stubbed out (no GPU needed)
 $(BUILD)/bench/shim_cost: bench/shim_cost.c bench/mix64.h $(LIB_OBJ)
