@@ -16,7 +16,7 @@
 #     installed command: the same output as without it, and a report that the
 #     installed report tool reads;
 #   the module's pause, resume, paused() and counters over the fake driver
-#     (tests/wheel/fake_paused.py), under `graphshim run` and `python -m
+#     (tests/wheel/paused.py), under `graphshim run` and `python -m
 #     graphshim run`, and without graphshim: the same output all three ways;
 #   pip uninstall: the environment's files as before the install.
 # Prints "wheel: N passed, M failed"; exits 1 if a check failed.
@@ -30,32 +30,11 @@ VERSION=$(cat VERSION)
 T=$(mktemp -d /tmp/gs-wheel-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 V=$T/venv
-SITE= # the venv's site-packages, once it exists
-passed=0 failed=0
-
-# expect WHAT COMMAND...: one check, PASS where COMMAND succeeds.
-expect() {
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "PASS $what"
-    else
-        failed=$((failed + 1))
-        echo "FAIL $what"
-        [ ! -s "$T/err" ] || sed 's/^/    /' "$T/err" | head -8
-    fi
-}
-# quiet COMMAND...: runs COMMAND in a clean environment with the venv first in
-# PATH and the fake driver in LD_LIBRARY_PATH; stdout in $T/out, stderr in
-# $T/err, exit status in $rc.
-quiet() {
-    timeout 60 env -i PATH="$V/bin:$PATH" HOME="$T" LD_LIBRARY_PATH="$AB/fakecuda" \
-        PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 "$@" >"$T/out" 2>"$T/err" </dev/null
-    rc=$?
-}
-is() { [ "$1" = "$2" ] || { echo "'$1', expected '$2'" >>"$T/err"; false; }; }
-files_of_venv() { (cd "$V" && find . | LC_ALL=C sort); }
+# Programs run in a clean environment, the venv first in PATH, over the fake
+# driver.
+RUN_ENV=(env -i PATH="$V/bin:$PATH" HOME="$T" LD_LIBRARY_PATH="$AB/fakecuda"
+         PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1)
+. tests/wheel/lib.sh
 
 # --- The wheel's name, tag and files -------------------------------------------
 
@@ -101,11 +80,7 @@ expect "a console command graphshim = graphshim.__main__:main" \
 
 # --- Installed into a new virtual environment -----------------------------------
 
-quiet "$PY" -m venv "$V"
-files_of_venv >"$T/venv-before"
-quiet "$V/bin/pip" install --no-index "$ROOT/$W"
-expect "pip install --no-index of the wheel into a new venv (exit $rc)" is "$rc" 0
-SITE=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+install_wheel "$PY" "$ROOT/$W"
 
 quiet graphshim --version
 expect "graphshim --version: exit 0" is "$rc" 0
@@ -148,24 +123,19 @@ expect "demo: graphshim report reads it" eval 'is "$rc" 0 && grep -q "^graphshim
 
 # Held work waits up to a second for its boundary (GRAPHSHIM_MAX_DEFER_US), so the
 # counters' checks do not depend on how loaded the machine is.
-quiet python tests/wheel/fake_paused.py plain
+quiet python tests/wheel/paused.py fake plain
 cp "$T/out" "$T/plain"
 expect "module without graphshim: NotLoadedError, paused() runs its block" \
     eval 'is "$rc" 0 && test -s "$T/plain"'
 for cmd in "graphshim run" "python -m graphshim run"; do
-    quiet env GRAPHSHIM_MAX_DEFER_US=1000000 $cmd -- python tests/wheel/fake_paused.py shim
+    quiet env GRAPHSHIM_MAX_DEFER_US=1000000 $cmd -- python tests/wheel/paused.py fake shim
     expect "module under $cmd: counters rise while active, not while paused" is "$rc" 0
     expect "module under $cmd: the output without graphshim" cmp "$T/out" "$T/plain"
 done
 
 # --- Uninstalled -------------------------------------------------------------------
 
-quiet "$V/bin/pip" uninstall -y graphshim
-expect "pip uninstall -y graphshim: exit 0" is "$rc" 0
-files_of_venv >"$T/venv-after"
-: >"$T/err"
-expect "after the uninstall the venv holds the files it held before the install" \
-    eval 'diff "$T/venv-before" "$T/venv-after" >"$T/err"'
+uninstall_wheel
 
 echo "wheel: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,21 +1,26 @@
-"""fake_paused.py: the graphshim module in a Python program that drives the fake
-CUDA driver (tests/fakecuda) through ctypes, as cuda-python does a real one.
+"""paused.py: the graphshim module in a program whose CUDA work repeats.
 
-    python fake_paused.py shim      under `graphshim run` (LD_LIBRARY_PATH: the fake)
-    python fake_paused.py plain     without graphshim
+    python paused.py fake shim|plain     the fake CUDA driver (tests/fakecuda),
+                                         driven through ctypes as cuda-python
+                                         drives a real one (tests/wheel/check.sh)
+    python paused.py torch shim|plain    PyTorch on a GPU (tests/wheel/gpu.sh)
 
-A step is three kernel launches on a stream and a copy back to the host (a
-boundary).  The program runs 12 steps four times: freely, inside
-`with graphshim.paused():`, between pause() and resume(), and freely again;
-and prints each step's result on stdout, which must not depend on graphshim.
+shim: under `graphshim run`; plain: without graphshim.
 
-Under graphshim it checks that active() is False before the first CUDA call and
-True after it, that counters() rise while graphshim is active (ops held and
-replayed) and stay still while it is paused.  Without graphshim, that active()
-is False, that pause(), resume() and counters() raise NotLoadedError, and that
-paused() runs its block.  Each failed check is a line on stderr starting with
-FAIL; the exit status is 1 if any failed.  Kernels are Python functions the fake
-runs when the work is issued (fakecuda_define_kernel).
+The program runs 12 steps four times: freely, inside `with graphshim.paused():`,
+between pause() and resume(), and freely again; and prints each step's result
+on stdout, which must not depend on graphshim.  A step of the fake is three
+kernel launches on a stream and a copy back to the host (a boundary); a step of
+torch is 24 elementwise kernels and a synchronize, then the tensor's sum and
+first value read back.
+
+Under graphshim it checks that active() is True after the first CUDA call (and,
+over the fake, whose first CUDA call is the program's own cuInit, False before
+it), that counters() rise while graphshim is active (ops held and replayed) and
+stay still while it is paused.  Without graphshim, that active() is False, that
+pause(), resume() and counters() raise NotLoadedError, and that paused() runs
+its block.  Each failed check is a line on stderr starting with FAIL; the exit
+status is 1 if any failed.
 """
 import ctypes
 import sys
@@ -59,8 +64,12 @@ def axpb(params, dims):  # axpb(float *x, float a, float b): x[i] = a * x[i] + b
         x[i] = a * x[i] + b
 
 
-class Driver:
-    """The few driver calls a step needs; each failing call exits the program."""
+class Fake:
+    """The few driver calls a step needs; each failing call exits the program.
+    Kernels are Python functions, which the fake runs when the work is issued
+    (fakecuda_define_kernel)."""
+
+    first_call_is_ours = True
 
     def __init__(self):
         self.cu = ctypes.CDLL("libcuda.so.1")
@@ -101,6 +110,28 @@ class Driver:
         print(it, " ".join(f"{v:g}" for v in self.host))
 
 
+class Torch:
+    """A tensor of 1024 floats through tanh, eight times three kernels a step."""
+
+    first_call_is_ours = False
+
+    def __init__(self):
+        import torch
+        self.torch = torch
+        if not torch.cuda.is_available():
+            sys.exit("paused.py: torch.cuda.is_available() is False")
+        g = torch.Generator().manual_seed(1)
+        self.x = torch.randn(1024, generator=g).to("cuda")
+
+    def step(self, it):
+        x = self.x
+        for _ in range(8):
+            x = self.torch.tanh(x * 1.01 + 0.01 * (it % 3))
+        self.torch.cuda.synchronize()
+        self.x = x
+        print(it, float(x.sum().item()).hex(), float(x[0].item()).hex())
+
+
 def steps(drv, first):
     for it in range(first, first + STEPS):
         drv.step(it)
@@ -110,10 +141,11 @@ def held_and_replayed(c):
     return (c["ops"], c["ops_held"], c["ops_replayed"], c["replays"])
 
 
-def under_graphshim():
-    check(not graphshim.active(), "active() is True before the first CUDA call")
-    drv = Driver()
-    check(graphshim.active(), "active() is False after cuInit under graphshim")
+def under_graphshim(backend):
+    if backend.first_call_is_ours:
+        check(not graphshim.active(), "active() is True before the first CUDA call")
+    drv = backend()
+    check(graphshim.active(), "active() is False after the first CUDA call under graphshim")
     c0 = graphshim.counters()
     steps(drv, 0)
     c1 = graphshim.counters()
@@ -136,7 +168,7 @@ def under_graphshim():
     print(f"counters: {c0} {c1} {c2} {c3} {c4}", file=sys.stderr)
 
 
-def without_graphshim():
+def without_graphshim(backend):
     check(not graphshim.active(), "active() is True without graphshim")
     for name in ("pause", "resume", "counters"):
         try:
@@ -144,7 +176,7 @@ def without_graphshim():
             check(False, f"{name}() without graphshim raised nothing")
         except graphshim.NotLoadedError as e:
             check("not loaded" in str(e), f"{name}() without graphshim: unclear message {e}")
-    drv = Driver()
+    drv = backend()
     steps(drv, 0)
     ran = False
     with graphshim.paused():
@@ -156,10 +188,9 @@ def without_graphshim():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["shim"]:
-        under_graphshim()
-    elif sys.argv[1:] == ["plain"]:
-        without_graphshim()
-    else:
-        sys.exit("usage: fake_paused.py shim|plain")
+    backends = {"fake": Fake, "torch": Torch}
+    modes = {"shim": under_graphshim, "plain": without_graphshim}
+    if len(sys.argv) != 3 or sys.argv[1] not in backends or sys.argv[2] not in modes:
+        sys.exit("usage: paused.py fake|torch shim|plain")
+    modes[sys.argv[2]](backends[sys.argv[1]])
     sys.exit(1 if failures else 0)
