@@ -36,23 +36,37 @@ is() { [ "$1" = "$2" ] || { echo "'$1', expected '$2'" >>"$T/err"; false; }; }
 files_of_venv() { (cd "$V" && find . | LC_ALL=C sort); }
 
 # install_wheel PYTHON WHEEL [VENV-OPTIONS...]: a new virtual environment V of
-# PYTHON with WHEEL installed by pip without an index (two checks); its files
-# before the install in $T/venv-before, SITE its site-packages.
+# PYTHON with WHEEL installed by pip without an index (checks); its files before
+# the install in $T/venv-before, SITE its site-packages, PIP its pip.  Where
+# PYTHON cannot make one with pip (no ensurepip), V gets none and PYTHON's pip
+# installs into it (pip --python).  With --system-site-packages, where PYTHON is itself a virtual
+# environment (whose packages V would not see: V's system is PYTHON's base
+# interpreter), a .pth file in V adds PYTHON's site-packages.
 install_wheel() {
-    local py=$1 wheel=$2
+    local py=$1 wheel=$2 outer
     shift 2
+    PIP=("$V/bin/python" -m pip)
     quiet "$py" -m venv "$@" "$V"
+    if [ "$rc" != 0 ]; then
+        rm -rf "$V"
+        quiet "$py" -m venv --without-pip "$@" "$V"
+        PIP=("$py" -m pip --python "$V/bin/python")
+    fi
     expect "python -m venv $* (exit $rc)" is "$rc" 0
-    files_of_venv >"$T/venv-before"
-    quiet "$V/bin/pip" install --no-index "$wheel"
-    expect "pip install --no-index $(basename "$wheel") into it (exit $rc)" is "$rc" 0
     SITE=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    case " $* " in *" --system-site-packages "*)
+        outer=$("$py" -c 'import site, sys; sys.prefix != sys.base_prefix and print("\n".join(site.getsitepackages()))')
+        [ -z "$outer" ] || echo "$outer" >"$SITE/outer-site-packages.pth" ;;
+    esac
+    files_of_venv >"$T/venv-before"
+    quiet "${PIP[@]}" install --no-index "$wheel"
+    expect "pip install --no-index $(basename "$wheel") into it (exit $rc)" is "$rc" 0
 }
 
 # uninstall_wheel: pip uninstall, and the environment's files as before the
 # install (two checks).
 uninstall_wheel() {
-    quiet "$V/bin/pip" uninstall -y graphshim
+    quiet "${PIP[@]}" uninstall -y graphshim
     expect "pip uninstall -y graphshim: exit 0" is "$rc" 0
     files_of_venv >"$T/venv-after"
     : >"$T/err"
