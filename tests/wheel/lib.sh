@@ -32,6 +32,13 @@ quiet() {
 # is GOT WANT: GOT is WANT; else says both on $T/err.
 is() { [ "$1" = "$2" ] || { echo "'$1', expected '$2'" >>"$T/err"; false; }; }
 
+# expect_replays WHAT REPORT: the JSON report REPORT counts graph replays (a
+# check).
+expect_replays() {
+    quiet python -c 'import json, sys; print(json.load(open(sys.argv[1]))["totals"]["replays"])' "$2"
+    expect "$1 ($(cat "$T/out") replays)" eval '[ "$(cat "$T/out")" -gt 0 ] 2>/dev/null'
+}
+
 # The virtual environment's files, one path a line.
 files_of_venv() { (cd "$V" && find . | LC_ALL=C sort); }
 
