@@ -13,8 +13,9 @@
 #     not inside `with graphshim.paused():` nor between pause() and resume(),
 #     and the output is the same as without graphshim;
 #   pip uninstall leaves the environment as it was.
-# Logs (each run's stdout, stderr and report, and the PASS/FAIL lines) go to
-# $OUT/wheel-gpu where OUT is set, else to a directory it names.  PYTHON: the
+# Logs (each run's stdout, their stderr, the report, and the PASS/FAIL lines in
+# summary.txt) go to $OUT/wheel-gpu where OUT is set, else to a directory it
+# names.  PYTHON: the
 # interpreter with PyTorch (default python3).  Exits 1 if a check failed.
 set -u
 cd "$(dirname "$0")/../.."
@@ -42,8 +43,13 @@ RUN_ENV=(env PATH="$V/bin:$PATH" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DI
 QUIET_TIMEOUT=300
 . tests/wheel/lib.sh
 
-# keep NAME: the last run's stdout and stderr as $LOG/NAME.out and NAME.err.
-keep() { cp "$T/out" "$LOG/$1.out" && cp "$T/err" "$LOG/$1.err"; }
+# keep NAME: the last run's stdout as $LOG/NAME.out, its stderr under a line
+# "== NAME" in $LOG/stderr.txt.  With summary.txt and the report: 8 files.
+: >"$LOG/stderr.txt"
+keep() {
+    cp "$T/out" "$LOG/$1.out"
+    { echo "== $1 (exit $rc)"; cat "$T/err"; } >>"$LOG/stderr.txt"
+}
 
 {
     echo "gpu.sh: $(basename "$W") on $(nvidia-smi -L 2>/dev/null | head -1)"
