@@ -5,6 +5,8 @@
 #   CUDA_HOME  CUDA toolkit, for its headers (default /usr/local/cuda)
 #   PREFIX     install prefix (default /usr/local)
 #   BUILD      build directory (default build)
+#   WHEEL_PYTHON  the Python whose build, setuptools and wheel packages build the
+#              wheel (default /usr/bin/python3, where apt installs them)
 #   V          V=1 prints every command and every test's output; otherwise a
 #              compile is one short line ("CC file"), none under the test
 #              targets, and each test suite one line (its output kept in
@@ -23,6 +25,10 @@
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
 #              that exist only to prove graphshim (GRAPHSHIM_TEST_FAULT)
 #   docs       regenerate docs/knobs.md from the knob table
+#   wheel      dist/graphshim-VERSION-py3-none-PLATFORM.whl: the library, the
+#              launcher, the report tool and the graphshim Python module
+#   wheel-test the wheel installed into a new virtual environment and used there
+#              (tests/wheel/check.sh)
 #   install, clean
 
 CC        ?= cc
@@ -60,7 +66,13 @@ LIB_SRC  := $(filter-out policy/base/knobs_doc.c,$(LIB_SRC))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/interpose/trampoline.o
 GEN      := $(BUILD)/gen/driver_names.def
 
-.PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile test-lib docs install clean
+# The version's one source (policy/base/version.c checks the public header
+# against it): 0.1.0, and as a number major * 10000 + minor * 100 + patch.
+GS_VERSION        := $(shell cat VERSION)
+GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
+
+.PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile test-lib docs \
+        install clean wheel wheel-test
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
 
@@ -83,6 +95,9 @@ $(BUILD)/obj/%.o: %.c $(GEN) $(wildcard driver/*.h interpose/*.h policy/*/*.h in
 	$(SAY) CC $<
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/policy/base/version.o: CPPFLAGS += -DGS_VERSION_TEXT='"$(GS_VERSION)"' -DGS_VERSION_NUMBER=$(GS_VERSION_NUMBER)
+$(BUILD)/obj/policy/base/version.o: VERSION
+
 $(BUILD)/obj/interpose/trampoline.o: interpose/trampoline.S interpose/nslots.h driver/hooks.def $(GEN)
 	@mkdir -p $(@D)
 	$(SAY) AS $<
@@ -92,9 +107,9 @@ $(LIB): $(LIB_OBJ) interpose/graphshim.map
 	$(SAY) LD $@
 	$(Q)$(CC) -shared -o $@ $(LIB_OBJ) -Wl,--version-script=interpose/graphshim.map -Wl,-z,defs $(LDLIBS)
 
-$(BUILD)/graphshim: scripts/graphshim
+$(BUILD)/graphshim: scripts/graphshim VERSION
 	@mkdir -p $(@D)
-	$(Q)cp $< $@
+	$(Q)sed 's/@VERSION@/$(GS_VERSION)/' $< > $@.tmp && chmod 755 $@.tmp && mv $@.tmp $@
 
 # `graphshim report FILE...`: the launcher execs it from its own directory or
 # from ../lib/graphshim/.
@@ -158,6 +173,29 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# --- The Python wheel ---------------------------------------------------------
+# Built from a copy of python/ in $(BUILD)/wheel that also holds the binaries and
+# _version.py.  The platform tag is the oldest manylinux whose glibc has every
+# symbol version the binaries need (scripts/wheel-platform.sh).
+WHEEL_PYTHON ?= /usr/bin/python3
+WHEEL_STAGE  := $(BUILD)/wheel
+WHEEL_BINS   := $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
+
+wheel: $(WHEEL_BINS) python/pyproject.toml $(wildcard python/graphshim/*.py)
+	@$(WHEEL_PYTHON) -c 'import build, setuptools, wheel' 2>/dev/null || \
+	    { echo "make wheel needs build, setuptools and wheel for $(WHEEL_PYTHON): apt-get install -y python3-build python3-setuptools python3-wheel"; exit 1; }
+	$(Q)rm -rf $(WHEEL_STAGE) dist/graphshim-*.whl && mkdir -p $(WHEEL_STAGE)/graphshim dist
+	$(Q)cp python/pyproject.toml $(WHEEL_STAGE)/
+	$(Q)cp python/graphshim/*.py $(WHEEL_BINS) $(WHEEL_STAGE)/graphshim/
+	$(Q)echo '__version__ = "$(GS_VERSION)"' > $(WHEEL_STAGE)/graphshim/_version.py
+	$(Q)plat=$$(sh scripts/wheel-platform.sh $(LIB) $(BUILD)/graphshim-report) && \
+	    cd $(WHEEL_STAGE) && $(WHEEL_PYTHON) -m build --wheel --no-isolation --outdir $(abspath dist) \
+	        -C--build-option=--plat-name=$$plat $(if $(filter 1,$(V)),,>build.log 2>&1 || { cat build.log; exit 1; })
+	@ls dist/graphshim-$(GS_VERSION)-*.whl
+
+wheel-test: wheel $(FAKECUDA_LIB) $(BUILD)/tests/guardprog
+	$(call gs_suite,wheel,s/^wheel: \([0-9]*\) passed.*/\1 checks/p,BUILD=$(BUILD) WHEEL_PYTHON=$(WHEEL_PYTHON) bash tests/wheel/check.sh)
 
 # --- Host cost of the shim itself, with the driver stubbed out (no GPU needed)
 $(BUILD)/bench/shim_cost: bench/shim_cost.c bench/mix64.h $(LIB_OBJ)

@@ -12,7 +12,9 @@
 #ifndef GRAPHSHIM_H
 #define GRAPHSHIM_H
 
-#define GRAPHSHIM_VERSION 100 /* 0.1.0 */
+/* major * 10000 + minor * 100 + patch: the file VERSION of graphshim's sources
+** (the build checks that they agree). */
+#define GRAPHSHIM_VERSION 100
 
 #ifdef __cplusplus
 extern "C" {
