@@ -22,7 +22,7 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
 /* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (names.h). */
 #define GS_RULE_NAMES                                                                  \
     "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
-    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body, copy-range, drain, resume"
+    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body, copy-range, drain, resume, oom-retry"
 
 /* X(field, env name, type, default, min, max, doc) */
 #define GS_KNOBS(X)                                                                   \

@@ -1,0 +1,84 @@
+/*
+** release.c: graphshim's own memory given back when an allocation of the
+** program's fails for want of memory (see release.h).  As PyTorch's caching
+** allocator frees its cached blocks and tries again, graphshim frees its
+** graphs and staging buffers, and the wrapper (interpose/shims.c) makes the
+** program's call once more.
+*/
+#include "release.h"
+
+#include "../graph/graph_cache.h"
+#include "body.h"
+#include "issue.h"
+
+atomic_ulong gs__oom_retries, gs__oom_retries_ok, gs__oom_freed_bytes;
+
+/* Streams whose graphs went, synchronized after the walk (at most this many;
+** the executables of others are freed by the driver when they end). */
+#define SYNC_MAX 16
+
+struct released {
+    unsigned freed;
+    uint64_t staging_bytes;
+    int nsync;
+    struct gs_stream *sync[SYNC_MAX];
+};
+
+/* Walk callback: n's executables and staging buffer go. */
+static void release_node(struct gs_node *n, void *arg)
+{
+    struct released *r = arg;
+
+    if (n->staging) {
+        r->freed++;
+        r->staging_bytes += n->key.size;
+    }
+    gs__graph_drop_node(n, NULL);
+}
+
+/* Called locked (gs__each_stream). */
+static void release_stream(struct gs_stream *s, void *arg)
+{
+    struct released *r = arg;
+    struct gs_graph_stats g0, g1;
+    unsigned before = r->freed;
+
+    if (!s->ready)
+        return;
+    gs__graph_stats(&g0);
+    if (s->holding)
+        gs__flush(s, GS_BAIL_BOUNDARY + GS_ALLOC);
+    gs__body_forget(s, 0);
+    gs__staging_wait(s); /* the GPU has read the staging buffers */
+    gs__trie_walk(&s->trie.root, release_node, r);
+    gs__graph_stats(&g1);
+    if (g0.alive > g1.alive)
+        r->freed += (unsigned)(g0.alive - g1.alive);
+    if (r->freed != before && s->ctx && r->nsync < SYNC_MAX)
+        r->sync[r->nsync++] = s;
+}
+
+unsigned gs__release_memory(void)
+{
+    struct released r = {0, 0, 0, {NULL}};
+    size_t free0 = 0, free1 = 0, total;
+    int measured;
+
+    gs__tls.depth++;
+    measured = GS_REAL(cuMemGetInfo_v2)(&free0, &total) == CUDA_SUCCESS;
+    gs__each_stream(release_stream, &r);
+    /* Outside the streams' locks: a host function the GPU waits for may need
+    ** another thread's op on one of them. */
+    for (int i = 0; i < r.nsync; i++) {
+        CUcontext prev = gs__enter_ctx(r.sync[i]);
+        GS_REAL(cuStreamSynchronize)(gs__issue_stream(r.sync[i]));
+        gs__leave_ctx(r.sync[i], prev);
+    }
+    if (r.freed) {
+        if (measured && GS_REAL(cuMemGetInfo_v2)(&free1, &total) == CUDA_SUCCESS && free1 > free0)
+            r.staging_bytes += free1 - free0;
+        atomic_fetch_add(&gs__oom_freed_bytes, r.staging_bytes);
+    }
+    gs__tls.depth--;
+    return r.freed;
+}
