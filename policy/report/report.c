@@ -295,6 +295,27 @@ GS_EXPORT int gs_stats(struct gs_stats *st)
     return 0;
 }
 
+char *gs__report_json(void)
+{
+    struct totals t;
+    struct gs_graph_stats g;
+    char *data = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    memset(&t, 0, sizeof t);
+    gs__each_stream(add_stream, &t);
+    gs__graph_stats(&g);
+    if (!(f = open_memstream(&data, &len)))
+        return NULL;
+    write_json(f, &t, &g);
+    if (fclose(f) != 0) {
+        free(data);
+        return NULL;
+    }
+    return data;
+}
+
 /* The report goes to GRAPHSHIM_REPORT through outfile.c, which writes it whole
 ** or not at all; it is built in memory first. */
 int gs__report_write(void)

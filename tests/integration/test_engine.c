@@ -455,6 +455,28 @@ Test(engine, an_allocation_out_of_memory_gets_as_far_as_without_graphshim, .time
     run_free(&base), run_free(&on), run_free(&off);
 }
 
+/* The device full when graphshim builds a graph again: it gives that graph up
+** (the sequence runs eagerly) and takes none of the program's memory. */
+Test(engine, a_graph_that_finds_the_device_full_is_given_up, .timeout = 60)
+{
+    const char *argv[] = {GUARDPROG, "oom-full", "6", NULL};
+    const char *env[] = {"FAKECUDA_MEM_MB=8", "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, on;
+    char *report;
+
+    run_prog(&base, 0, env, argv, 20);
+    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
+    run_prog(&on, 1, env, argv, 20);
+    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
+    cr_assert_str_eq(on.out, base.out, "graphshim changed what the program got");
+    cr_assert_eq(count_lines(on.err, "graphshim"), 0, "not quietly: %s", on.err);
+    report = run_file(&on, "report.json");
+    cr_assert_eq(total(report, "oom_retries"), 1, "%s", report);
+    cr_assert_eq(total(report, "graph_failures"), 1, "%s", report);
+    free(report);
+    run_free(&base), run_free(&on);
+}
+
 Test(engine, graph_cache_is_bounded)
 {
     char *report;
