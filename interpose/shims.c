@@ -30,7 +30,7 @@
 #define GS_ALLOCATE(name, abi, ver, pt, params, args, stream)                               \
     GS_EXPORT CUresult abi params                                                           \
     {                                                                                       \
-        struct gs_call c_ = {GS_ID_##abi, GS_ALLOC, #abi, GS_STREAM_OF(stream, pt), 0};    \
+        struct gs_call c_ = {GS_ID_##abi, GS_ALLOC, #abi, GS_STREAM_OF(stream, pt), 0};     \
         CUresult rc_;                                                                       \
         gs__ensure_init();                                                                  \
         if (GS_UNLIKELY(!gs__real[GS_ID_##abi]))                                            \
@@ -39,7 +39,7 @@
             return GS_REAL(abi) args;                                                       \
         gs__guard_before(&c_);                                                              \
         rc_ = GS_REAL(abi) args;                                                            \
-        if (GS_UNLIKELY(rc_ == CUDA_ERROR_OUT_OF_MEMORY) && gs__guard_out_of_memory(&c_))   \
+        if (GS_UNLIKELY(rc_ == CUDA_ERROR_OUT_OF_MEMORY) && gs__guard_out_of_memory())      \
             rc_ = gs__guard_retried(GS_REAL(abi) args);                                     \
         gs__guard_after(&c_, rc_);                                                          \
         return rc_;                                                                         \

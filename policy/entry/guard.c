@@ -67,9 +67,8 @@ void gs__guard_after(const struct gs_call *c, CUresult rc)
         gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));
 }
 
-int gs__guard_out_of_memory(const struct gs_call *c)
+int gs__guard_out_of_memory(void)
 {
-    (void)c;
     if (gs__passthrough || GS_DROPPED(GS_RULE_OOM_RETRY) || gs__engine_capturing())
         return 0;
     if (!gs__release_memory())
