@@ -24,11 +24,15 @@ struct released {
     struct gs_stream *sync[SYNC_MAX];
 };
 
-/* Walk callback: n's executables and staging buffer go. */
+/* Walk callback: n's executables and staging buffer go.  A sequence that had
+** a graph is learned again: graphed anew once it came GRAPHSHIM_WARMUP times
+** more, as a sequence pays for its graph at first. */
 static void release_node(struct gs_node *n, void *arg)
 {
     struct released *r = arg;
 
+    if (n->exec)
+        gs__trie_relearn(n);
     if (n->staging) {
         r->freed++;
         r->staging_bytes += n->key.size;

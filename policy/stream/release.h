@@ -13,8 +13,8 @@
 ** staging buffers of pageable copies.  Work a stream holds goes out first, in
 ** order; the streams that launched the graphs are synchronized after, so that
 ** executables still running (which the driver frees when they end) have
-** given their memory back.  Sequences stay learned: their graphs are built
-** again at their next replay.  Call with no graphshim lock held, never while
+** given their memory back.  Sequences stay in the tree; those that had a
+** graph are graphed again once they came GRAPHSHIM_WARMUP times more.  Call with no graphshim lock held, never while
 ** the program captures a stream.  Returns the graphs and staging buffers freed
 ** (0: nothing was held, no call to make again). */
 unsigned gs__release_memory(void);
