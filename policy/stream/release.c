@@ -5,20 +5,28 @@
 ** graphs and staging buffers, and the wrapper (interpose/shims.c) makes the
 ** program's call once more.
 */
+#define _GNU_SOURCE
 #include "release.h"
 
+#include <time.h>
+
+#include "../base/clock.h"
 #include "../graph/graph_cache.h"
 #include "body.h"
 #include "issue.h"
 
 atomic_ulong gs__oom_retries, gs__oom_retries_ok, gs__oom_freed_bytes;
 
-/* Streams whose graphs went, synchronized after the walk (at most this many;
-** the executables of others are freed by the driver when they end). */
+/* Streams whose graphs went, waited for after the walk (at most this many;
+** the executables of others are freed by the driver when they end), for at
+** most WAIT_NS: a stream may wait for the host (a stream memory operation, a
+** host function) to do what it does after the failed allocation returns. */
 #define SYNC_MAX 16
+#define WAIT_NS 2000000000ull
 
 struct released {
     unsigned freed;
+    int staging_done;       /* the stream being walked: the GPU read its staging */
     uint64_t staging_bytes;
     int nsync;
     struct gs_stream *sync[SYNC_MAX];
@@ -33,11 +41,13 @@ static void release_node(struct gs_node *n, void *arg)
 
     if (n->exec)
         gs__trie_relearn(n);
-    if (n->staging) {
+    if (n->staging && r->staging_done) {
         r->freed++;
         r->staging_bytes += n->key.size;
+        gs__graph_drop_node(n, NULL);
+    } else {
+        gs__graph_drop_exec(n, NULL);
     }
-    gs__graph_drop_node(n, NULL);
 }
 
 /* Called locked (gs__each_stream). */
@@ -53,7 +63,11 @@ static void release_stream(struct gs_stream *s, void *arg)
     if (s->holding)
         gs__flush(s, GS_BAIL_BOUNDARY + GS_ALLOC);
     gs__body_forget(s, 0);
-    gs__staging_wait(s); /* the GPU has read the staging buffers */
+    /* Staging buffers go only where the GPU has read them: waiting here could
+    ** wait for the host. */
+    r->staging_done = !s->staging_pending || GS_REAL(cuEventQuery)(s->staging_done) != CUDA_ERROR_NOT_READY;
+    if (r->staging_done)
+        s->staging_pending = 0;
     gs__trie_walk(&s->trie.root, release_node, r);
     gs__graph_stats(&g1);
     if (g0.alive > g1.alive)
@@ -64,7 +78,7 @@ static void release_stream(struct gs_stream *s, void *arg)
 
 unsigned gs__release_memory(void)
 {
-    struct released r = {0, 0, 0, {NULL}};
+    struct released r = {0, 0, 0, 0, {NULL}};
     size_t free0 = 0, free1 = 0, total;
     int measured;
 
@@ -73,10 +87,15 @@ unsigned gs__release_memory(void)
     gs__each_stream(release_stream, &r);
     /* Outside the streams' locks: a host function the GPU waits for may need
     ** another thread's op on one of them. */
-    for (int i = 0; i < r.nsync; i++) {
-        CUcontext prev = gs__enter_ctx(r.sync[i]);
-        GS_REAL(cuStreamSynchronize)(gs__issue_stream(r.sync[i]));
-        gs__leave_ctx(r.sync[i], prev);
+    for (uint64_t until = gs__now_ns() + WAIT_NS; r.nsync > 0 && gs__now_ns() < until;) {
+        struct gs_stream *s = r.sync[r.nsync - 1];
+        CUcontext prev = gs__enter_ctx(s);
+        CUresult q = GS_REAL(cuStreamQuery)(gs__issue_stream(s));
+        gs__leave_ctx(s, prev);
+        if (q != CUDA_ERROR_NOT_READY)
+            r.nsync--;
+        else
+            nanosleep(&(struct timespec){0, 20000}, NULL);
     }
     if (r.freed) {
         if (measured && GS_REAL(cuMemGetInfo_v2)(&free1, &total) == CUDA_SUCCESS && free1 > free0)

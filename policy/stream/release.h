@@ -10,10 +10,10 @@
 
 /* Frees what graphshim holds of the device's and of pinned host memory:
 ** every stream's graph executables (its sequences' and loop bodies'), and the
-** staging buffers of pageable copies.  Work a stream holds goes out first, in
-** order; the streams that launched the graphs are synchronized after, so that
-** executables still running (which the driver frees when they end) have
-** given their memory back.  Sequences stay in the tree; those that had a
+** staging buffers of pageable copies that the GPU has read.  Work a stream
+** holds goes out first, in order; then the streams that launched the graphs
+** are waited for (2 s at most: never a hang), so that executables still running
+** (which the driver frees when they end) have given their memory back.  Sequences stay in the tree; those that had a
 ** graph are graphed again once they came GRAPHSHIM_WARMUP times more.  Call with no graphshim lock held, never while
 ** the program captures a stream.  Returns the graphs and staging buffers freed
 ** (0: nothing was held, no call to make again). */
