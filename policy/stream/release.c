@@ -27,7 +27,7 @@ atomic_ulong gs__oom_retries, gs__oom_retries_ok, gs__oom_freed_bytes;
 struct released {
     unsigned freed;
     int staging_done;       /* the stream being walked: the GPU read its staging */
-    uint64_t staging_bytes;
+    uint64_t bytes;         /* staging buffers' sizes, then device memory back */
     int nsync;
     struct gs_stream *sync[SYNC_MAX];
 };
@@ -43,7 +43,7 @@ static void release_node(struct gs_node *n, void *arg)
         gs__trie_relearn(n);
     if (n->staging && r->staging_done) {
         r->freed++;
-        r->staging_bytes += n->key.size;
+        r->bytes += n->key.size;
         gs__graph_drop_node(n, NULL);
     } else {
         gs__graph_drop_exec(n, NULL);
@@ -99,8 +99,8 @@ unsigned gs__release_memory(void)
     }
     if (r.freed) {
         if (measured && GS_REAL(cuMemGetInfo_v2)(&free1, &total) == CUDA_SUCCESS && free1 > free0)
-            r.staging_bytes += free1 - free0;
-        atomic_fetch_add(&gs__oom_freed_bytes, r.staging_bytes);
+            r.bytes += free1 - free0;
+        atomic_fetch_add(&gs__oom_freed_bytes, r.bytes);
     }
     gs__tls.depth--;
     return r.freed;
