@@ -113,10 +113,10 @@ $(BUILD)/graphshim: scripts/graphshim VERSION
 
 # `graphshim report FILE...`: the launcher execs it from its own directory or
 # from ../lib/graphshim/.
-$(BUILD)/graphshim-report: scripts/report.c
+$(BUILD)/graphshim-report: scripts/report.c policy/base/check.c policy/base/check.h
 	@mkdir -p $(@D)
 	$(SAY) CC $<
-	$(Q)$(CC) $(CFLAGS) -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -o $@ $< policy/base/check.c
 
 # --- Documentation generated from tables ----------------------------------
 $(BUILD)/knobs_doc: policy/base/knobs_doc.c policy/base/config.c policy/base/log.c policy/base/config.h

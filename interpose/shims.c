@@ -3,7 +3,10 @@
 **
 ** Each wrapper normalizes its stream, runs the guard, calls its own real pointer
 ** and hands the result back unchanged.  Calls graphshim makes itself (depth > 0)
-** and calls in pass-through mode go straight to the driver.
+** and calls in pass-through mode go straight to the driver.  An allocation
+** (GS_ALLOCATE) that the driver refuses with CUDA_ERROR_OUT_OF_MEMORY is made
+** once more after graphshim freed memory of its own, and returns what that call
+** returns; where graphshim held none, it returns the first answer.
 */
 #include "interpose.h"
 #include "../policy/entry/guard.h"
@@ -21,6 +24,23 @@
             return GS_REAL(abi) args;                                                       \
         gs__guard_before(&c_);                                                              \
         rc_ = GS_REAL(abi) args;                                                            \
+        gs__guard_after(&c_, rc_);                                                          \
+        return rc_;                                                                         \
+    }
+#define GS_ALLOCATE(name, abi, ver, pt, params, args, stream)                               \
+    GS_EXPORT CUresult abi params                                                           \
+    {                                                                                       \
+        struct gs_call c_ = {GS_ID_##abi, GS_ALLOC, #abi, GS_STREAM_OF(stream, pt), 0};     \
+        CUresult rc_;                                                                       \
+        gs__ensure_init();                                                                  \
+        if (GS_UNLIKELY(!gs__real[GS_ID_##abi]))                                            \
+            return CUDA_ERROR_NOT_FOUND;                                                    \
+        if (GS_UNLIKELY(gs__tls.depth))                                                     \
+            return GS_REAL(abi) args;                                                       \
+        gs__guard_before(&c_);                                                              \
+        rc_ = GS_REAL(abi) args;                                                            \
+        if (GS_UNLIKELY(rc_ == CUDA_ERROR_OUT_OF_MEMORY) && gs__guard_out_of_memory())      \
+            rc_ = gs__guard_retried(GS_REAL(abi) args);                                     \
         gs__guard_after(&c_, rc_);                                                          \
         return rc_;                                                                         \
     }

@@ -1,18 +1,20 @@
 /*
 ** report.c: graphshim-report, the program behind `graphshim report`.
 **
-**   graphshim report [--json] FILE...
+**   graphshim report [--json] [--check CHECK]... FILE...
 **
 ** Reads graphshim's JSON reports (docs/report.md; one per process) and prints,
 ** for all of them together: the totals, the streams and the sequences ranked by
 ** launches saved, and the bail reasons ranked by count, each with a line on what
 ** it means and what helps.  --json prints a single report unchanged, or for
-** several their summed totals, calls and bails as one JSON object.
+** several their summed totals, calls and bails as one JSON object.  --check
+** prints only the checks that fail (../policy/base/check.h), exit status 1 if
+** any does.
 **
 ** The file is divided into: a small JSON reader (the whole grammar, strict, with
 ** line and column in its errors), the sum of the reports, the table, the JSON
 ** output, and main.  Exit status: 0; 1 when a file cannot be read or is not a
-** graphshim report; 2 on bad usage.
+** graphshim report, or a check fails; 2 on bad usage or a bad check.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../policy/base/check.h"
 
 /* --- JSON reader ------------------------------------------------------------ */
 
@@ -655,10 +659,12 @@ static char *read_file(const char *path)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: graphshim report [--json] FILE...\n"
+    fprintf(stderr, "usage: graphshim report [--json] [--check CHECK]... FILE...\n"
                     "  ranks streams and sequences by launches saved and bail reasons by count, over\n"
                     "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed);\n"
-                    "  --json: a single report unchanged, or the summed totals of several\n");
+                    "  --json: a single report unchanged, or the summed totals of several\n"
+                    "  --check 'hit_rate>=0.8': prints the checks that fail and exits 1 if any does\n"
+                    "    ([streams.]FIELD OP NUMBER, OP one of >= <= > < == !=; docs/report.md)\n");
     exit(2);
 }
 
@@ -666,10 +672,18 @@ int main(int argc, char **argv)
 {
     int json = 0, first = 1, bad = 0;
     struct sum t;
+    static struct gs_checks checks;
+    char err[2048];
 
     for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
         if (strcmp(argv[first], "--json") == 0)
             json = 1;
+        else if (strcmp(argv[first], "--check") == 0 && first + 1 < argc) {
+            if (gs__checks_parse(&checks, argv[++first], err, sizeof err) != 0) {
+                fprintf(stderr, "graphshim report: %s\n", err);
+                return 2;
+            }
+        }
         else if (strcmp(argv[first], "--") == 0) {
             first++;
             break;
@@ -706,6 +720,8 @@ int main(int argc, char **argv)
     }
     if (bad)
         return 1;
+    if (checks.n)
+        return gs__checks_files(&checks, argv + first, argc - first, "graphshim report: ") != 0;
     if (json && argc - first > 1)
         print_json(&t);
     else if (!json)

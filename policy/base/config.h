@@ -22,7 +22,7 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
 /* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (names.h). */
 #define GS_RULE_NAMES                                                                  \
     "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
-    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body, copy-range, drain, resume"
+    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body, copy-range, drain, resume, oom-retry"
 
 /* X(field, env name, type, default, min, max, doc) */
 #define GS_KNOBS(X)                                                                   \
@@ -92,6 +92,14 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "append one line per intercepted driver call to this path; %p, %r and %% as " \
       "in GRAPHSHIM_REPORT; a regular file only, as for GRAPHSHIM_REPORT; - or "      \
       "stderr writes to standard error")                                              \
+    X(check, "GRAPHSHIM_CHECK", GS_KNOB_TEXT, 0, 0, 0,                               \
+      "checks of the report's counters, as `graphshim report --check` takes them "  \
+      "(hit_rate>=0.8,streams.launches_saved>=100: docs/report.md); at exit one "   \
+      "line on stderr for each that fails, and nothing else changes")               \
+    X(check_exit, "GRAPHSHIM_CHECK_EXIT", GS_KNOB_BOOL, 0, 0, 1,                      \
+      "1: where a GRAPHSHIM_CHECK check failed and the program exits with status 0, " \
+      "it exits with status 1 instead (exit handlers registered before the "        \
+      "program's first CUDA call then do not run); 0 never changes the status")     \
     X(drop_rule, "GRAPHSHIM_TEST_DROP_RULE", GS_KNOB_TEXT, 0, 0, 0,                   \
       "for graphshim's own tests only: turns one guard rule off, so a test can show " \
       "the wrong result it prevents, or the capture budget, to show the graphs it "  \

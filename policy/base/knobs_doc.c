@@ -22,7 +22,7 @@ int main(void)
         if (k->type == GS_KNOB_PATH)
             snprintf(rbuf, sizeof rbuf, "a writable file");
         else if (k->type == GS_KNOB_TEXT)
-            snprintf(rbuf, sizeof rbuf, "a rule name");
+            snprintf(rbuf, sizeof rbuf, "%s", k == &gs__knobs[GS_KNOB_check] ? "checks" : "a rule name");
         else if (k->type == GS_KNOB_LEVEL)
             snprintf(rbuf, sizeof rbuf, "error, warn, info, debug");
         else

@@ -50,7 +50,7 @@ static const char *const rule_names[] = {
     [GS_RULE_ATTR_KEEP] = "attr-keep", [GS_RULE_HOPELESS_REST] = "hopeless-rest",
     [GS_RULE_SHORT_TAIL] = "short-tail", [GS_RULE_CHUNK_IDLE] = "chunk-idle", [GS_RULE_HOST_BIND] = "host-bind",
     [GS_RULE_BIG_BODY] = "big-body", [GS_RULE_COPY_RANGE] = "copy-range",
-    [GS_RULE_DRAIN] = "drain", [GS_RULE_RESUME] = "resume",
+    [GS_RULE_DRAIN] = "drain", [GS_RULE_RESUME] = "resume", [GS_RULE_OOM_RETRY] = "oom-retry",
 };
 
 void gs__drop_rule(const char *name)

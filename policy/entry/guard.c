@@ -16,6 +16,7 @@
 #include "../base/trace.h"
 #include "../graph/graph_cache.h"
 #include "../rules/gain.h"
+#include "../stream/release.h"
 
 static int is_ctx_sync(const struct gs_call *c)
 {
@@ -64,4 +65,21 @@ void gs__guard_after(const struct gs_call *c, CUresult rc)
     }
     if (gs__trace_on)
         gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));
+}
+
+int gs__guard_out_of_memory(void)
+{
+    if (gs__passthrough || GS_DROPPED(GS_RULE_OOM_RETRY) || gs__engine_capturing())
+        return 0;
+    if (!gs__release_memory())
+        return 0;
+    atomic_fetch_add(&gs__oom_retries, 1);
+    return 1;
+}
+
+CUresult gs__guard_retried(CUresult rc)
+{
+    if (rc == CUDA_SUCCESS)
+        atomic_fetch_add(&gs__oom_retries_ok, 1);
+    return rc;
 }

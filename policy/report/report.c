@@ -20,6 +20,7 @@
 #include "../base/names.h"
 #include "../base/outfile.h"
 #include "../graph/graph_cache.h"
+#include "../stream/release.h"
 #include "../stream/stream.h"
 
 struct totals {
@@ -168,14 +169,15 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
             "\"instantiate_us\": %llu, \"update_us\": %llu, \"graphs_captured\": %ld, "
             "\"graph_failures\": %ld, "
             "\"graphs_evicted\": %ld, \"graphs_alive\": %ld, \"learned_dropped\": %llu, \"issue_errors\": %llu, "
-            "\"bails\": ",
+            "\"oom_retries\": %lu, \"oom_retries_ok\": %lu, \"oom_freed_bytes\": %lu, \"bails\": ",
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
             rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
             (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->patched,
             (unsigned long long)t->nodes_patched, (unsigned long long)t->recaptures, (unsigned long long)t->resumed,
             (unsigned long long)(t->capture_ns / 1000), (unsigned long long)(t->instantiate_ns / 1000),
             (unsigned long long)(t->update_ns / 1000), g->captured, g->failed, g->evicted, g->alive,
-            (unsigned long long)t->evicted, (unsigned long long)t->issue_errors);
+            (unsigned long long)t->evicted, (unsigned long long)t->issue_errors, atomic_load(&gs__oom_retries),
+            atomic_load(&gs__oom_retries_ok), atomic_load(&gs__oom_freed_bytes));
     json_bails(f, t->bails);
     fprintf(f, "},\n  \"calls\": {");
     for (int c = GS_SYNC; c < GS_NCLASSES; c++)
@@ -256,6 +258,10 @@ static void write_text(FILE *f, const struct totals *t, const struct gs_graph_st
                 (unsigned long long)t->recaptures);
     if (t->resumed)
         fprintf(f, "  %llu segments held again after their held ops went out early\n", (unsigned long long)t->resumed);
+    if (atomic_load(&gs__oom_retries))
+        fprintf(f, "  out of memory: %lu allocations made again after graphshim freed %.1f MiB of its own, "
+                "%lu of them succeeded\n", atomic_load(&gs__oom_retries),
+                atomic_load(&gs__oom_freed_bytes) / 1048576.0, atomic_load(&gs__oom_retries_ok));
     fprintf(f, "  host time: capturing %.1f ms, instantiating %.1f ms, setting nodes %.1f ms\n",
             t->capture_ns / 1e6, t->instantiate_ns / 1e6, t->update_ns / 1e6);
     for (int b = 0; b < GS_NBAIL; b++)
@@ -287,6 +293,27 @@ GS_EXPORT int gs_stats(struct gs_stats *st)
     st->graphs = (unsigned long long)g.captured;
     st->hit_rate = rate(t.replayed, t.ops);
     return 0;
+}
+
+char *gs__report_json(void)
+{
+    struct totals t;
+    struct gs_graph_stats g;
+    char *data = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    memset(&t, 0, sizeof t);
+    gs__each_stream(add_stream, &t);
+    gs__graph_stats(&g);
+    if (!(f = open_memstream(&data, &len)))
+        return NULL;
+    write_json(f, &t, &g);
+    if (fclose(f) != 0) {
+        free(data);
+        return NULL;
+    }
+    return data;
 }
 
 /* The report goes to GRAPHSHIM_REPORT through outfile.c, which writes it whole

@@ -12,4 +12,8 @@
 ** not be written (one warning). */
 int gs__report_write(void);
 
+/* The JSON report, as GRAPHSHIM_REPORT=*.json has it, in a new NUL-terminated
+** buffer the caller frees; NULL where there is no memory for it. */
+char *gs__report_json(void);
+
 #endif

@@ -338,6 +338,70 @@ t_unknown_names_named() {
     check same "$(warnings)" 2 -- "$(warnings) warnings, not 2"
 }
 
+# --- Checks: graphshim report --check, GRAPHSHIM_CHECK -------------------------
+
+# A report of guardprog slow 20: hit rate 0.7-0.85, 70-90 launches saved, one stream.
+slow_report() {
+    shim GRAPHSHIM_REPORT=r.json "$AB/tests/guardprog" slow 20
+}
+
+t_report_check_pass() {
+    slow_report
+    launcher report --check 'hit_rate>=0.5' --check 'launches_saved >= 10, streams.replays>=1' r.json
+    check same "$rc" 0 -- "checks that hold: exit $rc, not 0: $(cat out err)"
+    check same "$(cat out err)" "" -- "checks that hold printed: $(cat out err)"
+}
+
+t_report_check_fail() {
+    slow_report
+    launcher report --check 'hit_rate>=0.99' --check 'launches_saved>=1000,ops>=1' --check 'streams.replays>1000' \
+        r.json r.json
+    check same "$rc" 1 -- "failed checks: exit $rc, not 1"
+    check same "$(wc -l <out)" 4 -- "not one line per failed check (and stream): $(cat out)"
+    check has out "check failed: hit_rate>=0.99: hit_rate is 0." -- "hit_rate: $(cat out)"
+    check has out "check failed: launches_saved>=1000: launches_saved is" -- "launches_saved: $(cat out)"
+    check has out "(2 reports)" -- "the job's sum not named: $(cat out)"
+    check same "$(grep -c 'streams.replays>1000: stream 0 (created' out)" 2 -- "per stream: $(cat out)"
+    check hasnt out "ops>=1:" -- "a check that holds printed: $(cat out)"
+}
+
+t_report_check_bad_expression() {
+    local e
+    slow_report
+    for e in 'hit_rate>>0.8' 'hit_rate>=' 'hit_rate' '>=0.8' 'hit_rate>=0.8x' 'hit_rate>=0.8,' ''; do
+        launcher report --check "$e" r.json
+        check same "$rc" 2 -- "bad check '$e': exit $rc, not 2"
+        check has err "bad check" -- "bad check '$e': $(cat err)"
+        check same "$(cat out)" "" -- "bad check '$e' printed: $(cat out)"
+    done
+}
+
+t_report_check_unknown_field() {
+    slow_report
+    launcher report --check 'hitrate>=0.8' r.json
+    check same "$rc" 2 -- "unknown field: exit $rc, not 2"
+    check has err "unknown field 'hitrate' in check 'hitrate>=0.8'" -- "unknown field: $(cat err)"
+    check has err "hit_rate, replays" -- "the fields known not listed: $(cat err)"
+    launcher report --check 'streams.graphs_alive>=1' r.json
+    check same "$rc" 2 -- "a total's name as a stream's: exit $rc, not 2"
+}
+
+t_check_at_exit() {
+    plain "$AB/tests/guardprog" slow 20
+    shim GRAPHSHIM_CHECK='hit_rate>=0.99, ops>=1' "$AB/tests/guardprog" slow 20
+    check same "$rc" 0 -- "GRAPHSHIM_CHECK changed the exit status: $rc"
+    check same "$(cat out)" "$(cat base)" -- "GRAPHSHIM_CHECK changed the output"
+    check same "$(cat err)" "graphshim: check failed: hit_rate>=0.99: hit_rate is $(sed -n 's/.*is //p' err)" -- \
+        "not one line for the failed check: $(cat err)"
+    shim GRAPHSHIM_CHECK='hit_rate>=0.99' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
+    check same "$rc" 1 -- "GRAPHSHIM_CHECK_EXIT=1: exit $rc, not 1"
+    shim GRAPHSHIM_CHECK='hit_rate>=0.5' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
+    check same "$rc/$(cat err)" "0/" -- "a check that holds: exit $rc, $(cat err)"
+    shim GRAPHSHIM_CHECK='hitrate>=0.5' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
+    check same "$rc/$(warnings)" "0/1" -- "a bad GRAPHSHIM_CHECK: exit $rc, $(cat err)"
+    check has err "GRAPHSHIM_CHECK: unknown field 'hitrate'" -- "a bad GRAPHSHIM_CHECK: $(cat err)"
+}
+
 # --- The test-only switch, a late load, the demo ------------------------------
 
 t_test_switch_cannot_be_silenced() {
@@ -375,6 +439,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        files_mode_0644 write_error_keeps_old_report long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept
        blanks_never_accepted values_printed_escaped log_error_silences_warnings unknown_names_named
+       report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit
        test_switch_cannot_be_silenced late_load_noticed demo_commands_paste)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0

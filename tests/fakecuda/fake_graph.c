@@ -418,8 +418,11 @@ CUresult x_GraphInstantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flag
         return CUDA_ERROR_INVALID_VALUE;
     struct graph *g;
     LOCK();
-    if (!(rc = graph_arg(hg, &g))) {
+    if (!(rc = graph_arg(hg, &g)) && exec_mem_take(exec_mem_size(g->n)) != 0)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else if (!rc) {
         struct exec *x = calloc(1, sizeof *x);
+        x->mem = exec_mem_size(g->n);
         x->g = graph_clone(g, 1);
         for (size_t i = 0; i < x->g->n; i++) node_bind(x->g->nodes[i]);
         x->flags = flags;
@@ -472,6 +475,7 @@ CUresult x_GraphExecDestroy(CUgraphExec he)
     if (!(rc = exec_arg(he, &x))) {
         reg_del(x);
         graph_free(x->g);
+        exec_mem_give(x->mem); /* on the real driver, once a launch in flight ends */
         free(x);
     }
     UNLOCK();

@@ -63,6 +63,11 @@ uint64_t alloc_serial(uintptr_t p);
 bool alloc_pool(uintptr_t p);
 CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned, int pool);
 CUresult mem_free_raw(CUdeviceptr p);
+/* Device memory an executable of that many nodes takes (FAKECUDA_EXEC_KB KiB,
+** and 1 KiB a node); taking it fails (-1) where the device has no such room. */
+size_t exec_mem_size(size_t nodes);
+int exec_mem_take(size_t n);
+void exec_mem_give(size_t n);
 
 /* ---- kernels -------------------------------------------------------------- */
 struct kdef {
@@ -134,6 +139,7 @@ struct exec {
     struct graph *g;          /* private deep copy */
     struct ctx *ctx;          /* current at instantiation: it runs only there */
     unsigned long long flags;
+    size_t mem;               /* device memory it takes (exec_mem_take) */
 };
 
 struct graph *graph_new(int registered);

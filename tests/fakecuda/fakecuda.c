@@ -107,6 +107,7 @@ static struct capture *g_captures;
 static uint64_t g_capture_ids;
 
 struct arena g_dev = {.name = "device"}, g_host = {.name = "pinned"};
+static size_t g_exec_kb = 64; /* FAKECUDA_EXEC_KB: device memory of an executable, less its nodes' */
 struct hreg { uintptr_t p; size_t size; unsigned flags; uint64_t serial; };
 static uint64_t g_serial; /* allocations made so far */
 static struct hreg *g_reg; static size_t g_nreg, g_capreg;
@@ -141,13 +142,17 @@ static void once_init(void)
     if (cs && *cs) g_ctx_sync_us = atol(cs);
     const char *ku = getenv("FAKECUDA_KERNEL_US");
     if (ku && *ku) g_kernel_us = atol(ku);
-    size_t mb = 8192;
+    size_t mb = 8192, pinned_mb = 4096;
     const char *m = getenv("FAKECUDA_MEM_MB");
     if (m && *m) mb = strtoull(m, NULL, 10);
+    const char *pm = getenv("FAKECUDA_PINNED_MB");
+    if (pm && *pm) pinned_mb = strtoull(pm, NULL, 10);
+    const char *xk = getenv("FAKECUDA_EXEC_KB");
+    if (xk && *xk) g_exec_kb = strtoull(xk, NULL, 10);
     /* Fixed addresses keep device pointers (and so kernel parameter bytes)
      * identical across runs; falls back to any address. */
     map_arena(&g_dev, 0x200000000000ULL, mb << 20);
-    map_arena(&g_host, 0x300000000000ULL, (size_t)4 << 30);
+    map_arena(&g_host, 0x300000000000ULL, pinned_mb << 20);
     g_primary.primary = 1;
     reg_add(&g_primary, K_CTX);
     fake_log_init();
@@ -418,11 +423,14 @@ struct block *arena_find(struct arena *a, uintptr_t p)
     return NULL;
 }
 
+/* An allocation takes the arena's memory (a->used, of a->size) and a range of
+** its addresses; memory taken without addresses (exec_mem_take) counts too. */
 static int arena_alloc(struct arena *a, size_t size, size_t align, uintptr_t *out)
 {
     size_t need = (size + align - 1) & ~(align - 1);
     uintptr_t cur = (uintptr_t)a->base, end = cur + a->size;
     size_t pos = 0;
+    if (need > a->size - a->used) return -1;
     for (; pos <= a->n; pos++) {
         uintptr_t next = pos < a->n ? a->b[pos].addr : end;
         if (next >= cur && next - cur >= need) break;
@@ -527,6 +535,29 @@ CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned, int pool
     if (pos < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     *dptr = (CUdeviceptr)p;
     return CUDA_SUCCESS;
+}
+
+size_t exec_mem_size(size_t nodes)
+{
+    fake_once();
+    return (g_exec_kb << 10) + (nodes << 10);
+}
+
+int exec_mem_take(size_t n)
+{
+    int ok;
+    LOCK();
+    ok = n <= g_dev.size - g_dev.used;
+    if (ok) g_dev.used += n;
+    UNLOCK();
+    return ok ? 0 : -1;
+}
+
+void exec_mem_give(size_t n)
+{
+    LOCK();
+    g_dev.used -= n;
+    UNLOCK();
 }
 
 CUresult mem_free_raw(CUdeviceptr p)

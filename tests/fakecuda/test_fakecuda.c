@@ -448,6 +448,54 @@ Test(kernel, dims_reach_the_kernel)
 }
 
 /* ---- memory ------------------------------------------------------------------ */
+static void small_device(void)
+{
+    setenv("FAKECUDA_MEM_MB", "4", 1);
+    setenv("FAKECUDA_PINNED_MB", "1", 1);
+}
+
+/* The device's memory is FAKECUDA_MEM_MB: allocations past it, and executables
+** that find no room for theirs, fail with CUDA_ERROR_OUT_OF_MEMORY; an
+** executable takes FAKECUDA_EXEC_KB (64) KiB and 1 KiB a node until destroyed. */
+Test(memory, limit_and_executables, .init = small_device)
+{
+    setup();
+    size_t fr, total, fr2;
+    CUdeviceptr a, b, c;
+    void *h, *h2;
+    CUgraph g;
+    CUgraphNode n;
+    CUgraphExec x, y;
+    CUDA_MEMSET_NODE_PARAMS m = {.value = 1, .elementSize = 1, .width = 256, .height = 1};
+    CK(cuMemGetInfo(&fr, &total));
+    cr_assert_eq(total, (size_t)4 << 20);
+    cr_assert_eq(fr, total);
+    CK(cuMemAlloc(&a, (size_t)3 << 20));
+    cr_assert_eq(cuMemAlloc(&b, (size_t)2 << 20), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuMemAlloc(&b, 1 << 20));
+    m.dst = a;
+    CK(cuGraphCreate(&g, 0));
+    CK(cuGraphAddMemsetNode(&n, g, NULL, 0, &m, NULL));
+    /* No room left: the executable's memory is missing. */
+    cr_assert_eq(cuGraphInstantiate(&x, g, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuMemFree(b));
+    CK(cuGraphInstantiate(&x, g, 0));
+    CK(cuMemGetInfo(&fr2, &total));
+    cr_assert_eq(fr - fr2, ((size_t)3 << 20) + (65 << 10));
+    CK(cuGraphInstantiate(&y, g, 0));
+    cr_assert_eq(cuMemAlloc(&b, (1 << 20) - (65 << 10)), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuGraphExecDestroy(y));
+    CK(cuMemAlloc(&b, (1 << 20) - (65 << 10)));
+    cr_assert_eq(cuMemAlloc(&c, 256), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuGraphExecDestroy(x));
+    CK(cuMemAlloc(&c, 256));
+    /* Pinned host memory has a limit of its own (FAKECUDA_PINNED_MB). */
+    CK(cuMemAllocHost(&h, 1 << 19));
+    cr_assert_eq(cuMemAllocHost(&h2, (1 << 19) + 4096), CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuMemFreeHost(h));
+    CK(cuMemAllocHost(&h2, (1 << 19) + 4096));
+}
+
 Test(memory, pinned_vs_pageable_and_poison)
 {
     setup();

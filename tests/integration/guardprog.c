@@ -1340,6 +1340,93 @@ static void staging(int iters)
     }
 }
 
+/* Blocks fill_memory() allocated, and their kind. */
+static void *filled[256];
+static size_t nfilled;
+static int filled_pinned;
+
+/* Allocates device (pinned: pinned host) memory until it runs out, in blocks
+** of 1 MiB, then 64, 4 and 1/4 KiB, kept until free_memory().  Returns the
+** bytes it got. */
+static size_t fill_memory(int pinned_kind)
+{
+    static const size_t sizes[] = {1 << 20, 64 << 10, 4 << 10, 256};
+    size_t total = 0;
+    filled_pinned = pinned_kind;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        for (; nfilled < 256; nfilled++) {
+            CUdeviceptr d;
+            CUresult rc = pinned_kind ? cuMemAllocHost_v2(&filled[nfilled], sizes[k]) : cuMemAlloc_v2(&d, sizes[k]);
+            if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+                break;
+            CHECK(rc);
+            if (!pinned_kind)
+                filled[nfilled] = (void *)(uintptr_t)d;
+            total += sizes[k];
+        }
+    }
+    return total;
+}
+
+static void free_memory(void)
+{
+    while (nfilled-- > 0)
+        CHECK(filled_pinned ? cuMemFreeHost(filled[nfilled]) : cuMemFree_v2(P(filled[nfilled])));
+    nfilled = 0;
+}
+
+/* A loop whose graph (and the staging buffer of its pageable copy) is alive,
+** then device memory allocated until none is left; the loop again, then pinned
+** host memory until none is left; the loop once more.  The totals reached are
+** the program's to have: graphshim's own memory must not lower them.  For a
+** small device (FAKECUDA_MEM_MB and FAKECUDA_PINNED_MB). */
+static void oom(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned(), *src = malloc(N * sizeof(float));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < 3 * iters; it++) {
+        if (it == iters) {
+            printf("device memory reached %zu bytes\n", fill_memory(0));
+            free_memory();
+        }
+        if (it == 2 * iters) {
+            printf("pinned memory reached %zu bytes\n", fill_memory(1));
+            free_memory();
+        }
+        for (int i = 0; i < N; i++)
+            src[i] = (float)(it * 10 + i);
+        CHECK(cuMemcpyHtoDAsync_v2(x, src, N * sizeof(float), s));
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
+/* The loop's graph, freed when the program took all device memory, is built
+** again while the device is still full: graphshim gives it up (the sequence
+** goes eagerly), and the program's memory stays the program's. */
+static void oom_full(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < 3 * iters; it++) {
+        if (it == iters)
+            printf("device memory reached %zu bytes\n", fill_memory(0));
+        if (it == 2 * iters)
+            free_memory();
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Copies between pinned host memory and device memory, in rounds of four
 ** iterations; after each round every buffer is freed and allocated again, at
 ** the same addresses (same sizes), as programs that allocate per phase do.  A
@@ -1837,7 +1924,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind}, {"oom", oom}, {"oom-full", oom_full},
     {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},

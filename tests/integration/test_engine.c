@@ -414,6 +414,69 @@ Test(engine, a_loop_of_large_parameter_launches_replays_as_bodies)
     free(report);
 }
 
+/* Device and pinned memory allocated until none is left, with graphs and a
+** staging buffer alive: under graphshim the program gets as far as without
+** it, as graphshim frees its own memory and the failed call is made again.
+** Without the retry (rule oom-retry) graphshim's executables and staging
+** buffer take what the program would have had. */
+Test(engine, an_allocation_out_of_memory_gets_as_far_as_without_graphshim, .timeout = 60)
+{
+    const char *argv[] = {GUARDPROG, "oom", "6", NULL};
+    /* An executable of 1.5 MiB: the 1 MiB allocation that fails fits once it is gone. */
+    const char *env[] = {"FAKECUDA_MEM_MB=8", "FAKECUDA_PINNED_MB=2", "FAKECUDA_EXEC_KB=1536",
+                         "GRAPHSHIM_REPORT=@/report.json", NULL};
+    const char *drop[] = {"FAKECUDA_MEM_MB=8", "FAKECUDA_PINNED_MB=2", "FAKECUDA_EXEC_KB=1536",
+                          "GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_TEST_DROP_RULE=oom-retry", NULL};
+    struct run base, on, off;
+    char *report;
+
+    run_prog(&base, 0, env, argv, 20);
+    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
+    cr_assert(strstr(base.out, "device memory reached") && strstr(base.out, "pinned memory reached"), "%s",
+              base.out);
+    run_prog(&on, 1, env, argv, 20);
+    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
+    cr_assert_str_eq(on.out, base.out, "graphshim changed what the program got");
+    report = run_file(&on, "report.json");
+    cr_assert_gt(total(report, "replays"), 0, "no graph was alive, so the test proves nothing: %s", report);
+    /* Device memory, then pinned memory: each ran out once with graphshim's
+    ** memory to free (its executable and staging buffer, built again by the
+    ** loop in between).  The 1 MiB device allocation made again succeeded; the
+    ** pinned one did not (a 4 KiB staging buffer), and the smaller ones after
+    ** it then found room as without graphshim. */
+    cr_assert_eq(total(report, "oom_retries"), 2, "%s", report);
+    cr_assert_eq(total(report, "oom_retries_ok"), 1, "%s", report);
+    cr_assert_geq(total(report, "oom_freed_bytes"), 2 * (1536 << 10), "%s", report);
+    free(report);
+
+    run_prog(&off, 1, drop, argv, 20);
+    cr_assert_eq(off.status, 0, "%s", off.err);
+    cr_assert_str_neq(off.out, base.out, "without the retry the program still got as far, so the test cannot fail");
+    run_free(&base), run_free(&on), run_free(&off);
+}
+
+/* The device full when graphshim builds a graph again: it gives that graph up
+** (the sequence runs eagerly) and takes none of the program's memory. */
+Test(engine, a_graph_that_finds_the_device_full_is_given_up, .timeout = 60)
+{
+    const char *argv[] = {GUARDPROG, "oom-full", "6", NULL};
+    const char *env[] = {"FAKECUDA_MEM_MB=8", "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, on;
+    char *report;
+
+    run_prog(&base, 0, env, argv, 20);
+    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
+    run_prog(&on, 1, env, argv, 20);
+    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
+    cr_assert_str_eq(on.out, base.out, "graphshim changed what the program got");
+    cr_assert_eq(count_lines(on.err, "graphshim"), 0, "not quietly: %s", on.err);
+    report = run_file(&on, "report.json");
+    cr_assert_eq(total(report, "oom_retries"), 1, "%s", report);
+    cr_assert_eq(total(report, "graph_failures"), 1, "%s", report);
+    free(report);
+    run_free(&base), run_free(&on);
+}
+
 Test(engine, graph_cache_is_bounded)
 {
     char *report;

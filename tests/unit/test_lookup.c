@@ -79,9 +79,9 @@ Test(lookup, trampoline_passes_every_argument_and_the_result)
 
 Test(lookup, exported_pass_row_without_driver_returns_not_found)
 {
-    /* cuMemAlloc_v2 is a GS_PASS row: its exported trampoline finds no driver. */
+    /* cuMemFree_v2 is a GS_PASS row: its exported trampoline finds no driver. */
     gs__slots_init();
-    cr_assert_eq(cuMemAlloc_v2(NULL, 16), CUDA_ERROR_NOT_FOUND);
+    cr_assert_eq(cuMemFree_v2(0), CUDA_ERROR_NOT_FOUND);
 }
 
 static CUstream synced;

@@ -1,0 +1,349 @@
+/*
+** check.c: checks of a report's counters (see check.h), shared by the library
+** (GRAPHSHIM_CHECK, at exit) and `graphshim report --check`.
+**
+** Divided into: the fields and operators, parsing a check, reading the
+** numbers of a JSON report (a reader for text that is JSON already: the
+** library wrote it, or report.c read it strictly before), and evaluation.
+*/
+#define _GNU_SOURCE
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- Fields and operators ---------------------------------------------------- */
+
+/* The counters of the report's "totals" that a check may name. */
+static const char *const total_fields[] = {
+    "ops", "ops_held", "ops_replayed", "hit_rate", "replays", "chunks", "body_graphs", "launches_saved",
+    "patched_launches", "nodes_patched", "recaptures", "resumed", "capture_us", "instantiate_us", "update_us",
+    "graphs_captured", "graph_failures", "graphs_evicted", "graphs_alive", "learned_dropped", "issue_errors",
+    "oom_retries", "oom_retries_ok", "oom_freed_bytes"};
+/* A stream's (after "streams."). */
+static const char *const stream_fields[] = {
+    "ops", "ops_held", "ops_replayed", "hit_rate", "replays", "chunks", "body_graphs", "launches_saved",
+    "patched_launches", "nodes_patched", "warmup", "segments_rested"};
+#define NFIELDS(a) (sizeof a / sizeof a[0])
+
+/* Two-character operators first: ">=" is not ">" followed by "=". */
+static const char *const ops[] = {">=", "<=", "==", "!=", ">", "<"};
+enum { OP_GE, OP_LE, OP_EQ, OP_NE, OP_GT, OP_LT, NOPS };
+
+static const char *field_named(const char *name, size_t len, int per_stream)
+{
+    const char *const *f = per_stream ? stream_fields : total_fields;
+    size_t n = per_stream ? NFIELDS(stream_fields) : NFIELDS(total_fields);
+
+    for (size_t i = 0; i < n; i++)
+        if (strlen(f[i]) == len && memcmp(f[i], name, len) == 0)
+            return f[i];
+    return NULL;
+}
+
+/* Appends the names of fields to buf (of size n), separated by commas. */
+static void list_fields(char *buf, size_t n, const char *const *f, size_t nf, const char *pre)
+{
+    for (size_t i = 0; i < nf; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "%s%s%s", i ? ", " : "", pre, f[i]);
+    }
+}
+
+/* --- Parsing ----------------------------------------------------------------- */
+
+/* Parses one check (blanks removed) into c.  0, or -1 with err. */
+static int parse_one(struct gs_check *c, const char *s, char *err, size_t errlen)
+{
+    const char *p = s, *name;
+    size_t len;
+    char *end;
+    int op;
+
+    c->per_stream = strncmp(p, "streams.", 8) == 0;
+    name = p += c->per_stream ? 8 : 0;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+           *p == '.')
+        p++;
+    len = (size_t)(p - name);
+    for (op = 0; op < NOPS && strncmp(p, ops[op], strlen(ops[op])) != 0; op++)
+        ;
+    if (len == 0 || op == NOPS) {
+        snprintf(err, errlen, "bad check '%s': expected FIELD OP NUMBER, OP one of >= <= > < == != "
+                 "(hit_rate>=0.8, streams.launches_saved>=100)", s);
+        return -1;
+    }
+    if (!(c->field = field_named(name, len, c->per_stream))) {
+        char known[1024] = "";
+        list_fields(known, sizeof known, total_fields, NFIELDS(total_fields), "");
+        strncat(known, "; a stream's: ", sizeof known - strlen(known) - 1);
+        list_fields(known, sizeof known, stream_fields, NFIELDS(stream_fields), "streams.");
+        snprintf(err, errlen, "unknown field '%.*s%.*s' in check '%s'; the report's fields: %s",
+                 c->per_stream ? 8 : 0, "streams.", (int)len, name, s, known);
+        return -1;
+    }
+    c->op = op;
+    p += strlen(ops[op]);
+    c->value = strtod(p, &end);
+    if (end == p || *end || !((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.')) {
+        snprintf(err, errlen, "bad check '%s': '%s' is not a number", s, p);
+        return -1;
+    }
+    snprintf(c->text, sizeof c->text, "%s", s);
+    return 0;
+}
+
+int gs__checks_parse(struct gs_checks *cs, const char *text, char *err, size_t errlen)
+{
+    const char *p = text;
+
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p), n = 0;
+        char one[sizeof cs->c[0].text];
+
+        for (size_t i = 0; i < len; i++) {
+            if (p[i] == ' ' || p[i] == '\t')
+                continue;
+            if (n + 1 == sizeof one) {
+                snprintf(err, errlen, "bad check '%.*s': too long", (int)len, p);
+                return -1;
+            }
+            one[n++] = p[i];
+        }
+        one[n] = '\0';
+        if (!n) {
+            snprintf(err, errlen, "bad check '%s': an empty check", text);
+            return -1;
+        }
+        if (cs->n == GS_CHECKS_MAX) {
+            snprintf(err, errlen, "more than %d checks", GS_CHECKS_MAX);
+            return -1;
+        }
+        if (parse_one(&cs->c[cs->n], one, err, errlen) != 0)
+            return -1;
+        cs->n++;
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
+}
+
+/* --- Reading a JSON report --------------------------------------------------------- */
+
+static const char *ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+/* p at a value: the text after it, or NULL where the text is not JSON. */
+static const char *skip(const char *p, int depth)
+{
+    char close;
+
+    p = ws(p);
+    if (depth > 64)
+        return NULL;
+    if (*p == '"') {
+        for (p++; *p && *p != '"'; p++)
+            if (*p == '\\' && p[1])
+                p++;
+        return *p ? p + 1 : NULL;
+    }
+    if (*p != '{' && *p != '[') {
+        const char *v = p;
+        while (*p && !strchr(" \t\r\n,:}]", *p))
+            p++;
+        return p > v ? p : NULL;
+    }
+    close = *p == '{' ? '}' : ']';
+    p = ws(p + 1);
+    if (*p == close)
+        return p + 1;
+    for (;;) {
+        if (close == '}') {
+            if (*ws(p) != '"' || !(p = skip(p, depth + 1)) || *(p = ws(p)) != ':')
+                return NULL;
+            p++;
+        }
+        if (!(p = skip(p, depth + 1)))
+            return NULL;
+        p = ws(p);
+        if (*p != ',')
+            return *p == close ? p + 1 : NULL;
+        p++;
+    }
+}
+
+/* The value of key in the object at o, or NULL. */
+static const char *member(const char *o, const char *key)
+{
+    size_t klen = strlen(key);
+    const char *p = ws(o);
+
+    if (*p != '{')
+        return NULL;
+    for (p = ws(p + 1); *p == '"'; p = ws(p + 1)) {
+        const char *k = p + 1, *v = skip(p, 0);
+        if (!v || *(v = ws(v)) != ':')
+            return NULL;
+        if ((size_t)(v - k) >= klen + 1 && ws(k + klen + 1) == v && memcmp(k, key, klen) == 0 && k[klen] == '"')
+            return ws(v + 1);
+        if (!(p = skip(v + 1, 0)) || *(p = ws(p)) != ',')
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The elements of the array at a: the first, and the one after e (NULL: none). */
+static const char *first(const char *a)
+{
+    a = ws(a);
+    if (*a != '[' || *ws(a + 1) == ']')
+        return NULL;
+    return ws(a + 1);
+}
+
+static const char *next(const char *e)
+{
+    if (!(e = skip(e, 0)) || *(e = ws(e)) != ',')
+        return NULL;
+    return ws(e + 1);
+}
+
+/* The number of field f in the object at o: 0 where it is absent or no number
+** (a report of an earlier version). */
+static double number(const char *o, const char *f)
+{
+    const char *v = member(o, f);
+    char *end;
+    double x;
+
+    if (!v || !((*v >= '0' && *v <= '9') || *v == '-'))
+        return 0;
+    x = strtod(v, &end);
+    return end > v ? x : 0;
+}
+
+/* The string of field f in the object at o (escapes kept), in buf; "?" where
+** there is none. */
+static const char *text_of(const char *o, const char *f, char *buf, size_t n)
+{
+    const char *v = member(o, f), *end;
+
+    if (!v || *v != '"' || !(end = strchr(v + 1, '"')) || (size_t)(end - v) > n)
+        return "?";
+    memcpy(buf, v + 1, (size_t)(end - v - 1));
+    buf[end - v - 1] = '\0';
+    return buf;
+}
+
+/* --- Evaluation ------------------------------------------------------------------- */
+
+static int holds(int op, double a, double b)
+{
+    switch (op) {
+    case OP_GE: return a >= b;
+    case OP_LE: return a <= b;
+    case OP_EQ: return a == b;
+    case OP_NE: return a != b;
+    case OP_GT: return a > b;
+    default: return a < b;
+    }
+}
+
+/* f of the object o; hit_rate from its counts, not its rounded figure. */
+static double value_of(const char *o, const char *f)
+{
+    if (strcmp(f, "hit_rate") == 0) {
+        double ops_n = number(o, "ops");
+        return ops_n > 0 ? number(o, "ops_replayed") / ops_n : 0;
+    }
+    return number(o, f);
+}
+
+/* A check of the job: f summed over the reports' totals. */
+static double job_value(const char *const *totals, int n, const char *f)
+{
+    double sum = 0, ops_n = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (strcmp(f, "hit_rate") == 0) {
+            sum += number(totals[i], "ops_replayed");
+            ops_n += number(totals[i], "ops");
+        } else {
+            sum += number(totals[i], f);
+        }
+    }
+    if (strcmp(f, "hit_rate") == 0)
+        return ops_n > 0 ? sum / ops_n : 0;
+    return sum;
+}
+
+int gs__checks_run(const struct gs_checks *cs, const char *const *texts, const char *const *names, int n,
+                   FILE *out, const char *prefix)
+{
+    const char **totals = calloc((size_t)(n ? n : 1), sizeof *totals);
+    int failed = 0;
+
+    if (!totals)
+        return fprintf(out, "%sno memory to check the report\n", prefix), -1;
+    for (int i = 0; i < n; i++)
+        if (!(totals[i] = member(texts[i], "totals")) || *totals[i] != '{') {
+            fprintf(out, "%s%s: not a graphshim report (no \"totals\" object)\n", prefix, names[i]);
+            free(totals);
+            return -1;
+        }
+    for (int k = 0; k < cs->n; k++) {
+        const struct gs_check *c = &cs->c[k];
+        if (!c->per_stream) {
+            double v = job_value(totals, n, c->field);
+            if (!holds(c->op, v, c->value)) {
+                fprintf(out, "%scheck failed: %s: %s is %.10g", prefix, c->text, c->field, v);
+                fprintf(out, n > 1 ? " (%d reports)\n" : "\n", n);
+                failed++;
+            }
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            const char *s = member(texts[i], "streams");
+            for (s = s ? first(s) : NULL; s; s = next(s)) {
+                double v = value_of(s, c->field);
+                if (number(s, "ops") <= 0 || holds(c->op, v, c->value))
+                    continue;
+                char kind[32], handle[32];
+                fprintf(out, "%scheck failed: %s: stream %.0f (%s %s) of %s: %s is %.10g\n", prefix, c->text,
+                        number(s, "id"), text_of(s, "kind", kind, sizeof kind),
+                        text_of(s, "stream", handle, sizeof handle), names[i], c->field, v);
+                failed++;
+            }
+        }
+    }
+    free(totals);
+    return failed;
+}
+
+int gs__checks_files(const struct gs_checks *cs, char *const *paths, int n, const char *prefix)
+{
+    char **texts = calloc((size_t)(n ? n : 1), sizeof *texts);
+    int rc = texts ? 0 : -1;
+
+    for (int i = 0; i < n && rc == 0; i++) {
+        FILE *f = fopen(paths[i], "rb");
+        size_t len = 0;
+        if (!f || getdelim(&texts[i], &len, '\0', f) < 0) {
+            fprintf(stderr, "%scannot read %s\n", prefix, paths[i]);
+            rc = -1;
+        }
+        if (f)
+            fclose(f);
+    }
+    if (rc == 0)
+        rc = gs__checks_run(cs, (const char *const *)texts, (const char *const *)paths, n, stdout, prefix);
+    for (int i = 0; texts && i < n; i++)
+        free(texts[i]);
+    free(texts);
+    return rc;
+}
