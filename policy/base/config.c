@@ -40,6 +40,11 @@ static const char *const script_names[] = {"GRAPHSHIM_LIB"};
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
+/* The words of an on/off knob, in any case: those of on_words turn it on, those
+** of off_words off. */
+static const char *const on_words[] = {"1", "on", "true", "yes"};
+static const char *const off_words[] = {"0", "off", "false", "no"};
+
 const char *gs__knob_default_text(const struct gs_knob *k, char *buf, int len)
 {
     switch (k->type) {
@@ -82,6 +87,14 @@ int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char
         return -1;
     }
     switch (k->type) {
+    case GS_KNOB_BOOL:
+        for (size_t i = 0; i < sizeof on_words / sizeof on_words[0]; i++) {
+            if (strcasecmp(s, on_words[i]) == 0 || strcasecmp(s, off_words[i]) == 0) {
+                *out = strcasecmp(s, on_words[i]) == 0;
+                return 0;
+            }
+        }
+        return -1;
     case GS_KNOB_LEVEL:
         for (int i = 0; i <= GS_LOG_DEBUG; i++) {
             if (strcasecmp(s, level_names[i]) == 0) {
@@ -114,6 +127,8 @@ static const char *knob_range_text(const struct gs_knob *k, char *buf, size_t le
 {
     if (k->type == GS_KNOB_LEVEL)
         return "expected error, warn, info or debug";
+    if (k->type == GS_KNOB_BOOL)
+        return "expected 1 or 0 (or on/off, true/false, yes/no)";
     snprintf(buf, len, "expected an integer from %ld to %ld", k->min, k->max);
     return buf;
 }
@@ -202,8 +217,15 @@ int gs__config_load(void)
             continue;
         *fields[i] = k->def;
         gs__cfg.path[i][0] = '\0';
-        if (!s || !*s)
+        if (!s)
             continue;
+        if (!*s) {
+            bad++;
+            gs__warn("%s is set to the empty string, which is no value; using the default, %s (unset it, or "
+                     "give it a value)",
+                     k->name, gs__knob_default_text(k, dbuf, sizeof dbuf));
+            continue;
+        }
         if (gs__knob_parse(k, s, fields[i], &why) != 0) {
             bad++;
             *fields[i] = k->def;

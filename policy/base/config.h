@@ -6,9 +6,10 @@
 ** way; knobs_doc.c renders docs/knobs.md from the same table.
 **
 ** One grammar for every value: an integer is an optional sign and decimal digits,
-** a level one of its names in any case, a path or a text anything up to
-** GS_KNOB_TEXT_MAX - 1 bytes; no value may start or end with a blank.  An empty
-** value is the same as an unset one.
+** an on/off value 1, on, true or yes for on and 0, off, false or no for off, in
+** any case, a level one of its names in any case, a path or a text anything up
+** to GS_KNOB_TEXT_MAX - 1 bytes; no value may start or end with a blank.  An
+** empty value is no value: it is warned, and the default is used.
 */
 #ifndef GS_CONFIG_H
 #define GS_CONFIG_H

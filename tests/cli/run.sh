@@ -315,6 +315,39 @@ t_blanks_never_accepted() {
     check same "$(warnings)" 1 -- "report path with a blank: $(warnings) warnings, not 1"
 }
 
+# The on/off knobs, as docs/knobs.md (generated from the knob table) lists them.
+bool_knobs() { sed -n 's/^| `\(GRAPHSHIM[A-Z_]*\)` | bool |.*/\1/p' "$ROOT/docs/knobs.md"; }
+
+t_on_off_words() {
+    local k w want n=0
+    shim GRAPHSHIM=off GRAPHSHIM_REPORT=r.json "${DRV[@]}"
+    check has r.json '"engine": false' -- "GRAPHSHIM=off left the engine on"
+    check same "$(warnings)" 0 -- "GRAPHSHIM=off: $(cat err)"
+    for k in $(bool_knobs); do
+        n=$((n + 1))
+        for w in 1 0 on off ON Off true false TRUE False yes no YES nO; do
+            case $w in [1oOtTyY]*) want=1 ;; *) want=0 ;; esac
+            case $w in [oO][fF][fF]) want=0 ;; esac
+            shim "$k=$w" GRAPHSHIM_LOG=debug "${DRV[@]}"
+            check has err "setting $k=$want" -- "$k=$w: not $want: $(grep "setting $k=" err)"
+            check same "$(grep -c 'is not valid' err)" 0 -- "$k=$w refused: $(grep 'not valid' err)"
+        done
+        shim "$k=maybe" "${DRV[@]}"
+        check has err "$k=\"maybe\" is not valid (expected 1 or 0 (or on/off, true/false, yes/no))" -- "$k=maybe: $(cat err)"
+    done
+    check test "$n" -ge 4 -- "docs/knobs.md lists $n on/off knobs"
+}
+
+t_empty_value_warned() {
+    shim GRAPHSHIM_WARMUP= GRAPHSHIM= GRAPHSHIM_REPORT=r.json "${DRV[@]}"
+    check has err "GRAPHSHIM_WARMUP is set to the empty string" -- "GRAPHSHIM_WARMUP=: $(cat err)"
+    check has err "GRAPHSHIM is set to the empty string, which is no value; using the default, 1" -- "GRAPHSHIM=: $(cat err)"
+    check same "$(warnings)" 2 -- "$(warnings) warnings, not 2: $(cat err)"
+    check has r.json '"engine": true' -- "GRAPHSHIM= turned the engine off"
+    shim GRAPHSHIM_REPORT= "${DRV[@]}"
+    check has err "GRAPHSHIM_REPORT is set to the empty string" -- "GRAPHSHIM_REPORT=: $(cat err)"
+}
+
 t_values_printed_escaped() {
     shim GRAPHSHIM_WARMUP=$'3\ngraphshim: forged line' "${DRV[@]}"
     check same "$(wc -l <err)" 1 -- "a newline in a value split the warning: $(cat err)"
@@ -374,7 +407,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 write_error_keeps_old_report long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept
-       blanks_never_accepted values_printed_escaped log_error_silences_warnings unknown_names_named
+       blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed demo_commands_paste)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0

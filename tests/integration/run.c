@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "run.h"
 
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,34 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* The suite's scratch folder: made before the first test, in the runner, whose
+** tests' processes inherit its name in SCRATCH_ENV; removed with all the runs'
+** folders in it after the last test, whether the tests passed or not. */
+#define SCRATCH_ENV "GS_TEST_SCRATCH"
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    static char root[] = "/tmp/gs-test-XXXXXX";
+
+    (void)set;
+    if (mkdtemp(root))
+        setenv(SCRATCH_ENV, root, 1);
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    const char *root = getenv(SCRATCH_ENV);
+    char cmd[128];
+
+    (void)stats;
+    if (root && strncmp(root, "/tmp/gs-test-", 13) == 0 && !strchr(root, '\'')) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+        if (system(cmd) != 0) {
+            /* Nothing more to do: the folder stays. */
+        }
+    }
+}
 
 static char *read_all(const char *path)
 {
@@ -66,7 +96,10 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
     int st;
 
     memset(r, 0, sizeof *r);
-    snprintf(r->dir, sizeof r->dir, "/tmp/gs-test-XXXXXX");
+    if (getenv(SCRATCH_ENV))
+        snprintf(r->dir, sizeof r->dir, "%s/XXXXXX", getenv(SCRATCH_ENV));
+    else
+        snprintf(r->dir, sizeof r->dir, "/tmp/gs-test-XXXXXX");
     if (!mkdtemp(r->dir))
         abort();
     pid = fork();
