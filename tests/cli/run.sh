@@ -388,6 +388,20 @@ t_late_load_noticed() {
     check same "$(cat err)" "" -- "preloaded, yet: $(cat err)"
 }
 
+t_tests_leave_no_temporary_files() {
+    # A few of make test's criterion tests, the ones that make temporary files,
+    # with a temporary folder of their own (a folder of /tmp would meet other
+    # users' files); a failing test must not leave its files either.
+    mkdir "$T/x"
+    TMPDIR=$T/x timeout 120 "$AB/fakecuda/test_fakecuda" --filter 'log/*' >log 2>&1
+    check same "$?" 0 -- "test_fakecuda log/*: $(tail -2 log)"
+    TMPDIR=$T/x timeout 120 "$AB/fakecuda/test_fakecuda" --filter 'faults/*' >log 2>&1
+    check same "$?" 0 -- "test_fakecuda faults/*: $(tail -2 log)"
+    TMPDIR=$T/x timeout 120 "$AB/tests/integration" --filter 'report_tool/*' >log 2>&1
+    check same "$?" 0 -- "integration report_tool/*: $(tail -2 log)"
+    check same "$(ls -A "$T/x" | head -5 | tr '\n' ' ')" "" -- "left in the temporary folder: $(ls -A "$T/x" | head -5 | tr '\n' ' ')"
+}
+
 t_demo_commands_paste() {
     local cmd n=0 here=$PWD
     BUILD=$B bash "$ROOT/scripts/demo.sh" >demo 2>&1
@@ -408,7 +422,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        files_mode_0644 write_error_keeps_old_report long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
-       test_switch_cannot_be_silenced late_load_noticed demo_commands_paste)
+       test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0
 for c in "${cases[@]}"; do

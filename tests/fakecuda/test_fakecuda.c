@@ -1222,7 +1222,8 @@ static char g_logpath[256];
 static void log_remove(void) { unlink(g_logpath); }
 static void log_init(void)
 {
-    snprintf(g_logpath, sizeof g_logpath, "/tmp/fakecuda_test_log_%d.txt", (int)getpid());
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_logpath, sizeof g_logpath, "%s/fakecuda_test_log_%d.txt", tmp && *tmp ? tmp : "/tmp", (int)getpid());
     unlink(g_logpath);
     setenv("FAKECUDA_LOG", g_logpath, 1);
     atexit(log_remove);

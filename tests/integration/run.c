@@ -7,6 +7,8 @@
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,32 +19,37 @@
 
 extern char **environ;
 
-/* The suite's scratch folder: made before the first test, in the runner, whose
-** tests' processes inherit its name in SCRATCH_ENV; removed with all the runs'
-** folders in it after the last test, whether the tests passed or not. */
+/* The suite's scratch folder, in $TMPDIR or /tmp: made before the first test,
+** in the runner, whose tests' processes inherit its name in SCRATCH_ENV; removed
+** with all the runs' folders in it after the last test, whether the tests passed
+** or not. */
 #define SCRATCH_ENV "GS_TEST_SCRATCH"
+static char scratch[PATH_MAX];
 
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
-    static char root[] = "/tmp/gs-test-XXXXXX";
+    const char *tmp = getenv("TMPDIR");
 
     (void)set;
-    if (mkdtemp(root))
-        setenv(SCRATCH_ENV, root, 1);
+    snprintf(scratch, sizeof scratch, "%s/gs-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(scratch))
+        setenv(SCRATCH_ENV, scratch, 1);
+    else
+        scratch[0] = '\0';
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
-    const char *root = getenv(SCRATCH_ENV);
-    char cmd[128];
-
     (void)stats;
-    if (root && strncmp(root, "/tmp/gs-test-", 13) == 0 && !strchr(root, '\'')) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-        if (system(cmd) != 0) {
-            /* Nothing more to do: the folder stays. */
-        }
-    }
+    if (scratch[0])
+        nftw(scratch, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static char *read_all(const char *path)
@@ -99,7 +106,7 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
     if (getenv(SCRATCH_ENV))
         snprintf(r->dir, sizeof r->dir, "%s/XXXXXX", getenv(SCRATCH_ENV));
     else
-        snprintf(r->dir, sizeof r->dir, "/tmp/gs-test-XXXXXX");
+        snprintf(r->dir, sizeof r->dir, "%s/gs-test-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(r->dir))
         abort();
     pid = fork();
