@@ -261,10 +261,7 @@ int gs__config_load(void)
 
 /* --- Paths ------------------------------------------------------------------ */
 
-/* The process's rank in a distributed job, from the variables its launcher
-** sets (torchrun, Open MPI, Slurm, MPICH and Intel MPI), the first one set to a
-** number; "x" if none is. */
-static const char *job_rank(void)
+const char *gs__job_rank(void)
 {
     static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
 
@@ -290,7 +287,7 @@ int gs__path_expand(const char *in, char *out, size_t len)
             snprintf(pid, sizeof pid, "%ld", (long)getpid());
             put = pid;
         } else if (in[0] == '%' && in[1] == 'r') {
-            put = job_rank();
+            put = gs__job_rank();
         } else if (in[0] == '%' && in[1] == '%') {
             put = "%";
         }

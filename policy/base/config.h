@@ -142,6 +142,12 @@ int gs__config_load(void);
 ** *why, if why is not NULL, says what is wrong in words. */
 int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char **why);
 
+/* The process's rank in a distributed job, from the variables its launcher
+** sets: RANK (torchrun), OMPI_COMM_WORLD_RANK (Open MPI), SLURM_PROCID (Slurm),
+** PMI_RANK (MPICH, Intel MPI), the first one set to a number of at most 9
+** digits; "x" if none is. */
+const char *gs__job_rank(void);
+
 /* Writes path knob value in into out (len bytes) with each %p replaced by the
 ** process id, each %r by the job's rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID
 ** or PMI_RANK, the first set to a number; x if none) and each %% by %; any other

@@ -63,6 +63,26 @@ static int expand(int knob, char *out)
     return -1;
 }
 
+/* Makes the folders on path (PATH_MAX bytes at most) that do not exist, as
+** mkdir -p does (mode 0777 less the umask).  Returns 0, or -1 after a warning
+** naming the first folder that could not be made. */
+static int make_folders(int knob, const char *path)
+{
+    char dir[PATH_MAX], q[GS_QUOTE_LEN], q2[GS_QUOTE_LEN];
+
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            gs__warn("cannot make the folder %s for %s=%s (%s), so %s", gs__quote(dir, q), gs__knobs[knob].name,
+                     gs__quote(path, q2), strerror(errno), lost(knob));
+            return -1;
+        }
+        *slash = '/';
+    }
+    return 0;
+}
+
 int gs__out_write_all(int fd, const char *data, size_t len)
 {
     while (len > 0) {
@@ -196,7 +216,7 @@ int gs__out_replace(int knob, const char *data, size_t len)
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return gs__out_write_all(2, data, len);
-    if (expand(knob, path) != 0)
+    if (expand(knob, path) != 0 || make_folders(knob, path) != 0)
         return -1;
     r = gs__run_of();
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
@@ -251,7 +271,7 @@ int gs__out_append(int knob)
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return 2;
-    if (expand(knob, path) != 0)
+    if (expand(knob, path) != 0 || make_folders(knob, path) != 0)
         return -1;
     /* O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) where a plain
     ** open would wait for one; with a reader it opens, and fstat refuses it. */

@@ -302,6 +302,93 @@ t_same_run_reports_kept() {
     fi
 }
 
+# --- graphshim report ---------------------------------------------------------
+
+# total FILE KEY: the count KEY of a report's totals.
+total() { sed -n 's/.*"totals": {.*"'"$2"'": \([0-9.]*\).*/\1/p' "$1" | head -1; }
+
+t_report_input_bounded() {
+    launcher report /dev/zero
+    check same "$rc" 1 -- "/dev/zero: exit $rc (124: read without end)"
+    check has err "cannot read /dev/zero (a NUL byte in it" -- "/dev/zero: $(head -c 200 err)"
+    timeout 20 "$G" report - < <(yes) >out 2>err
+    rc=$?
+    check same "$rc" 1 -- "endless standard input: exit $rc (124: read without end)"
+    check has err "cannot read standard input (more than 64 MiB" -- "endless standard input: $(head -c 200 err)"
+    mkdir empty
+    launcher report empty
+    check same "$rc" 1 -- "an empty folder: exit $rc"
+    check has err "the folder empty holds no report" -- "an empty folder: $(cat err)"
+    check hasnt err "Input/output error" -- "a folder: $(cat err)"
+}
+
+t_report_from_standard_input() {
+    shim GRAPHSHIM_REPORT=r.json "$AB/tests/guardprog" sync 8
+    timeout 20 "$G" report --json - <r.json >out 2>err
+    check same "$?" 0 -- "report --json -: $(cat err)"
+    check cmp -s out r.json -- "report --json - did not print the report unchanged"
+    timeout 20 "$G" report - <r.json >out 2>err
+    check has out "graphshim report: 1 report (-), engine on in 1" -- "report -: $(head -2 out)"
+}
+
+# job_run RANK MODE: a rank of a job over the fake driver, under the launcher,
+# its report in job/r.RANK.json.
+job_run() {
+    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" RANK="$1" \
+        "$G" run --report 'job/r.%r.json' -- "$AB/tests/guardprog" "$2" 8 >/dev/null 2>>errs
+}
+
+# rank_line RANK REPORT: the row the job summary must print for a rank's report.
+rank_line() {
+    awk -v r="$1" -v h="$(total "$2" hit_rate)" -v s="$(total "$2" launches_saved)" -v g="$(total "$2" graphs_captured)" \
+        'BEGIN { printf "  %4s %7.1f%% %15d %8d", r, 100 * h, s, g }'
+}
+
+t_job_report() {
+    local r
+    # Rank 2 runs NCCL kernels, which are never held: it gains least.
+    for r in 0 1 2 3; do
+        job_run "$r" "$([ "$r" = 2 ] && echo nccl || echo sync)"
+    done
+    check same "$(cat errs)" "" -- "the ranks warned: $(cat errs)"
+    check test -d job -- "the folder job/ was not made"
+    check same "$(ls job | tr '\n' ' ')" "r.0.json r.1.json r.2.json r.3.json " -- "job/: $(ls job | tr '\n' ' ')"
+    launcher report job/
+    check same "$rc" 0 -- "report job/: exit $rc: $(cat err)"
+    check has out "graphshim report: 4 reports (job/), engine on in 4" -- "report job/: $(head -1 out)"
+    check has out "ranks (4 reports)" -- "report job/: no ranks: $(head -8 out)"
+    for r in 0 1 2 3; do
+        check has out "$(rank_line "$r" "job/r.$r.json")" -- "rank $r: '$(rank_line "$r" "job/r.$r.json")' not in: $(grep -A5 '^ranks' out)"
+    done
+    check has out "least gain: rank 2 (job/r.2.json)" -- "least gain: $(grep 'least gain' out)"
+    check test "$(grep 'least gain' out | grep -c 'unholdable-op')" = 1 -- "why rank 2: $(grep 'least gain' out)"
+    check has out "    unholdable-op: " -- "no hint for rank 2's bail: $(grep -A3 'least gain' out)"
+    # The same job from a list of files, and as JSON.
+    sed -n '/^ranks/,/^$/p' out >folder
+    launcher report job/r.3.json job/r.1.json job/r.0.json job/r.2.json
+    sed -n '/^ranks/,/^$/p' out >files
+    check cmp -s folder files -- "files and folder differ: $(diff folder files | head -4 | tr '\n' ' ')"
+    launcher report --json job
+    check same "$rc" 0 -- "report --json job: exit $rc"
+    check same "$(grep -c '^    {"rank": [0-3], "report": "job/r.[0-3].json"' out)" 4 -- "--json ranks: $(cat out)"
+    check has out '"least_gain": {"rank": 2, "report": "job/r.2.json"' -- "--json least_gain: $(grep least_gain out)"
+    check has out '"reports": 4,' -- "--json: $(head -3 out)"
+    check same "$(total out launches_saved)" "$(for r in 0 1 2 3; do total "job/r.$r.json" launches_saved; done |
+        awk '{ n += $1 } END { print n + 0 }')" -- "--json totals: $(grep totals out)"
+}
+
+t_nodes_set_named_alike() {
+    local n
+    shim GRAPHSHIM_REPORT=r.json GRAPHSHIM_LOG=info "$AB/tests/guardprog" params 12
+    n=$(total r.json nodes_patched)
+    check test "${n:-0}" -gt 0 -- "no nodes set: $(grep totals r.json)"
+    check has err "($n nodes set)" -- "the library's text: $(grep 'in place' err)"
+    launcher report r.json
+    check has out "($n nodes set)" -- "graphshim report: $(grep 'in place' out)"
+    check has "$ROOT/docs/report.md" "(M nodes set)" -- "docs/report.md names it otherwise"
+    check same "$(cat "$ROOT/docs/report.md" out err | grep -c 'launches patched\|kernel nodes set')" 0 -- "another name"
+}
+
 # --- Knob values and names ----------------------------------------------------
 
 t_blanks_never_accepted() {
@@ -421,6 +508,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 write_error_keeps_old_report long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept
+       report_input_bounded report_from_standard_input job_report nodes_set_named_alike
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste)
 [ $# -gt 0 ] && cases=("$@")
@@ -432,7 +520,9 @@ for c in "${cases[@]}"; do
         cd "$T/$c" || exit
         "t_$c"
         for w in ${why[@]+"${why[@]}"}; do echo "$w"; done
+        : >"$T/$c.done"
     ) >"$T/$c.why"
+    [ -e "$T/$c.done" ] || echo "the case stopped before its end (a shell error above)" >>"$T/$c.why"
     if [ -s "$T/$c.why" ]; then
         failed=$((failed + 1))
         echo "FAIL $c"
