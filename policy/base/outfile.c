@@ -263,16 +263,23 @@ int gs__out_replace(int knob, const char *data, size_t len)
 
 /* --- The trace ---------------------------------------------------------------- */
 
+/* The file gs__out_append opened, where it made it: its name and identity, so
+** that gs__out_append_failed can take it away.  Empty name: it was there. */
+static char made_path[PATH_MAX];
+static dev_t made_dev;
+static ino_t made_ino;
+
 int gs__out_append(int knob)
 {
     char path[PATH_MAX], q[GS_QUOTE_LEN];
     struct stat st;
-    int fd;
+    int fd, made;
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return 2;
     if (expand(knob, path) != 0 || make_folders(knob, path) != 0)
         return -1;
+    made = lstat(path, &st) != 0 && errno == ENOENT;
     /* O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) where a plain
     ** open would wait for one; with a reader it opens, and fstat refuses it. */
     fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
@@ -294,5 +301,21 @@ int gs__out_append(int knob)
         return -1;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    made_path[0] = '\0';
+    if (made) {
+        memcpy(made_path, path, strlen(path) + 1);
+        made_dev = st.st_dev;
+        made_ino = st.st_ino;
+    }
     return fd;
+}
+
+void gs__out_append_failed(int fd)
+{
+    struct stat st, now;
+
+    if (made_path[0] && fstat(fd, &st) == 0 && st.st_size == 0 && st.st_dev == made_dev && st.st_ino == made_ino &&
+        lstat(made_path, &now) == 0 && now.st_dev == made_dev && now.st_ino == made_ino)
+        unlink(made_path);
+    made_path[0] = '\0';
 }

@@ -238,6 +238,21 @@ t_write_error_keeps_old_report() {
     check same "$(warnings)" 2 -- "$(warnings) warnings, not 2 (one per file): $(cat err)"
 }
 
+t_failed_trace_leaves_no_empty_file() {
+    # No byte can be written to a file (a file size limit of 0, as on a full
+    # disk); the program's stderr is a pipe, which the limit spares.
+    (trap '' XFSZ && ulimit -f 0 && exec timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" \
+        LD_PRELOAD="$LIB" GRAPHSHIM_TRACE=t.txt "${DRV[@]}" 2>&1 >/dev/null </dev/null) | cat >err
+    check test ! -e t.txt -- "an empty trace was left: $(ls -l t.txt 2>&1)"
+    check has err "cannot write GRAPHSHIM_TRACE=t.txt" -- "no warning: $(cat err)"
+    check same "$(warnings)" 1 -- "$(warnings) warnings, not 1: $(cat err)"
+    # A trace that was there is never removed.
+    : >t.txt
+    (trap '' XFSZ && ulimit -f 0 && exec timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" \
+        LD_PRELOAD="$LIB" GRAPHSHIM_TRACE=t.txt "${DRV[@]}" 2>&1 >/dev/null </dev/null) | cat >err
+    check test -e t.txt -- "a trace that was there was removed"
+}
+
 t_long_path_refused_not_cut() {
     # A path over 1023 bytes whose first 1023 would be a valid file name.
     local p=$PWD/ k
@@ -506,7 +521,7 @@ t_demo_commands_paste() {
 cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_an_error missing_program
        run_passes_program_and_status readme_shows_help
        report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
-       files_mode_0644 write_error_keeps_old_report long_path_refused_not_cut percent_in_every_path
+       files_mode_0644 write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept
        report_input_bounded report_from_standard_input job_report nodes_set_named_alike
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
