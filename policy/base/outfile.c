@@ -122,7 +122,8 @@ static int with_pid(const char *path, char *out)
 ** if another process of the run wrote the file there (path then holds it, and
 ** was the name).  Says nothing: a warning could wait on a full pipe while the
 ** lock is held.  Returns what it found (for a refusal, path is the thing
-** refused, of mode *mode). */
+** refused, of mode *mode; for the name, *mode is the mode of the report it
+** replaces, left as it was where there is none). */
 enum target { TARGET_NAME, TARGET_PID, TARGET_TOO_LONG, TARGET_REFUSED };
 static enum target report_target(char *path, char *was, const struct gs_run *r, mode_t *mode)
 {
@@ -243,6 +244,9 @@ int gs__out_replace(int knob, const char *data, size_t len)
     dir = err ? -1 : lock_dir(path);
     if (!err)
         t = report_target(path, was, &r, &mode);
+    /* A report that replaces an earlier one keeps its permissions. */
+    if (!err && t == TARGET_NAME && mode)
+        chmod(tmp, mode & 0777);
     if (!err && (t == TARGET_NAME || t == TARGET_PID) && rename(tmp, path) != 0)
         err = errno;
     if (dir >= 0)

@@ -225,6 +225,14 @@ t_files_mode_0644() {
     check same "$(stat -c %a t.txt 2>&1)" 644 -- "trace mode $(stat -c %a t.txt 2>&1) under umask 000"
 }
 
+t_report_keeps_its_mode() {
+    echo old >r.json
+    chmod 600 r.json
+    shim GRAPHSHIM_REPORT=r.json "${DRV[@]}"
+    check has r.json '"engine": true' -- "the report was not replaced: $(head -c 80 r.json)"
+    check same "$(stat -c %a r.json 2>&1)" 600 -- "a 0600 report became $(stat -c %a r.json 2>&1)"
+}
+
 t_write_error_keeps_old_report() {
     echo old >r.json
     touch -d '1 minute ago' r.json
@@ -521,7 +529,7 @@ t_demo_commands_paste() {
 cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_an_error missing_program
        run_passes_program_and_status readme_shows_help
        report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
-       files_mode_0644 write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
+       files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept
        report_input_bounded report_from_standard_input job_report nodes_set_named_alike
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
