@@ -325,6 +325,24 @@ t_same_run_reports_kept() {
     fi
 }
 
+t_reports_at_once_all_kept() {
+    local i lost=0
+    # Two short processes started at once by one shell, one report name, twelve
+    # times: the first often writes before graphshim is loaded in the second
+    # (without the siblings in its stamp, 4 of 12 reports were lost silently).
+    for i in $(seq 12); do
+        rm -f r*.json
+        for _ in 1 2; do
+            timeout 20 env -i LD_LIBRARY_PATH="$AB/fakecuda" LD_PRELOAD="$LIB" GRAPHSHIM_REPORT=r.json \
+                "${DRV[@]}" >/dev/null 2>>errs </dev/null &
+        done
+        wait
+        [ "$(ls | grep -cE '^r(\.[0-9]+)?\.json$')" = 2 ] || lost=$((lost + 1))
+    done
+    check same "$lost" 0 -- "a report was lost in $lost of 12 tries"
+    check same "$(grep -c 'holds the report of another process' errs)" 12 -- "warnings: $(sort errs | uniq -c | head -3)"
+}
+
 # --- graphshim report ---------------------------------------------------------
 
 # total FILE KEY: the count KEY of a report's totals.
@@ -530,7 +548,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        run_passes_program_and_status readme_shows_help
        report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
-       same_run_reports_kept
+       same_run_reports_kept reports_at_once_all_kept
        report_input_bounded report_from_standard_input job_report nodes_set_named_alike
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste)
