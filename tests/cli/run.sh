@@ -542,6 +542,58 @@ t_demo_commands_paste() {
     check test "$n" -ge 2 -- "demo.sh shows $n commands"
 }
 
+# --- The GPU targets without a GPU ---------------------------------------------
+
+# gpu_make TARGET [NAME=value...]: make TARGET where nvidia-smi lists no GPU (a
+# stand-in nvidia-smi comes first on PATH), output in out, status in $rc.
+gpu_make() {
+    local target=$1
+    shift
+    mkdir -p bin
+    printf '#!/bin/sh\necho "No devices were found"\nexit 6\n' >bin/nvidia-smi
+    chmod +x bin/nvidia-smi
+    (cd "$ROOT" && timeout 120 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS PATH="$PWD/bin:$PATH" "$@" \
+        make --no-print-directory BUILD="$AB" "$target") >out 2>&1 </dev/null
+    rc=$?
+}
+
+t_gpu_targets_stop_without_a_gpu() {
+    local t
+    for t in gpu-test bench; do
+        SECONDS=0
+        gpu_make "$t"
+        check test "$rc" != 0 -- "make $t without a GPU: exit 0"
+        check test "$rc" != 124 -- "make $t without a GPU: ran on past 120 s"
+        check test "$SECONDS" -lt 30 -- "make $t without a GPU: $SECONDS s before it stopped"
+        check same "$(grep -vc '^make: \*\*\*' out)" 1 -- "make $t without a GPU: not one line: $(head -5 out)"
+        check has out "make $t: no GPU here" -- "make $t without a GPU: $(head -3 out)"
+    done
+}
+
+# bench_with PROGRAM-BODY: bench.sh's tiny1 row, one round, where bench.cu
+# "compiles" into a shell script of that body (a stand-in nvcc).
+bench_with() {
+    mkdir -p bin o
+    printf '#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done\n[ -n "${out:-}" ] || exit 0\nprintf "#!/bin/sh\\n%%s\\n" "$BODY" >"$out" && chmod +x "$out"\n' >bin/nvcc
+    chmod +x bin/nvcc
+    (cd "$ROOT" && BODY=$1 timeout 120 env -u MAKEFLAGS -u MAKELEVEL NVCC="$OLDPWD/bin/nvcc" BUILD="$OLDPWD/b" \
+        OUT="$OLDPWD/o" ONLY='^tiny1$' ROUNDS=1 SKIP_TORCH=1 COST=0 bash bench/bench.sh) >out 2>&1 </dev/null
+    rc=$?
+}
+
+t_bench_rows_never_yes_without_runs() {
+    bench_with 'exit 1'
+    check test "$rc" != 0 -- "bench.sh with runs that gave nothing: exit 0"
+    check same "$(grep -c '^tiny1 ' o/bench.txt)" 1 -- "no tiny1 row: $(cat out)"
+    check same "$(grep '^tiny1 ' o/bench.txt | grep -c ' yes$')" 0 -- "a row of no runs says yes: $(grep '^tiny1 ' o/bench.txt)"
+    check has o/bench.txt "no-result(eager" -- "the row does not say no-result: $(grep '^tiny1 ' o/bench.txt)"
+    # Runs that print a time and a checksum: the same row says yes.
+    rm -rf o b
+    bench_with 'echo us_per_iter 10; echo checksum 42'
+    check same "$rc" 0 -- "bench.sh with runs: exit $rc: $(tail -3 out)"
+    check same "$(grep '^tiny1 ' o/bench.txt | awk '{ print $NF }')" yes -- "a row of agreeing runs: $(grep '^tiny1 ' o/bench.txt)"
+}
+
 # --- Runner -------------------------------------------------------------------
 
 cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_an_error missing_program
@@ -551,7 +603,8 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        same_run_reports_kept reports_at_once_all_kept
        report_input_bounded report_from_standard_input job_report nodes_set_named_alike
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
-       test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste)
+       test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
+       gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0
 for c in "${cases[@]}"; do
