@@ -176,6 +176,19 @@ void gs__run_note_ancestors(void)
     }
 }
 
+struct gs_run gs__run_walk(const char *value)
+{
+    return walk(value);
+}
+
+int gs__run_begins_here(const char *value)
+{
+    char want[GS_KNOB_TEXT_MAX + 32];
+
+    snprintf(want, sizeof want, "%s=%s", gs__knobs[GS_KNOB_report].name, value);
+    return !proc_has_env(getppid(), want);
+}
+
 struct gs_run gs__run_of(void)
 {
     const char *value = gs__cfg.path[GS_KNOB_report];

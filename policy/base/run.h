@@ -41,6 +41,14 @@ void gs__run_note_ancestors(void);
 /* This process's run. */
 struct gs_run gs__run_of(void);
 
+/* The run of a process whose report knob has value, walked up now: for one
+** where graphshim never started (gs__run_of needs the knobs read). */
+struct gs_run gs__run_walk(const char *value);
+
+/* Does the run of value begin at this process: was its parent started without
+** GRAPHSHIM_REPORT=value? */
+int gs__run_begins_here(const char *value);
+
 /* The value of GS_RUN_XATTR for a report run r writes now: its name, the time,
 ** and the processes alive now that started within the last second, but this
 ** one and its ancestors (as many as fit), "NAME@SECONDS.NANOSECONDS PID:START

@@ -430,6 +430,26 @@ t_nodes_set_named_alike() {
     check same "$(cat "$ROOT/docs/report.md" out err | grep -c 'launches patched\|kernel nodes set')" 0 -- "another name"
 }
 
+t_no_cuda_call_no_report_said() {
+    launcher run --report r.json -- true
+    check same "$rc" 0 -- "run -- true: exit $rc"
+    check test ! -e r.json -- "a report of no CUDA call"
+    check has err "GRAPHSHIM_REPORT=r.json: no report was written, as no process of this run made a CUDA driver call" -- \
+        "no word: $(cat err)"
+    check same "$(warnings)" 1 -- "run -- true: $(warnings) warnings, not 1: $(cat err)"
+    # The first process of the run speaks for the rest: once.
+    launcher run --report r.json -- bash -c '/bin/true; /bin/true; exit 0'
+    check same "$(warnings)" 1 -- "bash and two children: $(warnings) warnings, not 1: $(cat err)"
+    # Where a child made the calls and wrote the report, nothing is said.
+    launcher run --report 'job/r.%r.json' -- bash -c 'RANK=0 "$0" "$@" && RANK=1 "$0" "$@"; exit 0' "${DRV[@]}"
+    check test -s job/r.1.json -- "no report of rank 1: $(cat err)"
+    check same "$(warnings)" 0 -- "the children wrote, yet: $(cat err)"
+    launcher run --report r.json -- "${DRV[@]}"
+    check same "$(warnings)" 0 -- "a CUDA program: $(cat err)"
+    shim GRAPHSHIM_REPORT=r2.json GRAPHSHIM_LOG=error true
+    check same "$(cat err)" "" -- "GRAPHSHIM_LOG=error: $(cat err)"
+}
+
 # --- Knob values and names ----------------------------------------------------
 
 t_blanks_never_accepted() {
@@ -601,7 +621,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept reports_at_once_all_kept
-       report_input_bounded report_from_standard_input job_report nodes_set_named_alike
+       report_input_bounded report_from_standard_input job_report nodes_set_named_alike no_cuda_call_no_report_said
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
        gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs)
