@@ -84,11 +84,12 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "write the report at exit to this path; JSON when it ends in .json; %p in "   \
       "it becomes the process id, %r the rank of a distributed job (RANK, "          \
       "OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK; x if none), %% a %: a "      \
-      "report per process of a job.  Only a regular file is written, whole or not " \
+      "report per process of a job.  The folder that holds it is made where the " \
+      "folder above it exists.  Only a regular file is written, whole or not "      \
       "at all (never through a symbolic link, a FIFO or a device); - or stderr "     \
       "writes it to standard error.  A report another process of the same run "      \
       "wrote is kept: this one goes to the name with .PID added, and a warning "     \
-      "says so")                                                                      \
+      "says so; a report that replaces an earlier run's keeps its permissions")      \
     X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
       "append one line per intercepted driver call to this path; %p, %r and %% as " \
       "in GRAPHSHIM_REPORT; a regular file only, as for GRAPHSHIM_REPORT; - or "      \

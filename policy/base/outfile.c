@@ -63,24 +63,25 @@ static int expand(int knob, char *out)
     return -1;
 }
 
-/* Makes the folders on path (PATH_MAX bytes at most) that do not exist, as
-** mkdir -p does (mode 0777 less the umask).  Returns 0, or -1 after a warning
-** naming the first folder that could not be made. */
-static int make_folders(int knob, const char *path)
+/* Makes the folder that holds path (PATH_MAX bytes at most) where it does not
+** exist but its own folder does, as mkdir does (mode 0777 less the umask); a
+** folder further up is never made, so a mistyped path makes nothing.  Returns
+** 0, or -1 after a warning where it could not be made. */
+static int make_folder(int knob, const char *path)
 {
     char dir[PATH_MAX], q[GS_QUOTE_LEN], q2[GS_QUOTE_LEN];
+    char *slash;
 
     snprintf(dir, sizeof dir, "%s", path);
-    for (char *slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-        *slash = '\0';
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-            gs__warn("cannot make the folder %s for %s=%s (%s), so %s", gs__quote(dir, q), gs__knobs[knob].name,
-                     gs__quote(path, q2), strerror(errno), lost(knob));
-            return -1;
-        }
-        *slash = '/';
-    }
-    return 0;
+    slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST || errno == ENOENT)
+        return 0; /* where a folder further up is missing, the open says so */
+    gs__warn("cannot make the folder %s for %s=%s (%s), so %s", gs__quote(dir, q), gs__knobs[knob].name,
+             gs__quote(path, q2), strerror(errno), lost(knob));
+    return -1;
 }
 
 int gs__out_write_all(int fd, const char *data, size_t len)
@@ -217,7 +218,7 @@ int gs__out_replace(int knob, const char *data, size_t len)
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return gs__out_write_all(2, data, len);
-    if (expand(knob, path) != 0 || make_folders(knob, path) != 0)
+    if (expand(knob, path) != 0 || make_folder(knob, path) != 0)
         return -1;
     r = gs__run_of();
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
@@ -281,7 +282,7 @@ int gs__out_append(int knob)
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return 2;
-    if (expand(knob, path) != 0 || make_folders(knob, path) != 0)
+    if (expand(knob, path) != 0)
         return -1;
     made = lstat(path, &st) != 0 && errno == ENOENT;
     /* O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) where a plain
