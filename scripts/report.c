@@ -8,9 +8,9 @@
 ** launches saved, and the bail reasons ranked by count, each with a line on what
 ** it means and what helps.  A FOLDER stands for every *.json file in it (a job's
 ** reports), - for standard input.  Where there are several reports, or a folder,
-** a job's summary comes first: a row per report (its rank, hit rate, launches
-** saved, graphs and bails) and the rank that gains least, with its top bail
-** reasons.  --json prints a single report unchanged, or for several (or a
+** a job's summary follows the totals: a row per report (its rank, hit rate,
+** launches saved, graphs and bails) and the rank that gains least, with its top
+** bail reasons.  --json prints a single report unchanged, or for several (or a
 ** folder) their summed totals, calls and bails and the job's rows as one JSON
 ** object.
 **
@@ -947,9 +947,9 @@ static void usage(void)
 {
     fprintf(stderr, "usage: graphshim report [--json] FILE|FOLDER|-...\n"
                     "  ranks streams and sequences by launches saved and bail reasons by count, over\n"
-                    "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed); a FOLDER\n"
-                    "  is every *.json in it (a job's reports: a row per rank and the rank that gains\n"
-                    "  least come first), - is standard input;\n"
+                    "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed, with a\n"
+                    "  row per rank and the rank that gains least); a FOLDER is every *.json in it (a\n"
+                    "  job's reports), - is standard input;\n"
                     "  --json: a single report unchanged, or the summed totals and the ranks of several\n");
     exit(2);
 }
