@@ -136,6 +136,7 @@ demo: all
 	bash scripts/demo.sh
 
 gpu-test: all $(BUILD)/test/libgraphshim.so
+	@sh scripts/need-gpu.sh gpu-test
 	bash samples/gpu-test.sh
 
 # compute-sanitizer memcheck over the samples, without and with the shim
@@ -143,6 +144,7 @@ sanitize: all
 	bash samples/sanitize.sh
 
 bench: all
+	@sh scripts/need-gpu.sh bench
 	bash bench/bench.sh
 	@if [ "$(APPS)" != 0 ]; then bash bench/apps.sh; fi
 

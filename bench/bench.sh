@@ -13,7 +13,9 @@
 # lies wholly below or above eager's, overlap otherwise.  The column paired is
 # the median over rounds of eager / graphshim within each round, run back to
 # back: the host's speed drifts between rounds (2x on the device hosts), much
-# less within one.  Checksums must agree between modes.  For tiny and large20 a
+# less within one.  Checksums must agree between modes; a row whose eager or
+# graphshim runs gave no time or checksum says no-result in same-output, and
+# bench.sh then ends with status 1 (the runs' errors are in bench.err).  For tiny and large20 a
 # fourth run each round, split, launches the hand graph in the pieces graphshim's
 # default early chunks cut (ops 0-7, 8-15, 16-31, 32-63, ...), back to back: the
 # column split/graph is what chunking alone costs the GPU, graphshim's floor where
@@ -46,7 +48,9 @@ ROUNDS=${ROUNDS:-5}
 SHIM=$PWD/${BUILD:-build}/libgraphshim.so
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 $NVCC -O2 ${NVCC_ARCH:--arch=native} -o "$B/bench" bench/bench.cu -lcublas || exit 1
-make -s shim-cost >/dev/null || exit 1
+[ "${COST:-1}" = 0 ] || make -s shim-cost >/dev/null || exit 1
+# Rows with a run that gave no time or checksum: they say no-result, never yes.
+noresult=0
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) print a[int((NR+1)/2)]; else print "nan" }'; }
 spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) printf "%.1f-%.1f\n", a[1], a[NR]; else print "-" }'; }
@@ -59,16 +63,18 @@ run_workload() {
     if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return; fi
     local settings=("${SHIM_ENV:-}")
     for v in ${SWEEP:-}; do settings+=("$v"); done
-    local te="" tg="" tp="" ce cg cp="" o i er sr ta=""
-    local -a ts cs ps tab
+    local te="" tg="" tp="" ce cg cp="" o i er sr ta="" missing=""
+    local -a ts cs ps tab miss
     for r in $(seq "$ROUNDS"); do
         o=$("$@" eager "$iters" 2>>"$OUT/bench.err"); er=$(echo "$o" | field us_per_iter); te+="$er "; ce=$(echo "$o" | field checksum)
+        { [ -n "$er" ] && [ -n "$ce" ]; } || missing=eager
         ta+="$(echo "$o" | field ab_ratio) "
         echo "raw $name|eager|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)|reps $(echo "$o" | sed -n 's/^us_reps //p')|ab $(echo "$o" | sed -n 's/^ab_reps //p')" >>"$OUT/bench.err"
         for i in "${!settings[@]}"; do
             o=$(if [ -n "${settings[i]}" ]; then IFS=, read -ra kv <<<"${settings[i]}" && export "${kv[@]}"; fi
                 LD_PRELOAD=$SHIM GRAPHSHIM_REPORT="$OUT/report.$name.$i.json" "$@" eager "$iters" 2>>"$OUT/bench.err")
             sr=$(echo "$o" | field us_per_iter); ts[i]+="$sr "; cs[i]=$(echo "$o" | field checksum)
+            { [ -n "$sr" ] && [ -n "${cs[i]}" ]; } || miss[i]=graphshim
             ps[i]+="$(awk -v e="$er" -v s="$sr" 'BEGIN { if (e + 0 > 0 && s + 0 > 0) printf "%.4f", e / s }') "
             tab[i]+="$(echo "$o" | field ab_ratio) "
             echo "raw $name|${settings[i]:-default}|round $r|$(echo "$o" | field us_per_iter)|host $(echo "$o" | field host_us_per_iter)|reps $(echo "$o" | sed -n 's/^us_reps //p')|ab $(echo "$o" | sed -n 's/^ab_reps //p')" >>"$OUT/bench.err"
@@ -88,6 +94,10 @@ run_workload() {
         ab=$(echo "${tab[i]:-}" | median)
         same=yes
         [ "$ce" = "${cs[i]}" ] || same=NO
+        if [ -n "$missing${miss[i]:-}" ]; then
+            same="no-result(${missing:-${miss[i]}}; $OUT/bench.err)"
+            noresult=$((noresult + 1))
+        fi
         { [ "$cg" = "$ce" ] || [ "$g" = nan ]; } || same="${same}/graph-differs"
         { [ -z "$cp" ] || [ "$cp" = "$ce" ] || [ "$sp" = nan ]; } || same="${same}/split-differs"
         hit=$(python3 -c "import json;t=json.load(open('$OUT/report.$name.$i.json'))['totals'];print('%.2f %d' % (t['hit_rate'], t['chunks']))" 2>/dev/null || echo "? ?")
@@ -143,8 +153,13 @@ if [ "${SKIP_TORCH:-0}" != 1 ]; then
     run_workload "torch adamw d256 L8 B32" 100 torch_adamw 256 8 32
 fi
 tar czf "$OUT/reports.tar.gz" -C "$B" reports && rm -rf "$B/reports" # the graphshim runs' reports
-[ "${COST:-1}" = 0 ] && exit 0
-echo | tee -a "$OUT/bench.txt"
-"${BUILD:-build}/bench/shim_cost" | tee -a "$OUT/bench.txt"
-echo | tee -a "$OUT/bench.txt"
-ROUNDS=5 bash bench/launch_cost.sh 2>>"$OUT/bench.err" | tee -a "$OUT/bench.txt"
+if [ "${COST:-1}" != 0 ]; then
+    echo | tee -a "$OUT/bench.txt"
+    "${BUILD:-build}/bench/shim_cost" | tee -a "$OUT/bench.txt"
+    echo | tee -a "$OUT/bench.txt"
+    ROUNDS=5 bash bench/launch_cost.sh 2>>"$OUT/bench.err" | tee -a "$OUT/bench.txt"
+fi
+if [ "$noresult" != 0 ]; then
+    echo "bench: $noresult rows had runs that gave no result; their errors are in $OUT/bench.err" | tee -a "$OUT/bench.txt"
+    exit 1
+fi

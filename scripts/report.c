@@ -1,27 +1,34 @@
 /*
 ** report.c: graphshim-report, the program behind `graphshim report`.
 **
-**   graphshim report [--json] [--check CHECK]... FILE...
+**   graphshim report [--json] [--check CHECK]... FILE|FOLDER|-...
 **
 ** Reads graphshim's JSON reports (docs/report.md; one per process) and prints,
 ** for all of them together: the totals, the streams and the sequences ranked by
 ** launches saved, and the bail reasons ranked by count, each with a line on what
-** it means and what helps.  --json prints a single report unchanged, or for
-** several their summed totals, calls and bails as one JSON object.  --check
-** prints only the checks that fail (../policy/base/check.h), exit status 1 if
-** any does.
+** it means and what helps.  A FOLDER stands for every *.json file in it (a job's
+** reports), - for standard input.  Where there are several reports, or a folder,
+** a job's summary follows the totals: a row per report (its rank, hit rate,
+** launches saved, graphs and bails) and the rank that gains least, with its top
+** bail reasons.  --json prints a single report unchanged, or for several (or a
+** folder) their summed totals, calls and bails and the job's rows as one JSON
+** object.  --check prints only the checks that fail (../policy/base/check.h),
+** exit status 1 if any does.
 **
 ** The file is divided into: a small JSON reader (the whole grammar, strict, with
-** line and column in its errors), the sum of the reports, the table, the JSON
-** output, and main.  Exit status: 0; 1 when a file cannot be read or is not a
-** graphshim report, or a check fails; 2 on bad usage or a bad check.
+** line and column in its errors), the sum of the reports, the job's rows, the
+** table, the JSON output, reading the input, and main.  Exit status: 0; 1 when a
+** file cannot be read or is not a graphshim report, or a check fails; 2 on bad
+** usage or a bad check.
 */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../policy/base/check.h"
 
@@ -366,6 +373,15 @@ struct seq_row {
     long long ops, seen, replays, saved;
 };
 
+/* One report of a job: its process's rank and what it gained. */
+struct rank_row {
+    const char *file;
+    long long rank; /* the report's "rank"; -1: none (no launcher's rank, or an earlier report) */
+    int engine;
+    long long ops, replayed, saved, graphs, bails;
+    const struct jv *bail_counts; /* its totals.bails object, or NULL */
+};
+
 struct sum {
     int nreports, engine_on;
     long long totals[NTOTALS];
@@ -375,6 +391,8 @@ struct sum {
     int nstreams, cstreams;
     struct seq_row *seqs;
     int nseqs, cseqs;
+    struct rank_row *ranks; /* one per report, in the order read */
+    int nranks, cranks;
 };
 
 static void add_named(struct named **a, int *n, int *cap, const char *name, long long v)
@@ -387,6 +405,28 @@ static void add_named(struct named **a, int *n, int *cap, const char *name, long
     *a = grow(*a, cap, *n, sizeof **a);
     (*a)[*n].name = strdup(name);
     (*a)[(*n)++].n = v;
+}
+
+/* Adds the row of report r (already checked to be one) to the job's rows. */
+static void add_rank_row(struct sum *t, const char *file, const struct jv *r)
+{
+    const struct jv *tot = get(r, "totals"), *engine = get(r, "engine"), *b = get(tot, "bails");
+    struct rank_row *row;
+
+    t->ranks = grow(t->ranks, &t->cranks, t->nranks, sizeof *t->ranks);
+    row = &t->ranks[t->nranks++];
+    memset(row, 0, sizeof *row);
+    row->file = file;
+    row->rank = count_of(r, "rank");
+    row->engine = engine && engine->type == J_BOOL && engine->boolean;
+    row->ops = count_of(tot, "ops");
+    row->replayed = count_of(tot, "ops_replayed");
+    row->saved = count_of(tot, "launches_saved");
+    row->graphs = count_of(tot, "graphs_captured");
+    row->bail_counts = b && b->type == J_OBJ ? b : NULL;
+    for (int i = 0; row->bail_counts && i < b->n; i++)
+        if (b->kids[i].type == J_NUM && b->kids[i].is_uint)
+            row->bails += (long long)b->kids[i].u;
 }
 
 /* Adds one parsed report.  Returns 0, or -1 (message on stderr) if it is not a
@@ -420,6 +460,7 @@ static int add_report(struct sum *t, const char *file, const struct jv *r)
             add_named(&t->calls, &t->ncalls, &t->ccalls, calls->keys[i], (long long)calls->kids[i].u);
     t->engine_on += engine && engine->type == J_BOOL && engine->boolean;
     t->nreports++;
+    add_rank_row(t, file, r);
     for (int i = 0; i < streams->n; i++) {
         const struct jv *s = &streams->kids[i], *h = get(s, "stream"), *kind = get(s, "kind"), *seqs;
         struct stream_row *row;
@@ -531,26 +572,127 @@ static int by_count(const void *a, const void *b)
     return x->n != y->n ? (x->n < y->n) - (x->n > y->n) : strcmp(x->name, y->name);
 }
 
+/* --- The job's rows -------------------------------------------------------------- */
+
+/* Rows by rank (reports without one last), then by file. */
+static int by_rank(const void *a, const void *b)
+{
+    const struct rank_row *x = a, *y = b;
+
+    if (x->rank != y->rank)
+        return x->rank < 0 ? 1 : y->rank < 0 ? -1 : (x->rank > y->rank) - (x->rank < y->rank);
+    return strcmp(x->file, y->file);
+}
+
+/* The row that gains least: the lowest hit rate, then the fewest launches saved.
+** NULL where there are no rows. */
+static const struct rank_row *least_gain(const struct sum *t)
+{
+    const struct rank_row *least = NULL;
+
+    for (int i = 0; i < t->nranks; i++) {
+        const struct rank_row *r = &t->ranks[i];
+        double h = pct(r->replayed, r->ops), lh = least ? pct(least->replayed, least->ops) : 0;
+        if (!least || h < lh || (h == lh && r->saved < least->saved))
+            least = r;
+    }
+    return least;
+}
+
+/* The bail reasons of row r that counted, most first, in a new array *out (the
+** names point into the report).  Returns how many. */
+static int top_bails(const struct rank_row *r, struct named **out)
+{
+    const struct jv *b = r->bail_counts;
+    int n = 0;
+
+    *out = calloc((size_t)(b ? b->n : 0) + 1, sizeof **out);
+    if (!*out) {
+        fprintf(stderr, "graphshim report: out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; b && i < b->n; i++)
+        if (b->kids[i].type == J_NUM && b->kids[i].is_uint && b->kids[i].u > 0) {
+            (*out)[n].name = b->keys[i];
+            (*out)[n++].n = (long long)b->kids[i].u;
+        }
+    qsort(*out, (size_t)n, sizeof **out, by_count);
+    return n;
+}
+
+/* Why row r gains least, in words after its figures: its top three bail reasons,
+** each with its hint on a line of its own below. */
+#define TOP_WHY 3
+static void print_least(const struct rank_row *r)
+{
+    struct named *b;
+    int n = top_bails(r, &b);
+
+    printf("  least gain: rank ");
+    r->rank >= 0 ? printf("%lld", r->rank) : printf("-");
+    printf(" (%s): hit rate %.1f%%, %lld launches saved", r->file, pct(r->replayed, r->ops), r->saved);
+    if (!r->engine)
+        printf("; the engine was off (pass-through)\n");
+    else if (!n)
+        printf("; no bails: little of its work repeated the same way (its streams are below)\n");
+    for (int i = 0; r->engine && i < n && i < TOP_WHY; i++)
+        printf("%s %lld x %s", i ? "," : "; top bails:", b[i].n, b[i].name);
+    if (r->engine && n)
+        printf("\n");
+    for (int i = 0; r->engine && i < n && i < TOP_WHY; i++)
+        printf("    %s: %s\n", b[i].name, hint(b[i].name));
+    free(b);
+}
+
+/* A row per report, by rank, and the rank that gains least (where there are two
+** or more). */
+static void print_job(struct sum *t)
+{
+    qsort(t->ranks, (size_t)t->nranks, sizeof *t->ranks, by_rank);
+    printf("\nranks (%d report%s)\n", t->nranks, t->nranks == 1 ? "" : "s");
+    printf("  %4s %8s %15s %8s %8s  %-26s %s\n", "rank", "hit_rate", "launches_saved", "graphs", "bails", "top bail",
+           "report");
+    for (int i = 0; i < t->nranks; i++) {
+        const struct rank_row *r = &t->ranks[i];
+        char rank[24] = "-", top[64] = "-";
+        struct named *b;
+        if (r->rank >= 0)
+            snprintf(rank, sizeof rank, "%lld", r->rank);
+        if (!r->engine)
+            snprintf(top, sizeof top, "engine off");
+        else if (top_bails(r, &b) > 0)
+            snprintf(top, sizeof top, "%s %lld", b[0].name, b[0].n);
+        if (r->engine)
+            free(b);
+        printf("  %4s %7.1f%% %15lld %8lld %8lld  %-26s %s\n", rank, pct(r->replayed, r->ops), r->saved, r->graphs,
+               r->bails, top, r->file);
+    }
+    if (t->nranks > 1)
+        print_least(least_gain(t));
+}
+
 #define MAX_ROWS 20
 
-static void print_table(struct sum *t, int nfiles, char **files)
+static void print_table(struct sum *t, const char *label, int job)
 {
     long long *v = t->totals, bails = 0;
     int bound = 0;
 
     printf("graphshim report: %d report%s", t->nreports, t->nreports == 1 ? "" : "s");
-    if (nfiles == 1)
-        printf(" (%s)", files[0]);
+    if (label)
+        printf(" (%s)", label);
     printf(", engine on in %d\n", t->engine_on);
     printf("  ops %lld, replayed as graphs %lld: hit rate %.1f%%\n", v[T_OPS], v[T_REPLAYED],
            pct(v[T_REPLAYED], v[T_OPS]));
     printf("  %lld replays, %lld early chunks and %lld loop-body graphs saved %lld driver calls\n", v[T_REPLAYS],
            v[T_CHUNKS], v[T_BODY], v[T_SAVED]);
     if (v[T_PATCHED])
-        printf("  %lld graph launches with new parameters first (%lld launches patched)\n", v[T_PATCHED],
+        printf("  %lld graph launches set new parameters in place first (%lld nodes set)\n", v[T_PATCHED],
                v[T_NODES_PATCHED]);
     printf("  graphs: %lld captured, %lld failed, %lld evicted, %lld alive\n", v[T_CAPTURED], v[T_FAILED],
            v[T_EVICTED], v[T_ALIVE]);
+    if (job)
+        print_job(t);
 
     qsort(t->streams, (size_t)t->nstreams, sizeof *t->streams, by_stream_saved);
     printf("\nstreams by launches saved (%d)\n", t->nstreams);
@@ -608,7 +750,59 @@ static void print_named(const struct named *a, int n)
     printf("}");
 }
 
-static void print_json(const struct sum *t)
+/* s as a JSON string, quotes included. */
+static void print_jstr(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+/* A row of the job as a JSON object: rank (null: none), report, and its figures,
+** with its bail reasons most first (at most max of them). */
+static void print_json_row(const struct rank_row *r, int max)
+{
+    struct named *b;
+    int n = top_bails(r, &b);
+
+    printf("{\"rank\": ");
+    r->rank >= 0 ? printf("%lld", r->rank) : printf("null");
+    printf(", \"report\": ");
+    print_jstr(r->file);
+    printf(", \"engine\": %s, \"ops\": %lld, \"ops_replayed\": %lld, \"hit_rate\": %.4f, \"launches_saved\": %lld, "
+           "\"graphs_captured\": %lld, \"bails\": %lld, \"top_bails\": ",
+           r->engine ? "true" : "false", r->ops, r->replayed, pct(r->replayed, r->ops) / 100.0, r->saved, r->graphs,
+           r->bails);
+    print_named(b, n < max ? n : max);
+    printf("}");
+    free(b);
+}
+
+/* The job's rows by rank, and the one that gains least (null for one row). */
+static void print_json_job(struct sum *t)
+{
+    qsort(t->ranks, (size_t)t->nranks, sizeof *t->ranks, by_rank);
+    printf(",\n  \"ranks\": [");
+    for (int i = 0; i < t->nranks; i++) {
+        printf("%s\n    ", i ? "," : "");
+        print_json_row(&t->ranks[i], 1 << 30);
+    }
+    printf("\n  ],\n  \"least_gain\": ");
+    if (t->nranks > 1)
+        print_json_row(least_gain(t), TOP_WHY);
+    else
+        printf("null");
+}
+
+static void print_json(struct sum *t, int job)
 {
     printf("{\n  \"reports\": %d,\n  \"engine_on\": %d,\n  \"totals\": {", t->nreports, t->engine_on);
     for (int k = 0; k < NTOTALS; k++) {
@@ -620,49 +814,147 @@ static void print_json(const struct sum *t)
     print_named(t->bails, t->nbails);
     printf("},\n  \"calls\": ");
     print_named(t->calls, t->ncalls);
+    if (job)
+        print_json_job(t);
     printf("\n}\n");
+}
+
+/* --- Reading the input ------------------------------------------------------------ */
+
+/* The most bytes read from one input: a graphshim report is far smaller (at most
+** 32 sequences and 12 loop bodies a stream), so more is no report. */
+#define MAX_READ (64u << 20)
+
+/* Reads all of f (name: what it is, for messages) into a new NUL-terminated
+** buffer.  Returns it, or NULL after a message on stderr: a read error, a NUL
+** byte (JSON text has none), more than MAX_READ bytes. */
+static char *read_stream(FILE *f, const char *name)
+{
+    char *buf = NULL, *b;
+    size_t n = 0, cap = 0, got;
+    const char *why = NULL;
+
+    for (;;) {
+        if (n == cap) {
+            if (cap == MAX_READ) {
+                if (fgetc(f) != EOF)
+                    why = "more than 64 MiB, so not a graphshim report";
+                break;
+            }
+            cap = cap ? (2 * cap < MAX_READ ? 2 * cap : MAX_READ) : 65536;
+            if (!(b = realloc(buf, cap + 1))) {
+                why = "out of memory";
+                break;
+            }
+            buf = b;
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        if (got == 0)
+            break;
+        if (memchr(buf + n, '\0', got)) {
+            why = "a NUL byte in it, so not a graphshim report";
+            break;
+        }
+        n += got;
+    }
+    if (!why && ferror(f))
+        why = strerror(errno);
+    if (why) {
+        fprintf(stderr, "graphshim report: cannot read %s (%s)\n", name, why);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The text of input path: a file, or standard input for -.  NULL after a message. */
+static char *read_input(const char *path)
+{
+    FILE *f;
+    char *text;
+
+    if (strcmp(path, "-") == 0)
+        return read_stream(stdin, "standard input");
+    if (!(f = fopen(path, "rb"))) {
+        fprintf(stderr, "graphshim report: cannot read %s (%s)\n", path, strerror(errno));
+        return NULL;
+    }
+    text = read_stream(f, path);
+    fclose(f);
+    return text;
+}
+
+static int is_report_name(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0;
+}
+
+struct inputs {
+    char **names;
+    int n, cap, folders;
+};
+
+static void add_name(struct inputs *in, char *name)
+{
+    in->names = grow(in->names, &in->cap, in->n, sizeof *in->names);
+    in->names[in->n++] = name;
+}
+
+/* Adds argument arg to the inputs: a folder adds every regular file named
+** *.json in it (not those starting with a dot), in name order; anything else,
+** - included, adds itself.  Returns 0, or -1 after a message where a folder
+** cannot be read or holds no such file. */
+static int add_input(struct inputs *in, const char *arg)
+{
+    struct dirent **ents;
+    struct stat st;
+    int k, found = 0;
+
+    if (strcmp(arg, "-") == 0 || stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        add_name(in, strdup(arg));
+        return 0;
+    }
+    if ((k = scandir(arg, &ents, is_report_name, alphasort)) < 0) {
+        fprintf(stderr, "graphshim report: cannot read the folder %s (%s)\n", arg, strerror(errno));
+        return -1;
+    }
+    in->folders++;
+    for (int i = 0; i < k; i++) {
+        size_t len = strlen(arg);
+        char *path = malloc(len + strlen(ents[i]->d_name) + 2);
+        if (!path) {
+            fprintf(stderr, "graphshim report: out of memory\n");
+            exit(1);
+        }
+        sprintf(path, "%s%s%s", arg, len && arg[len - 1] == '/' ? "" : "/", ents[i]->d_name);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            add_name(in, path);
+            found++;
+        } else {
+            free(path);
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    if (!found) {
+        fprintf(stderr, "graphshim report: the folder %s holds no report (no regular file named *.json)\n", arg);
+        return -1;
+    }
+    return 0;
 }
 
 /* --- main ----------------------------------------------------------------------- */
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-
-    if (!f)
-        return NULL;
-    do {
-        if (n + 65536 > cap) {
-            cap = cap ? 2 * cap : 65536 * 2;
-            buf = realloc(buf, cap + 1);
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    if (ferror(f)) {
-        fclose(f);
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    if (strlen(buf) != n) {
-        free(buf);
-        errno = EINVAL;
-        return NULL;
-    }
-    return buf;
-}
-
 static void usage(void)
 {
-    fprintf(stderr, "usage: graphshim report [--json] [--check CHECK]... FILE...\n"
+    fprintf(stderr, "usage: graphshim report [--json] [--check CHECK]... FILE|FOLDER|-...\n"
                     "  ranks streams and sequences by launches saved and bail reasons by count, over\n"
-                    "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed);\n"
-                    "  --json: a single report unchanged, or the summed totals of several\n"
+                    "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed, with a\n"
+                    "  row per rank and the rank that gains least); a FOLDER is every *.json in it (a\n"
+                    "  job's reports), - is standard input;\n"
+                    "  --json: a single report unchanged, or the summed totals and the ranks of several\n"
                     "  --check 'hit_rate>=0.8': prints the checks that fail and exits 1 if any does\n"
                     "    ([streams.]FIELD OP NUMBER, OP one of >= <= > < == !=; docs/report.md)\n");
     exit(2);
@@ -670,7 +962,8 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    int json = 0, first = 1, bad = 0;
+    int json = 0, first = 1, bad = 0, job;
+    struct inputs in = {0};
     struct sum t;
     static struct gs_checks checks;
     char err[2048];
@@ -696,35 +989,47 @@ int main(int argc, char **argv)
     }
     if (first >= argc)
         usage();
+    for (int i = first; i < argc; i++)
+        bad |= add_input(&in, argv[i]) != 0;
+    /* A job: several reports, or a folder of them. */
+    job = in.n > 1 || in.folders > 0;
     memset(&t, 0, sizeof t);
-    for (int i = first; i < argc; i++) {
+    /* The reports' texts, kept for the checks where there are any. */
+    char **texts = calloc((size_t)in.n + 1, sizeof *texts);
+    if (!texts) {
+        fprintf(stderr, "graphshim report: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < in.n; i++) {
         struct parser ps;
         struct jv root;
-        char *text = read_file(argv[i]);
+        char *text = read_input(in.names[i]);
 
         if (!text) {
-            fprintf(stderr, "graphshim report: cannot read %s (%s)\n", argv[i],
-                    errno == EINVAL ? "a NUL byte in the file" : strerror(errno));
             bad = 1;
             continue;
         }
-        if (json_parse(&ps, argv[i], text, &root) != 0) {
+        if (json_parse(&ps, in.names[i], text, &root) != 0) {
             fprintf(stderr, "graphshim report: %s\n", ps.err);
             bad = 1;
-        } else if (add_report(&t, argv[i], &root) != 0) {
+        } else if (add_report(&t, in.names[i], &root) != 0) {
             bad = 1;
         }
-        if (json && argc - first == 1 && !bad)
+        if (json && !job && !bad && !checks.n)
             fputs(text, stdout);
-        free(text); /* the parsed tree stays: the rows point into it */
+        if (checks.n)
+            texts[i] = text;
+        else
+            free(text); /* the parsed tree stays: the rows point into it */
     }
     if (bad)
         return 1;
     if (checks.n)
-        return gs__checks_files(&checks, argv + first, argc - first, "graphshim report: ") != 0;
-    if (json && argc - first > 1)
-        print_json(&t);
+        return gs__checks_run(&checks, (const char *const *)texts, (const char *const *)in.names, in.n, stdout,
+                              "graphshim report: ") != 0;
+    if (json && job)
+        print_json(&t, 1);
     else if (!json)
-        print_table(&t, argc - first, argv + first);
+        print_table(&t, argc - first == 1 ? argv[first] : NULL, job);
     return 0;
 }

@@ -324,26 +324,3 @@ int gs__checks_run(const struct gs_checks *cs, const char *const *texts, const c
     free(totals);
     return failed;
 }
-
-int gs__checks_files(const struct gs_checks *cs, char *const *paths, int n, const char *prefix)
-{
-    char **texts = calloc((size_t)(n ? n : 1), sizeof *texts);
-    int rc = texts ? 0 : -1;
-
-    for (int i = 0; i < n && rc == 0; i++) {
-        FILE *f = fopen(paths[i], "rb");
-        size_t len = 0;
-        if (!f || getdelim(&texts[i], &len, '\0', f) < 0) {
-            fprintf(stderr, "%scannot read %s\n", prefix, paths[i]);
-            rc = -1;
-        }
-        if (f)
-            fclose(f);
-    }
-    if (rc == 0)
-        rc = gs__checks_run(cs, (const char *const *)texts, (const char *const *)paths, n, stdout, prefix);
-    for (int i = 0; texts && i < n; i++)
-        free(texts[i]);
-    free(texts);
-    return rc;
-}

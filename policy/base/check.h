@@ -45,8 +45,5 @@ int gs__checks_parse(struct gs_checks *cs, const char *text, char *err, size_t e
 int gs__checks_run(const struct gs_checks *cs, const char *const *texts, const char *const *names, int n,
                    FILE *out, const char *prefix);
 
-/* gs__checks_run over the files paths[0 .. n-1], failed checks on stdout and
-** a file that cannot be read on stderr.  Returns as gs__checks_run. */
-int gs__checks_files(const struct gs_checks *cs, char *const *paths, int n, const char *prefix);
 
 #endif

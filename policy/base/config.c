@@ -46,6 +46,11 @@ static const char *const script_names[] = {
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
+/* The words of an on/off knob, in any case: those of on_words turn it on, those
+** of off_words off. */
+static const char *const on_words[] = {"1", "on", "true", "yes"};
+static const char *const off_words[] = {"0", "off", "false", "no"};
+
 const char *gs__knob_default_text(const struct gs_knob *k, char *buf, int len)
 {
     switch (k->type) {
@@ -88,6 +93,14 @@ int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char
         return -1;
     }
     switch (k->type) {
+    case GS_KNOB_BOOL:
+        for (size_t i = 0; i < sizeof on_words / sizeof on_words[0]; i++) {
+            if (strcasecmp(s, on_words[i]) == 0 || strcasecmp(s, off_words[i]) == 0) {
+                *out = strcasecmp(s, on_words[i]) == 0;
+                return 0;
+            }
+        }
+        return -1;
     case GS_KNOB_LEVEL:
         for (int i = 0; i <= GS_LOG_DEBUG; i++) {
             if (strcasecmp(s, level_names[i]) == 0) {
@@ -120,6 +133,8 @@ static const char *knob_range_text(const struct gs_knob *k, char *buf, size_t le
 {
     if (k->type == GS_KNOB_LEVEL)
         return "expected error, warn, info or debug";
+    if (k->type == GS_KNOB_BOOL)
+        return "expected 1 or 0 (or on/off, true/false, yes/no)";
     snprintf(buf, len, "expected an integer from %ld to %ld", k->min, k->max);
     return buf;
 }
@@ -208,8 +223,15 @@ int gs__config_load(void)
             continue;
         *fields[i] = k->def;
         gs__cfg.path[i][0] = '\0';
-        if (!s || !*s)
+        if (!s)
             continue;
+        if (!*s) {
+            bad++;
+            gs__warn("%s is set to the empty string, which is no value; using the default, %s (unset it, or "
+                     "give it a value)",
+                     k->name, gs__knob_default_text(k, dbuf, sizeof dbuf));
+            continue;
+        }
         if (gs__knob_parse(k, s, fields[i], &why) != 0) {
             bad++;
             *fields[i] = k->def;
@@ -245,10 +267,7 @@ int gs__config_load(void)
 
 /* --- Paths ------------------------------------------------------------------ */
 
-/* The process's rank in a distributed job, from the variables its launcher
-** sets (torchrun, Open MPI, Slurm, MPICH and Intel MPI), the first one set to a
-** number; "x" if none is. */
-static const char *job_rank(void)
+const char *gs__job_rank(void)
 {
     static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
 
@@ -274,7 +293,7 @@ int gs__path_expand(const char *in, char *out, size_t len)
             snprintf(pid, sizeof pid, "%ld", (long)getpid());
             put = pid;
         } else if (in[0] == '%' && in[1] == 'r') {
-            put = job_rank();
+            put = gs__job_rank();
         } else if (in[0] == '%' && in[1] == '%') {
             put = "%";
         }

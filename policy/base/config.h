@@ -6,9 +6,10 @@
 ** way; knobs_doc.c renders docs/knobs.md from the same table.
 **
 ** One grammar for every value: an integer is an optional sign and decimal digits,
-** a level one of its names in any case, a path or a text anything up to
-** GS_KNOB_TEXT_MAX - 1 bytes; no value may start or end with a blank.  An empty
-** value is the same as an unset one.
+** an on/off value 1, on, true or yes for on and 0, off, false or no for off, in
+** any case, a level one of its names in any case, a path or a text anything up
+** to GS_KNOB_TEXT_MAX - 1 bytes; no value may start or end with a blank.  An
+** empty value is no value: it is warned, and the default is used.
 */
 #ifndef GS_CONFIG_H
 #define GS_CONFIG_H
@@ -83,11 +84,12 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "write the report at exit to this path; JSON when it ends in .json; %p in "   \
       "it becomes the process id, %r the rank of a distributed job (RANK, "          \
       "OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK; x if none), %% a %: a "      \
-      "report per process of a job.  Only a regular file is written, whole or not " \
+      "report per process of a job.  The folder that holds it is made where the " \
+      "folder above it exists.  Only a regular file is written, whole or not "      \
       "at all (never through a symbolic link, a FIFO or a device); - or stderr "     \
       "writes it to standard error.  A report another process of the same run "      \
       "wrote is kept: this one goes to the name with .PID added, and a warning "     \
-      "says so")                                                                      \
+      "says so; a report that replaces an earlier run's keeps its permissions")      \
     X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
       "append one line per intercepted driver call to this path; %p, %r and %% as " \
       "in GRAPHSHIM_REPORT; a regular file only, as for GRAPHSHIM_REPORT; - or "      \
@@ -148,6 +150,12 @@ int gs__config_load(void);
 ** value in *out (1 for a path or text), or -1 if s is not a valid value; then
 ** *why, if why is not NULL, says what is wrong in words. */
 int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char **why);
+
+/* The process's rank in a distributed job, from the variables its launcher
+** sets: RANK (torchrun), OMPI_COMM_WORLD_RANK (Open MPI), SLURM_PROCID (Slurm),
+** PMI_RANK (MPICH, Intel MPI), the first one set to a number of at most 9
+** digits; "x" if none is. */
+const char *gs__job_rank(void);
 
 /* Writes path knob value in into out (len bytes) with each %p replaced by the
 ** process id, each %r by the job's rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID

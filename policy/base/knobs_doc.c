@@ -10,7 +10,9 @@ int main(void)
 {
     printf("# graphshim knobs\n\n");
     printf("Environment variables read when the first CUDA driver call is intercepted.\n");
-    printf("A bad value is reported once on stderr, naming the variable, and the default is used.\n");
+    printf("A bad value is reported once on stderr, naming the variable, and the default is used;\n");
+    printf("so is a variable set to the empty string.  An on/off knob (bool) takes 1, on, true or yes\n");
+    printf("for on and 0, off, false or no for off, in any case.\n");
     printf("`GRAPHSHIM_LOG=debug` prints every effective setting.\n\n");
     printf("Generated from `policy/base/config.h` by `make docs`; do not edit by hand.\n\n");
     printf("| variable | type | default | range | meaning |\n|---|---|---|---|---|\n");
@@ -25,6 +27,8 @@ int main(void)
             snprintf(rbuf, sizeof rbuf, "%s", k == &gs__knobs[GS_KNOB_check] ? "checks" : "a rule name");
         else if (k->type == GS_KNOB_LEVEL)
             snprintf(rbuf, sizeof rbuf, "error, warn, info, debug");
+        else if (k->type == GS_KNOB_BOOL)
+            snprintf(rbuf, sizeof rbuf, "1 or 0; on/off, true/false, yes/no");
         else
             snprintf(rbuf, sizeof rbuf, "%ld to %ld", k->min, k->max);
         printf("| `%s` | %s | %s | %s | %s |\n", k->name, type, gs__knob_default_text(k, dbuf, sizeof dbuf), rbuf,

@@ -63,6 +63,27 @@ static int expand(int knob, char *out)
     return -1;
 }
 
+/* Makes the folder that holds path (PATH_MAX bytes at most) where it does not
+** exist but its own folder does, as mkdir does (mode 0777 less the umask); a
+** folder further up is never made, so a mistyped path makes nothing.  Returns
+** 0, or -1 after a warning where it could not be made. */
+static int make_folder(int knob, const char *path)
+{
+    char dir[PATH_MAX], q[GS_QUOTE_LEN], q2[GS_QUOTE_LEN];
+    char *slash;
+
+    snprintf(dir, sizeof dir, "%s", path);
+    slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST || errno == ENOENT)
+        return 0; /* where a folder further up is missing, the open says so */
+    gs__warn("cannot make the folder %s for %s=%s (%s), so %s", gs__quote(dir, q), gs__knobs[knob].name,
+             gs__quote(path, q2), strerror(errno), lost(knob));
+    return -1;
+}
+
 int gs__out_write_all(int fd, const char *data, size_t len)
 {
     while (len > 0) {
@@ -102,7 +123,8 @@ static int with_pid(const char *path, char *out)
 ** if another process of the run wrote the file there (path then holds it, and
 ** was the name).  Says nothing: a warning could wait on a full pipe while the
 ** lock is held.  Returns what it found (for a refusal, path is the thing
-** refused, of mode *mode). */
+** refused, of mode *mode; for the name, *mode is the mode of the report it
+** replaces, left as it was where there is none). */
 enum target { TARGET_NAME, TARGET_PID, TARGET_TOO_LONG, TARGET_REFUSED };
 static enum target report_target(char *path, char *was, const struct gs_run *r, mode_t *mode)
 {
@@ -196,7 +218,7 @@ int gs__out_replace(int knob, const char *data, size_t len)
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return gs__out_write_all(2, data, len);
-    if (expand(knob, path) != 0)
+    if (expand(knob, path) != 0 || make_folder(knob, path) != 0)
         return -1;
     r = gs__run_of();
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
@@ -223,6 +245,9 @@ int gs__out_replace(int knob, const char *data, size_t len)
     dir = err ? -1 : lock_dir(path);
     if (!err)
         t = report_target(path, was, &r, &mode);
+    /* A report that replaces an earlier one keeps its permissions. */
+    if (!err && t == TARGET_NAME && mode)
+        chmod(tmp, mode & 0777);
     if (!err && (t == TARGET_NAME || t == TARGET_PID) && rename(tmp, path) != 0)
         err = errno;
     if (dir >= 0)
@@ -243,16 +268,23 @@ int gs__out_replace(int knob, const char *data, size_t len)
 
 /* --- The trace ---------------------------------------------------------------- */
 
+/* The file gs__out_append opened, where it made it: its name and identity, so
+** that gs__out_append_failed can take it away.  Empty name: it was there. */
+static char made_path[PATH_MAX];
+static dev_t made_dev;
+static ino_t made_ino;
+
 int gs__out_append(int knob)
 {
     char path[PATH_MAX], q[GS_QUOTE_LEN];
     struct stat st;
-    int fd;
+    int fd, made;
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return 2;
     if (expand(knob, path) != 0)
         return -1;
+    made = lstat(path, &st) != 0 && errno == ENOENT;
     /* O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) where a plain
     ** open would wait for one; with a reader it opens, and fstat refuses it. */
     fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
@@ -274,5 +306,21 @@ int gs__out_append(int knob)
         return -1;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    made_path[0] = '\0';
+    if (made) {
+        memcpy(made_path, path, strlen(path) + 1);
+        made_dev = st.st_dev;
+        made_ino = st.st_ino;
+    }
     return fd;
+}
+
+void gs__out_append_failed(int fd)
+{
+    struct stat st, now;
+
+    if (made_path[0] && fstat(fd, &st) == 0 && st.st_size == 0 && st.st_dev == made_dev && st.st_ino == made_ino &&
+        lstat(made_path, &now) == 0 && now.st_dev == made_dev && now.st_ino == made_ino)
+        unlink(made_path);
+    made_path[0] = '\0';
 }

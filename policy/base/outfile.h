@@ -31,6 +31,11 @@ int gs__out_is_json(int knob);
 ** warning. */
 int gs__out_append(int knob);
 
+/* Says that a write to fd, which gs__out_append returned, failed: the file is
+** removed where gs__out_append made it and it is still empty (a full disk
+** leaves no empty trace).  Call it once, at the first failure. */
+void gs__out_append_failed(int fd);
+
 /* Writes len bytes to fd, all of them: 0, or -1 with errno set. */
 int gs__out_write_all(int fd, const char *data, size_t len);
 

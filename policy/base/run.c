@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "run.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,19 @@ void gs__run_note_ancestors(void)
     }
 }
 
+struct gs_run gs__run_walk(const char *value)
+{
+    return walk(value);
+}
+
+int gs__run_begins_here(const char *value)
+{
+    char want[GS_KNOB_TEXT_MAX + 32];
+
+    snprintf(want, sizeof want, "%s=%s", gs__knobs[GS_KNOB_report].name, value);
+    return !proc_has_env(getppid(), want);
+}
+
 struct gs_run gs__run_of(void)
 {
     const char *value = gs__cfg.path[GS_KNOB_report];
@@ -182,12 +196,85 @@ struct gs_run gs__run_of(void)
     return first_value[0] && strcmp(first_value, value) == 0 ? first_run : walk(value);
 }
 
+/* The line of this process: its own "PID:START" and each ancestor's, up to
+** GS_LINE of them, in line[]; returns how many (0 if /proc does not say). */
+#define GS_LINE 64
+static int own_line(char line[][48])
+{
+    unsigned long long start;
+    pid_t pid = getpid(), ppid;
+    int n = 0;
+
+    while (n < GS_LINE && pid > 1 && proc_start(pid, &start, &ppid) == 0) {
+        snprintf(line[n++], 48, "%ld:%llu", (long)pid, start);
+        pid = ppid;
+    }
+    return n;
+}
+
+/* Appends to out (len bytes, holding n) " PID:START" for each process alive now
+** that started within the last second and is neither this process nor one of
+** its ancestors, as many as fit whole. */
+static void add_recent(char *out, size_t len, size_t n)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    unsigned long long now, start;
+    char line[GS_LINE][48], word[48];
+    int nline = own_line(line);
+    struct timespec boot;
+    DIR *proc;
+    struct dirent *e;
+
+    if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0 || !(proc = opendir("/proc")))
+        return;
+    now = (unsigned long long)boot.tv_sec * (unsigned long long)hz +
+          (unsigned long long)boot.tv_nsec * (unsigned long long)hz / 1000000000ULL;
+    while ((e = readdir(proc)) != NULL) {
+        pid_t pid = (pid_t)atol(e->d_name), pp;
+        int m, mine = 0;
+        if (pid <= 0 || proc_start(pid, &start, &pp) != 0 || start + (unsigned long long)hz < now)
+            continue;
+        snprintf(word, sizeof word, "%ld:%llu", (long)pid, start);
+        for (int i = 0; i < nline && !mine; i++)
+            mine = strcmp(line[i], word) == 0;
+        if (mine)
+            continue;
+        m = snprintf(out + n, len - n, " %s", word);
+        if (m < 0 || (size_t)m >= len - n) {
+            out[n] = '\0';
+            break;
+        }
+        n += (size_t)m;
+    }
+    closedir(proc);
+}
+
 void gs__run_stamp(const struct gs_run *r, char *out, size_t len)
 {
     struct timespec now;
+    int n;
 
     clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(out, len, "%s@%lld.%09ld", r->id, (long long)now.tv_sec, now.tv_nsec);
+    n = snprintf(out, len, "%s@%lld.%09ld", r->id, (long long)now.tv_sec, now.tv_nsec);
+    if (n > 0 && (size_t)n < len)
+        add_recent(out, len, (size_t)n);
+}
+
+/* Does the stamp's list of processes (after its time) name this process or
+** one of its ancestors?  The writer leaves out its own line, so an ancestor the
+** two share (a shell that ran one after the other) is never named. */
+static int names_line(const char *list)
+{
+    char line[GS_LINE][48], word[48];
+    int nline = own_line(line), used;
+
+    while (sscanf(list, " %47s%n", word, &used) == 1) {
+        for (int i = 0; i < nline; i++)
+            if (strcmp(word, line[i]) == 0)
+                return 1;
+        list += used;
+    }
+    return 0;
 }
 
 /* Another run's name: an earlier run's report, unless written after this
@@ -211,6 +298,11 @@ int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *s
                 written = (struct timespec){(time_t)sec, nsec};
                 since = self_start;
             }
+            /* Written while this process, or the line it comes from, was
+            ** there, though before graphshim was loaded in it: the two were
+            ** started at once. */
+            if (strchr(at + 1, ' ') && names_line(strchr(at + 1, ' ')))
+                return 1;
         }
         return strcmp(name, r->id) == 0 || (self_start.tv_sec && not_before(written, since));
     }

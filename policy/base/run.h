@@ -41,14 +41,30 @@ void gs__run_note_ancestors(void);
 /* This process's run. */
 struct gs_run gs__run_of(void);
 
-/* The value of GS_RUN_XATTR for a report run r writes now: its name and the
-** time, "NAME@SECONDS.NANOSECONDS" (GS_RUN_STAMP_LEN bytes at most). */
-#define GS_RUN_STAMP_LEN 96
+/* The run of a process whose report knob has value, walked up now: for one
+** where graphshim never started (gs__run_of needs the knobs read). */
+struct gs_run gs__run_walk(const char *value);
+
+/* Does the run of value begin at this process: was its parent started without
+** GRAPHSHIM_REPORT=value? */
+int gs__run_begins_here(const char *value);
+
+/* The value of GS_RUN_XATTR for a report run r writes now: its name, the time,
+** and the processes alive now that started within the last second, but this
+** one and its ancestors (as many as fit), "NAME@SECONDS.NANOSECONDS PID:START
+** PID:START..." (GS_RUN_STAMP_LEN bytes at most).  A reader named there, or
+** whose ancestor is, was on its way when the report was written, so the report
+** is never an earlier run's to it: of two short processes started at once, the
+** one that writes before graphshim is loaded in the other keeps its report,
+** while runs one after the other from one shell (their shared ancestors left
+** out) still replace it. */
+#define GS_RUN_STAMP_LEN 512
 void gs__run_stamp(const struct gs_run *r, char *out, size_t len);
 
 /* Did run r write the file at path, whose status is st?  By the name its
-** attribute bears, and where that is another's, by the time it gives (older
-** reports' attribute has none: the file's time, less the coarse clock's tick). */
+** attribute bears, or its list of processes naming this one's line, and where
+** neither says so, by the time it gives (older reports' attribute has none: the
+** file's time, less the coarse clock's tick). */
 int gs__run_wrote(const struct gs_run *r, const char *path, const struct stat *st);
 
 #endif

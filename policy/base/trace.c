@@ -57,6 +57,9 @@ void gs__trace_line(int tid, const char *entry, CUstream stream, CUresult rc, co
     if (gs__out_write_all(trace_fd, buf, (size_t)n) != 0 && !atomic_exchange(&write_failed, 1)) {
         /* The program must not notice a full disk; the user hears of it once. */
         char q[GS_QUOTE_LEN];
+        int err = errno;
+        gs__out_append_failed(trace_fd);
+        errno = err;
         gs__warn("cannot write GRAPHSHIM_TRACE=%s (%s); tracing stops here", gs__quote(gs__cfg.path[GS_KNOB_trace], q),
                  strerror(errno));
     }

@@ -160,8 +160,12 @@ static void json_stream(struct gs_stream *s, void *arg)
 static void write_json(FILE *f, const struct totals *t, const struct gs_graph_stats *g)
 {
     struct out o = {f, 1, 0};
+    const char *rank = gs__job_rank();
+    char rbuf[16] = "null";
 
-    fprintf(f, "{\n  \"engine\": %s,\n", gs__passthrough ? "false" : "true");
+    if (strcmp(rank, "x") != 0) /* at most 9 digits, perhaps with leading zeros */
+        snprintf(rbuf, sizeof rbuf, "%ld", strtol(rank, NULL, 10));
+    fprintf(f, "{\n  \"engine\": %s,\n  \"rank\": %s,\n", gs__passthrough ? "false" : "true", rbuf);
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
             "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %llu, "
             "\"patched_launches\": %llu, \"nodes_patched\": %llu, \"recaptures\": %llu, \"resumed\": %llu, "

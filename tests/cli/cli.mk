@@ -13,5 +13,6 @@ $(BUILD)/tests/runname: tests/cli/runname.c
 
 .PHONY: cli-test
 cli-test: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(FAKECUDA_LIB) $(BUILD)/tests/drvprog \
-          $(BUILD)/tests/guardprog $(BUILD)/tests/lateload $(BUILD)/tests/runname
+          $(BUILD)/tests/guardprog $(BUILD)/tests/lateload $(BUILD)/tests/runname $(BUILD)/tests/integration \
+          $(FAKECUDA_TEST)
 	$(call gs_suite,cli,s/^cli: \([0-9]*\) passed.*/\1 cases/p,BUILD=$(BUILD) bash tests/cli/run.sh)

@@ -225,6 +225,14 @@ t_files_mode_0644() {
     check same "$(stat -c %a t.txt 2>&1)" 644 -- "trace mode $(stat -c %a t.txt 2>&1) under umask 000"
 }
 
+t_report_keeps_its_mode() {
+    echo old >r.json
+    chmod 600 r.json
+    shim GRAPHSHIM_REPORT=r.json "${DRV[@]}"
+    check has r.json '"engine": true' -- "the report was not replaced: $(head -c 80 r.json)"
+    check same "$(stat -c %a r.json 2>&1)" 600 -- "a 0600 report became $(stat -c %a r.json 2>&1)"
+}
+
 t_write_error_keeps_old_report() {
     echo old >r.json
     touch -d '1 minute ago' r.json
@@ -236,6 +244,21 @@ t_write_error_keeps_old_report() {
     check has err "cannot write GRAPHSHIM_REPORT" -- "no warning for the report: $(cat err)"
     check has err "cannot write GRAPHSHIM_TRACE" -- "no warning for the trace: $(cat err)"
     check same "$(warnings)" 2 -- "$(warnings) warnings, not 2 (one per file): $(cat err)"
+}
+
+t_failed_trace_leaves_no_empty_file() {
+    # No byte can be written to a file (a file size limit of 0, as on a full
+    # disk); the program's stderr is a pipe, which the limit spares.
+    (trap '' XFSZ && ulimit -f 0 && exec timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" \
+        LD_PRELOAD="$LIB" GRAPHSHIM_TRACE=t.txt "${DRV[@]}" 2>&1 >/dev/null </dev/null) | cat >err
+    check test ! -e t.txt -- "an empty trace was left: $(ls -l t.txt 2>&1)"
+    check has err "cannot write GRAPHSHIM_TRACE=t.txt" -- "no warning: $(cat err)"
+    check same "$(warnings)" 1 -- "$(warnings) warnings, not 1: $(cat err)"
+    # A trace that was there is never removed.
+    : >t.txt
+    (trap '' XFSZ && ulimit -f 0 && exec timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" \
+        LD_PRELOAD="$LIB" GRAPHSHIM_TRACE=t.txt "${DRV[@]}" 2>&1 >/dev/null </dev/null) | cat >err
+    check test -e t.txt -- "a trace that was there was removed"
 }
 
 t_long_path_refused_not_cut() {
@@ -302,6 +325,131 @@ t_same_run_reports_kept() {
     fi
 }
 
+t_reports_at_once_all_kept() {
+    local i lost=0
+    # Two short processes started at once by one shell, one report name, twelve
+    # times: the first often writes before graphshim is loaded in the second
+    # (without the siblings in its stamp, 4 of 12 reports were lost silently).
+    for i in $(seq 12); do
+        rm -f r*.json
+        for _ in 1 2; do
+            timeout 20 env -i LD_LIBRARY_PATH="$AB/fakecuda" LD_PRELOAD="$LIB" GRAPHSHIM_REPORT=r.json \
+                "${DRV[@]}" >/dev/null 2>>errs </dev/null &
+        done
+        wait
+        [ "$(ls | grep -cE '^r(\.[0-9]+)?\.json$')" = 2 ] || lost=$((lost + 1))
+    done
+    check same "$lost" 0 -- "a report was lost in $lost of 12 tries"
+    check same "$(grep -c 'holds the report of another process' errs)" 12 -- "warnings: $(sort errs | uniq -c | head -3)"
+}
+
+# --- graphshim report ---------------------------------------------------------
+
+# total FILE KEY: the count KEY of a report's totals.
+total() { sed -n 's/.*"totals": {.*"'"$2"'": \([0-9.]*\).*/\1/p' "$1" | head -1; }
+
+t_report_input_bounded() {
+    launcher report /dev/zero
+    check same "$rc" 1 -- "/dev/zero: exit $rc (124: read without end)"
+    check has err "cannot read /dev/zero (a NUL byte in it" -- "/dev/zero: $(head -c 200 err)"
+    timeout 20 "$G" report - < <(yes) >out 2>err
+    rc=$?
+    check same "$rc" 1 -- "endless standard input: exit $rc (124: read without end)"
+    check has err "cannot read standard input (more than 64 MiB" -- "endless standard input: $(head -c 200 err)"
+    mkdir empty
+    launcher report empty
+    check same "$rc" 1 -- "an empty folder: exit $rc"
+    check has err "the folder empty holds no report" -- "an empty folder: $(cat err)"
+    check hasnt err "Input/output error" -- "a folder: $(cat err)"
+}
+
+t_report_from_standard_input() {
+    shim GRAPHSHIM_REPORT=r.json "$AB/tests/guardprog" sync 8
+    timeout 20 "$G" report --json - <r.json >out 2>err
+    check same "$?" 0 -- "report --json -: $(cat err)"
+    check cmp -s out r.json -- "report --json - did not print the report unchanged"
+    timeout 20 "$G" report - <r.json >out 2>err
+    check has out "graphshim report: 1 report (-), engine on in 1" -- "report -: $(head -2 out)"
+}
+
+# job_run RANK MODE: a rank of a job over the fake driver, under the launcher,
+# its report in job/r.RANK.json.
+job_run() {
+    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" RANK="$1" \
+        "$G" run --report 'job/r.%r.json' -- "$AB/tests/guardprog" "$2" 8 >/dev/null 2>>errs
+}
+
+# rank_line RANK REPORT: the row the job summary must print for a rank's report.
+rank_line() {
+    awk -v r="$1" -v h="$(total "$2" hit_rate)" -v s="$(total "$2" launches_saved)" -v g="$(total "$2" graphs_captured)" \
+        'BEGIN { printf "  %4s %7.1f%% %15d %8d", r, 100 * h, s, g }'
+}
+
+t_job_report() {
+    local r
+    # Rank 2 runs NCCL kernels, which are never held: it gains least.
+    for r in 0 1 2 3; do
+        job_run "$r" "$([ "$r" = 2 ] && echo nccl || echo sync)"
+    done
+    check same "$(cat errs)" "" -- "the ranks warned: $(cat errs)"
+    check test -d job -- "the folder job/ was not made"
+    check same "$(ls job | tr '\n' ' ')" "r.0.json r.1.json r.2.json r.3.json " -- "job/: $(ls job | tr '\n' ' ')"
+    launcher report job/
+    check same "$rc" 0 -- "report job/: exit $rc: $(cat err)"
+    check has out "graphshim report: 4 reports (job/), engine on in 4" -- "report job/: $(head -1 out)"
+    check has out "ranks (4 reports)" -- "report job/: no ranks: $(head -8 out)"
+    for r in 0 1 2 3; do
+        check has out "$(rank_line "$r" "job/r.$r.json")" -- "rank $r: '$(rank_line "$r" "job/r.$r.json")' not in: $(grep -A5 '^ranks' out)"
+    done
+    check has out "least gain: rank 2 (job/r.2.json)" -- "least gain: $(grep 'least gain' out)"
+    check test "$(grep 'least gain' out | grep -c 'unholdable-op')" = 1 -- "why rank 2: $(grep 'least gain' out)"
+    check has out "    unholdable-op: " -- "no hint for rank 2's bail: $(grep -A3 'least gain' out)"
+    # The same job from a list of files, and as JSON.
+    sed -n '/^ranks/,/^$/p' out >folder
+    launcher report job/r.3.json job/r.1.json job/r.0.json job/r.2.json
+    sed -n '/^ranks/,/^$/p' out >files
+    check cmp -s folder files -- "files and folder differ: $(diff folder files | head -4 | tr '\n' ' ')"
+    launcher report --json job
+    check same "$rc" 0 -- "report --json job: exit $rc"
+    check same "$(grep -c '^    {"rank": [0-3], "report": "job/r.[0-3].json"' out)" 4 -- "--json ranks: $(cat out)"
+    check has out '"least_gain": {"rank": 2, "report": "job/r.2.json"' -- "--json least_gain: $(grep least_gain out)"
+    check has out '"reports": 4,' -- "--json: $(head -3 out)"
+    check same "$(total out launches_saved)" "$(for r in 0 1 2 3; do total "job/r.$r.json" launches_saved; done |
+        awk '{ n += $1 } END { print n + 0 }')" -- "--json totals: $(grep totals out)"
+}
+
+t_nodes_set_named_alike() {
+    local n
+    shim GRAPHSHIM_REPORT=r.json GRAPHSHIM_LOG=info "$AB/tests/guardprog" params 12
+    n=$(total r.json nodes_patched)
+    check test "${n:-0}" -gt 0 -- "no nodes set: $(grep totals r.json)"
+    check has err "($n nodes set)" -- "the library's text: $(grep 'in place' err)"
+    launcher report r.json
+    check has out "($n nodes set)" -- "graphshim report: $(grep 'in place' out)"
+    check has "$ROOT/docs/report.md" "(M nodes set)" -- "docs/report.md names it otherwise"
+    check same "$(cat "$ROOT/docs/report.md" out err | grep -c 'launches patched\|kernel nodes set')" 0 -- "another name"
+}
+
+t_no_cuda_call_no_report_said() {
+    launcher run --report r.json -- true
+    check same "$rc" 0 -- "run -- true: exit $rc"
+    check test ! -e r.json -- "a report of no CUDA call"
+    check has err "GRAPHSHIM_REPORT=r.json: no report was written, as no process of this run made a CUDA driver call" -- \
+        "no word: $(cat err)"
+    check same "$(warnings)" 1 -- "run -- true: $(warnings) warnings, not 1: $(cat err)"
+    # The first process of the run speaks for the rest: once.
+    launcher run --report r.json -- bash -c '/bin/true; /bin/true; exit 0'
+    check same "$(warnings)" 1 -- "bash and two children: $(warnings) warnings, not 1: $(cat err)"
+    # Where a child made the calls and wrote the report, nothing is said.
+    launcher run --report 'job/r.%r.json' -- bash -c 'RANK=0 "$0" "$@" && RANK=1 "$0" "$@"; exit 0' "${DRV[@]}"
+    check test -s job/r.1.json -- "no report of rank 1: $(cat err)"
+    check same "$(warnings)" 0 -- "the children wrote, yet: $(cat err)"
+    launcher run --report r.json -- "${DRV[@]}"
+    check same "$(warnings)" 0 -- "a CUDA program: $(cat err)"
+    shim GRAPHSHIM_REPORT=r2.json GRAPHSHIM_LOG=error true
+    check same "$(cat err)" "" -- "GRAPHSHIM_LOG=error: $(cat err)"
+}
+
 # --- Knob values and names ----------------------------------------------------
 
 t_blanks_never_accepted() {
@@ -313,6 +461,39 @@ t_blanks_never_accepted() {
     shim GRAPHSHIM_REPORT=" r.json" "${DRV[@]}"
     check test ! -e " r.json" -- "a report path with a blank in front was used"
     check same "$(warnings)" 1 -- "report path with a blank: $(warnings) warnings, not 1"
+}
+
+# The on/off knobs, as docs/knobs.md (generated from the knob table) lists them.
+bool_knobs() { sed -n 's/^| `\(GRAPHSHIM[A-Z_]*\)` | bool |.*/\1/p' "$ROOT/docs/knobs.md"; }
+
+t_on_off_words() {
+    local k w want n=0
+    shim GRAPHSHIM=off GRAPHSHIM_REPORT=r.json "${DRV[@]}"
+    check has r.json '"engine": false' -- "GRAPHSHIM=off left the engine on"
+    check same "$(warnings)" 0 -- "GRAPHSHIM=off: $(cat err)"
+    for k in $(bool_knobs); do
+        n=$((n + 1))
+        for w in 1 0 on off ON Off true false TRUE False yes no YES nO; do
+            case $w in [1oOtTyY]*) want=1 ;; *) want=0 ;; esac
+            case $w in [oO][fF][fF]) want=0 ;; esac
+            shim "$k=$w" GRAPHSHIM_LOG=debug "${DRV[@]}"
+            check has err "setting $k=$want" -- "$k=$w: not $want: $(grep "setting $k=" err)"
+            check same "$(grep -c 'is not valid' err)" 0 -- "$k=$w refused: $(grep 'not valid' err)"
+        done
+        shim "$k=maybe" "${DRV[@]}"
+        check has err "$k=\"maybe\" is not valid (expected 1 or 0 (or on/off, true/false, yes/no))" -- "$k=maybe: $(cat err)"
+    done
+    check test "$n" -ge 4 -- "docs/knobs.md lists $n on/off knobs"
+}
+
+t_empty_value_warned() {
+    shim GRAPHSHIM_WARMUP= GRAPHSHIM= GRAPHSHIM_REPORT=r.json "${DRV[@]}"
+    check has err "GRAPHSHIM_WARMUP is set to the empty string" -- "GRAPHSHIM_WARMUP=: $(cat err)"
+    check has err "GRAPHSHIM is set to the empty string, which is no value; using the default, 1" -- "GRAPHSHIM=: $(cat err)"
+    check same "$(warnings)" 2 -- "$(warnings) warnings, not 2: $(cat err)"
+    check has r.json '"engine": true' -- "GRAPHSHIM= turned the engine off"
+    shim GRAPHSHIM_REPORT= "${DRV[@]}"
+    check has err "GRAPHSHIM_REPORT is set to the empty string" -- "GRAPHSHIM_REPORT=: $(cat err)"
 }
 
 t_values_printed_escaped() {
@@ -419,6 +600,20 @@ t_late_load_noticed() {
     check same "$(cat err)" "" -- "preloaded, yet: $(cat err)"
 }
 
+t_tests_leave_no_temporary_files() {
+    # A few of make test's criterion tests, the ones that make temporary files,
+    # with a temporary folder of their own (a folder of /tmp would meet other
+    # users' files); a failing test must not leave its files either.
+    mkdir "$T/x"
+    TMPDIR=$T/x timeout 120 "$AB/fakecuda/test_fakecuda" --filter 'log/*' >log 2>&1
+    check same "$?" 0 -- "test_fakecuda log/*: $(tail -2 log)"
+    TMPDIR=$T/x timeout 120 "$AB/fakecuda/test_fakecuda" --filter 'faults/*' >log 2>&1
+    check same "$?" 0 -- "test_fakecuda faults/*: $(tail -2 log)"
+    TMPDIR=$T/x timeout 120 "$AB/tests/integration" --filter 'report_tool/*' >log 2>&1
+    check same "$?" 0 -- "integration report_tool/*: $(tail -2 log)"
+    check same "$(ls -A "$T/x" | head -5 | tr '\n' ' ')" "" -- "left in the temporary folder: $(ls -A "$T/x" | head -5 | tr '\n' ' ')"
+}
+
 t_demo_commands_paste() {
     local cmd n=0 here=$PWD
     BUILD=$B bash "$ROOT/scripts/demo.sh" >demo 2>&1
@@ -431,16 +626,70 @@ t_demo_commands_paste() {
     check test "$n" -ge 2 -- "demo.sh shows $n commands"
 }
 
+# --- The GPU targets without a GPU ---------------------------------------------
+
+# gpu_make TARGET [NAME=value...]: make TARGET where nvidia-smi lists no GPU (a
+# stand-in nvidia-smi comes first on PATH), output in out, status in $rc.
+gpu_make() {
+    local target=$1
+    shift
+    mkdir -p bin
+    printf '#!/bin/sh\necho "No devices were found"\nexit 6\n' >bin/nvidia-smi
+    chmod +x bin/nvidia-smi
+    (cd "$ROOT" && timeout 120 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS PATH="$PWD/bin:$PATH" "$@" \
+        make --no-print-directory BUILD="$AB" "$target") >out 2>&1 </dev/null
+    rc=$?
+}
+
+t_gpu_targets_stop_without_a_gpu() {
+    local t
+    for t in gpu-test bench; do
+        SECONDS=0
+        gpu_make "$t"
+        check test "$rc" != 0 -- "make $t without a GPU: exit 0"
+        check test "$rc" != 124 -- "make $t without a GPU: ran on past 120 s"
+        check test "$SECONDS" -lt 30 -- "make $t without a GPU: $SECONDS s before it stopped"
+        check same "$(grep -vc '^make: \*\*\*' out)" 1 -- "make $t without a GPU: not one line: $(head -5 out)"
+        check has out "make $t: no GPU here" -- "make $t without a GPU: $(head -3 out)"
+    done
+}
+
+# bench_with PROGRAM-BODY: bench.sh's tiny1 row, one round, where bench.cu
+# "compiles" into a shell script of that body (a stand-in nvcc).
+bench_with() {
+    mkdir -p bin o
+    printf '#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done\n[ -n "${out:-}" ] || exit 0\nprintf "#!/bin/sh\\n%%s\\n" "$BODY" >"$out" && chmod +x "$out"\n' >bin/nvcc
+    chmod +x bin/nvcc
+    (cd "$ROOT" && BODY=$1 timeout 120 env -u MAKEFLAGS -u MAKELEVEL NVCC="$OLDPWD/bin/nvcc" BUILD="$OLDPWD/b" \
+        OUT="$OLDPWD/o" ONLY='^tiny1$' ROUNDS=1 SKIP_TORCH=1 COST=0 bash bench/bench.sh) >out 2>&1 </dev/null
+    rc=$?
+}
+
+t_bench_rows_never_yes_without_runs() {
+    bench_with 'exit 1'
+    check test "$rc" != 0 -- "bench.sh with runs that gave nothing: exit 0"
+    check same "$(grep -c '^tiny1 ' o/bench.txt)" 1 -- "no tiny1 row: $(cat out)"
+    check same "$(grep '^tiny1 ' o/bench.txt | grep -c ' yes$')" 0 -- "a row of no runs says yes: $(grep '^tiny1 ' o/bench.txt)"
+    check has o/bench.txt "no-result(eager" -- "the row does not say no-result: $(grep '^tiny1 ' o/bench.txt)"
+    # Runs that print a time and a checksum: the same row says yes.
+    rm -rf o b
+    bench_with 'echo us_per_iter 10; echo checksum 42'
+    check same "$rc" 0 -- "bench.sh with runs: exit $rc: $(tail -3 out)"
+    check same "$(grep '^tiny1 ' o/bench.txt | awk '{ print $NF }')" yes -- "a row of agreeing runs: $(grep '^tiny1 ' o/bench.txt)"
+}
+
 # --- Runner -------------------------------------------------------------------
 
 cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_an_error missing_program
        run_passes_program_and_status readme_shows_help
        report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
-       files_mode_0644 write_error_keeps_old_report long_path_refused_not_cut percent_in_every_path
-       same_run_reports_kept
-       blanks_never_accepted values_printed_escaped log_error_silences_warnings unknown_names_named
-       report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit
-       test_switch_cannot_be_silenced late_load_noticed demo_commands_paste)
+       files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
+       same_run_reports_kept reports_at_once_all_kept
+       report_input_bounded report_from_standard_input job_report nodes_set_named_alike no_cuda_call_no_report_said
+       blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
+       test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
+       gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs
+       report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0
 for c in "${cases[@]}"; do
@@ -450,7 +699,9 @@ for c in "${cases[@]}"; do
         cd "$T/$c" || exit
         "t_$c"
         for w in ${why[@]+"${why[@]}"}; do echo "$w"; done
+        : >"$T/$c.done"
     ) >"$T/$c.why"
+    [ -e "$T/$c.done" ] || echo "the case stopped before its end (a shell error above)" >>"$T/$c.why"
     if [ -s "$T/$c.why" ]; then
         failed=$((failed + 1))
         echo "FAIL $c"

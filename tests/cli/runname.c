@@ -12,7 +12,7 @@
 
 int main(int argc, char **argv)
 {
-    char name[64], probe[4096];
+    char name[512], probe[4096];
     FILE *f;
     ssize_t n;
     int ok;

@@ -1265,11 +1265,16 @@ Test(host, host_funcs_run_in_issue_order)
 
 /* ---- call log --------------------------------------------------------------- */
 static char g_logpath[256];
+/* The log is removed when the test's process exits, whether or not the test
+** read it. */
+static void log_remove(void) { unlink(g_logpath); }
 static void log_init(void)
 {
-    snprintf(g_logpath, sizeof g_logpath, "/tmp/fakecuda_test_log_%d.txt", (int)getpid());
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_logpath, sizeof g_logpath, "%s/fakecuda_test_log_%d.txt", tmp && *tmp ? tmp : "/tmp", (int)getpid());
     unlink(g_logpath);
     setenv("FAKECUDA_LOG", g_logpath, 1);
+    atexit(log_remove);
 }
 
 Test(log, call_log_format, .init = log_init)

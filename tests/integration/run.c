@@ -4,7 +4,11 @@
 #define _GNU_SOURCE
 #include "run.h"
 
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +18,39 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* The suite's scratch folder, in $TMPDIR or /tmp: made before the first test,
+** in the runner, whose tests' processes inherit its name in SCRATCH_ENV; removed
+** with all the runs' folders in it after the last test, whether the tests passed
+** or not. */
+#define SCRATCH_ENV "GS_TEST_SCRATCH"
+static char scratch[PATH_MAX];
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    (void)set;
+    snprintf(scratch, sizeof scratch, "%s/gs-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(scratch))
+        setenv(SCRATCH_ENV, scratch, 1);
+    else
+        scratch[0] = '\0';
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    if (scratch[0])
+        nftw(scratch, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static char *read_all(const char *path)
 {
@@ -66,7 +103,10 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
     int st;
 
     memset(r, 0, sizeof *r);
-    snprintf(r->dir, sizeof r->dir, "/tmp/gs-test-XXXXXX");
+    if (getenv(SCRATCH_ENV))
+        snprintf(r->dir, sizeof r->dir, "%s/XXXXXX", getenv(SCRATCH_ENV));
+    else
+        snprintf(r->dir, sizeof r->dir, "%s/gs-test-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(r->dir))
         abort();
     pid = fork();

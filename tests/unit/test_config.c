@@ -98,13 +98,33 @@ Test(config, one_grammar_for_every_value)
     cr_assert_eq(gs__knob_parse(rp, longpath, &v, NULL), 0);
 }
 
-Test(config, blank_value_keeps_the_default, .init = cr_redirect_stderr)
+/* An on/off knob takes 1, on, true, yes and 0, off, false, no, in any case. */
+Test(config, on_off_words)
+{
+    const struct gs_knob *en = &gs__knobs[GS_KNOB_enable];
+    const char *on[] = {"1", "on", "ON", "true", "True", "yes", "YES"}, *off[] = {"0", "off", "Off", "false", "NO"};
+    const char *bad[] = {"2", "onn", "y", "n", "enable", "-0", "+1"};
+    long v;
+
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+        cr_assert(gs__knob_parse(en, on[i], &v, NULL) == 0 && v == 1, "GRAPHSHIM=%s", on[i]);
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        cr_assert(gs__knob_parse(en, off[i], &v, NULL) == 0 && v == 0, "GRAPHSHIM=%s", off[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(gs__knob_parse(en, bad[i], &v, NULL), -1, "GRAPHSHIM=%s was taken", bad[i]);
+}
+
+/* A value with a blank around it, or set to the empty string, is warned and
+** the knob keeps its default. */
+Test(config, blank_or_empty_value_keeps_the_default, .init = cr_redirect_stderr)
 {
     clear_env();
     setenv("GRAPHSHIM", " 0", 1);
     setenv("GRAPHSHIM_REPORT", "r.json ", 1);
-    cr_assert_eq(gs__config_load(), 2);
+    setenv("GRAPHSHIM_WARMUP", "", 1);
+    cr_assert_eq(gs__config_load(), 3);
     cr_assert_eq(gs__cfg.enable, 1);
+    cr_assert_eq(gs__cfg.warmup, 2);
     cr_assert_eq(gs__cfg.report, 0);
     cr_assert_str_empty(gs__cfg.path[GS_KNOB_report]);
 }
