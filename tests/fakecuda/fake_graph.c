@@ -418,7 +418,7 @@ CUresult x_GraphInstantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flag
         return CUDA_ERROR_INVALID_VALUE;
     struct graph *g;
     LOCK();
-    if (!(rc = graph_arg(hg, &g)) && exec_mem_take(exec_mem_size(g->n)) != 0)
+    if (!(rc = graph_arg(hg, &g)) && (graph_mem_take() != 0 || exec_mem_take(exec_mem_size(g->n)) != 0))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     else if (!rc) {
         struct exec *x = calloc(1, sizeof *x);

@@ -68,6 +68,9 @@ CUresult mem_free_raw(CUdeviceptr p);
 size_t exec_mem_size(size_t nodes);
 int exec_mem_take(size_t n);
 void exec_mem_give(size_t n);
+/* The device memory the first instantiation takes and never gives back
+** (FAKECUDA_GRAPH_KB); 0, or -1 where it finds no room. */
+int graph_mem_take(void);
 
 /* ---- kernels -------------------------------------------------------------- */
 struct kdef {

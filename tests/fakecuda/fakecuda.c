@@ -107,7 +107,9 @@ static struct capture *g_captures;
 static uint64_t g_capture_ids;
 
 struct arena g_dev = {.name = "device"}, g_host = {.name = "pinned"};
-static size_t g_exec_kb = 64; /* FAKECUDA_EXEC_KB: device memory of an executable, less its nodes' */
+static size_t g_exec_kb = 16; /* FAKECUDA_EXEC_KB: device memory of an executable, less its nodes' */
+static size_t g_graph_kb = 2048; /* FAKECUDA_GRAPH_KB: taken at the first instantiation, for good */
+static int g_graph_taken;
 struct hreg { uintptr_t p; size_t size; unsigned flags; uint64_t serial; };
 static uint64_t g_serial; /* allocations made so far */
 static struct hreg *g_reg; static size_t g_nreg, g_capreg;
@@ -149,6 +151,8 @@ static void once_init(void)
     if (pm && *pm) pinned_mb = strtoull(pm, NULL, 10);
     const char *xk = getenv("FAKECUDA_EXEC_KB");
     if (xk && *xk) g_exec_kb = strtoull(xk, NULL, 10);
+    const char *gk = getenv("FAKECUDA_GRAPH_KB");
+    if (gk && *gk) g_graph_kb = strtoull(gk, NULL, 10);
     /* Fixed addresses keep device pointers (and so kernel parameter bytes)
      * identical across runs; falls back to any address. */
     map_arena(&g_dev, 0x200000000000ULL, mb << 20);
@@ -541,6 +545,20 @@ size_t exec_mem_size(size_t nodes)
 {
     fake_once();
     return (g_exec_kb << 10) + (nodes << 10);
+}
+
+int graph_mem_take(void)
+{
+    int ok;
+    fake_once();
+    LOCK();
+    ok = g_graph_taken || g_graph_kb << 10 <= g_dev.size - g_dev.used;
+    if (ok && !g_graph_taken) {
+        g_dev.used += g_graph_kb << 10;
+        g_graph_taken = 1;
+    }
+    UNLOCK();
+    return ok ? 0 : -1;
 }
 
 int exec_mem_take(size_t n)
