@@ -28,8 +28,8 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
-from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed,  # noqa: E402
-                        print_values, sha256_of)
+from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed, print_job,  # noqa: E402
+                        print_losses, print_values, sha256_of)
 
 NAME = "torch_ddp_adamw"
 D, HEADS, FF, BLOCKS, T, BATCH, NBATCHES, P = 128, 4, 512, 4, 16, 16, 4, 0.1
@@ -84,13 +84,8 @@ def main():
     hashes = [None] * world
     dist.all_gather_object(hashes, sha256_of(params))
     if rank == 0:
-        print(f"{NAME}: {args.steps} steps on {world} ranks, {1e6 * total / args.steps:.1f} us/step",
-              file=sys.stderr)
-        print(f"sample {NAME}")
-        print(f"steps {args.steps}")
-        print(f"world {world}")
-        for i, v in enumerate(losses):
-            print(f"loss[{i}] {v.hex()}")
+        print_job(NAME, args.steps, world, total)
+        print_losses("loss", losses)
         print_values("param", params, [0, 1, params.numel() // 2, params.numel() - 1])
         print(f"out.sha256 {sha256_of(params)}")  # rank 0's
         for r, h in enumerate(hashes):

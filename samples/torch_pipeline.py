@@ -34,8 +34,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
-from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed,  # noqa: E402
-                        print_values, sha256_of)
+from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed, print_job,  # noqa: E402
+                        print_losses, print_values, sha256_of)
 
 NAME = "torch_pipeline"
 D, H, BLOCKS, BATCH, NBATCHES, MICRO = 256, 1024, 4, 32, 4, 4
@@ -119,14 +119,9 @@ def main():
     gathered = [None] * world
     dist.all_gather_object(gathered, (sha256_of(params), losses))
     if rank == 0:
-        print(f"{NAME}: {args.steps} steps on {world} ranks, {1e6 * total / args.steps:.1f} us/step",
-              file=sys.stderr)
-        print(f"sample {NAME}")
-        print(f"steps {args.steps}")
-        print(f"world {world}")
+        print_job(NAME, args.steps, world, total)
         for p in range(world // 2):
-            for i, v in enumerate(gathered[2 * p + 1][1]):
-                print(f"pipe[{p}].loss[{i}] {v.hex()}")
+            print_losses(f"pipe[{p}].loss", gathered[2 * p + 1][1])
         print_values("param", params, [0, 1, params.numel() // 2, params.numel() - 1])
         print(f"out.sha256 {sha256_of(params)}")  # rank 0's
         for r, (h, _) in enumerate(gathered):

@@ -22,7 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed,  # noqa: E402
+from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed, print_job,  # noqa: E402
                         print_values, sha256_of)
 
 NAME = "torch_ranks_differ"
@@ -66,11 +66,7 @@ def main():
     hashes = [None] * world
     dist.all_gather_object(hashes, (sha256_of(pre), sha256_of(x)))
     if rank == 0:
-        print(f"{NAME}: {args.steps} steps on {world} ranks, {1e6 * total / args.steps:.1f} us/step",
-              file=sys.stderr)
-        print(f"sample {NAME}")
-        print(f"steps {args.steps}")
-        print(f"world {world}")
+        print_job(NAME, args.steps, world, total)
         print_values("x", x, [0, 1, N // 2, N - 1])
         print(f"out.sha256 {sha256_of(x)}")  # rank 0's
         for r, (hp, hx) in enumerate(hashes):

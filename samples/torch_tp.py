@@ -30,8 +30,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
-from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed,  # noqa: E402
-                        maybe_die, print_values, sha256_of)
+from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed, maybe_die,  # noqa: E402
+                        print_job, print_losses, print_values, sha256_of)
 
 NAME = "torch_tp"
 D, H, BLOCKS, BATCH, NBATCHES = 256, 1024, 4, 64, 4
@@ -139,13 +139,8 @@ def main():
     if len({h[1] for h in hashes}) != 1:
         fail("the replicated parameters differ between ranks")
     if rank == 0:
-        print(f"{NAME}: {args.steps} steps on {world} ranks, {1e6 * total / args.steps:.1f} us/step",
-              file=sys.stderr)
-        print(f"sample {NAME}")
-        print(f"steps {args.steps}")
-        print(f"world {world}")
-        for i, v in enumerate(losses):
-            print(f"loss[{i}] {v.hex()}")
+        print_job(NAME, args.steps, world, total)
+        print_losses("loss", losses)
         print_values("param", params, [0, 1, params.numel() // 2, params.numel() - 1])
         print(f"replicated.sha256 {hashes[0][1]}")
         print(f"out.sha256 {sha256_of(params)}")  # rank 0's

@@ -84,6 +84,21 @@ def print_array_values(label, arr, idxs):
         print(f"{label}[{i}] {float(flat[i]).hex()}")
 
 
+def print_job(name, steps, world, total):
+    """Rank 0 of a job: its time per step on stderr, then its name, steps and
+    world size on stdout."""
+    print(f"{name}: {steps} steps on {world} ranks, {1e6 * total / steps:.1f} us/step", file=sys.stderr)
+    print(f"sample {name}")
+    print(f"steps {steps}")
+    print(f"world {world}")
+
+
+def print_losses(label, losses):
+    """Every step's loss, exactly (float.hex)."""
+    for i, v in enumerate(losses):
+        print(f"{label}[{i}] {v.hex()}")
+
+
 def maybe_die(rank, step):
     """GS_SAMPLE_KILL=RANK:STEP kills this process (SIGKILL) at that step of
     that rank: samples/ranks-test.sh's rank that dies mid-job."""
