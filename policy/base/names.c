@@ -4,13 +4,12 @@
 #include "names.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "log.h"
 
 atomic_long gs__calls_by_class[GS_NCLASSES];
-int gs__dropped_rule;
 
 static const char *const class_names[GS_NCLASSES] = {
     [GS_LAUNCH] = "launch", [GS_COPY] = "copy",       [GS_SET] = "set",         [GS_SYNC] = "sync",
@@ -40,6 +39,9 @@ const char *gs__bail_name(int b, char *buf, size_t len)
     return buf;
 }
 
+#ifdef GS_TEST
+int gs__dropped_rule;
+
 static const char *const rule_names[] = {
     [GS_RULE_SYNC] = "sync", [GS_RULE_EVENT] = "event", [GS_RULE_HOSTFN] = "hostfn",
     [GS_RULE_ALLOC] = "alloc", [GS_RULE_SYNCOP] = "syncop", [GS_RULE_PAGEABLE_D2H] = "pageable-d2h",
@@ -53,11 +55,21 @@ static const char *const rule_names[] = {
     [GS_RULE_DRAIN] = "drain", [GS_RULE_RESUME] = "resume",
 };
 
-void gs__drop_rule(const char *name)
+void gs__drop_rule(void)
 {
-    for (int r = 1; name[0] && r < (int)(sizeof rule_names / sizeof rule_names[0]); r++)
+    const char *name = getenv("GRAPHSHIM_TEST_DROP_RULE");
+    char q[GS_QUOTE_LEN];
+
+    if (!name || !name[0])
+        return;
+    for (int r = 1; r < (int)(sizeof rule_names / sizeof rule_names[0]); r++)
         if (strcmp(name, rule_names[r]) == 0)
             gs__dropped_rule = r;
-    if (name[0] && !gs__dropped_rule) /* a set switch is announced where the knobs are read (config.c) */
-        gs__warn("GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s); ignored", name, GS_RULE_NAMES);
+    if (gs__dropped_rule)
+        gs__log(GS_LOG_ALWAYS, "GRAPHSHIM_TEST_DROP_RULE=%s is set: the test build turns the %s rule off, so results "
+                "may be wrong; unset it", rule_names[gs__dropped_rule], rule_names[gs__dropped_rule]);
+    else
+        gs__log(GS_LOG_ALWAYS, "GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s): every rule stays on",
+                gs__quote(name, q), GS_RULE_NAMES);
 }
+#endif

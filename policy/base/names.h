@@ -36,10 +36,10 @@ const char *gs__class_name(int cls);
 ** guard counts them, the report prints them. */
 extern atomic_long gs__calls_by_class[GS_NCLASSES];
 
-/* Guard rules a test may turn off (GRAPHSHIM_TEST_DROP_RULE), to show the wrong
-** result each one prevents, and the capture budget (rules/resolve.c) or the
-** pass-through of attribute sets that change nothing (interpose/attr.c), to show
-** the graphs they save.  GS_RULE_NONE in normal use. */
+/* Guard rules the test build may turn off (GRAPHSHIM_TEST_DROP_RULE), to show
+** the wrong result each one prevents, and the capture budget (rules/resolve.c) or
+** the pass-through of attribute sets that change nothing (interpose/attr.c), to
+** show the graphs they save. */
 enum gs_rule {
     GS_RULE_NONE, GS_RULE_SYNC, GS_RULE_EVENT, GS_RULE_HOSTFN, GS_RULE_ALLOC, GS_RULE_SYNCOP,
     GS_RULE_PAGEABLE_D2H, GS_RULE_LEGACY, GS_RULE_CAPTURE, GS_RULE_UNCLASSIFIED, GS_RULE_PARAMS,
@@ -48,11 +48,23 @@ enum gs_rule {
     GS_RULE_SHORT_TAIL, GS_RULE_CHUNK_IDLE, GS_RULE_HOST_BIND, GS_RULE_BIG_BODY, GS_RULE_COPY_RANGE,
     GS_RULE_DRAIN, GS_RULE_RESUME
 };
+#define GS_RULE_NAMES                                                                  \
+    "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
+    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body, copy-range, drain, resume"
+
+/* GS_DROPPED(rule): is rule turned off?  Only the test build (-DGS_TEST) has
+** the switch; in the library users run it is the constant 0, and every branch
+** on it is compiled away. */
+#ifdef GS_TEST
 extern int gs__dropped_rule;
 #define GS_DROPPED(rule) GS_UNLIKELY(gs__dropped_rule == (rule))
 
-/* Sets gs__dropped_rule from GRAPHSHIM_TEST_DROP_RULE's value; a name of no rule
-** is warned of and ignored. */
-void gs__drop_rule(const char *name);
+/* Sets gs__dropped_rule from GRAPHSHIM_TEST_DROP_RULE, and says on one line,
+** whatever GRAPHSHIM_LOG says, which rule is off or that the value names none. */
+void gs__drop_rule(void);
+#else
+#define GS_DROPPED(rule) (0 && (rule))
+static inline void gs__drop_rule(void) {}
+#endif
 
 #endif
