@@ -22,7 +22,8 @@
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
 #              that exist only to prove graphshim (GRAPHSHIM_TEST_FAULT)
-#   docs       regenerate docs/knobs.md from the knob table
+#   docs       regenerate docs/knobs.md from the knob table, docs/names.md from
+#              the lists of call classes, bails and rules
 #   install, clean
 
 CC        ?= cc
@@ -104,13 +105,15 @@ $(BUILD)/graphshim-report: scripts/report.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $<
 
 # --- Documentation generated from tables ----------------------------------
-$(BUILD)/knobs_doc: policy/base/knobs_doc.c policy/base/config.c policy/base/log.c policy/base/config.h
+$(BUILD)/knobs_doc: policy/base/knobs_doc.c policy/base/config.c policy/base/log.c policy/base/config.h \
+                   policy/base/names.h driver/driver.h
 	@mkdir -p $(@D)
 	$(SAY) CC policy/base/knobs_doc.c
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ policy/base/knobs_doc.c policy/base/config.c policy/base/log.c
 
 docs: $(BUILD)/knobs_doc
 	$(BUILD)/knobs_doc > docs/knobs.md
+	$(BUILD)/knobs_doc names > docs/names.md
 
 # --- Tests over the fake driver ---------------------------------------------
 -include tests/fakecuda/fakecuda.mk
