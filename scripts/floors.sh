@@ -107,7 +107,7 @@ done
 
 # 4. Functions.  Those over 80 lines known today (FILE:NAME), each printed
 # every run, until it is shortened and taken off this list.
-LONG_KNOWN="policy/entry/hold.c:op_begin"
+LONG_KNOWN=""
 long=$(for f in $srcs; do
     case $f in *.c | *.h) ;; *) continue ;; esac
     awk '/^[A-Za-z_].*\(/ { head = FNR; name = $0 }
@@ -142,6 +142,7 @@ done <"$owners")
 [ -z "$writes" ] || { echo "$writes"; bad=1; }
 nfields=$(grep -cvE '^[[:space:]]*(#|$)' "$owners")
 nknown=$(wc -w <<<"$LONG_KNOWN")
+[ "$nknown" = 0 ] && known_text="" || known_text=" but $nknown known"
 
-[ $bad = 0 ] && echo "floors: $(wc -l <<<"$edges") edges among $(wc -w <<<"$srcs") files, every one down or level, no circle; no function over 80 lines but $nknown known; $nfields fields written by their owners alone"
+[ $bad = 0 ] && echo "floors: $(wc -l <<<"$edges") edges among $(wc -w <<<"$srcs") files, every one down or level, no circle; no function over 80 lines$known_text; $nfields fields written by their owners alone"
 exit $bad

@@ -1,7 +1,7 @@
 /*
 ** rest.c: learning rests on a stream whose work does not repeat (stream.h):
-** where each segment starts learning, and how a rested segment that comes back
-** ends the rest.
+** the fingerprint of a resting segment's shapes, where each segment starts
+** learning, and how a rested segment that comes back ends the rest.
 */
 #define _GNU_SOURCE
 #include "rest.h"
@@ -10,6 +10,18 @@
 #include <string.h>
 
 #include "../base/log.h"
+
+uint64_t gs__shape_mix_key(uint64_t fp, const struct gs_key *k)
+{
+    uint64_t dst = k->dst, src = k->src, size = k->size;
+
+    if (k->kind != GS_OP_LAUNCH && gs__key_cmp(k, sizeof *k, gs__cfg.patch) < sizeof *k) {
+        dst = k->kind == GS_OP_D2H ? k->dst : 0;
+        src = k->kind == GS_OP_H2D ? k->src : 0;
+        size = k->kind == GS_OP_D2H || k->kind == GS_OP_H2D ? k->size : k->elem;
+    }
+    return gs__shape_mix(fp, k->kind, k->f, k->grid, k->block, k->shmem, dst, src, size);
+}
 
 #define GS_DORMANT_MAX 4096
 #define GS_FPS 512
