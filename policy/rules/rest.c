@@ -31,8 +31,7 @@ uint64_t gs__shape_mix_key(uint64_t fp, const struct gs_key *k)
 ** quarter of it (at least 1) where it rested before and nothing replayed since.
 ** A segment that comes back during a rest ends it (its fingerprint), so a
 ** learning run between two rests need not be long to catch work that repeats;
-** what it costs, every op a node, is paid again each time a rest runs out
-** (norepeat on the H100's host: a third of the engine's time was these runs). */
+** what it costs, every op a node, is paid again each time a rest runs out. */
 static uint32_t new_run(const struct gs_stream *s)
 {
     uint32_t n = (uint32_t)gs__cfg.rest_after;
