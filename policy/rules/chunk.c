@@ -167,9 +167,7 @@ void gs__maybe_chunk(struct gs_stream *s)
     }
     if (held < 2 || c->chunk_failed || launch_chunk(s, c) != 0)
         gs__issue_held(s, c);
-    /* Nothing is held now: the next held op starts the clocks again. */
-    s->chunk_since = 0;
-    atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+    gs__held_none(s);
 }
 
 /* --- Rule drain ---------------------------------------------------------------
