@@ -105,3 +105,10 @@ void gs__rested_segment(struct gs_stream *s)
     }
     *e = fp | now;
 }
+
+void gs__rest_forget(struct gs_stream *s)
+{
+    s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
+    s->resting = 0;
+    s->rest_f = NULL;
+}

@@ -35,5 +35,9 @@ struct gs_node *gs__segment_start(struct gs_stream *s);
 /* A segment that ended while learning rested: where it came back, learning
 ** resumes. */
 void gs__rested_segment(struct gs_stream *s);
+/* s learns anew, as a new stream: no rest, no run of new or dry segments, no
+** function known to rest with (its handle may name another now).  Called
+** locked. */
+void gs__rest_forget(struct gs_stream *s);
 
 #endif
