@@ -24,7 +24,8 @@
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
 #              that exist only to prove graphshim (GRAPHSHIM_TEST_FAULT)
-#   docs       regenerate docs/knobs.md from the knob table
+#   docs       regenerate docs/knobs.md from the knob table, docs/names.md from
+#              the lists of call classes, bails and rules
 #   wheel      dist/graphshim-VERSION-py3-none-PLATFORM.whl: the library, the
 #              launcher, the report tool and the graphshim Python module
 #   wheel-test the wheel installed into a new virtual environment and used there
@@ -119,13 +120,15 @@ $(BUILD)/graphshim-report: scripts/report.c policy/base/check.c policy/base/chec
 	$(Q)$(CC) $(CFLAGS) -o $@ $< policy/base/check.c
 
 # --- Documentation generated from tables ----------------------------------
-$(BUILD)/knobs_doc: policy/base/knobs_doc.c policy/base/config.c policy/base/log.c policy/base/config.h
+$(BUILD)/knobs_doc: policy/base/knobs_doc.c policy/base/config.c policy/base/log.c policy/base/config.h \
+                   policy/base/names.h driver/driver.h
 	@mkdir -p $(@D)
 	$(SAY) CC policy/base/knobs_doc.c
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ policy/base/knobs_doc.c policy/base/config.c policy/base/log.c
 
 docs: $(BUILD)/knobs_doc
 	$(BUILD)/knobs_doc > docs/knobs.md
+	$(BUILD)/knobs_doc names > docs/names.md
 
 # --- Tests over the fake driver ---------------------------------------------
 -include tests/fakecuda/fakecuda.mk

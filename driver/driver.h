@@ -21,25 +21,33 @@
 #define GS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* What a call means to work the engine holds. */
+/* What a call means to work the engine holds: the one list of classes, from
+** which come enum gs_class (GS_<ID>, the class hooks.def rows name), the names
+** of the trace and the report (gs__class_name) and docs/names.md.
+** X(ID, name, doc) */
+#define GS_CLASSES(X)                                                                      \
+    X(LAUNCH, "launch", "kernel launch: an op")                                            \
+    X(COPY, "copy", "asynchronous memcpy: an op")                                          \
+    X(SET, "set", "asynchronous memset: an op")                                            \
+    X(SYNC, "sync", "the host observes completion")                                       \
+    X(EVENT, "event", "event record / wait: other streams order on it")                    \
+    X(HOSTFN, "hostfn", "host code runs in stream order")                                  \
+    X(SYNCOP, "syncop", "synchronous copy or memset")                                      \
+    X(ALLOC, "alloc", "allocation or free of any kind")                                    \
+    X(STREAM, "stream", "stream destroy")                                                  \
+    X(CTX, "ctx", "context destroy or reset")                                              \
+    X(MODULE, "module", "module or library unload: function handles may be reused")       \
+    X(ATTR, "attr", "limits and function attributes: graphs must be rebuilt")             \
+    X(CAPTURE, "capture", "the program's own capture or graph launch")                    \
+    X(CURRENT, "current", "the calling thread's current context changes")                 \
+    X(PROC, "proc", "entry-point lookup")                                                  \
+    X(QUERY, "query", "harmless: cannot observe or enqueue behind held work")             \
+    X(UNCLASSIFIED, "unclassified", "not in hooks.def: resolve held work first")
+
 enum gs_class {
-    GS_LAUNCH,       /* kernel launch: an op */
-    GS_COPY,         /* asynchronous memcpy: an op */
-    GS_SET,          /* asynchronous memset: an op */
-    GS_SYNC,         /* the host observes completion */
-    GS_EVENT,        /* event record / wait: other streams order on it */
-    GS_HOSTFN,       /* host code runs in stream order */
-    GS_SYNCOP,       /* synchronous copy or memset */
-    GS_ALLOC,        /* allocation or free of any kind */
-    GS_STREAM,       /* stream destroy */
-    GS_CTX,          /* context destroy or reset */
-    GS_MODULE,       /* module or library unload: function handles may be reused */
-    GS_ATTR,         /* limits and function attributes: graphs must be rebuilt */
-    GS_CAPTURE,      /* the program's own capture or graph launch */
-    GS_CURRENT,      /* the calling thread's current context changes */
-    GS_PROC,         /* entry-point lookup */
-    GS_QUERY,        /* harmless: cannot observe or enqueue behind held work */
-    GS_UNCLASSIFIED, /* not in hooks.def: resolve held work first */
+#define GS_CLASS_ENUM(id, name, doc) GS_##id,
+    GS_CLASSES(GS_CLASS_ENUM)
+#undef GS_CLASS_ENUM
     GS_NCLASSES
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# floors.sh: the library's files and what each one uses, and three checks that
+# floors.sh: the library's files and what each one uses, and five checks that
 # keep the house as docs/internals.md draws it:
 #
 #   1. every edge goes down or stays on its floor: a floor is a folder, ranked
@@ -7,7 +7,13 @@
 #   2. no circle among files: not through includes, not through calls, not
 #      through both (tsort finds them);
 #   3. every source file of the library has at most 400 lines, and no floor
-#      holds more than 30 % of the library's lines.
+#      holds more than 30 % of the library's lines;
+#   4. every function of the library has at most 80 lines, from the line at
+#      column 0 that names it to its closing brace (a function's body opens
+#      with "{" alone at column 0, as everywhere here);
+#   5. each field listed in scripts/owners is written only by the files listed
+#      as its owners (a write: assigned, incremented, decremented or stored
+#      atomically, through -> or .; fields are matched by name).
 #
 # An edge A -> B is "A includes B" (#include "...", resolved as the compiler
 # does) or "A's object calls a function, or reads a variable, defined in B's
@@ -99,5 +105,44 @@ for fl in $FLOORS; do
     [ $((n * 100)) -le $((total * 30)) ] || { echo "floors: $fl holds $n of $total lines (at most 30 %)"; bad=1; }
 done
 
-[ $bad = 0 ] && echo "floors: $(wc -l <<<"$edges") edges among $(wc -w <<<"$srcs") files, every one down or level, no circle"
+# 4. Functions.  Those over 80 lines known today (FILE:NAME), each printed
+# every run, until it is shortened and taken off this list.
+LONG_KNOWN=""
+long=$(for f in $srcs; do
+    case $f in *.c | *.h) ;; *) continue ;; esac
+    awk '/^[A-Za-z_].*\(/ { head = FNR; name = $0 }
+         /^\{/ { start = head }
+         /^\}/ && start { n = FNR - start + 1; if (n > 80) { sub(/\(.*/, "", name); sub(/.*[ *]/, "", name)
+                                                               print FILENAME ":" name " " start " " n }
+                          start = 0 }' "$f"
+done)
+while read -r fn start n; do
+    [ -n "$fn" ] || continue
+    if [[ " $LONG_KNOWN " == *" $fn "* ]]; then
+        echo "  known: ${fn%%:*}:$start ${fn#*:} has $n lines (at most 80; LONG_KNOWN in scripts/floors.sh)"
+    else
+        echo "floors: ${fn%%:*}:$start ${fn#*:} has $n lines (at most 80)"
+        bad=1
+    fi
+done <<<"$long"
+for fn in $LONG_KNOWN; do
+    grep -q "^$fn " <<<"$long" || { echo "floors: $fn is no longer over 80 lines: take it off LONG_KNOWN"; bad=1; }
+done
+
+# 5. Owners of fields.
+owners=$(dirname "$0")/owners
+lv='[A-Za-z_][A-Za-z0-9_]*(->|\.)'
+writes=$(while read -r field own; do
+    case $field in '' | '#'*) continue ;; esac
+    grep -nE "(->|\.)$field[[:space:]]*([-+*/|&^]?=[^=]|\+\+|--)|(\+\+|--)[[:space:]]*$lv$field([^][A-Za-z0-9_.-]|$)|atomic_(store|exchange|fetch_[a-z]+|compare_exchange_[a-z]+)(_explicit)?\(&$lv$field\b" \
+        $srcs /dev/null | while IFS=: read -r f line _; do
+        case " $own " in *" $f "*) ;; *) echo "floors: $f:$line writes $field, which only $own may write (scripts/owners)" ;; esac
+    done
+done <"$owners")
+[ -z "$writes" ] || { echo "$writes"; bad=1; }
+nfields=$(grep -cvE '^[[:space:]]*(#|$)' "$owners")
+nknown=$(wc -w <<<"$LONG_KNOWN")
+[ "$nknown" = 0 ] && known_text="" || known_text=" but $nknown known"
+
+[ $bad = 0 ] && echo "floors: $(wc -l <<<"$edges") edges among $(wc -w <<<"$srcs") files, every one down or level, no circle; no function over 80 lines$known_text; $nfields fields written by their owners alone"
 exit $bad

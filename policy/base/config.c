@@ -41,6 +41,7 @@ static const char *const script_names[] = {
 #ifdef GS_TEST
     "GRAPHSHIM_TEST_FAULT", /* the test build's failing graph calls (interpose/test_fault.c) */
     "GRAPHSHIM_TEST_FAULT_RANK",
+    "GRAPHSHIM_TEST_DROP_RULE", /* the test build's guard rule turned off (base/names.h) */
 #endif
 };
 
@@ -242,13 +243,6 @@ int gs__config_load(void)
         }
     }
     check_names();
-    if (gs__cfg.drop_rule) {
-        char q[GS_QUOTE_LEN];
-        gs__log(GS_LOG_ALWAYS,
-                "GRAPHSHIM_TEST_DROP_RULE=%s is set: this switch of graphshim's own tests turns a guard rule off, "
-                "so results may be wrong; unset it",
-                gs__quote(gs__cfg.path[GS_KNOB_drop_rule], q));
-    }
     for (int i = 0; i < GS_NKNOBS; i++) {
         const struct gs_knob *k = &gs__knobs[i];
         char vbuf[32], q[GS_QUOTE_LEN];

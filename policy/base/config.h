@@ -20,11 +20,6 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
 
 #include "log.h" /* enum gs_level */
 
-/* Guard rules GRAPHSHIM_TEST_DROP_RULE can turn off (names.h). */
-#define GS_RULE_NAMES                                                                  \
-    "sync, event, hostfn, alloc, syncop, pageable-d2h, legacy, capture, unclassified, " \
-    "params, watchdog, staging, stream-destroy, module, sync-capture, current, budget, attr-keep, hopeless-rest, short-tail, chunk-idle, host-bind, big-body, copy-range, drain, resume, oom-retry"
-
 /* X(field, env name, type, default, min, max, doc) */
 #define GS_KNOBS(X)                                                                   \
     X(enable, "GRAPHSHIM", GS_KNOB_BOOL, 1, 0, 1,                                     \
@@ -101,12 +96,7 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
     X(check_exit, "GRAPHSHIM_CHECK_EXIT", GS_KNOB_BOOL, 0, 0, 1,                      \
       "1: where a GRAPHSHIM_CHECK check failed and the program exits with status 0, " \
       "it exits with status 1 instead (exit handlers registered before the "        \
-      "program's first CUDA call then do not run); 0 never changes the status")     \
-    X(drop_rule, "GRAPHSHIM_TEST_DROP_RULE", GS_KNOB_TEXT, 0, 0, 0,                   \
-      "for graphshim's own tests only: turns one guard rule off, so a test can show " \
-      "the wrong result it prevents, or the capture budget, to show the graphs it "  \
-      "saves (" GS_RULE_NAMES "); whenever it is set, a line on stderr says so, "    \
-      "whatever GRAPHSHIM_LOG says")
+      "program's first CUDA call then do not run); 0 never changes the status")
 
 /* Knob indices: GS_KNOB_<field>. */
 enum {

@@ -10,19 +10,28 @@
 
 #include "../../driver/driver.h"
 
-/* Why held ops were issued eagerly instead of as a graph. */
+/* Why held ops were issued eagerly instead of as a graph: the one list of
+** bails, from which come enum gs_bail (GS_BAIL_<ID>), the report's names
+** (gs__bail_name) and docs/names.md.  After them, a boundary in the middle of a
+** sequence, one per class: GS_BAIL_BOUNDARY + class, "boundary-<class>".
+** X(ID, name, doc) */
+#define GS_BAILS(X)                                                                              \
+    X(MISMATCH, "mismatch", "the next op differed from every stable sequence")                   \
+    X(WATCHDOG, "watchdog", "held longer than GRAPHSHIM_MAX_DEFER_US")                            \
+    X(GRAPH_FAILED, "graph-failed", "capture, instantiate or launch of the graph failed")         \
+    X(OTHER_STREAM, "legacy-stream-order", "legacy-stream ordering with another stream")          \
+    X(APP_CAPTURE, "app-capture", "the program began a capture of its own")                       \
+    X(UNHOLDABLE, "unholdable-op", "an op the engine cannot hold (unknown attribute, memory kind)") \
+    X(NO_GAIN, "no-gain", "the sequence ran slower as a graph than eagerly: eager for good")      \
+    X(EXIT, "exit", "the process exits")                                                          \
+    X(SYNC_BUSY, "ctx-sync-in-progress", "no capture while another thread synchronizes the context") \
+    X(BODY_END, "body-end", "an op that did not follow the loop body held (body.h)")
+
 enum gs_bail {
-    GS_BAIL_MISMATCH,      /* the next op differed from every stable sequence */
-    GS_BAIL_WATCHDOG,      /* held longer than GRAPHSHIM_MAX_DEFER_US */
-    GS_BAIL_GRAPH_FAILED,  /* capture, instantiate or launch of the graph failed */
-    GS_BAIL_OTHER_STREAM,  /* legacy-stream ordering with another stream */
-    GS_BAIL_APP_CAPTURE,   /* the program began a capture of its own */
-    GS_BAIL_UNHOLDABLE,    /* an op the engine cannot hold (unknown attribute, memory kind) */
-    GS_BAIL_NO_GAIN,       /* the sequence ran slower as a graph than eagerly: eager for good */
-    GS_BAIL_EXIT,          /* the process exits */
-    GS_BAIL_SYNC_BUSY,     /* no capture while another thread synchronizes the context */
-    GS_BAIL_BODY_END,      /* an op that did not follow the loop body held (body.h) */
-    GS_BAIL_BOUNDARY,      /* a boundary in the middle of a sequence: + class */
+#define GS_BAIL_ENUM(id, name, doc) GS_BAIL_##id,
+    GS_BAILS(GS_BAIL_ENUM)
+#undef GS_BAIL_ENUM
+    GS_BAIL_BOUNDARY, /* a boundary in the middle of a sequence: + class */
     GS_NBAIL = GS_BAIL_BOUNDARY + GS_NCLASSES
 };
 
@@ -36,23 +45,61 @@ const char *gs__class_name(int cls);
 ** guard counts them, the report prints them. */
 extern atomic_long gs__calls_by_class[GS_NCLASSES];
 
-/* Guard rules a test may turn off (GRAPHSHIM_TEST_DROP_RULE), to show the wrong
-** result each one prevents, and the capture budget (rules/resolve.c) or the
-** pass-through of attribute sets that change nothing (interpose/attr.c), to show
-** the graphs they save.  GS_RULE_NONE in normal use. */
+/* Guard rules the test build may turn off (GRAPHSHIM_TEST_DROP_RULE), to show
+** the wrong result each one prevents, and the capture budget (rules/resolve.c) or
+** the pass-through of attribute sets that change nothing (interpose/attr.c), to
+** show the graphs they save: the one list of rules, from which come enum
+** gs_rule (GS_RULE_<ID>; GS_RULE_NONE is none), the names the switch takes and
+** docs/names.md.  X(ID, name, doc) */
+#define GS_RULES(X)                                                                                  \
+    X(SYNC, "sync", "a synchronize or query ends the segment: the host observes completion")         \
+    X(EVENT, "event", "an event record or wait ends the segment")                                    \
+    X(HOSTFN, "hostfn", "a host function ends the segment")                                          \
+    X(ALLOC, "alloc", "an allocation or free ends the segment")                                      \
+    X(SYNCOP, "syncop", "a synchronous copy or memset ends the segment")                             \
+    X(PAGEABLE_D2H, "pageable-d2h", "an asynchronous copy into pageable memory ends the segment")    \
+    X(LEGACY, "legacy", "the legacy stream and blocking streams order on each other")                \
+    X(CAPTURE, "capture", "the program's own capture or graph launch ends the segment")              \
+    X(UNCLASSIFIED, "unclassified", "a driver call graphshim does not know ends the segment")        \
+    X(PARAMS, "params", "a held op goes out with its own arguments")                                 \
+    X(WATCHDOG, "watchdog", "held work older than GRAPHSHIM_MAX_DEFER_US goes out")                  \
+    X(STAGING, "staging", "a pageable source is copied at the call")                                 \
+    X(STREAM_DESTROY, "stream-destroy", "a stream destroy ends its segment")                         \
+    X(MODULE, "module", "a module unload ends segments; its functions' layouts are forgotten")        \
+    X(SYNC_CAPTURE, "sync-capture", "a context synchronize and the engine's captures wait for each other") \
+    X(CURRENT, "current", "each context's default streams have a state of their own")                \
+    X(BUDGET, "budget", "the capture budget: learning slows where graphs do not pay")                \
+    X(ATTR_KEEP, "attr-keep", "an attribute set that changes nothing keeps the graphs")              \
+    X(HOPELESS_REST, "hopeless-rest", "learning rests on a stream the budget found hopeless")        \
+    X(SHORT_TAIL, "short-tail", "a chunk ends 4 ops before the end where the last was long")          \
+    X(CHUNK_IDLE, "chunk-idle", "no chunk where the host had little left to issue")                  \
+    X(HOST_BIND, "host-bind", "a graph with host copies is built anew after a free")                 \
+    X(BIG_BODY, "big-body", "a loop body of keys over 4 KiB takes its segment from the tree")         \
+    X(COPY_RANGE, "copy-range", "a moved copy or memset is held only inside its allocation")          \
+    X(DRAIN, "drain", "shorter chunks where the GPU still ran them at synchronizes")                 \
+    X(RESUME, "resume", "holding resumes after a stall where a chunk ended")                          \
+    X(OOM_RETRY, "oom-retry", "a failed allocation is made again after graphshim frees its own memory")
+
 enum gs_rule {
-    GS_RULE_NONE, GS_RULE_SYNC, GS_RULE_EVENT, GS_RULE_HOSTFN, GS_RULE_ALLOC, GS_RULE_SYNCOP,
-    GS_RULE_PAGEABLE_D2H, GS_RULE_LEGACY, GS_RULE_CAPTURE, GS_RULE_UNCLASSIFIED, GS_RULE_PARAMS,
-    GS_RULE_WATCHDOG, GS_RULE_STAGING, GS_RULE_STREAM_DESTROY, GS_RULE_MODULE, GS_RULE_SYNC_CAPTURE,
-    GS_RULE_CURRENT, GS_RULE_BUDGET, GS_RULE_ATTR_KEEP, GS_RULE_HOPELESS_REST,
-    GS_RULE_SHORT_TAIL, GS_RULE_CHUNK_IDLE, GS_RULE_HOST_BIND, GS_RULE_BIG_BODY, GS_RULE_COPY_RANGE,
-    GS_RULE_DRAIN, GS_RULE_RESUME, GS_RULE_OOM_RETRY
+    GS_RULE_NONE,
+#define GS_RULE_ENUM(id, name, doc) GS_RULE_##id,
+    GS_RULES(GS_RULE_ENUM)
+#undef GS_RULE_ENUM
 };
+
+/* GS_DROPPED(rule): is rule turned off?  Only the test build (-DGS_TEST) has
+** the switch; in the library users run it is the constant 0, and every branch
+** on it is compiled away. */
+#ifdef GS_TEST
 extern int gs__dropped_rule;
 #define GS_DROPPED(rule) GS_UNLIKELY(gs__dropped_rule == (rule))
 
-/* Sets gs__dropped_rule from GRAPHSHIM_TEST_DROP_RULE's value; a name of no rule
-** is warned of and ignored. */
-void gs__drop_rule(const char *name);
+/* Sets gs__dropped_rule from GRAPHSHIM_TEST_DROP_RULE, and says on one line,
+** whatever GRAPHSHIM_LOG says, which rule is off or that the value names none. */
+void gs__drop_rule(void);
+#else
+#define GS_DROPPED(rule) (0 && (rule))
+static inline void gs__drop_rule(void) {}
+#endif
 
 #endif

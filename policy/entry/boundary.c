@@ -11,6 +11,7 @@
 #include "../graph/key.h"
 #include "../rules/chunk.h"
 #include "../rules/resolve.h"
+#include "../rules/rest.h"
 #include "../stream/issue.h"
 #include "../stream/stream.h"
 
@@ -151,12 +152,8 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->clean = 1;
         gs__chunks_end(s, NULL, 0);
         gs__chunks_forget(s);
-        s->warmup_shift = 0; /* a new stream's budget, and learning */
-        s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
-        s->resting = 0;
-        s->hopeless = 0;
-        s->rest_f = NULL; /* its handle may name another function now */
-        gs__budget_span_start(s);
+        gs__rest_forget(s); /* a new stream's learning, and budget */
+        gs__budget_forget(s);
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
     }

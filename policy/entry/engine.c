@@ -62,7 +62,7 @@ void gs__engine_init(void)
     checks_init();
     if (gs__passthrough)
         return;
-    gs__drop_rule(gs__cfg.path[GS_KNOB_drop_rule]);
+    gs__drop_rule();
     gs__nvtx_init();
     if (GS_DROPPED(GS_RULE_WATCHDOG))
         return;

@@ -7,7 +7,7 @@
 #include "../../driver/driver.h"
 
 /* Runs before the real call: resolves whatever held work the call could observe
-** or enqueue behind (DESIGN.md section 4), by the call's class. */
+** or enqueue behind, by the call's class (docs/names.md). */
 void gs__guard_before(const struct gs_call *c);
 /* Runs after the real call with its result: trace and counters. */
 void gs__guard_after(const struct gs_call *c, CUresult rc);

@@ -14,42 +14,12 @@
 #include "../graph/key.h"
 #include "../rules/chunk.h"
 #include "../rules/resolve.h"
+#include "../rules/rest.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
 #include "../stream/stream.h"
 
 /* --- Ops ------------------------------------------------------------------- */
-
-/* fp with an op's shape mixed in: its kind and function, launch dimensions and
-** shared memory, or a copy's or memset's addresses and size, as shape_mix()
-** passes them (a handful of multiplies: what a resting stream pays an op). */
-static inline uint64_t mix_shape(uint64_t fp, int kind, CUfunction f, const unsigned grid[3], const unsigned block[3],
-                                 unsigned shmem, uint64_t dst, uint64_t src, uint64_t size)
-{
-    uint64_t h = (uint64_t)(uintptr_t)f ^ (uint64_t)kind << 56;
-
-    h = (h ^ ((uint64_t)grid[0] << 32 | grid[1])) * 0x9E3779B97F4A7C15ull;
-    h = (h ^ ((uint64_t)grid[2] << 32 | block[0])) * 0xC2B2AE3D27D4EB4Full;
-    h = (h ^ ((uint64_t)block[1] << 48 ^ (uint64_t)block[2] << 32 ^ shmem)) * 0x165667B19E3779F9ull;
-    h = (h ^ dst ^ src * 31 ^ size * 131) * 0x9E3779B97F4A7C15ull;
-    return (fp ^ h ^ h >> 29) * 0xD6E8FEB86659FD93ull + 1;
-}
-
-/* The same for the op of key: a launch mixes as resting_launch() mixes it from
-** its arguments, so one shape is one fingerprint whichever way it came; a copy
-** or memset without its arguments (gs__key_cmp), but a host copy with its host
-** side and size, as the tree matches it. */
-static uint64_t shape_mix(uint64_t fp, const struct gs_key *k)
-{
-    uint64_t dst = k->dst, src = k->src, size = k->size;
-
-    if (k->kind != GS_OP_LAUNCH && gs__key_cmp(k, sizeof *k, gs__cfg.patch) < sizeof *k) {
-        dst = k->kind == GS_OP_D2H ? k->dst : 0;
-        src = k->kind == GS_OP_H2D ? k->src : 0;
-        size = k->kind == GS_OP_D2H || k->kind == GS_OP_H2D ? k->size : k->elem;
-    }
-    return mix_shape(fp, k->kind, k->f, k->grid, k->block, k->shmem, dst, src, size);
-}
 
 /* May s hold an op now?  Its state is known and usable, and no capture of the
 ** program's own is open.  Called locked. */
@@ -65,9 +35,7 @@ static inline int stream_open(const struct gs_stream *s)
 ** there, as every time, so its graphs are the ones kept (gs__chunks_resumed
 ** keeps the chunks' places as after a chunk there; where they moved since, the
 ** held ops go out eagerly, gs__launch_graph's GS_NOT_KEPT, rather than as graphs
-** of their own that whole segments would replace).  Before, the rest of such a
-** segment went out eagerly: a PyTorch training step whose host stalled in 62 of
-** 418 steps (H100, MLP AdamW) ran 6 % of its ops eagerly.  Called locked. */
+** of their own that whole segments would replace).  Called locked. */
 static inline int may_hold_from(const struct gs_stream *s)
 {
     return s->cur->depth == 0 ||
@@ -128,7 +96,7 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
     }
     if (gs__cfg.body_ops && !gs__body_pass(s))
         return 0;
-    s->fp = mix_shape(s->fp, GS_OP_LAUNCH, a->f, a->grid, a->block, a->shmem, 0, 0, 0);
+    s->fp = gs__shape_mix(s->fp, GS_OP_LAUNCH, a->f, a->grid, a->block, a->shmem, 0, 0, 0);
     return 1;
 }
 
@@ -156,32 +124,151 @@ static void mismatch_debug(const struct gs_stream *s, const struct gs_key *k, co
 ** it, with the stream unlocked (as GS_OP_PASS). */
 #define OP_RESTED (GS_OP_HELD + 1)
 
+/* The program captures: nothing is held, a new stream's state is not even
+** completed (its queries could disturb the capture), and what s held before
+** goes out first.  Called unlocked. */
+static void app_capturing(struct gs_stream *s)
+{
+    if (!s->ready)
+        return;
+    gs__lock(&s->lock);
+    if (s->holding)
+        gs__flush(s, GS_BAIL_APP_CAPTURE);
+    s->cur = NULL;
+    gs__unlock(&s->lock);
+}
+
+/* An op s cannot hold (len < 0: a collective, an unknown layout) ends the
+** segment as an event record does: the held ops go out before it (as their
+** graph where they are a whole stable sequence), and the work between a
+** stream's collectives is learned.  Where the program captures (s is not
+** open), what s holds goes out.  Called locked. */
+static void cannot_hold(struct gs_stream *s, int len)
+{
+    if (len < 0)
+        gs__resolve_locked(s, GS_BAIL_UNHOLDABLE);
+    else if (s->holding)
+        gs__flush(s, GS_BAIL_APP_CAPTURE);
+}
+
+/* The gain check times a segment from its first op, where it may come to be a
+** sequence long enough to be graphed: an op the tree knows (c), and has seen
+** followed (a segment of one launch and a synchronize reads no clock).  Called
+** locked. */
+static inline void segment_timed_from(struct gs_stream *s, const struct gs_node *c)
+{
+    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 && (c->nchildren || gs__cfg.min_ops <= 1))
+        s->seg_start = gs__now_ns();
+}
+
+/* An op that cannot be held where it matched: what s holds in the tree goes out
+** before it, counted as unholdable.  Returns -1, admit()'s answer.  Called locked. */
+static int refuse(struct gs_stream *s)
+{
+    if (s->holding != GS_HOLD_TRIE)
+        s->bails[GS_BAIL_UNHOLDABLE]++;
+    else
+        gs__flush(s, GS_BAIL_UNHOLDABLE);
+    return -1;
+}
+
+/* May the op of key (len bytes, cmp of them compared by the tree, same as
+** expected() said), matched at node c, be held?  A pageable source is copied
+** into c's staging buffer now; arguments of its own (unless the test build
+** turned the parameter rule off) are kept to go out with it.  0: it may be
+** held.  -1: it goes out now: no staging buffer, or a copy or memset moved
+** where the driver would refuse it (to fail at its call; refuse()), or no room
+** for its arguments.  Called locked. */
+static int admit(struct gs_stream *s, struct gs_node *c, void *key, int len, uint32_t cmp, int same,
+                 const void *stage_src)
+{
+    const struct gs_key *k = key;
+
+    if (k->kind == GS_OP_H2D_PAGEABLE) {
+        if (!c->staging && GS_REAL(cuMemAllocHost_v2)(&c->staging, k->size) != CUDA_SUCCESS)
+            c->staging = NULL;
+        if (!c->staging)
+            return refuse(s);
+        gs__staging_wait(s);
+        memcpy(c->staging, stage_src, k->size);
+    }
+    if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) && (same < 0 || gs__key_args_differ(&c->key, key))) {
+        if (GS_UNLIKELY(!GS_DROPPED(GS_RULE_COPY_RANGE) &&
+                        !gs__key_moves_ok(key, &c->key, &s->ranges,
+                                          atomic_load_explicit(&gs__mem_epoch, memory_order_relaxed))))
+            return refuse(s);
+        if (gs__patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Holds the op matched at c until its sequence's end or an early chunk.  Called
+** locked. */
+static void hold(struct gs_stream *s, struct gs_node *c)
+{
+    if (!s->holding) {
+        if (s->seg_held && s->cur->depth) { /* held again: the ops before went out */
+            gs__chunks_resumed(s, s->cur);
+            s->seg_resumed = 1;
+            s->resumes++;
+        }
+        s->seg_held = 1;
+        gs__set_hold(s, GS_HOLD_TRIE);
+        s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+    } else if (GS_UNLIKELY(!s->chunk_since)) {
+        /* The first op held after an early chunk. */
+        s->chunk_since = gs__now_ns();
+        gs__held_from(s, s->chunk_since);
+    }
+    s->cur = c;
+    s->ops_held++;
+    if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c))) {
+        GS_PROF_START(t);
+        gs__maybe_chunk(s);
+        GS_PROF_STOP(GS_PROF_CHUNK, t);
+    }
+}
+
+/* The op of key, matched at c (or NULL), is not the tree's to hold: what s holds
+** there goes out (mismatch), the tree learns the op, and a loop body may hold
+** it.  GS_OP_HELD where a body held it; else GS_OP_ISSUE.  Called locked. */
+static int not_held(struct gs_stream *s, struct gs_node *c, void *key, int len, uint32_t cmp)
+{
+    if (s->holding == GS_HOLD_TRIE) {
+        if (GS_UNLIKELY(gs__log_level >= GS_LOG_DEBUG))
+            mismatch_debug(s, key, c);
+        gs__flush(s, GS_BAIL_MISMATCH);
+    }
+    if (s->cur)
+        s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp);
+    else if (s->resting) /* learning rests: the segment's fingerprint */
+        s->fp = gs__shape_mix_key(s->fp, key);
+    /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
+    ** segment through the ops a body holds. */
+    if (gs__cfg.body_ops && gs__body_op(s, key, (uint32_t)len))
+        return GS_OP_HELD;
+    return GS_OP_ISSUE;
+}
+
 /* gs__engine_op_begin(), for a launch too (a != NULL): then the key is built
 ** only if the launch is not the op expected next, or differs from it in its
-** arguments (same = -1 then), and it may answer OP_RESTED. */
+** arguments (same = -1 then), and it may answer OP_RESTED.  The stream is
+** locked where it answers GS_OP_ISSUE (*out), unlocked otherwise. */
 static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src,
                     const struct gs_launch *a)
 {
     struct gs_stream *s;
     struct gs_node *c = NULL;
     uint32_t cmp = 0;
-    int same = 0;
+    int same = 0, op;
 
     *out = NULL;
     if (gs__passthrough)
         return GS_OP_PASS;
     s = gs__stream_get(stream);
     if (GS_UNLIKELY(atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
-        /* The program captures: nothing is held, and a new stream's state is not
-        ** even completed (its queries could disturb the capture).  What a stream
-        ** held before goes out first. */
-        if (s->ready) {
-            gs__lock(&s->lock);
-            if (s->holding)
-                gs__flush(s, GS_BAIL_APP_CAPTURE);
-            s->cur = NULL;
-            gs__unlock(&s->lock);
-        }
+        app_capturing(s);
         return GS_OP_PASS;
     }
     if (GS_UNLIKELY(!s->ready)) {
@@ -199,126 +286,45 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
     if (a && (c = expected(s, a, &same)) != NULL && same > 0) {
         key = &c->key; /* its key, byte for byte */
         len = (int)c->len;
-        goto found;
-    }
-    if (a && !s->cur && s->resting && resting_launch(s, a)) {
-        /* Nothing of the segment is learned or held: the launch goes out
-        ** unlocked, and nothing follows it (op_end's work is for learned ops). */
-        s->ops_seen++;
-        gs__unlock(&s->lock);
-        return OP_RESTED;
-    }
-    if (a) {
-        GS_PROF_START(t);
-        len = gs__key_launch(key, a);
-        GS_PROF_STOP2(GS_PROF_KEY, key_phase(s, a, c), t);
-    }
-    if (GS_UNLIKELY(len < 0 || !stream_open(s))) {
-        /* An op the engine cannot hold (a collective, an unknown layout) ends
-        ** the segment as an event record does: the held ops go out before it,
-        ** as their graph where they are a whole stable sequence, and the ops
-        ** after it begin a segment of their own, so the work between a stream's
-        ** collectives is learned.  Where the program captures, what the stream
-        ** holds goes out. */
-        if (len < 0)
-            gs__resolve_locked(s, GS_BAIL_UNHOLDABLE);
-        else if (s->holding)
-            gs__flush(s, GS_BAIL_APP_CAPTURE);
-        gs__unlock(&s->lock);
-        return GS_OP_PASS;
-    }
-    /* An op matches its node whatever its arguments (a launch's parameter
-    ** bytes and grid, a device copy's or memset's addresses: gs__key_cmp): those
-    ** are patched (unless GRAPHSHIM_PATCH=0). */
-    cmp = gs__key_cmp(key, (uint32_t)len, gs__cfg.patch);
-    if (!c)
-        c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
-found:
-    s->ops_seen++;
-    *out = s;
-    /* The gain check times a segment from its first op, where it may come to be
-    ** a sequence long enough to be graphed: an op the tree knows, and has seen
-    ** followed (a segment of one launch and a synchronize reads no clock). */
-    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 && (c->nchildren || gs__cfg.min_ops <= 1))
-        s->seg_start = gs__now_ns();
-    if (c && c->stable_below && (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && may_hold_from(s)))) {
-        /* Hold: the call returns success, the op waits for its sequence's end. */
-        if (same <= 0) {
-            if (((struct gs_key *)key)->kind == GS_OP_H2D_PAGEABLE) {
-                if (!c->staging &&
-                    GS_REAL(cuMemAllocHost_v2)(&c->staging, ((struct gs_key *)key)->size) != CUDA_SUCCESS)
-                    c->staging = NULL;
-                if (!c->staging) { /* no staging buffer: the copy goes out eagerly */
-                    if (s->holding != GS_HOLD_TRIE)
-                        s->bails[GS_BAIL_UNHOLDABLE]++; /* else counted by the flush below */
-                    else
-                        gs__flush(s, GS_BAIL_UNHOLDABLE);
-                    goto issue;
-                }
-                gs__staging_wait(s);
-                memcpy(c->staging, stage_src, ((struct gs_key *)key)->size);
-            }
-            /* Arguments of its own: kept, to go out with it (unless a test
-            ** turned the parameter rule off).  A copy or memset moved where the
-            ** driver would refuse it goes out now, to fail at its call. */
-            if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) &&
-                (same < 0 || gs__key_args_differ(&c->key, key))) {
-                if (GS_UNLIKELY(!GS_DROPPED(GS_RULE_COPY_RANGE) &&
-                                !gs__key_moves_ok(key, &c->key, &s->ranges,
-                                                  atomic_load_explicit(&gs__mem_epoch, memory_order_relaxed)))) {
-                    if (s->holding != GS_HOLD_TRIE)
-                        s->bails[GS_BAIL_UNHOLDABLE]++;
-                    else
-                        gs__flush(s, GS_BAIL_UNHOLDABLE);
-                    goto issue;
-                }
-                if (gs__patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
-                    goto issue;
-            }
+    } else {
+        if (a && !s->cur && s->resting && resting_launch(s, a)) {
+            /* Nothing of the segment is learned or held: the launch goes out
+            ** unlocked, and nothing follows it (op_end's work is for learned ops). */
+            s->ops_seen++;
+            gs__unlock(&s->lock);
+            return OP_RESTED;
         }
-        if (!s->holding) {
-            if (s->seg_held && s->cur->depth) { /* held again: the ops before went out */
-                gs__chunks_resumed(s, s->cur);
-                s->seg_resumed = 1;
-                s->resumes++;
-            }
-            s->seg_held = 1;
-            gs__set_hold(s, GS_HOLD_TRIE);
-            s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
-        } else if (GS_UNLIKELY(!s->chunk_since)) {
-            /* The first op held after an early chunk. */
-            s->chunk_since = gs__now_ns();
-            gs__held_from(s, s->chunk_since);
-        }
-        s->cur = c;
-        s->ops_held++;
-        if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c))) {
+        if (a) {
             GS_PROF_START(t);
-            gs__maybe_chunk(s);
-            GS_PROF_STOP(GS_PROF_CHUNK, t);
+            len = gs__key_launch(key, a);
+            GS_PROF_STOP2(GS_PROF_KEY, key_phase(s, a, c), t);
         }
+        if (GS_UNLIKELY(len < 0 || !stream_open(s))) {
+            cannot_hold(s, len);
+            gs__unlock(&s->lock);
+            return GS_OP_PASS;
+        }
+        /* An op matches its node whatever its arguments (a launch's parameter
+        ** bytes and grid, a device copy's or memset's addresses: gs__key_cmp):
+        ** those are patched (unless GRAPHSHIM_PATCH=0). */
+        cmp = gs__key_cmp(key, (uint32_t)len, gs__cfg.patch);
+        if (!c)
+            c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
+    }
+    s->ops_seen++;
+    segment_timed_from(s, c);
+    if (c && c->stable_below && (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && may_hold_from(s))) &&
+        (same > 0 || admit(s, c, key, len, cmp, same, stage_src) == 0)) {
+        hold(s, c);
+        op = GS_OP_HELD;
+    } else {
+        op = not_held(s, c, key, len, cmp);
+    }
+    if (op == GS_OP_HELD)
         gs__unlock(&s->lock);
-        *out = NULL;
-        return GS_OP_HELD;
-    }
-issue:
-    if (s->holding == GS_HOLD_TRIE) {
-        if (GS_UNLIKELY(gs__log_level >= GS_LOG_DEBUG))
-            mismatch_debug(s, key, c);
-        gs__flush(s, GS_BAIL_MISMATCH);
-    }
-    if (s->cur)
-        s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp);
-    else if (s->resting) /* learning rests: the segment's fingerprint */
-        s->fp = shape_mix(s->fp, key);
-    /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
-    ** segment through the ops a body holds. */
-    if (gs__cfg.body_ops && gs__body_op(s, key, (uint32_t)len)) {
-        gs__unlock(&s->lock);
-        *out = NULL;
-        return GS_OP_HELD;
-    }
-    return GS_OP_ISSUE;
+    else
+        *out = s;
+    return op;
 }
 
 int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src)
@@ -336,31 +342,10 @@ void gs__engine_op_end(struct gs_stream *s, CUresult rc)
     gs__unlock(&s->lock);
 }
 
-/* The calling thread's buffer for a launch key (up to 32 KiB of parameters: too
-** much for the stack of every thread that launches).  NULL if out of memory. */
-static pthread_key_t key_buffer_key;
-static pthread_once_t key_buffer_once = PTHREAD_ONCE_INIT;
-static GS_TLS unsigned char *key_buf;
-
-static void key_buffer_init(void)
-{
-    pthread_key_create(&key_buffer_key, free);
-}
-
-static unsigned char *key_buffer(void)
-{
-    if (GS_UNLIKELY(!key_buf)) {
-        pthread_once(&key_buffer_once, key_buffer_init);
-        key_buf = aligned_alloc(16, (GS_KEY_MAX + 15) & ~(size_t)15);
-        pthread_setspecific(key_buffer_key, key_buf); /* freed when the thread exits */
-    }
-    return key_buf;
-}
-
 CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, CUstream app_stream)
 {
     GS_PROF_START(t_launch);
-    unsigned char *key = key_buffer();
+    unsigned char *key = gs__key_buffer();
     struct gs_stream *s;
     CUresult rc;
     int op;

@@ -10,7 +10,7 @@
 
 #include "graph_capture.h"
 
-/* Builds t->exec for the ops path[from .. t->depth-1] of stream s (locked); path
+/* Builds t->exec for the ops path[from .. t->depth-1] of own's stream (its lock held); path
 ** holds the path's nodes from depth from on (gs__held_get), keys[i] the key op
 ** i is issued with (path[i]'s own, or the held op's where its parameters
 ** differ).  Returns 0, -1 if capture or instantiation failed, or

@@ -13,7 +13,7 @@
 ** was tried). */
 #define GS_CAPTURE_BUSY (-2)
 
-/* Captures and instantiates ops path[from .. to-1] of stream s (locked), op i
+/* Captures and instantiates ops path[from .. to-1] of own's stream (its lock held), op i
 ** issued with keys[i] (path[i]'s own key, or the held op's where its parameters
 ** differ), keeping the node of each op and the keys that are not the path's.
 ** Returns 0 and *out, -1 (counted as a failure), or GS_CAPTURE_BUSY. */

@@ -4,6 +4,7 @@
 */
 #include "key.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,4 +303,22 @@ uint64_t gs__bytes_hash(const void *bytes, size_t n)
         h ^= h >> 29;
     }
     return h;
+}
+
+/* The calling thread's buffer for a launch key (gs__key_buffer, key.h). */
+static pthread_key_t key_buffer_key;
+static pthread_once_t key_buffer_once = PTHREAD_ONCE_INIT;
+GS_TLS unsigned char *gs__key_buf;
+
+static void key_buffer_init(void)
+{
+    pthread_key_create(&key_buffer_key, free);
+}
+
+unsigned char *gs__key_buffer_new(void)
+{
+    pthread_once(&key_buffer_once, key_buffer_init);
+    gs__key_buf = aligned_alloc(16, (GS_KEY_MAX + 15) & ~(size_t)15);
+    pthread_setspecific(key_buffer_key, gs__key_buf); /* freed when the thread exits */
+    return gs__key_buf;
 }

@@ -269,6 +269,16 @@ void gs__key_param_ptrs_free(void **params, void *stack[64]);
 
 CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_override);
 
+/* The calling thread's buffer for a launch key (up to 32 KiB of parameters: too
+** much for the stack of every thread that launches), made at its first use by
+** gs__key_buffer_new.  NULL if out of memory. */
+extern GS_TLS unsigned char *gs__key_buf;
+unsigned char *gs__key_buffer_new(void);
+static inline unsigned char *gs__key_buffer(void)
+{
+    return GS_LIKELY(gs__key_buf != NULL) ? gs__key_buf : gs__key_buffer_new();
+}
+
 /* A 64-bit hash of n bytes (keys, for quick inequality; equal hashes are
 ** checked byte by byte). */
 uint64_t gs__bytes_hash(const void *bytes, size_t n);

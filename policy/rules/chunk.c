@@ -28,8 +28,7 @@
 ** segment's last, more than 2 * GS_TAIL_OPS ops before its end, one more chunk
 ** ends GS_TAIL_OPS ops before that end from then on: the last graph, which the
 ** GPU begins only at the boundary while the host waits, stays short (a slow
-** host's GPU has caught up by then; PyTorch d=1024: 12 ops, ~150 us of GPU time,
-** the last graph otherwise);
+** host's GPU has caught up by then);
 ** but where a chunk was the segment's last and the host issued the rest of the
 ** segment in less than GS_CHUNK_MIN_NS, what the GPU gained by starting early
 ** was less than the graph launch cost it (about 1-2 us of GPU time each, bench's
@@ -168,9 +167,7 @@ void gs__maybe_chunk(struct gs_stream *s)
     }
     if (held < 2 || c->chunk_failed || launch_chunk(s, c) != 0)
         gs__issue_held(s, c);
-    /* Nothing is held now: the next held op starts the clocks again. */
-    s->chunk_since = 0;
-    atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+    gs__held_none(s);
 }
 
 /* --- Rule drain ---------------------------------------------------------------
@@ -178,8 +175,8 @@ void gs__maybe_chunk(struct gs_stream *s)
 ** Where the GPU runs nearly as long as the host takes to issue (ResNet-18 at
 ** batch 1: about 18 us of GPU time an op against 24 of the host's), it is still
 ** running the last chunks when the segment ends, and the synchronize waits for
-** up to 16 ops of GPU time that eager work would have run while the host issued
-** (H200: resnet18 inference 0.98-1.02 of eager).  Shorter chunks shorten that
+** up to 16 ops of GPU time that eager work would have run while the host issued.
+** Shorter chunks shorten that
 ** wait and cost graph launches (for n ops, a chunk every k, L of host time a
 ** launch and g of GPU time an op, the wait k * g and the launches n * L / k
 ** cost least at k^2 = n * L / g: 6 for resnet18, 15 for a PyTorch training step
@@ -189,11 +186,9 @@ void gs__maybe_chunk(struct gs_stream *s)
 ** launch), whose synchronize then waited at least two chunk launches, votes for
 ** chunks half as long, and two such votes in a row halve them, down to 4 ops and
 ** GRAPHSHIM_CHUNK_OPS (16 to 8 by default).  A GPU that keeps up is idle at the
-** end, whatever its wait.  Chunks never grow back: the first version let an
-** idle GPU's short wait lengthen them again, and the transformer encoder's
-** (H200), busy at one end and idle at the next, flipped between the two lengths
-** and captured its chunks' graphs anew each time (514 captures in 900 replays,
-** 1.002 of eager against 1.046 without the rule). */
+** end, whatever its wait.  Chunks never grow back: a segment whose GPU is busy
+** at one synchronize and idle at the next would flip between two lengths and
+** capture its chunks' graphs anew each time. */
 
 int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
 {

@@ -51,12 +51,20 @@
 #define GS_WARMUP_MAX 64
 
 /* A new span of the budget begins now. */
-void gs__budget_span_start(struct gs_stream *s)
+/* A new span of the capture budget begins now.  Called locked. */
+static void budget_span_start(struct gs_stream *s)
 {
     s->budget_segments = 0;
     s->builds_mark = s->graphs.builds;
     s->launches_mark = s->replays + s->chunks;
     s->instantiated_mark = s->graphs.instantiated;
+}
+
+void gs__budget_forget(struct gs_stream *s)
+{
+    s->warmup_shift = 0;
+    s->hopeless = 0;
+    budget_span_start(s);
 }
 
 static void capture_budget(struct gs_stream *s)
@@ -83,7 +91,7 @@ static void capture_budget(struct gs_stream *s)
         s->warmup_shift--;
         s->hopeless = 0;
     }
-    gs__budget_span_start(s);
+    budget_span_start(s);
 }
 
 /* Ends the current segment of s: an exactly matched stable sequence is replayed

@@ -19,7 +19,8 @@ void gs__legacy_rule(const struct gs_stream *s);
 void gs__resolve(struct gs_stream *s, int reason);
 /* The same, s locked. */
 void gs__resolve_locked(struct gs_stream *s, int reason);
-/* A new span of the capture budget begins now (s locked). */
-void gs__budget_span_start(struct gs_stream *s);
+/* The capture budget of s begins anew, as a new stream's: no warm-up shift,
+** not hopeless, a new span.  Called locked. */
+void gs__budget_forget(struct gs_stream *s);
 
 #endif

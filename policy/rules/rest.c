@@ -1,7 +1,7 @@
 /*
 ** rest.c: learning rests on a stream whose work does not repeat (stream.h):
-** where each segment starts learning, and how a rested segment that comes back
-** ends the rest.
+** the fingerprint of a resting segment's shapes, where each segment starts
+** learning, and how a rested segment that comes back ends the rest.
 */
 #define _GNU_SOURCE
 #include "rest.h"
@@ -11,6 +11,18 @@
 
 #include "../base/log.h"
 
+uint64_t gs__shape_mix_key(uint64_t fp, const struct gs_key *k)
+{
+    uint64_t dst = k->dst, src = k->src, size = k->size;
+
+    if (k->kind != GS_OP_LAUNCH && gs__key_cmp(k, sizeof *k, gs__cfg.patch) < sizeof *k) {
+        dst = k->kind == GS_OP_D2H ? k->dst : 0;
+        src = k->kind == GS_OP_H2D ? k->src : 0;
+        size = k->kind == GS_OP_D2H || k->kind == GS_OP_H2D ? k->size : k->elem;
+    }
+    return gs__shape_mix(fp, k->kind, k->f, k->grid, k->block, k->shmem, dst, src, size);
+}
+
 #define GS_DORMANT_MAX 4096
 #define GS_FPS 512
 #define GS_FP_NEAR 32
@@ -19,8 +31,7 @@
 ** quarter of it (at least 1) where it rested before and nothing replayed since.
 ** A segment that comes back during a rest ends it (its fingerprint), so a
 ** learning run between two rests need not be long to catch work that repeats;
-** what it costs, every op a node, is paid again each time a rest runs out
-** (norepeat on the H100's host: a third of the engine's time was these runs). */
+** what it costs, every op a node, is paid again each time a rest runs out. */
 static uint32_t new_run(const struct gs_stream *s)
 {
     uint32_t n = (uint32_t)gs__cfg.rest_after;
@@ -93,4 +104,11 @@ void gs__rested_segment(struct gs_stream *s)
         s->dry_segments = 0;
     }
     *e = fp | now;
+}
+
+void gs__rest_forget(struct gs_stream *s)
+{
+    s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
+    s->resting = 0;
+    s->rest_f = NULL;
 }

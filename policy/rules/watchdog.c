@@ -22,8 +22,7 @@ static atomic_int watchdog_stop;
 /* While no stream has held work for GS_WATCHDOG_QUIET naps, the watchdog sleeps
 ** until a stream begins to hold (gs__held_from wakes it): a program that never
 ** holds (work that never repeats, one launch per synchronize) is not woken
-** thousands of times a second (H100 bench, 9 rounds: norepeat 0.96 of eager's
-** speed within each round with the watchdog, 1.01 without it). */
+** thousands of times a second. */
 #define GS_WATCHDOG_QUIET 20
 
 /* Does a stream hold work?  Called with the table lock. */

@@ -233,6 +233,15 @@ static inline void gs__held_from(struct gs_stream *s, uint64_t t)
         gs__watchdog_wake();
 }
 
+/* s holds nothing now but goes on holding (an early chunk took what it held):
+** the watchdog's and the chunks' clocks stop, and the next held op starts
+** them again (entry/hold.c).  Called locked. */
+static inline void gs__held_none(struct gs_stream *s)
+{
+    s->chunk_since = 0;
+    atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+}
+
 /* Learns the stream's context and flags; called locked. */
 void gs__stream_ready(struct gs_stream *s);
 /* The stream held ops of s are issued to from this thread. */

@@ -12,7 +12,7 @@ $(BUILD)/tests/runname: tests/cli/runname.c
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $<
 
 .PHONY: cli-test
-cli-test: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(FAKECUDA_LIB) $(BUILD)/tests/drvprog \
-          $(BUILD)/tests/guardprog $(BUILD)/tests/lateload $(BUILD)/tests/runname $(BUILD)/tests/integration \
-          $(FAKECUDA_TEST)
+cli-test: $(LIB) $(BUILD)/test/libgraphshim.so $(BUILD)/graphshim $(BUILD)/graphshim-report $(FAKECUDA_LIB) \
+          $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/lateload $(BUILD)/tests/runname \
+          $(BUILD)/tests/integration $(FAKECUDA_TEST)
 	$(call gs_suite,cli,s/^cli: \([0-9]*\) passed.*/\1 cases/p,BUILD=$(BUILD) bash tests/cli/run.sh)

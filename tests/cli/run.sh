@@ -586,7 +586,7 @@ t_check_at_exit() {
 # --- The test-only switch, a late load, the demo ------------------------------
 
 t_test_switch_cannot_be_silenced() {
-    shim GRAPHSHIM_TEST_DROP_RULE=sync GRAPHSHIM_LOG=error "${DRV[@]}"
+    LIB=$AB/test/libgraphshim.so shim GRAPHSHIM_TEST_DROP_RULE=sync GRAPHSHIM_LOG=error "${DRV[@]}"
     check has err "GRAPHSHIM_TEST_DROP_RULE=sync is set" -- "GRAPHSHIM_LOG=error silenced it: $(cat err)"
 }
 

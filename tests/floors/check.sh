@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # check.sh: scripts/floors.sh on the library as it is (it must pass), then on
 # copies of its sources with one fault each, where it must fail: an include that
-# goes up a floor, a circle of includes, a file over 400 lines, and a folder
-# without a floor.  The objects (for the calls) are the build's own.
+# goes up a floor, a circle of includes, a file over 400 lines, a folder without
+# a floor, a function over 80 lines, and fields of scripts/owners written by a
+# file that does not own them (assigned, incremented, stored atomically).  The
+# objects (for the calls) are the build's own.
 #
 #   bash tests/floors/check.sh [BUILD]
 set -u -o pipefail
@@ -51,5 +53,21 @@ mv "$tmp/policy/base/clock.h" "$tmp/policy/misc/clock.h"
 sed -i 's|"../base/clock.h"|"../misc/clock.h"|' "$tmp/policy/stream/stream.h"
 expect "a folder without a floor" "a folder without a floor"
 
-[ $fails = 0 ] && echo "floors check: 4 faults, each found"
+fresh
+{ printf '\nstatic int filler(void)\n{\n'; yes '    /* filler */' | head -80; printf '    return 0;\n}\n'; } >>"$tmp/policy/rules/rest.c"
+expect "a function over 80 lines" "policy/rules/rest.c:[0-9]* filler has 84 lines"
+
+fresh
+sed -i '0,/^{$/s//{\n    s->cur = NULL;/' "$tmp/policy/rules/gain.c"
+expect "a stream's field written by a file that does not own it" "policy/rules/gain.c:[0-9]* writes cur, which only"
+
+fresh
+sed -i '0,/^{$/s//{\n    ++s->new_segments;/' "$tmp/policy/rules/gain.c"
+expect "a field incremented by a file that does not own it" "policy/rules/gain.c:[0-9]* writes new_segments"
+
+fresh
+sed -i '0,/^{$/s//{\n    atomic_store_explicit(\&s->held_since, 0, memory_order_relaxed);/' "$tmp/policy/rules/watchdog.c"
+expect "a field stored atomically by a file that does not own it" "policy/rules/watchdog.c:[0-9]* writes held_since"
+
+[ $fails = 0 ] && echo "floors check: 8 faults, each found"
 exit $fails

@@ -118,8 +118,10 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
                 strncmp(*e, "LD_LIBRARY_PATH=", 16) != 0 && strncmp(*e, "FAKECUDA", 8) != 0 && !overridden(*e, env))
                 envp[n++] = *e;
         envp[n++] = "LD_LIBRARY_PATH=" BUILD_DIR "/fakecuda";
-        if (shim)
+        if (shim == RUN_SHIM)
             envp[n++] = "LD_PRELOAD=" BUILD_DIR "/libgraphshim.so";
+        else if (shim == RUN_TEST_BUILD)
+            envp[n++] = "LD_PRELOAD=" BUILD_DIR "/test/libgraphshim.so";
         for (int i = 0; env && env[i] && n < 254; i++)
             if (!overridden(env[i], env + i + 1)) /* a later assignment of the name wins */
                 envp[n++] = subst(env[i], r->dir);
@@ -140,6 +142,14 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
         r->out = strdup("");
     if (!r->err)
         r->err = strdup("");
+}
+
+int run_lib(const char *const *env)
+{
+    for (int i = 0; env && env[i]; i++)
+        if (strncmp(env[i], "GRAPHSHIM_TEST_", 15) == 0)
+            return RUN_TEST_BUILD;
+    return RUN_SHIM;
 }
 
 char *run_file(const struct run *r, const char *name)

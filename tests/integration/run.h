@@ -19,12 +19,22 @@ struct run {
     char dir[64];    /* scratch directory of this run: logs, trace, report */
 };
 
+/* What run_prog preloads: nothing, the library users run, or the test build
+** (make test-lib: the switches that exist only to prove graphshim, such as
+** GRAPHSHIM_TEST_DROP_RULE and GRAPHSHIM_TEST_FAULT). */
+enum { RUN_BARE, RUN_SHIM, RUN_TEST_BUILD };
+
 /* Runs argv with the fake driver on the library path, plus the environment
 ** assignments in env (NULL-terminated "NAME=value"; "@" in a value is replaced
 ** by the run's scratch directory; they replace the variables of the test's own
-** environment of the same name, and a later one of a name replaces an earlier).  shim: preload libgraphshim.so.  The run is
-** killed after timeout_s seconds. */
+** environment of the same name, and a later one of a name replaces an earlier).
+** shim: what is preloaded (RUN_BARE, RUN_SHIM or RUN_TEST_BUILD; an LD_PRELOAD
+** in env does not replace it).  The run is killed after timeout_s seconds. */
 void run_prog(struct run *r, int shim, const char *const *env, const char *const *argv, int timeout_s);
+
+/* RUN_TEST_BUILD where env (as run_prog's) sets a switch of the test build (a
+** GRAPHSHIM_TEST_ variable), else RUN_SHIM. */
+int run_lib(const char *const *env);
 
 /* Contents of a file in the run's directory (NULL if missing), NUL-terminated. */
 char *run_file(const struct run *r, const char *name);

@@ -2,7 +2,7 @@
 ** test_engine.c: the engine over the fake driver.
 **
 ** For every guard rule, guardprog runs a scenario without graphshim, with it, and
-** with the rule turned off (GRAPHSHIM_TEST_DROP_RULE): the output with graphshim
+** with the rule turned off (the test build, GRAPHSHIM_TEST_DROP_RULE): the output with graphshim
 ** must equal the output without it, the engine must really have held ops, and
 ** without the rule the output must be wrong (or the program must hang, for the
 ** watchdog).  Then the knobs that shape learning, and threads.  Last, work
@@ -61,10 +61,39 @@ ParameterizedTest(struct rule *r, engine, guard_rule, .timeout = 60)
                  r->scenario, report);
     free(report);
 
-    run_prog(&off, 1, drop_env, argv, 10);
+    run_prog(&off, RUN_TEST_BUILD, drop_env, argv, 10);
     cr_assert(off.status != 0 || strcmp(off.out, base.out) != 0,
               "%s: without the %s rule the output is still right, so the test cannot fail", r->scenario, r->rule);
     run_free(&base), run_free(&on), run_free(&off);
+}
+
+/* The switch is the test build's alone: the library users run replays as ever
+** under it, and names it as no setting of its own.  In the test build a value
+** that names no rule gets one line that says so, and every rule stays on. */
+Test(engine, only_the_test_build_turns_a_rule_off)
+{
+    const char *argv[] = {GUARDPROG, "sync", "8", NULL};
+    const char *env[] = {"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_TEST_DROP_RULE=sync", NULL};
+    const char *bad[] = {"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_TEST_DROP_RULE=abc", NULL};
+    struct run base, r;
+    char *report;
+
+    run_prog(&base, 0, NULL, argv, 20);
+    run_prog(&r, RUN_SHIM, env, argv, 20);
+    cr_assert_str_eq(r.out, base.out, "the users' library turned the sync rule off");
+    cr_assert(strstr(r.err, "GRAPHSHIM_TEST_DROP_RULE is not a graphshim setting"), "%s", r.err);
+    report = run_file(&r, "report.json");
+    cr_assert_eq(total(report, "replays"), 8 - 2, "%s", report);
+    free(report), run_free(&r);
+
+    run_prog(&r, RUN_TEST_BUILD, bad, argv, 20);
+    cr_assert_str_eq(r.out, base.out);
+    cr_assert_eq(count_lines(r.err, "GRAPHSHIM_TEST_DROP_RULE"), 1, "not one line: %s", r.err);
+    cr_assert(strstr(r.err, "GRAPHSHIM_TEST_DROP_RULE=abc names no rule ("), "%s", r.err);
+    cr_assert(strstr(r.err, "every rule stays on"), "%s", r.err);
+    report = run_file(&r, "report.json");
+    cr_assert_eq(total(report, "replays"), 8 - 2, "%s", report);
+    free(report), run_free(&r), run_free(&base);
 }
 
 /* Replays of a sequence seen every iteration: the first WARMUP run eagerly.  The
@@ -84,7 +113,7 @@ static long replays_with(const char *scenario, const char *const *env, const cha
     for (int i = 0; env && env[i] && i < 6; i++)
         e[i + 3] = env[i];
     run_prog(&base, 0, NULL, argv, 20);
-    run_prog(&r, 1, e, argv, 20);
+    run_prog(&r, run_lib(e), e, argv, 20);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, base.out);
     report = run_file(&r, "report.json");
@@ -531,7 +560,7 @@ Test(engine, a_context_synchronize_never_meets_a_capture, .timeout = 60)
     env[5] = "GRAPHSHIM_TEST_DROP_RULE=sync-capture";
     for (int attempt = 0;; attempt++) {
         int wrong;
-        run_prog(&off, 1, env, argv, 30);
+        run_prog(&off, RUN_TEST_BUILD, env, argv, 30);
         wrong = off.status != 0 || strcmp(off.out, base.out) != 0;
         run_free(&off);
         if (wrong)

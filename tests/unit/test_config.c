@@ -164,23 +164,33 @@ Test(config, paths_expand_pid_rank_and_percent)
     cr_assert(gs__path_is_stderr("-") && gs__path_is_stderr("stderr") && !gs__path_is_stderr("/dev/stderr"));
 }
 
-Test(config, docs_match_the_table)
+/* The committed file path equals what command prints. */
+static void doc_matches(const char *command, const char *path)
 {
-    FILE *gen = popen(BUILD_DIR "/knobs_doc", "r");
-    FILE *doc = fopen("docs/knobs.md", "r");
+    FILE *gen = popen(command, "r");
+    FILE *doc = fopen(path, "r");
     char a[4096], b[4096];
     int line = 0;
 
     cr_assert_not_null(gen);
-    cr_assert_not_null(doc, "docs/knobs.md is missing: run make docs");
+    cr_assert_not_null(doc, "%s is missing: run make docs", path);
     for (;;) {
         char *x = fgets(a, sizeof a, gen), *y = fgets(b, sizeof b, doc);
         line++;
         if (!x && !y)
             break;
-        cr_assert(x && y && strcmp(a, b) == 0, "docs/knobs.md differs from the table at line %d: run make docs",
-                  line);
+        cr_assert(x && y && strcmp(a, b) == 0, "%s differs from its table at line %d: run make docs", path, line);
     }
     pclose(gen);
     fclose(doc);
+}
+
+Test(config, docs_match_the_table)
+{
+    doc_matches(BUILD_DIR "/knobs_doc", "docs/knobs.md");
+}
+
+Test(config, names_doc_matches_the_lists)
+{
+    doc_matches(BUILD_DIR "/knobs_doc names", "docs/names.md");
 }
