@@ -489,7 +489,7 @@ Test(engine, an_allocation_out_of_memory_gets_as_far_as_without_graphshim, .time
     cr_assert_geq(total(report, "oom_freed_bytes"), 2 * (1536 << 10), "%s", report);
     free(report);
 
-    run_prog(&off, 1, drop, argv, 20);
+    run_prog(&off, run_lib(drop), drop, argv, 20);
     cr_assert_eq(off.status, 0, "%s", off.err);
     cr_assert_str_neq(off.out, base.out, "without the retry the program still got as far, so the test cannot fail");
 
