@@ -22,21 +22,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-from torch_util import (deterministic_torch, fail_if_not_finite, init_distributed, print_job,  # noqa: E402
-                        print_values, sha256_of)
+from torch_util import (deterministic_torch, fail_if_not_finite, frac_steps, init_distributed,  # noqa: E402
+                        print_job, print_values, sha256_of)
 
 NAME = "torch_ranks_differ"
-N, STEPS = 4096, 8
-
-
-def steps(x, it, salt):
-    """STEPS tiny kernels each (mul, add, floor, sub); parameters exact in binary."""
-    for k in range(STEPS):
-        a = 1.25 + ((it % 4) * 5 + k * 3 + salt) % 12 / 16.0
-        b = ((it % 4) * 7 + k * 5 + salt) % 23 / 32.0
-        x = x * a + b
-        x = x - torch.floor(x)
-    return x
+N = 4096
 
 
 def main():
@@ -51,13 +41,13 @@ def main():
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     for it in range(args.steps):
-        x = steps(x, it, 1 + rank)
+        x = frac_steps(x, it, 1 + rank)
         if rank % 2 == 1 and it % 2 == 0:
             x.add_(0.25)  # the extra kernel: odd ranks, even steps
         pre = x
         x = x.clone()
         dist.all_reduce(x)
-        x = steps(x / world, it, 2)
+        x = frac_steps(x / world, it, 2)
         torch.cuda.synchronize()
         if rank == 0 and (it + 1) % 20 == 0:
             print(f"x.sha256[{it}] {sha256_of(x)}")

@@ -84,6 +84,18 @@ def print_array_values(label, arr, idxs):
         print(f"{label}[{i}] {float(flat[i]).hex()}")
 
 
+def frac_steps(x, it, salt, count=8):
+    """count tiny kernels each (mul, add, floor, sub): x = frac(a*x + b), a and
+    b of period 4 in the iteration it, exact in binary."""
+    import torch
+    for k in range(count):
+        a = 1.25 + ((it % 4) * 5 + k * 3 + salt) % 12 / 16.0
+        b = ((it % 4) * 7 + k * 5 + salt) % 23 / 32.0
+        x = x * a + b
+        x = x - torch.floor(x)
+    return x
+
+
 def print_job(name, steps, world, total):
     """Rank 0 of a job: its time per step on stderr, then its name, steps and
     world size on stdout."""
