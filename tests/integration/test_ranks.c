@@ -18,7 +18,6 @@
 #include "run.h"
 
 #define GUARDPROG BUILD_DIR "/tests/guardprog"
-#define TEST_LIB BUILD_DIR "/test/libgraphshim.so"
 
 /* The knobs under which collectives are checked: defaults, early chunks, loop
 ** bodies, time-based chunks, a watchdog that fires at once, no patching,
@@ -62,7 +61,7 @@ static void run_collectives(struct run *r, const char *scenario, const char *ite
     for (int i = 0; env && env[i] && n < 11; i++)
         e[n++] = env[i];
     e[n] = NULL;
-    run_prog(r, 1, e, argv, 30);
+    run_prog(r, RUN_SHIM, e, argv, 30);
 }
 
 Test(ranks, collectives_are_never_held_whatever_the_knobs)
@@ -70,7 +69,7 @@ Test(ranks, collectives_are_never_held_whatever_the_knobs)
     const char *argv[] = {GUARDPROG, "collectives", "12", NULL};
     struct run base;
 
-    run_prog(&base, 0, (const char *[]){"FAKECUDA_LOG=@/fake.log", NULL}, argv, 30);
+    run_prog(&base, RUN_BARE, (const char *[]){"FAKECUDA_LOG=@/fake.log", NULL}, argv, 30);
     cr_assert_eq(base.status, 0, "%s", base.err);
     char *blog = run_file(&base, "fake.log");
     int nccl = count_lines(blog, "cuLaunchKernel f=f5:ncclDevKernel_copy"), ex = count_lines(blog, "cuLaunchKernelEx");
@@ -112,23 +111,21 @@ Test(ranks, the_work_between_a_streams_collectives_is_graphed)
     run_free(&r);
 }
 
-/* guardprog sync 10 under lib (the test build, or the users' library) with
-** GRAPHSHIM_TEST_FAULT=fault (interpose/test_fault.c; NULL: none): the same
-** output as base_out, exit status 0; returns the report, *err its stderr.
-** Where rank is given, as the process of that RANK, the faults meant for rank
-** 1 only (GRAPHSHIM_TEST_FAULT_RANK=1). */
-static char *with_test_fault_on(const char *lib, const char *fault, const char *rank, const char *base_out,
-                                char **err)
+/* guardprog sync 10 under lib (RUN_TEST_BUILD, or RUN_SHIM: the library users
+** run) with GRAPHSHIM_TEST_FAULT=fault (interpose/test_fault.c; NULL: none):
+** the same output as base_out, exit status 0; returns the report, *err its
+** stderr.  Where rank is given, as the process of that RANK, the faults meant
+** for rank 1 only (GRAPHSHIM_TEST_FAULT_RANK=1). */
+static char *with_test_fault_on(int lib, const char *fault, const char *rank, const char *base_out, char **err)
 {
     const char *argv[] = {GUARDPROG, "sync", "10", NULL};
-    char preload[300], spec[200], rk[32];
+    char spec[200], rk[32];
     struct run r;
 
-    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", lib);
     snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAULT=%s", fault ? fault : "");
     snprintf(rk, sizeof rk, "RANK=%s", rank ? rank : "");
-    run_prog(&r, 0,
-             (const char *[]){preload, spec, "GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
+    run_prog(&r, lib,
+             (const char *[]){spec, "GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
                               "GRAPHSHIM_MAX_DEFER_US=1000000", rk,
                               rank ? "GRAPHSHIM_TEST_FAULT_RANK=1" : NULL, NULL},
              argv, 30);
@@ -141,7 +138,7 @@ static char *with_test_fault_on(const char *lib, const char *fault, const char *
     return report;
 }
 
-static char *with_test_fault(const char *lib, const char *fault, const char *base_out, char **err)
+static char *with_test_fault(int lib, const char *fault, const char *base_out, char **err)
 {
     return with_test_fault_on(lib, fault, NULL, base_out, err);
 }
@@ -152,35 +149,35 @@ Test(ranks, the_test_builds_failing_graph_calls_change_nothing_the_program_sees)
     struct run base;
     char *report, *err;
 
-    run_prog(&base, 0, NULL, argv, 30);
+    run_prog(&base, RUN_BARE, NULL, argv, 30);
     cr_assert_eq(base.status, 0, "%s", base.err);
     /* The control: the test build replays as the library does. */
-    report = with_test_fault(TEST_LIB, NULL, base.out, &err);
+    report = with_test_fault(RUN_TEST_BUILD, NULL, base.out, &err);
     cr_assert_eq(total(report, "replays"), 10 - 2, "%s", report);
     free(report), free(err);
     /* Every capture fails: nothing replays, the report says why. */
-    report = with_test_fault(TEST_LIB, "cuStreamEndCapture:1+:901", base.out, &err);
+    report = with_test_fault(RUN_TEST_BUILD, "cuStreamEndCapture:1+:901", base.out, &err);
     cr_assert_eq(total(report, "replays"), 0, "%s", report);
     cr_assert_gt(total(report, "graph_failures"), 0, "%s", report);
     free(report), free(err);
     /* Every graph launch fails: its work goes out eagerly, a graph-failed bail. */
-    report = with_test_fault(TEST_LIB, "cuGraphLaunch:1+:999", base.out, &err);
+    report = with_test_fault(RUN_TEST_BUILD, "cuGraphLaunch:1+:999", base.out, &err);
     cr_assert_gt(total(report, "graph-failed"), 0, "%s", report);
     free(report), free(err);
     /* Instantiation fails from the second on. */
-    report = with_test_fault(TEST_LIB, "cuGraphInstantiateWithFlags:1-3:2", base.out, &err);
+    report = with_test_fault(RUN_TEST_BUILD, "cuGraphInstantiateWithFlags:1-3:2", base.out, &err);
     cr_assert_gt(total(report, "graph_failures"), 0, "%s", report);
     free(report), free(err);
     /* Faults meant for rank 1: rank 0 has none, rank 1 has them. */
-    report = with_test_fault_on(TEST_LIB, "cuStreamEndCapture:1+:901", "0", base.out, &err);
+    report = with_test_fault_on(RUN_TEST_BUILD, "cuStreamEndCapture:1+:901", "0", base.out, &err);
     cr_assert_eq(total(report, "replays"), 10 - 2, "rank 0: %s", report);
     free(report), free(err);
-    report = with_test_fault_on(TEST_LIB, "cuStreamEndCapture:1+:901", "1", base.out, &err);
+    report = with_test_fault_on(RUN_TEST_BUILD, "cuStreamEndCapture:1+:901", "1", base.out, &err);
     cr_assert_eq(total(report, "replays"), 0, "rank 1: %s", report);
     free(report), free(err);
     /* The library users run has no such switch: it replays, and names the
     ** variable as no setting of its own. */
-    report = with_test_fault(BUILD_DIR "/libgraphshim.so", "cuStreamEndCapture:1+:901", base.out, &err);
+    report = with_test_fault(RUN_SHIM, "cuStreamEndCapture:1+:901", base.out, &err);
     cr_assert_eq(total(report, "replays"), 10 - 2, "%s", report);
     cr_assert_not_null(strstr(err, "GRAPHSHIM_TEST_FAULT is not a graphshim setting"), "%s", err);
     free(report), free(err);
