@@ -12,8 +12,8 @@
 ** Nth call), N+ (the Nth and every later one) or N-M, and CODE a CUresult
 ** number.  A failing call returns CODE without reaching the driver; the others
 ** go through.  With GRAPHSHIM_TEST_FAULT_RANK=R, only the process whose RANK
-** is R (one rank of a torchrun job) has the faults.  The library users run has none of this: the file compiles to
-** nothing without GS_TEST.
+** is R (one rank of a torchrun job) has the faults.  The library users run has
+** none of this: the file compiles to nothing without GS_TEST.
 */
 #ifdef GS_TEST
 #include <stdatomic.h>
@@ -112,9 +112,8 @@ static int install(char *spec)
 void gs__test_faults_install(void)
 {
     const char *v = getenv("GRAPHSHIM_TEST_FAULT");
-    char buf[512], *save = NULL;
-
     const char *only = getenv("GRAPHSHIM_TEST_FAULT_RANK"), *rank = getenv("RANK");
+    char buf[512], *save = NULL;
 
     if (!v || !*v)
         return;

@@ -66,12 +66,12 @@ job() {
 }
 rc_of() { cat "$OUT/$1.rc"; }
 time_of() { cat "$OUT/$1.time"; }
-# total FILE KEY: a number of a report's totals (or of its bails); NA if none
+# total FILE KEY: a number of a report's totals, else the count of that bail
+# (0 where it never happened); NA for a file that is no report
 total() {
     python3 -c 'import json, sys
 t = json.load(open(sys.argv[1])).get("totals", {})
-v = t.get(sys.argv[2], (t.get("bails") or {}).get(sys.argv[2], 0 if sys.argv[2] in ("graph-failed",) else "NA"))
-print(v)' "$1" "$2" 2>/dev/null || echo NA
+print(t[sys.argv[2]] if sys.argv[2] in t else (t.get("bails") or {}).get(sys.argv[2], 0))' "$1" "$2" 2>/dev/null || echo NA
 }
 
 [ -f "$SHIM" ] && [ -f "$TESTLIB" ] || { log "ranks-test: $SHIM or $TESTLIB missing (make all test-lib)"; log "ranks-test: 0 passed, 1 failed"; exit 1; }
