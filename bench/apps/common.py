@@ -361,6 +361,16 @@ def torch_train_hand(torch, params, make_opt, loss):
     return hand
 
 
+def torch_mse_step(torch, forward, x, target, opt):
+    """A training step: the MSE loss of forward(x) against target, backward,
+    opt's step, gradients set to None."""
+    def step():
+        torch.nn.functional.mse_loss(forward(x), target).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step
+
+
 def torch_train_app(torch, name, model, x, target, make_opt, steps=8, warmup=60):
     """The App of a training step: the MSE loss of model(x) against target,
     backward, make_opt(params, capturable=False)'s step, gradients set to None;
@@ -371,13 +381,8 @@ def torch_train_app(torch, name, model, x, target, make_opt, steps=8, warmup=60)
     def loss():
         return torch.nn.functional.mse_loss(model(x), target)
 
-    def step():
-        loss().backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
     return App(
-        name, step, torch.cuda.synchronize, lambda: torch_sha(params),
+        name, torch_mse_step(torch, model, x, target, opt), torch.cuda.synchronize, lambda: torch_sha(params),
         steps=steps, warmup=warmup, framework=f"torch {torch.__version__}",
         hand=torch_train_hand(torch, params, lambda p: make_opt(p, True), loss))
 

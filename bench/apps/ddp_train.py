@@ -29,12 +29,7 @@ def build():
     torch.manual_seed(1 + rank)  # each rank's dropout masks
     params = list(model.parameters())
     opt = torch.optim.AdamW(params, lr=1e-4)
-
-    def step():
-        nn.functional.mse_loss(ddp(x), target).backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
+    step = common.torch_mse_step(torch, ddp, x, target, opt)
     return common.torch_dist_app(torch, dist, NAME, step, params)
 
 

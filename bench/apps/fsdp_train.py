@@ -46,12 +46,7 @@ def build():
     target = torch.randn(BATCH, D, device=dev, generator=g)
     params = list(model.parameters())
     opt = torch.optim.AdamW(params, lr=1e-3)
-
-    def step():
-        nn.functional.mse_loss(model(x).float(), target).backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
+    step = common.torch_mse_step(torch, lambda v: model(v).float(), x, target, opt)
     return common.torch_dist_app(torch, dist, NAME, step, params)
 
 
