@@ -1547,6 +1547,34 @@ static void queries(int iters)
     }
 }
 
+/* An event polled mid-sequence, as PyTorch's allocator and NCCL's watchdog poll
+** theirs: each iteration's four ops on s, the host spinning on the event that
+** the previous iteration recorded after its second op.  The record issued what
+** s held before it, so the poll has nothing to wait for: the four ops stay one
+** sequence. */
+static void event_poll(int iters)
+{
+    CUstream s;
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < iters; it++) {
+        CUresult rc;
+        input(s, x, it);
+        axpb(s, x);
+        while ((rc = cuEventQuery(e)) == CUDA_ERROR_NOT_READY)
+            ;
+        CHECK(rc);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+        CHECK(cuEventRecord(e, s));
+    }
+}
+
 /* A context synchronize of another thread while the engine captures a graph: it
 ** must neither fail (900) nor invalidate the capture.  The main thread runs two
 ** sequences in turn (with GRAPHSHIM_MAX_GRAPHS=1, a capture every time) while a
@@ -2041,7 +2069,7 @@ static const struct {
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
-    {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries},
+    {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},

@@ -126,6 +126,19 @@ static long replays_with(const char *scenario, const char *const *env, const cha
     return n;
 }
 
+Test(engine, an_event_query_does_not_cut_the_sequence)
+{
+    char *report;
+
+    /* Four ops an iteration, an event polled after the second: one sequence,
+    ** replayed from the third iteration on.  A query that resolved every stream
+    ** would cut it in two, each half replayed: twice as many replays. */
+    long n = replays_with("event-poll", NULL, "12", &report);
+    cr_assert_eq(n, 12 - 2, "%s", report);
+    cr_assert_eq(total(report, "ops_replayed"), 4 * (12 - 2), "%s", report);
+    free(report);
+}
+
 Test(engine, warmup_decides_when_a_sequence_is_graphed)
 {
     cr_assert_eq(replays_with("sync", NULL, "8", NULL), 8 - 2);
