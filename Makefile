@@ -17,6 +17,8 @@
 #   test       unit and integration tests over the fake driver (no GPU needed)
 #   demo       a sample under the shim with its report (fake driver without a GPU)
 #   gpu-test   samples with and without the shim on a GPU, compared bit for bit
+#   gpu-jobs   the multi-GPU samples, no rank stranded, the jobs' bench rows
+#              (scripts/gpu-jobs.sh; 2 GPUs or more)
 #   bench      eager vs graphshim vs hand-written graphs, on a GPU
 #   bench-apps real applications (bench/apps/), eager vs graphshim in one process;
 #              part of bench unless APPS=0
@@ -72,7 +74,7 @@ GEN      := $(BUILD)/gen/driver_names.def
 GS_VERSION        := $(shell cat VERSION)
 GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
 
-.PHONY: all test unit-test integration-test demo gpu-test sanitize bench bench-apps shim-cost profile test-lib docs \
+.PHONY: all test unit-test integration-test demo gpu-test gpu-jobs sanitize bench bench-apps shim-cost profile test-lib docs \
         install clean wheel wheel-test
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
@@ -141,6 +143,11 @@ demo: all
 gpu-test: all $(BUILD)/test/libgraphshim.so
 	@sh scripts/need-gpu.sh gpu-test
 	bash samples/gpu-test.sh
+
+# the multi-GPU samples, no rank stranded, and the jobs' bench rows (2+ GPUs)
+gpu-jobs: all $(BUILD)/test/libgraphshim.so
+	@sh scripts/need-gpu.sh gpu-jobs
+	bash scripts/gpu-jobs.sh
 
 # compute-sanitizer memcheck over the samples, without and with the shim
 sanitize: all
