@@ -161,6 +161,27 @@ bench: all
 bench-apps: all
 	bash bench/apps.sh
 
+# Node updates, host against device (issue 40): node_update_cost (what a host
+# node set costs) and device_update_cost (N host sets against device-updatable
+# nodes set by one kernel), built with nvcc for NODE_UPDATE_ARCH and run.
+NVCC             ?= $(CUDA_HOME)/bin/nvcc
+NODE_UPDATE_ARCH ?= -arch=sm_90
+.PHONY: bench-node-update
+$(BUILD)/bench/node_update_cost: bench/node_update_cost.cu bench/check.cuh
+	@mkdir -p $(@D)
+	$(SAY) NVCC bench/node_update_cost.cu
+	$(Q)$(NVCC) -O2 $(NODE_UPDATE_ARCH) -o $@ bench/node_update_cost.cu
+
+$(BUILD)/bench/device_update_cost: bench/device_update_cost.cu bench/check.cuh
+	@mkdir -p $(@D)
+	$(SAY) NVCC bench/device_update_cost.cu
+	$(Q)$(NVCC) -O2 $(NODE_UPDATE_ARCH) -rdc=true -o $@ bench/device_update_cost.cu -lcudadevrt
+
+bench-node-update: $(BUILD)/bench/node_update_cost $(BUILD)/bench/device_update_cost
+	@sh scripts/need-gpu.sh bench-node-update
+	$(BUILD)/bench/node_update_cost
+	$(BUILD)/bench/device_update_cost
+
 # The library with the engine's phase timers (a separate build: the normal one
 # times nothing).
 $(BUILD)/prof/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h policy/*/*.h include/*.h) \
