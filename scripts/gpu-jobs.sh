@@ -24,7 +24,6 @@ mkdir -p "$OUT"
 rc=0
 
 nvidia-smi -L 2>/dev/null | tee "$OUT/gpus.txt"
-git log -1 --format='commit %h %s' 2>/dev/null | tee -a "$OUT/gpus.txt"
 
 if [[ " $PARTS " == *" samples "* ]]; then
     OUT=$OUT/samples GS_SHIM_RUNS=${GS_SHIM_RUNS:-report} GS_PLAIN2=0 GS_EXTRA=0 GS_PACK_LOGS=1 \
