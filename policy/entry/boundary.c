@@ -13,6 +13,7 @@
 #include "../rules/resolve.h"
 #include "../rules/rest.h"
 #include "../stream/issue.h"
+#include "../stream/segment.h"
 #include "../stream/stream.h"
 
 static void capture_call(struct gs_stream *s, int id);
@@ -148,8 +149,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
     if (learned) {
         gs__trie_walk(&s->trie.root, retire_row, s);
         gs__trie_clear(&s->trie);
-        s->cur = &s->trie.root;
-        s->clean = 1;
+        gs__seg_rewind(s);
         gs__chunks_end(s, NULL, 0);
         gs__chunks_forget(s);
         gs__rest_forget(s); /* a new stream's learning, and budget */

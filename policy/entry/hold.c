@@ -17,6 +17,7 @@
 #include "../rules/rest.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
+#include "../stream/segment.h"
 #include "../stream/stream.h"
 
 /* --- Ops ------------------------------------------------------------------- */
@@ -134,7 +135,7 @@ static void app_capturing(struct gs_stream *s)
     gs__lock(&s->lock);
     if (s->holding)
         gs__flush(s, GS_BAIL_APP_CAPTURE);
-    s->cur = NULL;
+    gs__seg_unlearned(s);
     gs__unlock(&s->lock);
 }
 
@@ -149,16 +150,6 @@ static void cannot_hold(struct gs_stream *s, int len)
         gs__resolve_locked(s, GS_BAIL_UNHOLDABLE);
     else if (s->holding)
         gs__flush(s, GS_BAIL_APP_CAPTURE);
-}
-
-/* The gain check times a segment from its first op, where it may come to be a
-** sequence long enough to be graphed: an op the tree knows (c), and has seen
-** followed (a segment of one launch and a synchronize reads no clock).  Called
-** locked. */
-static inline void segment_timed_from(struct gs_stream *s, const struct gs_node *c)
-{
-    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 && (c->nchildren || gs__cfg.min_ops <= 1))
-        s->seg_start = gs__now_ns();
 }
 
 /* An op that cannot be held where it matched: what s holds in the tree goes out
@@ -208,20 +199,12 @@ static int admit(struct gs_stream *s, struct gs_node *c, void *key, int len, uin
 static void hold(struct gs_stream *s, struct gs_node *c)
 {
     if (!s->holding) {
-        if (s->seg_held && s->cur->depth) { /* held again: the ops before went out */
+        if (gs__seg_hold_tree(s)) /* held again: the ops before went out */
             gs__chunks_resumed(s, s->cur);
-            s->seg_resumed = 1;
-            s->resumes++;
-        }
-        s->seg_held = 1;
-        gs__set_hold(s, GS_HOLD_TRIE);
-        s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
     } else if (GS_UNLIKELY(!s->chunk_since)) {
-        /* The first op held after an early chunk. */
-        s->chunk_since = gs__now_ns();
-        gs__held_from(s, s->chunk_since);
+        gs__seg_clocks_start(s); /* the first op held after an early chunk */
     }
-    s->cur = c;
+    gs__seg_advance(s, c);
     s->ops_held++;
     if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c))) {
         GS_PROF_START(t);
@@ -241,7 +224,7 @@ static int not_held(struct gs_stream *s, struct gs_node *c, void *key, int len, 
         gs__flush(s, GS_BAIL_MISMATCH);
     }
     if (s->cur)
-        s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp);
+        gs__seg_advance(s, c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp));
     else if (s->resting) /* learning rests: the segment's fingerprint */
         s->fp = gs__shape_mix_key(s->fp, key);
     /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
@@ -312,7 +295,7 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
             c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
     }
     s->ops_seen++;
-    segment_timed_from(s, c);
+    gs__seg_timed_from(s, c);
     if (c && c->stable_below && (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && may_hold_from(s))) &&
         (same > 0 || admit(s, c, key, len, cmp, same, stage_src) == 0)) {
         hold(s, c);
@@ -335,8 +318,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
 void gs__engine_op_end(struct gs_stream *s, CUresult rc)
 {
     if (rc != CUDA_SUCCESS) {
-        s->clean = 0;
-        s->cur = NULL; /* a failed op is never part of a learned sequence, */
+        gs__seg_failed(s); /* a failed op is never part of a learned sequence, */
         gs__body_failed(s); /* nor of a body */
     }
     gs__unlock(&s->lock);

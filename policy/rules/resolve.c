@@ -14,6 +14,7 @@
 #include "../graph/graph_cache.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
+#include "../stream/segment.h"
 #include "chunk.h"
 #include "rest.h"
 
@@ -134,10 +135,8 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
     gs__chunks_drain_start(s, replayed ? busy : -1);
     if (t && s->clean) {
         gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
-        if (t->depth) {
-            s->new_segments = t->seen == 1 ? s->new_segments + 1 : 0;
-            s->dry_segments += !replayed;
-        }
+        if (t->depth)
+            gs__rest_learned(s, t->seen == 1, replayed);
     }
     if (s->resting && s->fp)
         gs__rested_segment(s); /* an empty segment (no op: fp 0) is no work that comes back */
@@ -151,13 +150,9 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
                        : NULL;
     s->last_start = s->seg_start;
     s->last_how = replayed && !s->seg_resumed ? 1 : s->seg_held ? -1 : 0;
-    s->seg_held = 0;
-    s->seg_resumed = 0;
     s->last_evicted = s->trie.evicted;
-    s->seg_start = 0;
     gs__chunks_end(s, replayed ? t : NULL, end_ns);
-    s->cur = gs__segment_start(s);
-    s->clean = 1;
+    gs__seg_begin(s, gs__segment_start(s)); /* rest.c: the root, or NULL while learning rests */
     gs__patches_reset(s);
 }
 
