@@ -10,6 +10,7 @@
 #include "../graph/graph_cache.h"
 #include "../graph/key.h"
 #include "../rules/chunk.h"
+#include "../rules/gain.h"
 #include "../rules/resolve.h"
 #include "../rules/rest.h"
 #include "../stream/issue.h"
@@ -145,7 +146,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         gs__flush(s, reason);
     gs__body_forget(s, learned);
     gs__staging_wait(s);
-    s->last_term = NULL;
+    gs__gain_forget(s);
     if (learned) {
         gs__trie_walk(&s->trie.root, retire_row, s);
         gs__trie_clear(&s->trie);

@@ -82,7 +82,7 @@ struct gs_stream {
     _Atomic uint64_t held_since; /* monotonic ns of the first op held now; 0: none */
 
     /* Timing of segments that end in a synchronize, for the gain check: when the
-    ** segment now open began, and the one that ended last. */
+    ** segment now open began (segment.h), and the one that ended last (gain.c). */
     uint64_t seg_start;
     struct gs_node *last_term;
     uint64_t last_start, last_evicted;
