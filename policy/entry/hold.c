@@ -258,8 +258,9 @@ static inline int op_expected(struct gs_stream *s, struct gs_node *c)
 ** a copy or memset (its key, len bytes).  GS_OP_PASS (it cannot be held, s is
 ** not open), or as op_expected().  Inline in op_begin(): work that never
 ** repeats takes it at every launch.  Called locked; returns locked. */
-static inline __attribute__((always_inline)) int op_keyed(struct gs_stream *s, struct gs_node *c, int same, void *key, int len,
-                    const void *stage_src, const struct gs_launch *a)
+static inline __attribute__((always_inline)) int op_keyed(struct gs_stream *s, struct gs_node *c, int same,
+                                                         void *key, int len, const void *stage_src,
+                                                         const struct gs_launch *a)
 {
     uint32_t cmp;
 
@@ -316,8 +317,8 @@ static inline __attribute__((always_inline)) struct gs_stream *op_stream(CUstrea
 ** GS_OP_PASS).  The steps above run locked; the stream stays locked only
 ** where this answers GS_OP_ISSUE (*out).  One function, out of line, for
 ** launches and for copies and memsets alike. */
-static __attribute__((noinline)) int op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src,
-                    const struct gs_launch *a)
+static __attribute__((noinline)) int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
+                                              const void *stage_src, const struct gs_launch *a)
 {
     struct gs_stream *s;
     struct gs_node *c = NULL;
