@@ -10,9 +10,11 @@
 #include "../graph/graph_cache.h"
 #include "../graph/key.h"
 #include "../rules/chunk.h"
+#include "../rules/gain.h"
 #include "../rules/resolve.h"
 #include "../rules/rest.h"
 #include "../stream/issue.h"
+#include "../stream/segment.h"
 #include "../stream/stream.h"
 
 static void capture_call(struct gs_stream *s, int id);
@@ -144,12 +146,11 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         gs__flush(s, reason);
     gs__body_forget(s, learned);
     gs__staging_wait(s);
-    s->last_term = NULL;
+    gs__gain_forget(s);
     if (learned) {
         gs__trie_walk(&s->trie.root, retire_row, s);
         gs__trie_clear(&s->trie);
-        s->cur = &s->trie.root;
-        s->clean = 1;
+        gs__seg_rewind(s);
         gs__chunks_end(s, NULL, 0);
         gs__chunks_forget(s);
         gs__rest_forget(s); /* a new stream's learning, and budget */

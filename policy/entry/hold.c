@@ -1,7 +1,10 @@
 /*
-** hold.c: the hold-or-issue decision for each launch, copy and memset: the
-** entry of every op into the engine (early chunks: rules/chunk.c; held ops going
-** out: stream/issue.c).
+** hold.c: the hold-or-issue decision for each launch, copy and memset, the
+** entry of every op into the engine.  op_begin() finds the stream's state
+** unlocked (op_stream), then, locked, takes the common case (op_expected: the
+** op expected next, the same bytes) or builds and looks up the key (op_keyed);
+** both return locked.  (The segment's records: stream/segment.h; early chunks:
+** rules/chunk.c; held ops going out: stream/issue.c.)
 */
 #define _GNU_SOURCE
 #include "engine.h"
@@ -17,6 +20,7 @@
 #include "../rules/rest.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
+#include "../stream/segment.h"
 #include "../stream/stream.h"
 
 /* --- Ops ------------------------------------------------------------------- */
@@ -26,20 +30,6 @@
 static inline int stream_open(const struct gs_stream *s)
 {
     return s->usable && !s->app_capturing && !atomic_load_explicit(&gs__app_captures, memory_order_relaxed);
-}
-
-/* May s, holding nothing, begin to hold an op that follows s->cur?  At a
-** segment's start; and where the segment held ops that went out before its end
-** (the watchdog's: a host that stalled; an op that could not be held), after a
-** place where an early chunk of the sequence ended: its next chunk begins
-** there, as every time, so its graphs are the ones kept (gs__chunks_resumed
-** keeps the chunks' places as after a chunk there; where they moved since, the
-** held ops go out eagerly, gs__launch_graph's GS_NOT_KEPT, rather than as graphs
-** of their own that whole segments would replace).  Called locked. */
-static inline int may_hold_from(const struct gs_stream *s)
-{
-    return s->cur->depth == 0 ||
-           (s->seg_held && s->cur->chunk_end && !s->cur->chunk_idle && !GS_DROPPED(GS_RULE_RESUME));
 }
 
 /* The op expected next on s, if launch a is it: the child of s->cur last taken,
@@ -83,9 +73,9 @@ static int key_phase(const struct gs_stream *s, const struct gs_launch *a, const
 ** loop bodies rests too: all it does is add its shape to the segment's
 ** fingerprint, and that comes from its arguments, without its key (work that
 ** never repeats pays no key, no layout lookup and no parameter copy).  1 if it
-** was taken so; 0 where its key is needed (the search for bodies looks at it, or
+** was taken so (and counted); 0 where its key is needed (the search for bodies looks at it, or
 ** its layout is unknown: then it passes through, uncounted).  Called locked. */
-static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
+static inline int resting_launch(struct gs_stream *s, const struct gs_launch *a)
 {
     if (!a->plain || !a->params || s->holding || !stream_open(s))
         return 0;
@@ -97,6 +87,7 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
     if (gs__cfg.body_ops && !gs__body_pass(s))
         return 0;
     s->fp = gs__shape_mix(s->fp, GS_OP_LAUNCH, a->f, a->grid, a->block, a->shmem, 0, 0, 0);
+    s->ops_seen++; /* nothing of the segment is learned or held */
     return 1;
 }
 
@@ -106,18 +97,12 @@ static int resting_launch(struct gs_stream *s, const struct gs_launch *a)
 static void mismatch_debug(const struct gs_stream *s, const struct gs_key *k, const struct gs_node *c)
 {
     const struct gs_key *e = s->cur->next ? &s->cur->next->key : NULL;
-    const char *what = c                            ? "it matched, but could not be held (no stable sequence below it)"
-                       : !e                         ? "no op was expected"
-                       : e->kind != k->kind         ? "another kind of op"
-                       : e->f != k->f               ? "another function"
-                       : memcmp(e->block, k->block, sizeof e->block) ? "another block"
-                       : e->shmem != k->shmem       ? "other dynamic shared memory"
-                       : e->nattrs != k->nattrs     ? "other launch attributes"
-                       : e->kind != GS_OP_LAUNCH    ? "other addresses, size or value"
-                                                    : "other grid, attributes or parameters";
+
     gs__debug("held ops bail out after %u ops at op kind %u: %s (shared memory %u, expected %u; grid %u,%u,%u; "
-              "block %u; size %llu)", s->cur->depth, k->kind, what, k->shmem, e ? e->shmem : 0, k->grid[0],
-              k->grid[1], k->grid[2], k->block[0], (unsigned long long)k->size);
+              "block %u; size %llu)", s->cur->depth, k->kind,
+              c ? "it matched, but could not be held (no stable sequence below it)" : gs__key_differs(e, k),
+              k->shmem, e ? e->shmem : 0, k->grid[0], k->grid[1], k->grid[2], k->block[0],
+              (unsigned long long)k->size);
 }
 
 /* op_begin's answer for a launch that resting_launch() took: the caller issues
@@ -134,7 +119,7 @@ static void app_capturing(struct gs_stream *s)
     gs__lock(&s->lock);
     if (s->holding)
         gs__flush(s, GS_BAIL_APP_CAPTURE);
-    s->cur = NULL;
+    gs__seg_unlearned(s);
     gs__unlock(&s->lock);
 }
 
@@ -149,16 +134,6 @@ static void cannot_hold(struct gs_stream *s, int len)
         gs__resolve_locked(s, GS_BAIL_UNHOLDABLE);
     else if (s->holding)
         gs__flush(s, GS_BAIL_APP_CAPTURE);
-}
-
-/* The gain check times a segment from its first op, where it may come to be a
-** sequence long enough to be graphed: an op the tree knows (c), and has seen
-** followed (a segment of one launch and a synchronize reads no clock).  Called
-** locked. */
-static inline void segment_timed_from(struct gs_stream *s, const struct gs_node *c)
-{
-    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 && (c->nchildren || gs__cfg.min_ops <= 1))
-        s->seg_start = gs__now_ns();
 }
 
 /* An op that cannot be held where it matched: what s holds in the tree goes out
@@ -203,25 +178,27 @@ static int admit(struct gs_stream *s, struct gs_node *c, void *key, int len, uin
     return 0;
 }
 
-/* Holds the op matched at c until its sequence's end or an early chunk.  Called
-** locked. */
-static void hold(struct gs_stream *s, struct gs_node *c)
+/* s holds in its tree from the op about to be held on: holding begins (and
+** where the segment resumes, its chunks are placed as after one that ended at
+** s->cur), or, after an early chunk took what it held, the clocks start again.
+** Called locked. */
+static void hold_begins(struct gs_stream *s)
 {
     if (!s->holding) {
-        if (s->seg_held && s->cur->depth) { /* held again: the ops before went out */
+        if (gs__seg_hold_tree(s))
             gs__chunks_resumed(s, s->cur);
-            s->seg_resumed = 1;
-            s->resumes++;
-        }
-        s->seg_held = 1;
-        gs__set_hold(s, GS_HOLD_TRIE);
-        s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
-    } else if (GS_UNLIKELY(!s->chunk_since)) {
-        /* The first op held after an early chunk. */
-        s->chunk_since = gs__now_ns();
-        gs__held_from(s, s->chunk_since);
+    } else {
+        gs__seg_clocks_start(s);
     }
-    s->cur = c;
+}
+
+/* Holds the op matched at c (holdable()) until its sequence's end or an early
+** chunk.  Called locked. */
+static inline void hold(struct gs_stream *s, struct gs_node *c)
+{
+    if (GS_UNLIKELY(!s->holding || !s->chunk_since))
+        hold_begins(s);
+    gs__seg_advance(s, c);
     s->ops_held++;
     if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c))) {
         GS_PROF_START(t);
@@ -241,7 +218,7 @@ static int not_held(struct gs_stream *s, struct gs_node *c, void *key, int len, 
         gs__flush(s, GS_BAIL_MISMATCH);
     }
     if (s->cur)
-        s->cur = c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp);
+        gs__seg_advance(s, c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp));
     else if (s->resting) /* learning rests: the segment's fingerprint */
         s->fp = gs__shape_mix_key(s->fp, key);
     /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
@@ -251,25 +228,76 @@ static int not_held(struct gs_stream *s, struct gs_node *c, void *key, int len, 
     return GS_OP_ISSUE;
 }
 
-/* gs__engine_op_begin(), for a launch too (a != NULL): then the key is built
-** only if the launch is not the op expected next, or differs from it in its
-** arguments (same = -1 then), and it may answer OP_RESTED.  The stream is
-** locked where it answers GS_OP_ISSUE (*out), unlocked otherwise. */
-static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len, const void *stage_src,
-                    const struct gs_launch *a)
+/* May s hold the op matched at c?  Where c lies on a path to a stable
+** sequence, and s holds in its tree, or holds nothing and may begin after
+** s->cur: at the segment's start, or where it resumes (rules/chunk.h). */
+static inline int holdable(const struct gs_stream *s, const struct gs_node *c)
 {
-    struct gs_stream *s;
-    struct gs_node *c = NULL;
-    uint32_t cmp = 0;
-    int same = 0, op;
+    return c->stable_below &&
+           (s->holding == GS_HOLD_TRIE ||
+            (s->holding == GS_HOLD_NONE && (s->cur->depth == 0 || (s->seg_held && gs__chunks_resume_at(s->cur)))));
+}
 
-    *out = NULL;
-    if (gs__passthrough)
+/* The common case: launch a is the op expected next (c), byte for byte, so its
+** key is c's and nothing is admitted: held where holdable(), else learned as
+** not_held() says.  GS_OP_HELD or GS_OP_ISSUE.  Called locked; returns
+** locked. */
+static inline int op_expected(struct gs_stream *s, struct gs_node *c)
+{
+    s->ops_seen++;
+    gs__seg_timed_from(s, c);
+    if (holdable(s, c)) {
+        hold(s, c);
+        return GS_OP_HELD;
+    }
+    return not_held(s, c, &c->key, (int)c->len, 0);
+}
+
+/* Every other op: a launch (a) not the op expected next, or differing from it
+** in its arguments (c that op, same -1), and not taken by resting_launch(); or
+** a copy or memset (its key, len bytes).  GS_OP_PASS (it cannot be held, s is
+** not open), or as op_expected().  Inline in op_begin(): work that never
+** repeats takes it at every launch.  Called locked; returns locked. */
+static inline __attribute__((always_inline)) int op_keyed(struct gs_stream *s, struct gs_node *c, int same,
+                                                         void *key, int len, const void *stage_src,
+                                                         const struct gs_launch *a)
+{
+    uint32_t cmp;
+
+    if (a) {
+        GS_PROF_START(t);
+        len = gs__key_launch(key, a);
+        GS_PROF_STOP2(GS_PROF_KEY, key_phase(s, a, c), t);
+    }
+    if (GS_UNLIKELY(len < 0 || !stream_open(s))) {
+        cannot_hold(s, len);
         return GS_OP_PASS;
-    s = gs__stream_get(stream);
+    }
+    /* An op matches its node whatever its arguments (a launch's parameter bytes
+    ** and grid, a device copy's or memset's addresses: gs__key_cmp): those are
+    ** patched (unless GRAPHSHIM_PATCH=0). */
+    cmp = gs__key_cmp(key, (uint32_t)len, gs__cfg.patch);
+    if (!c)
+        c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
+    s->ops_seen++;
+    gs__seg_timed_from(s, c);
+    if (c && holdable(s, c) && admit(s, c, key, len, cmp, same, stage_src) == 0) {
+        hold(s, c);
+        return GS_OP_HELD;
+    }
+    return not_held(s, c, key, len, cmp);
+}
+
+/* The state of stream, ready, for an op: NULL where the op passes (the program
+** captures: what it held went out).  The legacy rule issues what the streams
+** it waits for hold.  Called unlocked; returns unlocked. */
+static inline __attribute__((always_inline)) struct gs_stream *op_stream(CUstream stream)
+{
+    struct gs_stream *s = gs__stream_get(stream);
+
     if (GS_UNLIKELY(atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
         app_capturing(s);
-        return GS_OP_PASS;
+        return NULL;
     }
     if (GS_UNLIKELY(!s->ready)) {
         gs__lock(&s->lock);
@@ -280,50 +308,38 @@ static int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
     if (atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed) ||
         (s->kind == GS_STREAM_LEGACY && atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed)))
         gs__legacy_rule(s);
+    return s;
+}
+
+/* gs__engine_op_begin(), for a launch too (a != NULL): then the key is built
+** only if the launch is not the op expected next, or differs from it in its
+** arguments, and it may answer OP_RESTED (the caller issues the launch, as
+** GS_OP_PASS).  The steps above run locked; the stream stays locked only
+** where this answers GS_OP_ISSUE (*out).  One function, out of line, for
+** launches and for copies and memsets alike. */
+static __attribute__((noinline)) int op_begin(struct gs_stream **out, CUstream stream, void *key, int len,
+                                              const void *stage_src, const struct gs_launch *a)
+{
+    struct gs_stream *s;
+    struct gs_node *c = NULL;
+    int same = 0, op;
+
+    *out = NULL;
+    if (gs__passthrough || !(s = op_stream(stream)))
+        return GS_OP_PASS;
     /* A default stream's state is its context's (gs__stream_get): its held ops
     ** and graphs go out in the context they came from. */
     gs__lock(&s->lock);
-    if (a && (c = expected(s, a, &same)) != NULL && same > 0) {
-        key = &c->key; /* its key, byte for byte */
-        len = (int)c->len;
-    } else {
-        if (a && !s->cur && s->resting && resting_launch(s, a)) {
-            /* Nothing of the segment is learned or held: the launch goes out
-            ** unlocked, and nothing follows it (op_end's work is for learned ops). */
-            s->ops_seen++;
-            gs__unlock(&s->lock);
-            return OP_RESTED;
-        }
-        if (a) {
-            GS_PROF_START(t);
-            len = gs__key_launch(key, a);
-            GS_PROF_STOP2(GS_PROF_KEY, key_phase(s, a, c), t);
-        }
-        if (GS_UNLIKELY(len < 0 || !stream_open(s))) {
-            cannot_hold(s, len);
-            gs__unlock(&s->lock);
-            return GS_OP_PASS;
-        }
-        /* An op matches its node whatever its arguments (a launch's parameter
-        ** bytes and grid, a device copy's or memset's addresses: gs__key_cmp):
-        ** those are patched (unless GRAPHSHIM_PATCH=0). */
-        cmp = gs__key_cmp(key, (uint32_t)len, gs__cfg.patch);
-        if (!c)
-            c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
-    }
-    s->ops_seen++;
-    segment_timed_from(s, c);
-    if (c && c->stable_below && (s->holding == GS_HOLD_TRIE || (s->holding == GS_HOLD_NONE && may_hold_from(s))) &&
-        (same > 0 || admit(s, c, key, len, cmp, same, stage_src) == 0)) {
-        hold(s, c);
-        op = GS_OP_HELD;
-    } else {
-        op = not_held(s, c, key, len, cmp);
-    }
-    if (op == GS_OP_HELD)
-        gs__unlock(&s->lock);
+    if (a && (c = expected(s, a, &same)) != NULL && same > 0)
+        op = op_expected(s, c);
+    else if (a && !s->cur && s->resting && resting_launch(s, a))
+        op = OP_RESTED;
     else
+        op = op_keyed(s, c, same, key, len, stage_src, a);
+    if (op == GS_OP_ISSUE)
         *out = s;
+    else
+        gs__unlock(&s->lock);
     return op;
 }
 
@@ -335,8 +351,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
 void gs__engine_op_end(struct gs_stream *s, CUresult rc)
 {
     if (rc != CUDA_SUCCESS) {
-        s->clean = 0;
-        s->cur = NULL; /* a failed op is never part of a learned sequence, */
+        gs__seg_failed(s); /* a failed op is never part of a learned sequence, */
         gs__body_failed(s); /* nor of a body */
     }
     gs__unlock(&s->lock);

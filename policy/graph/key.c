@@ -322,3 +322,15 @@ unsigned char *gs__key_buffer_new(void)
     pthread_setspecific(key_buffer_key, gs__key_buf); /* freed when the thread exits */
     return gs__key_buf;
 }
+
+const char *gs__key_differs(const struct gs_key *e, const struct gs_key *k)
+{
+    return !e                                        ? "no op was expected"
+           : e->kind != k->kind                      ? "another kind of op"
+           : e->f != k->f                            ? "another function"
+           : memcmp(e->block, k->block, sizeof e->block) ? "another block"
+           : e->shmem != k->shmem                    ? "other dynamic shared memory"
+           : e->nattrs != k->nattrs                  ? "other launch attributes"
+           : e->kind != GS_OP_LAUNCH                 ? "other addresses, size or value"
+                                                     : "other grid, attributes or parameters";
+}

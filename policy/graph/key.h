@@ -206,6 +206,11 @@ static inline int gs__key_shape_eq(const void *a, const void *b, uint32_t len, u
 /* The hash of what gs__key_shape_eq compares. */
 uint64_t gs__key_shape_hash(const void *key, uint32_t len, uint32_t cmp);
 
+/* How the op of key k differs from e, the op expected (NULL: none), in words,
+** for a debug message: the first of kind, function, block, shared memory,
+** attributes, or else its arguments. */
+const char *gs__key_differs(const struct gs_key *e, const struct gs_key *k);
+
 /* How a launch compares with a key (gs__key_launch_is). */
 enum { GS_KEY_OTHER, GS_KEY_SHAPE, GS_KEY_SAME };
 

@@ -7,6 +7,7 @@
 #include "../base/clock.h"
 #include "../base/config.h"
 #include "../stream/issue.h"
+#include "../stream/segment.h"
 
 /* Held work leaves the GPU idle while the host goes on issuing.  Early chunks
 ** shorten that wait: the ops held so far go out as a graph of their own and

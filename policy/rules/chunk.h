@@ -13,6 +13,20 @@
 ** after them.  Called locked. */
 void gs__maybe_chunk(struct gs_stream *s);
 
+/* Rule resume.  May a segment whose held ops went out before its end (the
+** watchdog's: a host that stalled; an op that could not be held), holding
+** nothing now, hold again after cur?  Where an early chunk of the sequence
+** ended at cur, and no chunk-idle mark stops chunks there: its next chunk
+** begins there, as every time, so its graphs are the ones kept
+** (gs__chunks_resumed keeps the chunks' places as after a chunk there; where
+** they moved since, the held ops go out eagerly, gs__launch_graph's
+** GS_NOT_KEPT, rather than as graphs of their own that whole segments would
+** replace). */
+static inline int gs__chunks_resume_at(const struct gs_node *cur)
+{
+    return cur->chunk_end && !cur->chunk_idle && !GS_DROPPED(GS_RULE_RESUME);
+}
+
 /* Holding resumes after c, in a segment whose held ops went out before its end
 ** (entry/hold.c): the ops up to c are issued, and chunks go on from c as
 ** after a chunk that ended there.  Called locked. */

@@ -151,6 +151,24 @@ static void segment_timed(struct gs_stream *s)
     }
 }
 
+void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, int replayed)
+{
+    /* Timed: a learned segment that a synchronize ended, long enough to be
+    ** graphed (a shorter one is not worth the clock read). */
+    s->last_term = t && t->depth >= (uint32_t)gs__cfg.min_ops && s->clean && s->seg_start &&
+                           reason == GS_BAIL_BOUNDARY + GS_SYNC
+                       ? t
+                       : NULL;
+    s->last_start = s->seg_start;
+    s->last_how = replayed && !s->seg_resumed ? 1 : s->seg_held ? -1 : 0;
+    s->last_evicted = s->trie.evicted;
+}
+
+void gs__gain_forget(struct gs_stream *s)
+{
+    s->last_term = NULL;
+}
+
 /* A synchronize that waited for s (waited) returned: the gain check, and the
 ** chunk length's (rule drain, chunk.c).  Called locked. */
 static void synced(struct gs_stream *s, int waited)

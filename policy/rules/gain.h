@@ -7,6 +7,13 @@
 
 #include "../stream/stream.h"
 
+/* The segment of s ended at node t (NULL: not learned), for reason (enum
+** gs_bail), replayed as a graph or not: where a synchronize ended it and it may
+** be graphed, it is timed when the synchronize returns.  Called locked, before
+** the segment's records are reset (stream/segment.h). */
+void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, int replayed);
+/* s forgets the segment it was to time (its tree or graphs go).  Called locked. */
+void gs__gain_forget(struct gs_stream *s);
 /* After a stream synchronize returned successfully: the segment it ended is timed. */
 void gs__gain_synced(CUstream stream);
 /* After a context synchronize returned successfully: every stream's segment that

@@ -14,7 +14,9 @@
 #include "../graph/graph_cache.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
+#include "../stream/segment.h"
 #include "chunk.h"
+#include "gain.h"
 #include "rest.h"
 
 /* --- Resolve --------------------------------------------------------------- */
@@ -96,7 +98,9 @@ static void capture_budget(struct gs_stream *s)
 
 /* Ends the current segment of s: an exactly matched stable sequence is replayed
 ** as a graph; other held ops are issued eagerly, counted under reason (enum
-** gs_bail); the sequence is counted for learning.  Called locked. */
+** gs_bail); the sequence is counted for learning; each rule is told how the
+** segment ended (chunks, rests, the budget, the gain check), and the segment's
+** records begin anew where rest.c says (stream/segment.c).  Called locked. */
 void gs__resolve_locked(struct gs_stream *s, int reason)
 {
     struct gs_node *t = s->cur;
@@ -134,30 +138,16 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
     gs__chunks_drain_start(s, replayed ? busy : -1);
     if (t && s->clean) {
         gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
-        if (t->depth) {
-            s->new_segments = t->seen == 1 ? s->new_segments + 1 : 0;
-            s->dry_segments += !replayed;
-        }
+        if (t->depth)
+            gs__rest_learned(s, t->seen == 1, replayed);
     }
     if (s->resting && s->fp)
         gs__rested_segment(s); /* an empty segment (no op: fp 0) is no work that comes back */
     if (t && t->depth)
         capture_budget(s); /* a span counts learned segments, not empty ones */
-    /* Timed for the gain check: a learned segment that a synchronize ended, long
-    ** enough to be graphed (a shorter one is not worth the clock read). */
-    s->last_term = t && t->depth >= (uint32_t)gs__cfg.min_ops && s->clean && s->seg_start &&
-                           reason == GS_BAIL_BOUNDARY + GS_SYNC
-                       ? t
-                       : NULL;
-    s->last_start = s->seg_start;
-    s->last_how = replayed && !s->seg_resumed ? 1 : s->seg_held ? -1 : 0;
-    s->seg_held = 0;
-    s->seg_resumed = 0;
-    s->last_evicted = s->trie.evicted;
-    s->seg_start = 0;
+    gs__gain_segment_ended(s, t, reason, replayed);
     gs__chunks_end(s, replayed ? t : NULL, end_ns);
-    s->cur = gs__segment_start(s);
-    s->clean = 1;
+    gs__seg_begin(s, gs__segment_start(s)); /* rest.c: the root, or NULL while learning rests */
     gs__patches_reset(s);
 }
 

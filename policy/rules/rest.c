@@ -106,6 +106,12 @@ void gs__rested_segment(struct gs_stream *s)
     *e = fp | now;
 }
 
+void gs__rest_learned(struct gs_stream *s, int first_time, int replayed)
+{
+    s->new_segments = first_time ? s->new_segments + 1 : 0;
+    s->dry_segments += !replayed;
+}
+
 void gs__rest_forget(struct gs_stream *s)
 {
     s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;

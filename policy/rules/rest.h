@@ -35,6 +35,10 @@ struct gs_node *gs__segment_start(struct gs_stream *s);
 /* A segment that ended while learning rested: where it came back, learning
 ** resumes. */
 void gs__rested_segment(struct gs_stream *s);
+/* A learned segment of s ended: first_time, it came for the first time (the
+** run of new segments goes on, else it ends); replayed, it was replayed as a
+** graph (else the run of dry segments goes on).  Called locked. */
+void gs__rest_learned(struct gs_stream *s, int first_time, int replayed);
 /* s learns anew, as a new stream: no rest, no run of new or dry segments, no
 ** function known to rest with (its handle may name another now).  Called
 ** locked. */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "../stream/body.h"
-#include "../stream/issue.h"
+#include "../stream/segment.h"
 #include "../stream/stream.h"
 
 static pthread_t watchdog_thread;

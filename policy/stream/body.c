@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "body.h"
 
-#include "stream.h"
+#include "segment.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -257,10 +257,8 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
 
     if (kb) {
         if (kb->klen[b->pos] == len && memcmp(body_key(kb, b->pos), key, gs__body_cmp_len(len)) == 0) {
-            if (!b->held) {
-                s->seg_held = 1;
-                gs__set_hold(s, GS_HOLD_BODY);
-            }
+            if (!b->held)
+                gs__seg_hold_body(s);
             b->held++;
             s->ops_held++;
             if (++b->pos == kb->p) {
@@ -294,7 +292,7 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         gs__body_detect_reset(b);
         b->quiet = b->rest_len = 0;
         if (big_keys(b->active) && !GS_DROPPED(GS_RULE_BIG_BODY))
-            s->cur = NULL;
+            gs__seg_unlearned(s);
     } else if (++b->quiet >= GS_BODY_QUIET) {
         /* Work without loops pays for the search at every launch: rest, longer
         ** each time nothing is found in between. */

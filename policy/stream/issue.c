@@ -75,23 +75,6 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to)
     GS_PROF_STOP(GS_PROF_EAGER, t_all);
 }
 
-/* Issues the held ops eagerly (a body's whole bodies as graphs) and stops
-** holding, counting why.  Called locked. */
-void gs__flush(struct gs_stream *s, int reason)
-{
-    if (s->holding == GS_HOLD_BODY) {
-        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->body.held);
-        gs__body_flush(s, reason == GS_BAIL_WATCHDOG);
-        gs__nvtx_end();
-    } else {
-        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->cur->depth - s->chunk_depth);
-        gs__issue_held(s, s->cur);
-        gs__nvtx_end();
-        gs__set_hold(s, GS_HOLD_NONE);
-    }
-    s->bails[reason]++;
-}
-
 /* Launches the held ops up to node t (those past s->chunk_depth) as one graph:
 ** its graph as it is, or with the nodes of ops whose arguments differ set in
 ** place, or, where it has none yet (or one that is stale, of

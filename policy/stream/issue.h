@@ -10,8 +10,6 @@
 
 /* Before a staging buffer of s is overwritten: waits for the GPU to read it. */
 void gs__staging_wait(struct gs_stream *s);
-/* Issues the held ops eagerly and stops holding, counting why. */
-void gs__flush(struct gs_stream *s, int reason);
 /* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
 ** order; holding goes on after them. */
 void gs__issue_held(struct gs_stream *s, struct gs_node *to);

@@ -47,13 +47,13 @@ struct gs_stream {
     int usable;               /* the engine may hold its ops */
     int app_capturing;        /* the program captures this stream */
     int holding;              /* GS_HOLD_TRIE: the ops on cur's path past chunk_depth are held;
-                              ** GS_HOLD_BODY: body.held ops of the loop body are */
+                              ** GS_HOLD_BODY: body.held ops of the loop body are (segment.h) */
     int resting;              /* learning rests (below) */
-    struct gs_node *cur;      /* the segment's path so far; NULL: not learned */
+    struct gs_node *cur;      /* the segment's path so far; NULL: not learned (segment.h) */
     uint64_t fp;              /* the resting segment's fingerprint (below) */
     CUfunction rest_f; /* the function of the last launch resting_launch() took (its layout known) */
     uint64_t ops_seen, ops_held; /* for the report */
-    uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait */
+    uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait; 0: none */
     uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
     int chunks_off;           /* the segment passed a place of chunk_idle: no more chunks by count */
     int seg_held;             /* the segment open now held an op (its start: seg_start, below) */
@@ -79,16 +79,16 @@ struct gs_stream {
     uint8_t chunk_shift;      /* a slow host's chunks are GRAPHSHIM_CHUNK_MAX >> chunk_shift ops */
     uint8_t drain_votes;      /* synchronizes in a row that found the GPU busy (rule drain) */
     int clean;                /* every op of the segment issued so far succeeded */
-    _Atomic uint64_t held_since; /* monotonic ns of the first held op; 0: none */
+    _Atomic uint64_t held_since; /* monotonic ns of the first op held now; 0: none */
 
     /* Timing of segments that end in a synchronize, for the gain check: when the
-    ** segment now open began, and the one that ended last. */
+    ** segment now open began (segment.h), and the one that ended last (gain.c). */
     uint64_t seg_start;
     struct gs_node *last_term;
     uint64_t last_start, last_evicted;
     int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
     int seg_resumed;          /* the segment open now held ops again after held ones went out
-                              ** before its end (entry/hold.c) */
+                              ** before its end (segment.c) */
     uint64_t whole_replays;   /* replays of segments held from start to end (watchdog.c) */
 
     /* Work that never repeats: after GRAPHSHIM_REST_AFTER segments in a row that
@@ -222,26 +222,6 @@ static inline struct gs_stream *gs__stream_get(CUstream handle)
 extern atomic_int gs__watchdog_idle;
 void gs__watchdog_wake(void);
 
-/* s holds work from time t on, for the watchdog (held_since), and wakes the
-** watchdog where it sleeps.  The store, then the load, in that order: the
-** watchdog's barrier makes one of them see the other (rules/watchdog.c). */
-static inline void gs__held_from(struct gs_stream *s, uint64_t t)
-{
-    atomic_store_explicit(&s->held_since, t, memory_order_relaxed);
-    atomic_signal_fence(memory_order_seq_cst);
-    if (GS_UNLIKELY(atomic_load_explicit(&gs__watchdog_idle, memory_order_relaxed)))
-        gs__watchdog_wake();
-}
-
-/* s holds nothing now but goes on holding (an early chunk took what it held):
-** the watchdog's and the chunks' clocks stop, and the next held op starts
-** them again (entry/hold.c).  Called locked. */
-static inline void gs__held_none(struct gs_stream *s)
-{
-    s->chunk_since = 0;
-    atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
-}
-
 /* Learns the stream's context and flags; called locked. */
 void gs__stream_ready(struct gs_stream *s);
 /* The stream held ops of s are issued to from this thread. */
@@ -249,10 +229,6 @@ CUstream gs__issue_stream(const struct gs_stream *s);
 /* Makes s's context current for the engine's own calls; returns the previous one. */
 CUcontext gs__enter_ctx(const struct gs_stream *s);
 void gs__leave_ctx(const struct gs_stream *s, CUcontext prev);
-/* s begins holding work (mode GS_HOLD_TRIE or GS_HOLD_BODY) or stops
-** (GS_HOLD_NONE): the one writer of s->holding, which keeps the counts of
-** holding streams and the watchdog's clock with it.  Called locked. */
-void gs__set_hold(struct gs_stream *s, int mode);
 /* Visits every stream state, under the table lock and the state's lock. */
 void gs__each_stream(void (*fn)(struct gs_stream *, void *), void *arg);
 

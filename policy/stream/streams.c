@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../graph/graph_cache.h"
+#include "segment.h"
 
 /* --- Stream states ------------------------------------------------------- */
 
@@ -52,11 +53,10 @@ static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
     s->key = key;
     s->kind = kind;
     s->ctx_id = -1;
-    s->clean = 1;
     s->trie.drop = gs__graph_drop_node;
     s->trie.drop_arg = s;
     s->graphs.lock = &s->lock;
-    s->cur = &s->trie.root;
+    gs__seg_rewind(s);
     s->id = nstreams++;
     s->next = gs__all_streams;
     gs__all_streams = s;
@@ -203,21 +203,6 @@ void gs__leave_ctx(const struct gs_stream *s, CUcontext prev)
 {
     if (prev != s->ctx)
         GS_REAL(cuCtxSetCurrent)(prev);
-}
-
-void gs__set_hold(struct gs_stream *s, int mode)
-{
-    int on = mode != GS_HOLD_NONE;
-
-    s->holding = mode;
-    if (s->kind == GS_STREAM_LEGACY)
-        atomic_fetch_add(&gs__legacy_holding, on ? 1 : -1);
-    else if (s->blocking)
-        atomic_fetch_add(&gs__blocking_holding, on ? 1 : -1);
-    if (on)
-        gs__held_from(s, gs__now_ns());
-    else
-        atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
 }
 
 /* For the report: visits every stream state, under the table lock. */

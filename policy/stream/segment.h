@@ -1,0 +1,131 @@
+/*
+** segment.h: a stream's segment, the ops between two boundaries, and the one
+** owner of what records it (segment.c for the rarer steps): the current node
+** (cur), whether every op of it succeeded (clean), what it held (seg_held,
+** seg_resumed), when it began to be timed (seg_start), and the holding marks.
+** No other file writes these fields (scripts/owners); the rules decide, and
+** the segment's functions below record what they decided.
+**
+** Holding.  s->holding alone answers "does s hold work?": GS_HOLD_NONE, or
+** GS_HOLD_TRIE (the ops on cur's path past chunk_depth are held), or
+** GS_HOLD_BODY (body.held ops of a loop body are).  Two clocks go with it, and
+** are nonzero only while it holds: held_since, the watchdog's (when the oldest
+** op held now was held; 0 where an early chunk took every held op), and
+** chunk_since, the early chunks' (the same time, in the tree only).
+**
+** Every function here is called with s locked.
+*/
+#ifndef GS_SEGMENT_H
+#define GS_SEGMENT_H
+
+#include "stream.h"
+
+/* --- The holding marks ----------------------------------------------------- */
+
+/* s holds work from time t on, for the watchdog (held_since), and wakes the
+** watchdog where it sleeps.  The store, then the load, in that order: the
+** watchdog's barrier makes one of them see the other (rules/watchdog.c). */
+static inline void gs__held_from(struct gs_stream *s, uint64_t t)
+{
+    atomic_store_explicit(&s->held_since, t, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (GS_UNLIKELY(atomic_load_explicit(&gs__watchdog_idle, memory_order_relaxed)))
+        gs__watchdog_wake();
+}
+
+/* s begins holding work (mode GS_HOLD_TRIE or GS_HOLD_BODY) or stops
+** (GS_HOLD_NONE): the one writer of s->holding, which keeps the counts of
+** holding streams (the legacy rule's) and the clocks with it. */
+static inline void gs__set_hold(struct gs_stream *s, int mode)
+{
+    int on = mode != GS_HOLD_NONE;
+
+    s->holding = mode;
+    if (s->kind == GS_STREAM_LEGACY)
+        atomic_fetch_add(&gs__legacy_holding, on ? 1 : -1);
+    else if (s->blocking)
+        atomic_fetch_add(&gs__blocking_holding, on ? 1 : -1);
+    if (on) {
+        gs__held_from(s, gs__now_ns());
+    } else {
+        s->chunk_since = 0;
+        atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+    }
+}
+
+/* An early chunk took every op s held in its tree, and holding goes on: both
+** clocks stop, and the next held op starts them (gs__seg_clocks_start). */
+static inline void gs__held_none(struct gs_stream *s)
+{
+    s->chunk_since = 0;
+    atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+}
+
+/* The first op s holds in its tree after an early chunk: the clocks start. */
+static inline void gs__seg_clocks_start(struct gs_stream *s)
+{
+    s->chunk_since = gs__now_ns();
+    gs__held_from(s, s->chunk_since);
+}
+
+/* --- The segment ----------------------------------------------------------- */
+
+/* The segment goes on at node n of the tree (the op just learned or held). */
+static inline void gs__seg_advance(struct gs_stream *s, struct gs_node *n)
+{
+    s->cur = n;
+}
+
+/* The segment is not learned from here on (cur NULL): the program captures,
+** or a loop body's keys are too big for the tree. */
+static inline void gs__seg_unlearned(struct gs_stream *s)
+{
+    s->cur = NULL;
+}
+
+/* An op of the segment failed: the segment is no learned sequence. */
+static inline void gs__seg_failed(struct gs_stream *s)
+{
+    s->clean = 0;
+    s->cur = NULL;
+}
+
+/* The tree of s is new or was emptied: the segment goes on from its root, as
+** if every op so far had succeeded. */
+static inline void gs__seg_rewind(struct gs_stream *s)
+{
+    s->cur = &s->trie.root;
+    s->clean = 1;
+}
+
+/* The gain check times a segment from its first op, where it may come to be a
+** sequence long enough to be graphed: an op the tree knows (c), and has seen
+** followed (a segment of one launch and a synchronize reads no clock). */
+static inline void gs__seg_timed_from(struct gs_stream *s, const struct gs_node *c)
+{
+    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 && (c->nchildren || gs__cfg.min_ops <= 1))
+        s->seg_start = gs__now_ns();
+}
+
+/* s, holding nothing, begins to hold the ops of a loop body (stream/body.c). */
+static inline void gs__seg_hold_body(struct gs_stream *s)
+{
+    s->seg_held = 1;
+    gs__set_hold(s, GS_HOLD_BODY);
+}
+
+/* s, holding nothing, begins to hold ops of its tree after cur.  1 where the
+** segment held ops before that went out before its end (it resumes: the caller
+** places its chunks as after one that ended at cur), 0 otherwise. */
+int gs__seg_hold_tree(struct gs_stream *s);
+
+/* The segment ended (rules/resolve.c, which sent its held work out and counted
+** it): the next one begins at start (the tree's root, or NULL where learning
+** rests), clean, nothing held or timed yet. */
+void gs__seg_begin(struct gs_stream *s, struct gs_node *start);
+
+/* Issues the held ops eagerly (a loop body's whole bodies as graphs) and stops
+** holding, counting why (enum gs_bail). */
+void gs__flush(struct gs_stream *s, int reason);
+
+#endif
