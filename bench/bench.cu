@@ -48,6 +48,9 @@
 //                               that repeats too rarely to pay for its graphs)
 //   h2d_pinned h2d_pageable     4 KiB H2D copy in, 20 tiny kernels, D2H out (pinned)
 //   cublas                      cublasSgemm 128x128x128 + an elementwise kernel
+//   gemm4096                    four cublasSgemm 4096x4096x4096 + an elementwise
+//                               kernel: a GPU-bound step (milliseconds of GPU time
+//                               for 5 launches), where holding can only delay
 //   loop1                       one tiny kernel 1000 times, the same arguments each
 //                               time, then the synchronize (a timing loop)
 //   body5                       5 different tiny kernels, 200 times back to back
@@ -150,6 +153,7 @@ struct Work {
     bool copies = false, pageable = false, norepeat = false, rare = false, gemm = false, slowhost = false;
     bool mixing = false, scalars = false; // the bench_mix workloads; scalars: arguments change
     int repeat = 1, sets = 1;             // runs of the k kernels per iteration; rotation sets
+    int gemm_m = 128, gemms = 1;          // cublas, gemm4096: matrix size, products per iteration
     long long slow_ns = 10000;            // slowhost, balanced: GPU time of a kernel
     bool growing = false;                 // loopvar: repeat grows by one every iteration
     bool big = false;                     // large32k
@@ -189,7 +193,7 @@ struct Work {
                 hin[i] = (float)i / 1024.0f;
         }
         if (gemm) {
-            const int m = 128;
+            const int m = gemm_m;
             CK(cudaMalloc(&a, m * m * sizeof(float)));
             CK(cudaMalloc(&b, m * m * sizeof(float)));
             CK(cudaMalloc(&c, m * m * sizeof(float)));
@@ -335,13 +339,14 @@ struct Work {
         if (copies)
             CK(cudaMemcpyAsync(x, hin, 1024 * sizeof(float), cudaMemcpyHostToDevice, s));
         if (gemm) {
-            const int m = 128;
+            const int m = gemm_m;
             const float one = 1.0f, zero = 0.0f;
-            if (cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, a, m, b, m, &zero, c, m) !=
-                CUBLAS_STATUS_SUCCESS) {
-                fprintf(stderr, "cublasSgemm failed\n");
-                exit(1);
-            }
+            for (int g = 0; g < gemms; g++)
+                if (cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, a, m, b, m, &zero, c, m) !=
+                    CUBLAS_STATUS_SUCCESS) {
+                    fprintf(stderr, "cublasSgemm failed\n");
+                    exit(1);
+                }
             bench_axpb<<<(m * m + 255) / 256, 256, 0, s>>>(c, 0.5f, 0.25f, m * m);
         }
         if (big) {
@@ -416,6 +421,8 @@ int main(int argc, char **argv)
         w.copies = w.pageable = true;
     else if (n == "cublas")
         w.gemm = true, w.k = 0;
+    else if (n == "gemm4096")
+        w.gemm = true, w.k = 0, w.gemm_m = 4096, w.gemms = 4;
     else if (n == "loop1")
         w.mixing = true, w.k = 1, w.repeat = 1000;
     else if (n == "body5")

@@ -139,6 +139,7 @@ run_workload balanced 100 bench balanced
 run_workload h2d_pinned 500 bench h2d_pinned
 run_workload h2d_pageable 500 bench h2d_pageable
 run_workload cublas 500 bench cublas
+run_workload gemm4096 20 bench gemm4096 # GPU-bound: about 10 ms of GPU time an iteration
 run_workload loop1 50 bench loop1     # 1000 launches an iteration
 run_workload body5 50 bench body5     # 1000 launches an iteration
 run_workload loopvar 50 bench loopvar # 1000 to 1999 launches, never the same count twice

@@ -27,7 +27,8 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
     X(warmup, "GRAPHSHIM_WARMUP", GS_KNOB_INT, 2, 1, 1000000,                         \
       "identical occurrences of a sequence before it is stable and may be graphed")  \
     X(min_ops, "GRAPHSHIM_MIN_OPS", GS_KNOB_INT, 2, 1, 1000000,                       \
-      "sequences shorter than this many ops are never graphed")                      \
+      "sequences shorter than this many ops are never graphed, but on trial "     \
+      "(GRAPHSHIM_SHORT_TRIAL)")                                                     \
     X(max_graphs, "GRAPHSHIM_MAX_GRAPHS", GS_KNOB_INT, 256, 1, 1000000,               \
       "graph executables kept at most; the least recently used goes first")          \
     X(max_defer_us, "GRAPHSHIM_MAX_DEFER_US", GS_KNOB_INT, 2000, 1, 100000000,        \
@@ -68,6 +69,12 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "runs it eagerly for good where three in four of 8 replays took more than 10% " \
       "longer than eager, and then three in four of 8 replays in a trial, each "    \
       "judged against an eager run just before it")                                  \
+    X(short_trial, "GRAPHSHIM_SHORT_TRIAL", GS_KNOB_BOOL, 1, 0, 1,                      \
+      "1: with the gain check on, a sequence shorter than GRAPHSHIM_MIN_OPS that a " \
+      "synchronize ends (a launch and a synchronize: a residual read back every "  \
+      "iteration) is graphed on trial and kept only where its replays take no "    \
+      "longer than its eager runs (three in four of 8 replays, and of 8 trial "    \
+      "pairs); 0: such sequences are never graphed")                                \
     X(nvtx, "GRAPHSHIM_NVTX", GS_KNOB_BOOL, 1, 0, 1,                                  \
       "1 marks replays, early chunks, captures and bails as NVTX ranges in the "    \
       "domain graphshim, for a tool that listens (Nsight Systems, or any "          \

@@ -199,9 +199,9 @@ void gs__trie_unstable(struct gs_node *n)
     n->ungraphable = 1;
 }
 
-int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns)
+int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict)
 {
-    return eager_ns && replay_ns * 100 > eager_ns * 110;
+    return eager_ns && replay_ns * 100 > eager_ns * (strict ? 100 : 110);
 }
 
 int gs__gain_verdict(uint32_t slow, uint32_t n)

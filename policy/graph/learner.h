@@ -144,13 +144,14 @@ void gs__trie_eager_once(struct gs_node *n);
 void gs__trie_restrain(struct gs_node *root, long warmup);
 
 /* Does the graph of a sequence pay?  Each replay is timed against the sequence's
-** eager time; a replay is slow when it took more than 10% longer.  A window of n
-** replays with `slow` slow ones says: 1 (keep the graph), 0 (at least three in four
-** were slow), or -1 (too few replays to say).  Single slow replays (a descheduled
+** eager time; a replay is slow when it took more than 10% longer (strict: a
+** sequence on trial, shorter than GRAPHSHIM_MIN_OPS, when it took longer at
+** all).  A window of n replays with `slow` slow ones says: 1 (keep the graph),
+** 0 (at least three in four were slow), or -1 (too few replays to say).  Single slow replays (a descheduled
 ** thread, a garbage collection in the program) do not count against a graph that
 ** pays.  A window that says 0 starts a paired trial (rules/gain.c), whose pairs are
 ** judged the same way. */
-int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns);
+int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict);
 int gs__gain_verdict(uint32_t slow, uint32_t n);
 #define GS_GAIN_REPLAYS 8
 #define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */

@@ -35,7 +35,7 @@ static void no_gain(struct gs_stream *s, struct gs_node *t)
 /* Counts a timed replay of t, d ns long, in its window or trial. */
 static void replay_timed(struct gs_node *t, uint64_t d)
 {
-    t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d);
+    t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d, t->depth < (uint32_t)gs__cfg.min_ops);
     t->replay_n++;
 }
 
@@ -155,7 +155,7 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
 {
     /* Timed: a learned segment that a synchronize ended, long enough to be
     ** graphed (a shorter one is not worth the clock read). */
-    s->last_term = t && t->depth >= (uint32_t)gs__cfg.min_ops && s->clean && s->seg_start &&
+    s->last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->clean && s->seg_start &&
                            reason == GS_BAIL_BOUNDARY + GS_SYNC
                        ? t
                        : NULL;

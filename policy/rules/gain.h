@@ -12,6 +12,15 @@
 ** be graphed, it is timed when the synchronize returns.  Called locked, before
 ** the segment's records are reset (stream/segment.h). */
 void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, int replayed);
+/* The fewest ops a sequence that a segment ending for reason (enum gs_bail)
+** completes needs to become stable: GRAPHSHIM_MIN_OPS, or 1 where a synchronize
+** ended it and the gain check times it (GRAPHSHIM_SHORT_TRIAL: a shorter
+** sequence is graphed on trial, and kept only where its replays are no slower
+** than its eager runs). */
+static inline long gs__gain_min_ops(int reason)
+{
+    return gs__cfg.short_trial && gs__cfg.gain_check && reason == GS_BAIL_BOUNDARY + GS_SYNC ? 1 : gs__cfg.min_ops;
+}
 /* s forgets the segment it was to time (its tree or graphs go).  Called locked. */
 void gs__gain_forget(struct gs_stream *s);
 /* After a stream synchronize returned successfully: the segment it ended is timed. */

@@ -137,7 +137,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
     }
     gs__chunks_drain_start(s, replayed ? busy : -1);
     if (t && s->clean) {
-        gs__trie_ended(t, gs__warmup(s), gs__cfg.min_ops);
+        gs__trie_ended(t, gs__warmup(s), gs__gain_min_ops(reason));
         if (t->depth)
             gs__rest_learned(s, t->seen == 1, replayed);
     }

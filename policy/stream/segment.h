@@ -100,10 +100,12 @@ static inline void gs__seg_rewind(struct gs_stream *s)
 
 /* The gain check times a segment from its first op, where it may come to be a
 ** sequence long enough to be graphed: an op the tree knows (c), and has seen
-** followed (a segment of one launch and a synchronize reads no clock). */
+** followed, or one alone on trial (GRAPHSHIM_SHORT_TRIAL: a segment of one launch
+** and a synchronize whose graph did not pay reads no clock). */
 static inline void gs__seg_timed_from(struct gs_stream *s, const struct gs_node *c)
 {
-    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 && (c->nchildren || gs__cfg.min_ops <= 1))
+    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 &&
+        (c->nchildren || gs__cfg.min_ops <= 1 || (gs__cfg.short_trial && !c->ungraphable)))
         s->seg_start = gs__now_ns();
 }
 

@@ -92,6 +92,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_inited;
 static int g_drv_version = FAKE_DRIVER_VERSION_DEFAULT;
 static long g_graph_launch_us;
+static long g_launch_us;               /* FAKECUDA_LAUNCH_US: the host's time per kernel launch */
 static long g_capture_us, g_ctx_sync_us;
 static long g_kernel_us;                 /* FAKECUDA_KERNEL_US: the GPU's time per kernel */
 static _Atomic unsigned long long g_gpu_until; /* monotonic ns when the GPU is done */
@@ -138,6 +139,8 @@ static void once_init(void)
     if (v && *v) g_drv_version = atoi(v);
     const char *gl = getenv("FAKECUDA_GRAPH_LAUNCH_US");
     if (gl && *gl) g_graph_launch_us = atol(gl);
+    const char *lu = getenv("FAKECUDA_LAUNCH_US");
+    if (lu && *lu) g_launch_us = atol(lu);
     const char *cu = getenv("FAKECUDA_CAPTURE_US");
     if (cu && *cu) g_capture_us = atol(cu);
     const char *cs = getenv("FAKECUDA_CTX_SYNC_US");
@@ -901,6 +904,8 @@ CUresult stream_submit(struct stream *s, struct node *tmpl)
     CUresult rc = node_run(tmpl);
     node_payload_free(tmpl);
     UNLOCK();
+    if (!rc && tmpl->type == CU_GRAPH_NODE_TYPE_KERNEL) /* FAKECUDA_LAUNCH_US: not into a capture */
+        fake_spend_us(g_launch_us);
     return rc;
 }
 

@@ -206,6 +206,38 @@ Test(engine, short_sequences_are_not_graphed)
     cr_assert_eq(replays_with("single", (const char *[]){"GRAPHSHIM_MIN_OPS=1", NULL}, "8", NULL), 8 - 2);
 }
 
+Test(engine, a_lone_launch_is_graphed_where_its_graph_is_faster)
+{
+    const char *dear_launches[] = {"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_LAUNCH_US=300", NULL};
+    const char *no_trial[] = {"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_LAUNCH_US=300", "GRAPHSHIM_SHORT_TRIAL=0", NULL};
+    char *report;
+
+    /* One launch and a synchronize an iteration (a residual read back), each
+    ** launch 300 us of the host's time, a graph's launch none: graphed on
+    ** trial from the third iteration, its replays faster, kept; run eagerly
+    ** twice more once, after its first window (timed warm).  Without the
+    ** trial, never graphed. */
+    long n = replays_with("single", dear_launches, "40", &report);
+    cr_assert_null(strstr(report, "no-gain"), "%s", report);
+    cr_assert_geq(n, 40 - 2 - 2 - 1, "%s", report);
+    free(report);
+    cr_assert_eq(replays_with("single", no_trial, "40", NULL), 0);
+}
+
+Test(engine, a_lone_launch_whose_graph_is_slower_runs_eagerly)
+{
+    char *report;
+
+    /* The same with launches at no cost and each graph launch 300 us: the first
+    ** replay builds the graph, a window of 8 finds the replays slower than the
+    ** eager runs, 8 trial pairs do too, and the sequence runs eagerly for good. */
+    long n = replays_with("single", (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_GRAPH_LAUNCH_US=300", NULL},
+                          "40", &report);
+    cr_assert(strstr(report, "\"no-gain\": 1"), "%s", report);
+    cr_assert_eq(n, 1 + 8 + 8, "%s", report);
+    free(report);
+}
+
 Test(engine, alternating_pointers_are_patched_into_one_graph)
 {
     char *report;

@@ -242,9 +242,9 @@ ParameterizedTest(struct prog *p, faults, graphshims_failed_calls_change_nothing
 ** output of every program whose graphs launch, so its comparison sees lost work.
 ** Three scenarios are blind to it, and said so here: their graphs compute what
 ** the program never reads (rare: copies into a buffer it never shows) or what
-** it has already (quiet-then-loop: values past the float range; setup-then-loop:
-** the same values each iteration). */
-static const char *const blind[] = {"rare", "quiet-then-loop", "setup-then-loop", NULL};
+** it has already (quiet-then-loop: values past the float range; setup-then-loop
+** and single: the same values each iteration). */
+static const char *const blind[] = {"rare", "quiet-then-loop", "setup-then-loop", "single", NULL};
 
 ParameterizedTestParameters(faults, lost_graph_work_shows_in_every_programs_output)
 {

@@ -269,11 +269,14 @@ Test(learner, restrain_keeps_graphs_that_pay)
 
 Test(learner, gain_verdict)
 {
-    cr_assert_eq(gs__gain_slow(1000, 500), 0);         /* twice as fast */
-    cr_assert_eq(gs__gain_slow(1000, 1100), 0);        /* within 10% */
-    cr_assert_eq(gs__gain_slow(1000, 1110), 1);        /* slower */
-    cr_assert_eq(gs__gain_slow(841000, 1267000), 1);
-    cr_assert_eq(gs__gain_slow(0, 1267000), 0);        /* no eager time */
+    cr_assert_eq(gs__gain_slow(1000, 500, 0), 0);      /* twice as fast */
+    cr_assert_eq(gs__gain_slow(1000, 1100, 0), 0);     /* within 10% */
+    cr_assert_eq(gs__gain_slow(1000, 1110, 0), 1);     /* slower */
+    cr_assert_eq(gs__gain_slow(841000, 1267000, 0), 1);
+    cr_assert_eq(gs__gain_slow(0, 1267000, 0), 0);     /* no eager time */
+    cr_assert_eq(gs__gain_slow(1000, 1000, 1), 0);     /* on trial: as fast */
+    cr_assert_eq(gs__gain_slow(1000, 1010, 1), 1);     /* on trial: any slower */
+    cr_assert_eq(gs__gain_slow(0, 1010, 1), 0);
     cr_assert_eq(gs__gain_verdict(7, 7), -1);          /* too few replays */
     cr_assert_eq(gs__gain_verdict(0, 8), 1);
     cr_assert_eq(gs__gain_verdict(5, 8), 1);           /* a few slow ones: noise */
