@@ -53,6 +53,7 @@ struct gs_node {
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t patched;        /* launches of exec that needed new parameters first */
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
+    uint64_t eager_issue_ns; /* of that, the host's: first op to the synchronize's call */
     uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check);
                              ** in a trial, of replay_n pairs */
     uint32_t replay_n;

@@ -86,6 +86,7 @@ struct gs_stream {
     uint64_t seg_start;
     struct gs_node *last_term;
     uint64_t last_start, last_evicted;
+    uint64_t last_issued;     /* when the synchronize that ended it was called */
     int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
     int seg_resumed;          /* the segment open now held ops again after held ones went out
                               ** before its end (segment.c) */

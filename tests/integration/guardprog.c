@@ -387,6 +387,27 @@ static void single(int iters)
     }
 }
 
+/* A GPU-bound step (run it with FAKECUDA_KERNEL_US in the milliseconds): three
+** launches, the host working 200 us after each, then a synchronize.  Eagerly the
+** GPU begins with the first launch; held, only at the synchronize. */
+static void gpubound(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    struct timespec nap = {0, 200000};
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        nanosleep(&nap, NULL);
+        axpb(s, x);
+        nanosleep(&nap, NULL);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* A host that works between launches: held ops wait long for their boundary,
 ** so they go out early in chunks.  Every fifth iteration the last op differs,
 ** after the chunks went out. */
@@ -2065,7 +2086,7 @@ static const struct {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind}, {"oom", oom}, {"oom-full", oom_full},
-    {"threads", threads},  {"single", single},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
+    {"threads", threads},  {"single", single},  {"gpubound", gpubound},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
