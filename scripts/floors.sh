@@ -13,7 +13,8 @@
 #      with "{" alone at column 0, as everywhere here);
 #   5. each field listed in scripts/owners is written only by the files listed
 #      as its owners (a write: assigned, incremented, decremented or stored
-#      atomically, through -> or .; fields are matched by name).
+#      atomically, through -> or ., also within a sub-struct; fields are
+#      matched by name).
 #
 # An edge A -> B is "A includes B" (#include "...", resolved as the compiler
 # does) or "A's object calls a function, or reads a variable, defined in B's
@@ -131,7 +132,8 @@ done
 
 # 5. Owners of fields.
 owners=$(dirname "$0")/owners
-lv='[A-Za-z_][A-Za-z0-9_]*(->|\.)'
+# A field's struct may be reached through others (n->chunk.chunk_votes).
+lv='([A-Za-z_][A-Za-z0-9_]*(->|\.))+'
 writes=$(while read -r field own; do
     case $field in '' | '#'*) continue ;; esac
     grep -nE "(->|\.)$field[[:space:]]*([-+*/|&^]?=[^=]|\+\+|--)|(\+\+|--)[[:space:]]*$lv$field([^][A-Za-z0-9_.-]|$)|atomic_(store|exchange|fetch_[a-z]+|compare_exchange_[a-z]+)(_explicit)?\(&$lv$field\b" \

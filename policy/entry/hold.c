@@ -15,6 +15,7 @@
 #include "../base/log.h"
 #include "../base/prof.h"
 #include "../graph/key.h"
+#include "../graph/staging.h"
 #include "../rules/chunk.h"
 #include "../rules/resolve.h"
 #include "../rules/rest.h"
@@ -160,12 +161,12 @@ static int admit(struct gs_stream *s, struct gs_node *c, void *key, int len, uin
     const struct gs_key *k = key;
 
     if (k->kind == GS_OP_H2D_PAGEABLE) {
-        if (!c->staging && GS_REAL(cuMemAllocHost_v2)(&c->staging, k->size) != CUDA_SUCCESS)
-            c->staging = NULL;
-        if (!c->staging)
+        void *buf = gs__staging_get(c, k->size);
+
+        if (!buf)
             return refuse(s);
         gs__staging_wait(s);
-        memcpy(c->staging, stage_src, k->size);
+        memcpy(buf, stage_src, k->size);
     }
     if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) && (same < 0 || gs__key_args_differ(&c->key, key))) {
         if (GS_UNLIKELY(!GS_DROPPED(GS_RULE_COPY_RANGE) &&

@@ -15,6 +15,7 @@
 #include "../base/config.h"
 #include "../base/nvtx.h"
 #include "../base/prof.h"
+#include "staging.h"
 
 struct exec_rec {
     struct gs_node *node;
@@ -214,10 +215,7 @@ void gs__graph_drop_exec(struct gs_node *n, void *stream)
 void gs__graph_drop_node(struct gs_node *n, void *stream)
 {
     gs__graph_drop_exec(n, stream);
-    if (n->staging) {
-        GS_REAL(cuMemFreeHost)(n->staging);
-        n->staging = NULL;
-    }
+    gs__staging_free(n);
 }
 
 void gs__graph_stats(struct gs_graph_stats *st)

@@ -145,7 +145,7 @@ struct path_ops {
     struct gs_node **path;
     const struct gs_key *const *keys;
     uint32_t from, to;
-    int staging, host;
+    int reads_staging, host;
     CUgraphNode *nodes;
 };
 
@@ -177,7 +177,7 @@ static CUresult issue_path(CUstream p, void *arg)
 
     for (uint32_t i = o->from; i < o->to && rc == CUDA_SUCCESS; i++) {
         rc = gs__key_issue(o->keys[i], p, o->path[i]->staging);
-        o->staging |= o->path[i]->staging != NULL;
+        o->reads_staging |= o->path[i]->staging != NULL;
         o->host |= gs__key_host_copy(o->keys[i]);
         if (rc == CUDA_SUCCESS && o->nodes && !(last = o->nodes[i - o->from] = captured_node(p, o->keys[i], last))) {
             free(o->nodes);
@@ -204,7 +204,7 @@ int gs__capture_path(struct gs_graphs *own, struct gs_node **path, const struct 
     if (!(e = instantiate(own, g, n, o.nodes)))
         return -1;
     e->from = from;
-    e->reads_staging = (uint8_t)o.staging;
+    e->reads_staging = (uint8_t)o.reads_staging;
     e->epoch = o.host ? atomic_load(&gs__mem_epoch) : 0;
     for (uint32_t i = from; i < to; i++)
         npatches += keys[i] != &path[i]->key;

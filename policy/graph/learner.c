@@ -184,7 +184,7 @@ static void restrain(struct gs_node *n, void *warmup)
         return;
     if (!n->exec && n->seen - n->seen_mark < *(long *)warmup)
         drop_stable(n);
-    else if (n->rebuilt && !n->gain_paid)
+    else if (n->rebuilt && !n->gain.gain_paid)
         gs__trie_relearn(n);
 }
 

@@ -21,6 +21,49 @@
 struct gs_exec;
 struct gs_kids;
 
+/* The per-node state of rules above the learner.  Each sub-struct is written by
+** its one rule alone (scripts/owners names it); the learner only zeroes it with
+** the node, and reads what its gain helpers need.  Field names are unique across
+** the structs scripts/owners lists, as its check matches them by name. */
+
+/* The watchdog's (rules/watchdog.c): read on every held op (GS_WATCHDOG_CUT). */
+struct gs_node_watchdog {
+    uint8_t watchdog_hits;   /* times in a row the watchdog issued work held up to here (GS_WATCHDOG_CUT) */
+    uint32_t watchdog_mark;  /* the stream's whole_replays at the last watchdog hit here */
+};
+
+/* Early chunks' (rules/chunk.c): read where holding begins or a chunk may end. */
+struct gs_node_chunk {
+    uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
+    uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
+    uint8_t chunk_idle;      /* a chunk ending here left the host less work to the segment's
+                             ** end than a graph launch costs: none ends here any more */
+    uint8_t chunk_end;       /* an early chunk ended here: holding may resume after it (entry/hold.c) */
+    uint32_t chunk_tail;     /* ops after this node to the segment's end, the last time
+                             ** an early chunk ending here was the segment's last */
+};
+
+/* The gain check's (rules/gain.c; gs__trie_restrain reads gain_paid): read at a
+** segment's end only. */
+struct gs_node_gain {
+    uint8_t gain_trial;      /* in the gain check's paired trial: its untimed eager runs, plus one (0: none) */
+    uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
+    uint8_t gain_backoff;    /* trials that kept its graph (at most GS_GAIN_BACKOFF_MAX) */
+    uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */
+    uint8_t gain_warm;       /* its eager time was measured again after the first replays */
+    uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
+    uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns;
+                             ** in a trial, of replay_n pairs */
+    uint32_t replay_n;
+    uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
+    uint64_t eager_issue_ns; /* of that, the host's: first op to the synchronize's call */
+};
+
+/* The learner's fields come first: those read on every op (the tree's links,
+** the key's sizes, the counts that say whether to hold) in the node's first
+** 80 bytes, then the watchdog's and the chunks' marks read on a held op; the
+** graph's and the gain check's state, read at a segment's end, after them; the
+** key, of variable length, last. */
 struct gs_node {
     struct gs_node *parent, *child, *sibling;
     struct gs_node *next;    /* the child last found or added: the op expected after this one */
@@ -36,38 +79,29 @@ struct gs_node {
     uint32_t stable_below;   /* stable sequences ending in this subtree, this node included */
     uint8_t stable;          /* this node ends a stable sequence */
     uint8_t ungraphable;     /* capturing or launching its graph failed once */
-    uint8_t watchdog_hits;   /* times in a row the watchdog issued work held up to here (GS_WATCHDOG_CUT) */
-    uint8_t chunk_votes;     /* times held work waited too long here; 2: launch early here */
-    uint8_t chunk_failed;    /* a graph ending here failed: never launch early here */
-    uint8_t chunk_idle;      /* a chunk ending here left the host less work to the segment's
-                             ** end than a graph launch costs: none ends here any more (rules/chunk.c) */
     uint8_t eager_once;      /* stable again at its next occurrence, which runs eagerly */
-    uint8_t gain_trial;      /* in the gain check's paired trial: its untimed eager runs, plus one (0: none) */
-    uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
-    uint8_t gain_backoff;    /* trials that kept its graph (at most GS_GAIN_BACKOFF_MAX) */
-    uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */
-    uint8_t gain_warm;       /* its eager time was measured again after the first replays */
-    uint8_t rebuilt;         /* its graph was built (instantiated or updated) for its last launch */
-    uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
-    uint8_t chunk_end;       /* an early chunk ended here: holding may resume after it (entry/hold.c) */
+    uint8_t rebuilt;         /* its graph was built (instantiated or updated) for its last launch
+                             ** (stream/issue.c, where it goes out) */
+    struct gs_node_watchdog watchdog;
+    struct gs_node_chunk chunk;
+    struct gs_exec *exec;    /* graph of ops of the path ending here (graph_cache.h), or NULL */
+    void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE (staging.h) */
     uint64_t replays;        /* graph launches of the sequence ending here */
     uint64_t patched;        /* launches of exec that needed new parameters first */
-    uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
-    uint64_t eager_issue_ns; /* of that, the host's: first op to the synchronize's call */
-    uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns (gain check);
-                             ** in a trial, of replay_n pairs */
-    uint32_t replay_n;
-    uint32_t watchdog_mark;  /* the stream's whole_replays at the last watchdog hit here */
     uint64_t last_used;      /* replay clock, for the graph cache */
-    struct gs_exec *exec;    /* graph of ops of the path ending here (graph_cache.h), or NULL */
-    uint32_t chunk_tail;     /* ops after this node to the segment's end, the last time
-                             ** an early chunk ending here was the segment's last (rules/chunk.c) */
-    void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE */
+    struct gs_node_gain gain;
     union {
         struct gs_key key;   /* len bytes, the key's variable part follows */
         max_align_t align_;
     };
 };
+
+/* The fields a held op reads (the learner's, the watchdog's and the chunks'
+** marks) lie in the node's first 96 bytes; a node's fixed part is as large as
+** before its rules' state was grouped. */
+_Static_assert(offsetof(struct gs_node, chunk) + sizeof(struct gs_node_chunk) <= 96,
+               "struct gs_node: fields read per held op past 96 bytes");
+_Static_assert(offsetof(struct gs_node, key) == 176, "struct gs_node: its fixed part changed size");
 
 struct gs_trie {
     struct gs_node root;     /* depth 0, no key */

@@ -72,12 +72,12 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
         if (gs__cfg.chunk_max && held == limit) {
             /* Two slow passes in a row: a fast host that stalls once in a while
             ** (descheduled) keeps its few long chunks. */
-            if (c->chunk_votes < 2) {
+            if (c->chunk.chunk_votes < 2) {
                 if (gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP) {
-                    c->chunk_votes = 0;
+                    c->chunk.chunk_votes = 0;
                     return 0;
                 }
-                if (++c->chunk_votes < 2)
+                if (++c->chunk.chunk_votes < 2)
                     return 0;
             }
             s->chunk_slow = 1; /* a chunk by the slow host's length (rule drain) */
@@ -86,11 +86,11 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
     }
     if (!gs__cfg.chunk_us)
         return 0;
-    if (c->chunk_votes >= 2)
+    if (c->chunk.chunk_votes >= 2)
         return 1;
     if (held & 3)
         return 0; /* the clock is read every fourth held op */
-    return gs__now_ns() - s->chunk_since >= (uint64_t)gs__cfg.chunk_us * 1000u && ++c->chunk_votes >= 2;
+    return gs__now_ns() - s->chunk_since >= (uint64_t)gs__cfg.chunk_us * 1000u && ++c->chunk.chunk_votes >= 2;
 }
 
 /* The segment's ops up to c went out, and the next chunk begins after c: as
@@ -103,8 +103,8 @@ static void chunk_placed(struct gs_stream *s, struct gs_node *c, int launched)
 {
     s->last_chunk = c->depth;
     s->last_chunk_ns = launched ? gs__now_ns() : 0;
-    if (c->chunk_votes >= 2 && c->chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
-        s->tail_at = c->depth + c->chunk_tail - GS_TAIL_OPS;
+    if (c->chunk.chunk_votes >= 2 && c->chunk.chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
+        s->tail_at = c->depth + c->chunk.chunk_tail - GS_TAIL_OPS;
 }
 
 /* Launches the held ops up to c as an early chunk: 0, or the failure of
@@ -117,12 +117,12 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
         uint64_t d = gs__now_ns() - t0;
         s->chunk_cost_ns = s->chunk_cost_ns ? (3 * s->chunk_cost_ns + d) / 4 : d;
         s->chunks++;
-        c->chunk_end = 1;
+        c->chunk.chunk_end = 1;
         chunk_placed(s, c, 1);
     } else if (rc == GS_NOT_KEPT) {
         chunk_placed(s, c, 0); /* its ops go out eagerly (gs__maybe_chunk) */
     } else if (rc != GS_CAPTURE_BUSY) {
-        c->chunk_failed = 1; /* its ops go out eagerly (gs__maybe_chunk), and from now on */
+        c->chunk.chunk_failed = 1; /* its ops go out eagerly (gs__maybe_chunk), and from now on */
         s->bails[GS_BAIL_GRAPH_FAILED]++;
     }
     return rc;
@@ -140,9 +140,9 @@ void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
         struct gs_node *c = end;
         while (c->depth > s->last_chunk)
             c = c->parent;
-        c->chunk_tail = end->depth - s->last_chunk;
+        c->chunk.chunk_tail = end->depth - s->last_chunk;
         if (s->last_chunk_ns && end_ns - s->last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
-            c->chunk_idle = 1;
+            c->chunk.chunk_idle = 1;
     }
     s->chunk_depth = 0;
     s->last_chunk = 0;
@@ -159,14 +159,14 @@ void gs__maybe_chunk(struct gs_stream *s)
     /* A place where the watchdog fired sends out what is held whatever its count
     ** (a single op eagerly). */
     if (!GS_WATCHDOG_CUT(c)) {
-        if (held < 2 || c->chunk_failed || s->chunks_off || !chunk_ends_here(s, c, held))
+        if (held < 2 || c->chunk.chunk_failed || s->chunks_off || !chunk_ends_here(s, c, held))
             return;
-        if (c->chunk_idle) {
+        if (c->chunk.chunk_idle) {
             s->chunks_off = 1;
             return;
         }
     }
-    if (held < 2 || c->chunk_failed || launch_chunk(s, c) != 0)
+    if (held < 2 || c->chunk.chunk_failed || launch_chunk(s, c) != 0)
         gs__issue_held(s, c);
     gs__held_none(s);
 }

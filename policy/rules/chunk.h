@@ -24,7 +24,7 @@ void gs__maybe_chunk(struct gs_stream *s);
 ** replace). */
 static inline int gs__chunks_resume_at(const struct gs_node *cur)
 {
-    return cur->chunk_end && !cur->chunk_idle && !GS_DROPPED(GS_RULE_RESUME);
+    return cur->chunk.chunk_end && !cur->chunk.chunk_idle && !GS_DROPPED(GS_RULE_RESUME);
 }
 
 /* Holding resumes after c, in a segment whose held ops went out before its end

@@ -17,7 +17,7 @@
 ** timed: its graph is kept for when it is stable again. */
 static void time_eagerly_again(struct gs_node *t)
 {
-    t->eager_ns = 0;
+    t->gain.eager_ns = 0;
     gs__trie_relearn(t);
 }
 
@@ -25,7 +25,7 @@ static void time_eagerly_again(struct gs_node *t)
 static void no_gain(struct gs_stream *s, struct gs_node *t)
 {
     gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in %u of %u trial pairs: "
-              "it runs eagerly from now on", t->depth, t->replay_slow, t->replay_n);
+              "it runs eagerly from now on", t->depth, t->gain.replay_slow, t->gain.replay_n);
     gs__trie_unstable(t);
     gs__graph_drop_exec(t, s);
     s->bails[GS_BAIL_NO_GAIN]++;
@@ -41,7 +41,8 @@ static void no_gain(struct gs_stream *s, struct gs_node *t)
 #define GS_GPU_BOUND 8
 static int gpu_bound(const struct gs_node *t)
 {
-    return !GS_DROPPED(GS_RULE_BUSY_GPU) && t->eager_issue_ns && t->eager_ns > GS_GPU_BOUND * t->eager_issue_ns;
+    return !GS_DROPPED(GS_RULE_BUSY_GPU) && t->gain.eager_issue_ns &&
+           t->gain.eager_ns > GS_GPU_BOUND * t->gain.eager_issue_ns;
 }
 
 /* Is t's graph judged strictly (a replay is slow where it took longer at all)?
@@ -54,8 +55,8 @@ static int judged_strictly(const struct gs_node *t)
 /* Counts a timed replay of t, d ns long, in its window or trial. */
 static void replay_timed(struct gs_node *t, uint64_t d)
 {
-    t->replay_slow += (uint32_t)gs__gain_slow(t->eager_ns, d, judged_strictly(t));
-    t->replay_n++;
+    t->gain.replay_slow += (uint32_t)gs__gain_slow(t->gain.eager_ns, d, judged_strictly(t));
+    t->gain.replay_n++;
 }
 
 /* A window of replays found t's graph slow: the sequence runs eagerly and
@@ -66,10 +67,10 @@ static void replay_timed(struct gs_node *t, uint64_t d)
 static void trial_start(struct gs_node *t)
 {
     gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in 3 of 4 replays or more: "
-              "a trial runs it eagerly and replayed in turn", t->depth, t->eager_ns / 1e3);
-    t->gain_trial = 1;
-    t->gain_paid = 0;
-    t->gain_fresh = 0;
+              "a trial runs it eagerly and replayed in turn", t->depth, t->gain.eager_ns / 1e3);
+    t->gain.gain_trial = 1;
+    t->gain.gain_paid = 0;
+    t->gain.gain_fresh = 0;
     gs__trie_eager_once(t);
 }
 
@@ -86,19 +87,19 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
         no_gain(s, t);
     } else if (v == 1) {
         gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in only %u of %u trial "
-                  "pairs: its graph is kept", t->depth, t->replay_slow, t->replay_n);
-        t->gain_paid = 1;
-        if (t->gain_backoff < GS_GAIN_BACKOFF_MAX)
-            t->gain_backoff++;
-        t->gain_skip = (uint8_t)((1u << t->gain_backoff) - 1);
+                  "pairs: its graph is kept", t->depth, t->gain.replay_slow, t->gain.replay_n);
+        t->gain.gain_paid = 1;
+        if (t->gain.gain_backoff < GS_GAIN_BACKOFF_MAX)
+            t->gain.gain_backoff++;
+        t->gain.gain_skip = (uint8_t)((1u << t->gain.gain_backoff) - 1);
     } else {
         gs__debug("a %u-op sequence's trial timed %u pairs, too few to judge: its graph is kept, untimed",
-                  t->depth, t->replay_n);
-        t->eager_ns = 0;
+                  t->depth, t->gain.replay_n);
+        t->gain.eager_ns = 0;
     }
-    t->gain_warm = 1; /* its eager time is fresh, or none */
-    t->gain_trial = 0;
-    t->replay_n = 0, t->replay_slow = 0;
+    t->gain.gain_warm = 1; /* its eager time is fresh, or none */
+    t->gain.gain_trial = 0;
+    t->gain.replay_n = 0, t->gain.replay_slow = 0;
 }
 
 /* A replay of t in its paired trial, d ns long, judged against the eager run
@@ -106,15 +107,15 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
 ** or once two of its eager runs went untimed. */
 static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
 {
-    if (t->gain_fresh)
+    if (t->gain.gain_fresh)
         replay_timed(t, d);
     else
-        t->gain_trial++;
-    t->gain_fresh = 0;
-    if (t->replay_n < GS_GAIN_REPLAYS && t->gain_trial < 3)
+        t->gain.gain_trial++;
+    t->gain.gain_fresh = 0;
+    if (t->gain.replay_n < GS_GAIN_REPLAYS && t->gain.gain_trial < 3)
         gs__trie_eager_once(t);
     else
-        trial_end(s, t, gs__gain_verdict(t->replay_slow, t->replay_n));
+        trial_end(s, t, gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n));
 }
 
 /* After a synchronize returned: the segment of s that ended at it took from its
@@ -136,37 +137,37 @@ static void segment_timed(struct gs_stream *s)
     d = gs__now_ns() - s->last_start;
     if (s->last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
-        t->eager_ns = d;
-        t->eager_issue_ns = s->last_issued - s->last_start;
-        t->gain_fresh = 1;
+        t->gain.eager_ns = d;
+        t->gain.eager_issue_ns = s->last_issued - s->last_start;
+        t->gain.gain_fresh = 1;
         return;
     }
-    if (s->last_how != 1 || t->replays <= 1 || !t->eager_ns)
+    if (s->last_how != 1 || t->replays <= 1 || !t->gain.eager_ns)
         return;
-    gs__debug("a %u-op sequence took %.1f us replayed (%.1f us eagerly)", t->depth, d / 1e3, t->eager_ns / 1e3);
-    if (t->gain_trial) {
+    gs__debug("a %u-op sequence took %.1f us replayed (%.1f us eagerly)", t->depth, d / 1e3, t->gain.eager_ns / 1e3);
+    if (t->gain.gain_trial) {
         trial_replay(s, t, d);
         return;
     }
     replay_timed(t, d);
-    v = gs__gain_verdict(t->replay_slow, t->replay_n);
+    v = gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n);
     if (v == 1)
-        t->gain_paid = 1;
+        t->gain.gain_paid = 1;
     if (v < 0)
         return; /* the window goes on */
-    t->replay_n = 0, t->replay_slow = 0; /* a fresh window: the program may change pace */
-    if (v == 0 && !t->gain_skip) {
+    t->gain.replay_n = 0, t->gain.replay_slow = 0; /* a fresh window: the program may change pace */
+    if (v == 0 && !t->gain.gain_skip) {
         trial_start(t);
         return;
     }
-    if (t->gain_skip)
-        t->gain_skip--;
-    if (!t->gain_warm) {
+    if (t->gain.gain_skip)
+        t->gain.gain_skip--;
+    if (!t->gain.gain_warm) {
         /* The eager time came from the program's first iterations, often slower
         ** than later ones (caches, allocators, a library's tuning), which makes
         ** any graph look fast: once, after the first window, it is timed again,
         ** warm. */
-        t->gain_warm = 1;
+        t->gain.gain_warm = 1;
         if (gpu_bound(t))
             trial_start(t); /* its eager runs timed warm, each beside a replay */
         else

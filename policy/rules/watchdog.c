@@ -94,11 +94,11 @@ static void *watchdog(void *arg)
                     gs__body_watchdog(s); /* counts its hits itself */
                 } else {
                     struct gs_node *n = s->cur;
-                    if (n->watchdog_mark != (uint32_t)s->whole_replays)
-                        n->watchdog_hits = 0; /* a segment replayed whole since the last hit here */
-                    n->watchdog_mark = (uint32_t)s->whole_replays;
-                    if (n->watchdog_hits < GS_WATCHDOG_HITS)
-                        n->watchdog_hits++;
+                    if (n->watchdog.watchdog_mark != (uint32_t)s->whole_replays)
+                        n->watchdog.watchdog_hits = 0; /* a segment replayed whole since the last hit here */
+                    n->watchdog.watchdog_mark = (uint32_t)s->whole_replays;
+                    if (n->watchdog.watchdog_hits < GS_WATCHDOG_HITS)
+                        n->watchdog.watchdog_hits++;
                     gs__flush(s, GS_BAIL_WATCHDOG);
                 }
             }

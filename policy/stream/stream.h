@@ -156,7 +156,7 @@ _Static_assert(offsetof(struct gs_stream, body) == 128, "struct gs_stream: hot f
 ** out as soon as it reaches the node (rules/watchdog.c).  Its hits never change after:
 ** no work stays held there for the watchdog to find. */
 #define GS_WATCHDOG_HITS 2
-#define GS_WATCHDOG_CUT(n) ((n)->watchdog_hits >= GS_WATCHDOG_HITS)
+#define GS_WATCHDOG_CUT(n) ((n)->watchdog.watchdog_hits >= GS_WATCHDOG_HITS)
 
 /* Times a sequence of s must be seen before it is graphed: GRAPHSHIM_WARMUP, or
 ** more where its graphs did not pay for their capture (the capture budget,

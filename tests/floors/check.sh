@@ -3,8 +3,8 @@
 # copies of its sources with one fault each, where it must fail: an include that
 # goes up a floor, a circle of includes, a file over 400 lines, a folder without
 # a floor, a function over 80 lines, and fields of scripts/owners written by a
-# file that does not own them (assigned, incremented, stored atomically).  The
-# objects (for the calls) are the build's own.
+# file that does not own them (assigned, incremented, stored atomically, also
+# through a node's sub-struct).  The objects (for the calls) are the build's own.
 #
 #   bash tests/floors/check.sh [BUILD]
 set -u -o pipefail
@@ -69,5 +69,13 @@ fresh
 sed -i '0,/^{$/s//{\n    atomic_store_explicit(\&s->held_since, 0, memory_order_relaxed);/' "$tmp/policy/rules/watchdog.c"
 expect "a field stored atomically by a file that does not own it" "policy/rules/watchdog.c:[0-9]* writes held_since"
 
-[ $fails = 0 ] && echo "floors check: 8 faults, each found"
+fresh
+sed -i '0,/^{$/s//{\n    ++s->cur->chunk.chunk_votes;/' "$tmp/policy/rules/gain.c"
+expect "a node's rule field incremented through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk_votes"
+
+fresh
+sed -i '0,/^{$/s//{\n    s->cur->staging = NULL;/' "$tmp/policy/stream/release.c"
+expect "a node's staging buffer set outside its room" "policy/stream/release.c:[0-9]* writes staging"
+
+[ $fails = 0 ] && echo "floors check: 10 faults, each found"
 exit $fails

@@ -240,9 +240,9 @@ Test(learner, restrain_keeps_graphs_that_pay)
     cr_assert(unpaid->stable && paid->stable && cached->stable && nograph->stable);
     cr_assert_eq(t.root.stable_below, 4);
     unpaid->exec = paid->exec = cached->exec = exec;
-    unpaid->rebuilt = 1, unpaid->gain_paid = 0;
-    paid->rebuilt = 1, paid->gain_paid = 1;
-    cached->rebuilt = 0, cached->gain_paid = 0;
+    unpaid->rebuilt = 1, unpaid->gain.gain_paid = 0;
+    paid->rebuilt = 1, paid->gain.gain_paid = 1;
+    cached->rebuilt = 0, cached->gain.gain_paid = 0;
 
     gs__trie_restrain(&t.root, 4);
     cr_assert(paid->stable, "a rebuilt graph that pays was dropped");
