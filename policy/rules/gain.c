@@ -21,17 +21,6 @@ static void time_eagerly_again(struct gs_node *t)
     gs__trie_relearn(t);
 }
 
-/* The graph of t runs eagerly for good (no-gain). */
-static void no_gain(struct gs_stream *s, struct gs_node *t)
-{
-    gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in %u of %u trial pairs: "
-              "it runs eagerly from now on", t->depth, t->gain.replay_slow, t->gain.replay_n);
-    gs__trie_unstable(t);
-    gs__graph_drop_exec(t, s);
-    s->bails[GS_BAIL_NO_GAIN]++;
-    gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
-}
-
 /* Did t's eager run keep the GPU busy GS_GPU_BOUND times as long as the host
 ** took to issue it (rule busy-gpu)?  Its graph can save the GPU no more than a
 ** few gaps between kernels, while holding made the GPU start late by the issue
@@ -52,6 +41,23 @@ static int judged_strictly(const struct gs_node *t)
     return t->depth < (uint32_t)gs__cfg.min_ops || gpu_bound(t);
 }
 
+/* How much longer a replay took to count as slow, in words for the debug log. */
+static const char *slow_words(const struct gs_node *t)
+{
+    return judged_strictly(t) ? "longer" : "more than 10% longer";
+}
+
+/* The graph of t runs eagerly for good (no-gain). */
+static void no_gain(struct gs_stream *s, struct gs_node *t)
+{
+    gs__debug("a %u-op sequence took %s replayed than eagerly in %u of %u trial pairs: it runs eagerly from now on",
+              t->depth, slow_words(t), t->gain.replay_slow, t->gain.replay_n);
+    gs__trie_unstable(t);
+    gs__graph_drop_exec(t, s);
+    s->bails[GS_BAIL_NO_GAIN]++;
+    gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
+}
+
 /* Counts a timed replay of t, d ns long, in its window or trial. */
 static void replay_timed(struct gs_node *t, uint64_t d)
 {
@@ -59,15 +65,20 @@ static void replay_timed(struct gs_node *t, uint64_t d)
     t->gain.replay_n++;
 }
 
-/* A window of replays found t's graph slow: the sequence runs eagerly and
-** replayed in turn, and each replay is judged against the eager run just before
-** it (trial_replay): a program that changes pace (a busy host for a while, a
-** heap that grows) changes both alike, where a window of replays judged against
-** one earlier eager time would see the change as the graph's. */
-static void trial_start(struct gs_node *t)
+/* A window of replays found t's graph slow, or t keeps a busy GPU (gpu_bound)
+** and its first window ended: the sequence runs eagerly and replayed in turn,
+** and each replay is judged against the eager run just before it
+** (trial_replay): a program that changes pace (a busy host for a while, a heap
+** that grows) changes both alike, where a window of replays judged against one
+** earlier eager time would see the change as the graph's. */
+static void trial_start(struct gs_node *t, int slow)
 {
-    gs__debug("a %u-op sequence took more than 10%% longer than its %.1f us eagerly in 3 of 4 replays or more: "
-              "a trial runs it eagerly and replayed in turn", t->depth, t->gain.eager_ns / 1e3);
+    if (slow)
+        gs__debug("a %u-op sequence took %s than its %.1f us eagerly in 3 of 4 replays or more: "
+                  "a trial runs it eagerly and replayed in turn", t->depth, slow_words(t), t->gain.eager_ns / 1e3);
+    else
+        gs__debug("a %u-op sequence kept the GPU busy %d times as long as the host took to issue it: "
+                  "a trial runs it eagerly and replayed in turn", t->depth, GS_GPU_BOUND);
     t->gain.gain_trial = 1;
     t->gain.gain_paid = 0;
     t->gain.gain_fresh = 0;
@@ -86,8 +97,8 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
     if (v == 0) {
         no_gain(s, t);
     } else if (v == 1) {
-        gs__debug("a %u-op sequence took more than 10%% longer replayed than eagerly in only %u of %u trial "
-                  "pairs: its graph is kept", t->depth, t->gain.replay_slow, t->gain.replay_n);
+        gs__debug("a %u-op sequence took %s replayed than eagerly in only %u of %u trial pairs: its graph is kept",
+                  t->depth, slow_words(t), t->gain.replay_slow, t->gain.replay_n);
         t->gain.gain_paid = 1;
         if (t->gain.gain_backoff < GS_GAIN_BACKOFF_MAX)
             t->gain.gain_backoff++;
@@ -157,7 +168,7 @@ static void segment_timed(struct gs_stream *s)
         return; /* the window goes on */
     t->gain.replay_n = 0, t->gain.replay_slow = 0; /* a fresh window: the program may change pace */
     if (v == 0 && !t->gain.gain_skip) {
-        trial_start(t);
+        trial_start(t, 1);
         return;
     }
     if (t->gain.gain_skip)
@@ -169,7 +180,7 @@ static void segment_timed(struct gs_stream *s)
         ** warm. */
         t->gain.gain_warm = 1;
         if (gpu_bound(t))
-            trial_start(t); /* its eager runs timed warm, each beside a replay */
+            trial_start(t, 0); /* its eager runs timed warm, each beside a replay */
         else
             time_eagerly_again(t);
     }
