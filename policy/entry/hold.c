@@ -222,9 +222,9 @@ static int not_held(struct gs_stream *s, struct gs_node *c, void *key, int len, 
         gs__seg_advance(s, c ? c : gs__trie_add(&s->trie, s->cur, key, (uint32_t)len, cmp));
     else if (s->resting) /* learning rests: the segment's fingerprint */
         s->fp = gs__shape_mix_key(s->fp, key);
-    /* Not the tree's: perhaps the body of a loop.  The tree goes on learning the
-    ** segment through the ops a body holds. */
-    if (gs__cfg.body_ops && gs__body_op(s, key, (uint32_t)len))
+    /* Not the tree's: perhaps a loop body's (not while a sequence runs eagerly to
+    ** be timed, gain.c).  The tree goes on learning through the ops a body holds. */
+    if (gs__cfg.body_ops && !s->timing_eager && gs__body_op(s, key, (uint32_t)len))
         return GS_OP_HELD;
     return GS_OP_ISSUE;
 }

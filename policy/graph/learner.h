@@ -52,6 +52,7 @@ struct gs_node_gain {
     uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */
     uint8_t gain_warm;       /* its eager time was measured again after the first replays */
     uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
+    uint8_t gain_asked;      /* replayed before any eager run was timed, it was run eagerly once to be */
     uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns;
                              ** in a trial, of replay_n pairs */
     uint32_t replay_n;

@@ -13,12 +13,31 @@
 #include "../graph/graph_cache.h"
 #include "chunk.h"
 
-/* The sequence ending at t runs eagerly again (GRAPHSHIM_WARMUP times), to be
+/* The next n segments of s run their ops eagerly where the tree does not
+** hold them: no loop body holds them either, or an eager run of a sequence
+** whose ops repeat (four equal matrix products) would be held as a body, and
+** never timed. */
+static void time_eagerly(struct gs_stream *s, uint32_t n)
+{
+    if (s->timing_eager < n)
+        s->timing_eager = n;
+}
+
+/* The sequence ending at t runs eagerly again (its warmup's times), to be
 ** timed: its graph is kept for when it is stable again. */
-static void time_eagerly_again(struct gs_node *t)
+static void time_eagerly_again(struct gs_stream *s, struct gs_node *t)
 {
     t->gain.eager_ns = 0;
     gs__trie_relearn(t);
+    time_eagerly(s, (uint32_t)gs__warmup(s) + 1);
+}
+
+/* The sequence ending at t runs eagerly once, to be timed (stable again at its
+** end). */
+static void time_eagerly_once(struct gs_stream *s, struct gs_node *t)
+{
+    gs__trie_eager_once(t);
+    time_eagerly(s, 2);
 }
 
 /* Did t's eager run keep the GPU busy GS_GPU_BOUND times as long as the host
@@ -71,7 +90,7 @@ static void replay_timed(struct gs_node *t, uint64_t d)
 ** (trial_replay): a program that changes pace (a busy host for a while, a heap
 ** that grows) changes both alike, where a window of replays judged against one
 ** earlier eager time would see the change as the graph's. */
-static void trial_start(struct gs_node *t, int slow)
+static void trial_start(struct gs_stream *s, struct gs_node *t, int slow)
 {
     if (slow)
         gs__debug("a %u-op sequence took %s than its %.1f us eagerly in 3 of 4 replays or more: "
@@ -82,7 +101,7 @@ static void trial_start(struct gs_node *t, int slow)
     t->gain.gain_trial = 1;
     t->gain.gain_paid = 0;
     t->gain.gain_fresh = 0;
-    gs__trie_eager_once(t);
+    time_eagerly_once(s, t);
 }
 
 /* Ends t's paired trial, whose pairs said v (gs__gain_verdict).  A graph found
@@ -107,6 +126,7 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
         gs__debug("a %u-op sequence's trial timed %u pairs, too few to judge: its graph is kept, untimed",
                   t->depth, t->gain.replay_n);
         t->gain.eager_ns = 0;
+        t->gain.gain_asked = 1; /* and not run eagerly to be timed (never_timed) */
     }
     t->gain.gain_warm = 1; /* its eager time is fresh, or none */
     t->gain.gain_trial = 0;
@@ -124,9 +144,21 @@ static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
         t->gain.gain_trial++;
     t->gain.gain_fresh = 0;
     if (t->gain.replay_n < GS_GAIN_REPLAYS && t->gain.gain_trial < 3)
-        gs__trie_eager_once(t);
+        time_eagerly_once(s, t);
     else
         trial_end(s, t, gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n));
+}
+
+/* A replay of t, which was never timed eagerly: its eager runs were held (the
+** search for loop bodies found its repeated ops while it was learned).  Once,
+** it runs eagerly to be timed, the search off. */
+static void never_timed(struct gs_stream *s, struct gs_node *t)
+{
+    if (t->gain.gain_asked)
+        return;
+    gs__debug("a %u-op sequence was never timed eagerly: it runs eagerly once, to be timed", t->depth);
+    t->gain.gain_asked = 1;
+    time_eagerly_once(s, t);
 }
 
 /* After a synchronize returned: the segment of s that ended at it took from its
@@ -153,8 +185,12 @@ static void segment_timed(struct gs_stream *s)
         t->gain.gain_fresh = 1;
         return;
     }
-    if (s->last_how != 1 || t->replays <= 1 || !t->gain.eager_ns)
+    if (s->last_how != 1 || t->replays <= 1)
         return;
+    if (!t->gain.eager_ns) {
+        never_timed(s, t);
+        return;
+    }
     gs__debug("a %u-op sequence took %.1f us replayed (%.1f us eagerly)", t->depth, d / 1e3, t->gain.eager_ns / 1e3);
     if (t->gain.gain_trial) {
         trial_replay(s, t, d);
@@ -168,7 +204,7 @@ static void segment_timed(struct gs_stream *s)
         return; /* the window goes on */
     t->gain.replay_n = 0, t->gain.replay_slow = 0; /* a fresh window: the program may change pace */
     if (v == 0 && !t->gain.gain_skip) {
-        trial_start(t, 1);
+        trial_start(s, t, 1);
         return;
     }
     if (t->gain.gain_skip)
@@ -180,9 +216,9 @@ static void segment_timed(struct gs_stream *s)
         ** warm. */
         t->gain.gain_warm = 1;
         if (gpu_bound(t))
-            trial_start(t, 0); /* its eager runs timed warm, each beside a replay */
+            trial_start(s, t, 0); /* its eager runs timed warm, each beside a replay */
         else
-            time_eagerly_again(t);
+            time_eagerly_again(s, t);
     }
 }
 
@@ -198,6 +234,8 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     s->last_issued = s->last_term ? gs__now_ns() : 0;
     s->last_how = replayed && !s->seg_resumed ? 1 : s->seg_held ? -1 : 0;
     s->last_evicted = s->trie.evicted;
+    if (s->timing_eager)
+        s->timing_eager--;
 }
 
 void gs__gain_forget(struct gs_stream *s)

@@ -88,6 +88,8 @@ struct gs_stream {
     uint64_t last_start, last_evicted;
     uint64_t last_issued;     /* when the synchronize that ended it was called */
     int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
+    uint32_t timing_eager;    /* segments still to end whose ops no loop body may hold: a
+                              ** sequence runs eagerly to be timed (gain.c) */
     int seg_resumed;          /* the segment open now held ops again after held ones went out
                               ** before its end (segment.c) */
     uint64_t whole_replays;   /* replays of segments held from start to end (watchdog.c) */

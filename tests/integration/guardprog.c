@@ -408,6 +408,29 @@ static void gpubound(int iters)
     }
 }
 
+/* The same step whose products are one kernel four times with the same
+** arguments (a GPU-bound step of equal matrix products): in its first
+** iterations, before the sequence is stable, the search for loop bodies finds
+** the four and holds them. */
+static void gpubound_body(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    struct timespec nap = {0, 100000};
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        for (int k = 0; k < 4; k++) {
+            nanosleep(&nap, NULL);
+            axpb(s, x);
+        }
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* A host that works between launches: held ops wait long for their boundary,
 ** so they go out early in chunks.  Every fifth iteration the last op differs,
 ** after the chunks went out. */
@@ -2086,7 +2109,7 @@ static const struct {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind}, {"oom", oom}, {"oom-full", oom_full},
-    {"threads", threads},  {"single", single},  {"gpubound", gpubound},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
+    {"threads", threads},  {"single", single},  {"gpubound", gpubound},  {"gpubound-body", gpubound_body},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
