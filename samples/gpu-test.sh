@@ -224,8 +224,10 @@ copy_args       cu  eq  >0   -
 # fewer than 32); sum(ops * replays) equals ops_replayed when the stream had no
 # bail (every op of a replayed segment went out as a graph, in early chunks or
 # the last launch), and is at most it otherwise; ops_replayed <= ops_held <= ops;
-# hit_rate and launches_saved (where the report has it per stream) as defined.
-# The totals are the streams' sums, bails by reason included, and a graph was
+# hit_rate and launches_saved (where the report has it per stream) as defined;
+# the rows' graph_launches (at least each row's replays) add up to at most the
+# stream's replays + chunks, their nodes_set to at most its nodes_patched, and
+# their eager_us and replay_us, where present, are positive.  The totals are the streams' sums, bails by reason included, and a graph was
 # captured for every replayed row.  With ITERS (a program that ends one segment
 # per iteration, each a sequence of its own: tiny_stream): the rows' seen add up
 # to ITERS, and each row ran at least GRAPHSHIM_WARMUP (2) times before replaying.
@@ -281,7 +283,7 @@ for s in S:
     nrows += len(rows)
     if v["replays"] > 0 and not rows:
         bad.append("%s: %d replays but no sequence rows" % (sid, v["replays"]))
-    rsum = opsrep = 0
+    rsum = opsrep = glsum = nssum = 0
     for i, q in enumerate(rows):
         rid = "%s row %d" % (sid, i)
         o, seen, rep, saved = num(q, "ops"), num(q, "seen"), num(q, "replays"), num(q, "launches_saved")
@@ -297,6 +299,14 @@ for s in S:
             bad.append("%s: %d replays of a %d-op sequence (GRAPHSHIM_MIN_OPS is 2)" % (rid, rep, o))
         if iters and rep and seen - rep < 2:
             bad.append("%s: replayed %d of %d times: fewer than 2 warm-up runs" % (rid, rep, seen))
+        gl, ns = num(q, "graph_launches"), num(q, "nodes_set")
+        if gl is not None and gl < rep:
+            bad.append("%s: graph_launches %d < replays %d" % (rid, gl, rep))
+        glsum += gl or 0
+        nssum += ns or 0
+        for k in ("eager_us", "replay_us"):
+            if k in q and not (isinstance(q[k], (int, float)) and q[k] > 0):
+                bad.append("%s: %s is %r" % (rid, k, q[k]))
         rsum += rep
         opsrep += o * rep
         seen_sum += seen
@@ -305,6 +315,10 @@ for s in S:
         bad.append("%s: rows' replays add up to %d, the stream has %d" % (sid, rsum, v["replays"]))
     if len(rows) < 32 and not sb and opsrep != v["ops_replayed"]:
         bad.append("%s: sum of ops * replays over rows is %d, ops_replayed %d (no bails)" % (sid, opsrep, v["ops_replayed"]))
+    if v["chunks"] is not None and glsum > v["replays"] + v["chunks"]:
+        bad.append("%s: rows' graph_launches add up to %d > replays + chunks %d" % (sid, glsum, v["replays"] + v["chunks"]))
+    if num(s, "nodes_patched") is not None and nssum > num(s, "nodes_patched"):
+        bad.append("%s: rows' nodes_set add up to %d > nodes_patched %d" % (sid, nssum, num(s, "nodes_patched")))
     if opsrep > v["ops_replayed"]:
         bad.append("%s: sum of ops * replays over rows %d > ops_replayed %d" % (sid, opsrep, v["ops_replayed"]))
 for k in keys + (["chunks"] if all_chunks else []):

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,6 +344,13 @@ static long long count_of(const struct jv *o, const char *key)
     return v && v->type == J_NUM && v->is_uint ? (long long)v->u : -1;
 }
 
+/* The number at key of object o, or NAN where there is none. */
+static double num_of(const struct jv *o, const char *key)
+{
+    const struct jv *v = get(o, key);
+    return v && v->type == J_NUM ? v->num : NAN;
+}
+
 /* --- The sum of the reports ------------------------------------------------- */
 
 /* The counters of totals, in the report's order; those from NREQUIRED on are
@@ -371,6 +379,8 @@ struct stream_row {
 struct seq_row {
     const char *file, *handle, *graph;
     long long ops, seen, replays, saved;
+    long long graph_launches, nodes_set; /* -1: the report has none (earlier versions) */
+    double host_us, eager_us, replay_us, saved_us; /* NAN: not in the report (not measured) */
 };
 
 /* One report of a job: its process's rank and what it gained. */
@@ -495,6 +505,12 @@ static int add_report(struct sum *t, const char *file, const struct jv *r)
             sr->seen = count_of(q, "seen");
             sr->replays = count_of(q, "replays");
             sr->saved = count_of(q, "launches_saved");
+            sr->graph_launches = count_of(q, "graph_launches");
+            sr->nodes_set = count_of(q, "nodes_set");
+            sr->host_us = num_of(q, "graph_host_us");
+            sr->eager_us = num_of(q, "eager_us");
+            sr->replay_us = num_of(q, "replay_us");
+            sr->saved_us = num_of(q, "saved_us");
         }
     }
     return 0;
@@ -673,6 +689,46 @@ static void print_job(struct sum *t)
 
 #define MAX_ROWS 20
 
+/* v into buf with one decimal, or "-" where the report has none (NAN). */
+static const char *cell(char *buf, size_t size, double v)
+{
+    if (isnan(v))
+        return "-";
+    snprintf(buf, size, "%.1f", v);
+    return buf;
+}
+
+/* Count n into buf, or "-" where the report has none (-1). */
+static const char *count_cell(char *buf, size_t size, long long n)
+{
+    if (n < 0)
+        return "-";
+    snprintf(buf, size, "%lld", n);
+    return buf;
+}
+
+/* The sequences ranked by launches saved, with what their graph launches cost
+** and their times where measured ("-": not measured, or an earlier report). */
+static void print_seqs(struct sum *t)
+{
+    qsort(t->seqs, (size_t)t->nseqs, sizeof *t->seqs, by_seq_saved);
+    printf("\nsequences by launches saved (%d)\n", t->nseqs);
+    printf("  %4s %15s %8s %8s %6s  %-8s %14s %9s %13s %10s %10s %12s  %-16s %s\n", "rank", "launches_saved",
+           "replays", "seen", "ops", "graph", "graph_launches", "nodes_set", "graph_host_us", "eager_us", "replay_us",
+           "saved_us", "stream", "report");
+    for (int i = 0; i < t->nseqs && i < MAX_ROWS; i++) {
+        const struct seq_row *s = &t->seqs[i];
+        char c[6][32];
+        printf("  %4d %15lld %8lld %8lld %6lld  %-8s %14s %9s %13s %10s %10s %12s  %-16s %s\n", i + 1, s->saved,
+               s->replays, s->seen, s->ops, s->graph,
+               count_cell(c[0], sizeof c[0], s->graph_launches), count_cell(c[1], sizeof c[1], s->nodes_set),
+               cell(c[2], sizeof c[2], s->host_us), cell(c[3], sizeof c[3], s->eager_us),
+               cell(c[4], sizeof c[4], s->replay_us), cell(c[5], sizeof c[5], s->saved_us), s->handle, s->file);
+    }
+    if (t->nseqs > MAX_ROWS)
+        printf("  ... %d more\n", t->nseqs - MAX_ROWS);
+}
+
 static void print_table(struct sum *t, const char *label, int job)
 {
     long long *v = t->totals, bails = 0;
@@ -712,17 +768,7 @@ static void print_table(struct sum *t, const char *label, int job)
     if (bound)
         printf("  * at most: this report has no per-stream chunks (ops replayed less replays)\n");
 
-    qsort(t->seqs, (size_t)t->nseqs, sizeof *t->seqs, by_seq_saved);
-    printf("\nsequences by launches saved (%d)\n", t->nseqs);
-    printf("  %4s %15s %8s %8s %6s  %-8s %-16s %s\n", "rank", "launches_saved", "replays", "seen", "ops", "graph",
-           "stream", "report");
-    for (int i = 0; i < t->nseqs && i < MAX_ROWS; i++) {
-        const struct seq_row *s = &t->seqs[i];
-        printf("  %4d %15lld %8lld %8lld %6lld  %-8s %-16s %s\n", i + 1, s->saved, s->replays, s->seen, s->ops,
-               s->graph, s->handle, s->file);
-    }
-    if (t->nseqs > MAX_ROWS)
-        printf("  ... %d more\n", t->nseqs - MAX_ROWS);
+    print_seqs(t);
 
     qsort(t->bails, (size_t)t->nbails, sizeof *t->bails, by_count);
     for (int i = 0; i < t->nbails; i++)

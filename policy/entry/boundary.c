@@ -133,7 +133,7 @@ static void retire_row(struct gs_node *n, void *arg)
 {
     struct gs_stream *s = arg;
     if (gs__trie_reported(n) && s->nretired < GS_RETIRED_MAX)
-        s->retired[s->nretired++] = (struct gs_seq_row){n->depth, n->seen, n->replays, n->patched};
+        s->retired[s->nretired++] = gs__seq_row(n);
 }
 
 /* Destroys the graphs kept for s; with learned, also forgets its sequences, whose

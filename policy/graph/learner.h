@@ -44,7 +44,7 @@ struct gs_node_chunk {
 };
 
 /* The gain check's (rules/gain.c; gs__trie_restrain reads gain_paid): read at a
-** segment's end only. */
+** segment's end, and by the report. */
 struct gs_node_gain {
     uint8_t gain_trial;      /* in the gain check's paired trial: its untimed eager runs, plus one (0: none) */
     uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
@@ -58,13 +58,26 @@ struct gs_node_gain {
     uint32_t replay_n;
     uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
     uint64_t eager_issue_ns; /* of that, the host's: first op to the synchronize's call */
+    /* For the report: what the check measured, never cleared. */
+    uint64_t eager_last_ns;  /* the last eager time measured (eager_ns: 0 while it is to be measured again) */
+    uint64_t timed_sum_ns;   /* the time of its timed replays, first op to synchronize, in all */
+    uint64_t timed_replays;  /* its replays timed so (not the first, which built its graph) */
+};
+
+/* What its replays' graph launches cost (the segment's owner's: gs__seg_cost_settle,
+** stream/segment.h, where a segment that replayed the sequence ends; its early
+** chunks and its last graph): read by the report only. */
+struct gs_node_cost {
+    uint64_t graph_launches; /* graph launches of the segments that replayed it */
+    uint64_t nodes_set;      /* nodes set in place before them */
+    uint64_t driver_ns;      /* host ns in the driver setting those nodes and launching those graphs */
 };
 
 /* The learner's fields come first: those read on every op (the tree's links,
 ** the key's sizes, the counts that say whether to hold) in the node's first
 ** 80 bytes, then the watchdog's and the chunks' marks read on a held op; the
-** graph's and the gain check's state, read at a segment's end, after them; the
-** key, of variable length, last. */
+** graph's and the gain check's state, read at a segment's end, and the cost of
+** its replays, after them; the key, of variable length, last. */
 struct gs_node {
     struct gs_node *parent, *child, *sibling;
     struct gs_node *next;    /* the child last found or added: the op expected after this one */
@@ -91,6 +104,7 @@ struct gs_node {
     uint64_t patched;        /* launches of exec that needed new parameters first */
     uint64_t last_used;      /* replay clock, for the graph cache */
     struct gs_node_gain gain;
+    struct gs_node_cost cost;
     union {
         struct gs_key key;   /* len bytes, the key's variable part follows */
         max_align_t align_;
@@ -98,11 +112,12 @@ struct gs_node {
 };
 
 /* The fields a held op reads (the learner's, the watchdog's and the chunks'
-** marks) lie in the node's first 96 bytes; a node's fixed part is as large as
-** before its rules' state was grouped. */
+** marks) lie in the node's first 96 bytes; a node's fixed part is 224 bytes,
+** which a change of it must mean (every node of a tree, GS_TRIE_MAX_BYTES in
+** all, pays it). */
 _Static_assert(offsetof(struct gs_node, chunk) + sizeof(struct gs_node_chunk) <= 96,
                "struct gs_node: fields read per held op past 96 bytes");
-_Static_assert(offsetof(struct gs_node, key) == 176, "struct gs_node: its fixed part changed size");
+_Static_assert(offsetof(struct gs_node, key) == 224, "struct gs_node: its fixed part changed size");
 
 struct gs_trie {
     struct gs_node root;     /* depth 0, no key */

@@ -98,23 +98,39 @@ static void json_bails(FILE *f, const uint64_t *bails)
     fprintf(f, "}");
 }
 
-static void json_row(struct out *o, uint32_t ops, uint32_t seen, uint64_t replays, uint64_t patched,
-                     const char *graph)
+/* A sequence's times, each where it was measured: no key otherwise. */
+static void json_times(FILE *f, const struct gs_seq_row *r)
+{
+    if (r->eager_ns)
+        fprintf(f, ", \"eager_us\": %.1f", (double)r->eager_ns / 1e3);
+    if (r->timed_replays)
+        fprintf(f, ", \"replay_us\": %.1f", gs__seq_replay_us(r));
+    if (r->eager_ns && r->timed_replays)
+        fprintf(f, ", \"saved_us\": %.1f", gs__seq_saved_us(r));
+}
+
+static void json_row(struct out *o, const struct gs_seq_row *r, const char *graph)
 {
     if (o->nseq++ >= 32)
         return;
     fprintf(o->f, "%s\n        {\"ops\": %u, \"seen\": %u, \"replays\": %llu, \"launches_saved\": %llu, "
-            "\"patched\": %llu, \"graph\": %s}",
-            o->first ? "" : ",", ops, seen, (unsigned long long)replays,
-            (unsigned long long)(replays * (ops - 1)), (unsigned long long)patched, graph);
+            "\"patched\": %llu, \"graph\": %s, \"graph_launches\": %llu, \"nodes_set\": %llu, "
+            "\"graph_host_us\": %.1f",
+            o->first ? "" : ",", r->ops, r->seen, (unsigned long long)r->replays,
+            (unsigned long long)(r->replays * (r->ops - 1)), (unsigned long long)r->patched, graph,
+            (unsigned long long)r->cost.graph_launches, (unsigned long long)r->cost.nodes_set,
+            (double)r->cost.driver_ns / 1e3);
+    json_times(o->f, r);
+    fputc('}', o->f);
     o->first = 0;
 }
 
 static void json_sequence(struct gs_node *n, void *arg)
 {
-    if (gs__trie_reported(n))
-        json_row(arg, n->depth, n->seen, n->replays, n->patched,
-                 n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
+    if (gs__trie_reported(n)) {
+        struct gs_seq_row r = gs__seq_row(n);
+        json_row(arg, &r, n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
+    }
 }
 
 static void json_body(void *arg, const struct gs_body_row *r)
@@ -148,8 +164,7 @@ static void json_stream(struct gs_stream *s, void *arg)
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
     for (uint32_t i = 0; i < s->nretired; i++)
-        json_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays, s->retired[i].patched,
-                 "\"dropped\"");
+        json_row(&seq, &s->retired[i], "\"dropped\"");
     fprintf(o->f, "%s], \"bodies\": [", seq.first ? "" : "\n      ");
     seq.first = 1;
     gs__body_rows(s, json_body, &seq);
@@ -195,18 +210,41 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
 
 /* --- Text ------------------------------------------------------------------ */
 
-static void text_row(struct out *o, uint32_t ops, uint32_t seen, uint64_t replays, const char *graph)
+/* A time of us microseconds into buf, for people: in us below a millisecond. */
+static const char *text_time(char *buf, size_t size, double us)
 {
+    int small = us > -1e3 && us < 1e3;
+
+    snprintf(buf, size, small ? "%.1f us" : "%.1f ms", small ? us : us / 1e3);
+    return buf;
+}
+
+static void text_row(struct out *o, const struct gs_seq_row *r, const char *graph)
+{
+    char host[32], eager[32] = "-", replay[32] = "-", saved[32] = "-"; /* "-": not measured */
+
     if (o->nseq++ >= 8)
         return;
-    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s\n", ops, seen,
-            (unsigned long long)replays, graph);
+    if (r->eager_ns)
+        text_time(eager, sizeof eager, (double)r->eager_ns / 1e3);
+    if (r->timed_replays)
+        text_time(replay, sizeof replay, gs__seq_replay_us(r));
+    if (r->eager_ns && r->timed_replays) {
+        saved[0] = '~'; /* an estimate */
+        text_time(saved + 1, sizeof saved - 1, gs__seq_saved_us(r));
+    }
+    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s; %llu graph launches, %llu nodes set, "
+            "%s in the driver; eager %s, replay %s, saved %s\n", r->ops, r->seen, (unsigned long long)r->replays,
+            graph, (unsigned long long)r->cost.graph_launches, (unsigned long long)r->cost.nodes_set,
+            text_time(host, sizeof host, (double)r->cost.driver_ns / 1e3), eager, replay, saved);
 }
 
 static void text_sequence(struct gs_node *n, void *arg)
 {
-    if (gs__trie_reported(n))
-        text_row(arg, n->depth, n->seen, n->replays, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
+    if (gs__trie_reported(n)) {
+        struct gs_seq_row r = gs__seq_row(n);
+        text_row(arg, &r, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
+    }
 }
 
 static void text_body(void *f, const struct gs_body_row *r)
@@ -236,8 +274,7 @@ static void text_stream(struct gs_stream *s, void *arg)
                     gs__bail_name(b, buf, sizeof buf));
     gs__trie_walk(&s->trie.root, text_sequence, &seq);
     for (uint32_t i = 0; i < s->nretired; i++)
-        text_row(&seq, s->retired[i].ops, s->retired[i].seen, s->retired[i].replays,
-                 "graph dropped (stream, context or module gone)");
+        text_row(&seq, &s->retired[i], "graph dropped (stream, context or module gone)");
     gs__body_rows(s, text_body, o->f);
 }
 

@@ -164,7 +164,8 @@ static void never_timed(struct gs_stream *s, struct gs_node *t)
 /* After a synchronize returned: the segment of s that ended at it took from its
 ** first op until now.  Counted for the sequence, eager or replayed (the first
 ** replay, which built the graph, is not, nor a segment that held ops and then issued
-** them eagerly, which is neither).  Replays are judged in windows of
+** them eagerly, which is neither), and kept for the report (eager_last_ns, and
+** the timed replays' sum and count).  Replays are judged in windows of
 ** GS_GAIN_REPLAYS against the last eager time; a window that finds the graph slow
 ** starts a paired trial (trial_start), and a trial that finds it slow too drops
 ** the graph: the sequence runs eagerly for good.  Called locked. */
@@ -181,12 +182,15 @@ static void segment_timed(struct gs_stream *s)
     if (s->last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
         t->gain.eager_ns = d;
+        t->gain.eager_last_ns = d;
         t->gain.eager_issue_ns = s->last_issued - s->last_start;
         t->gain.gain_fresh = 1;
         return;
     }
     if (s->last_how != 1 || t->replays <= 1)
         return;
+    t->gain.timed_sum_ns += d; /* the report's, also where no eager time judges it */
+    t->gain.timed_replays++;
     if (!t->gain.eager_ns) {
         never_timed(s, t);
         return;

@@ -147,7 +147,8 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
         capture_budget(s); /* a span counts learned segments, not empty ones */
     gs__gain_segment_ended(s, t, reason, replayed);
     gs__chunks_end(s, replayed ? t : NULL, end_ns);
-    gs__seg_begin(s, gs__segment_start(s)); /* rest.c: the root, or NULL while learning rests */
+    /* rest.c: the root, or NULL while learning rests; the segment's cost to t where it replayed t */
+    gs__seg_begin(s, gs__segment_start(s), replayed ? t : NULL);
     gs__patches_reset(s);
 }
 

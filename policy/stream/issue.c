@@ -75,6 +75,46 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to)
     GS_PROF_STOP(GS_PROF_EAGER, t_all);
 }
 
+/* The executable of t for the held ops' arguments (h), its nodes whose
+** arguments differ set in place (gs__exec_for), counted for the stream and for
+** the open segment, with the host time setting them (the graphs' update_ns).
+** NULL where none could take them: the caller captures one. */
+static struct gs_exec *exec_set(struct gs_stream *s, struct gs_node *t, const struct gs_held *h)
+{
+    struct gs_exec *e;
+    uint32_t set;
+    uint64_t refused = s->graphs.refused, update_ns = s->graphs.update_ns;
+    GS_PROF_START(t_set);
+
+    gs__nvtx_begin(GS_NVTX_UPDATE, h->npatches);
+    e = gs__exec_for(&s->graphs, t, h->path, h->keys, h->npatches, &set);
+    GS_PROF_STOP(GS_PROF_GRAPH_SET, t_set);
+    gs__nvtx_end();
+    s->recaptures += s->graphs.refused - refused;
+    s->seg_driver_ns += s->graphs.update_ns - update_ns;
+    if (!e) {
+        s->recaptures++;
+    } else if (set > 0) {
+        t->patched++;
+        s->patched_launches++;
+        s->nodes_patched += set;
+        s->seg_nodes_set += set;
+    }
+    return e;
+}
+
+/* Launches executable e on st, counted for the open segment with its host
+** time: two clock reads a graph launch, which costs microseconds. */
+static CUresult launch(struct gs_stream *s, const struct gs_exec *e, CUstream st)
+{
+    uint64_t t0 = gs__now_ns();
+    CUresult rc = GS_REAL(cuGraphLaunch)(e->x, st);
+
+    s->seg_driver_ns += gs__now_ns() - t0;
+    s->seg_launches += rc == CUDA_SUCCESS;
+    return rc;
+}
+
 /* Launches the held ops up to node t (those past s->chunk_depth) as one graph:
 ** its graph as it is, or with the nodes of ops whose arguments differ set in
 ** place, or, where it has none yet (or one that is stale, of
@@ -117,23 +157,8 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
             gs__leave_ctx(s, prev);
             return -1;
         }
-        if (e) {
-            uint32_t set;
-            uint64_t refused = s->graphs.refused;
-            gs__nvtx_begin(GS_NVTX_UPDATE, h.npatches);
-            GS_PROF_RESTART(t_set);
-            e = gs__exec_for(&s->graphs, t, h.path, h.keys, h.npatches, &set);
-            GS_PROF_STOP(GS_PROF_GRAPH_SET, t_set);
-            gs__nvtx_end();
-            s->recaptures += s->graphs.refused - refused;
-            if (!e) {
-                s->recaptures++;
-            } else if (set > 0) {
-                t->patched++;
-                s->patched_launches++;
-                s->nodes_patched += set;
-            }
-        }
+        if (e)
+            e = exec_set(s, t, &h);
         if (!e) {
             gs__debug("ops %u-%u of a sequence: captured", from, t->depth - 1);
             gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - from);
@@ -148,7 +173,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     if (e && cap == 0)
         gs__nvtx_begin(what, t->depth - from); /* ended below, after the launch */
     GS_PROF_RESTART(t_set);
-    if (!e || cap != 0 || GS_REAL(cuGraphLaunch)(e->x, st) != CUDA_SUCCESS) {
+    if (!e || cap != 0 || launch(s, e, st) != CUDA_SUCCESS) {
         rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
     } else {
         gs__graph_used(t);

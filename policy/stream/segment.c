@@ -24,8 +24,9 @@ int gs__seg_hold_tree(struct gs_stream *s)
     return resumed;
 }
 
-void gs__seg_begin(struct gs_stream *s, struct gs_node *start)
+void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *replayed)
 {
+    gs__seg_cost_settle(s, replayed);
     s->seg_held = 0;
     s->seg_resumed = 0;
     s->seg_start = 0;

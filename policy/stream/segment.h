@@ -2,7 +2,10 @@
 ** segment.h: a stream's segment, the ops between two boundaries, and the one
 ** owner of what records it (segment.c for the rarer steps): the current node
 ** (cur), whether every op of it succeeded (clean), what it held (seg_held,
-** seg_resumed), when it began to be timed (seg_start), and the holding marks.
+** seg_resumed), when it began to be timed (seg_start), the holding marks, and
+** where it ends, what its graph launches cost (issue.c adds to seg_launches,
+** seg_nodes_set and seg_driver_ns; gs__seg_cost_settle gives them to the
+** sequence the segment replayed: the node's cost, which no other file writes).
 ** No other file writes these fields (scripts/owners); the rules decide, and
 ** the segment's functions below record what they decided.
 **
@@ -90,10 +93,28 @@ static inline void gs__seg_failed(struct gs_stream *s)
     s->cur = NULL;
 }
 
+/* What the segment's graph launches cost goes to the sequence ending at
+** replayed, or to none (NULL: it stays in the stream's totals only), and the
+** segment's count starts over.  The one place a segment's cost is given or
+** dropped, where the segment ends (gs__seg_begin) or its tree goes. */
+static inline void gs__seg_cost_settle(struct gs_stream *s, struct gs_node *replayed)
+{
+    if (replayed) {
+        replayed->cost.graph_launches += s->seg_launches;
+        replayed->cost.nodes_set += s->seg_nodes_set;
+        replayed->cost.driver_ns += s->seg_driver_ns;
+    }
+    s->seg_launches = 0;
+    s->seg_nodes_set = 0;
+    s->seg_driver_ns = 0;
+}
+
 /* The tree of s is new or was emptied: the segment goes on from its root, as
-** if every op so far had succeeded. */
+** if every op so far had succeeded; what its graph launches cost so far goes
+** to no sequence (its nodes are gone). */
 static inline void gs__seg_rewind(struct gs_stream *s)
 {
+    gs__seg_cost_settle(s, NULL);
     s->cur = &s->trie.root;
     s->clean = 1;
 }
@@ -122,9 +143,11 @@ static inline void gs__seg_hold_body(struct gs_stream *s)
 int gs__seg_hold_tree(struct gs_stream *s);
 
 /* The segment ended (rules/resolve.c, which sent its held work out and counted
-** it): the next one begins at start (the tree's root, or NULL where learning
-** rests), clean, nothing held or timed yet. */
-void gs__seg_begin(struct gs_stream *s, struct gs_node *start);
+** it): what its graph launches cost goes to the sequence it replayed, ending at
+** replayed (NULL: it was no replay; its cost stays in the stream's totals
+** only), and the next one begins at start (the tree's root, or NULL where
+** learning rests), clean, nothing held, timed or cost yet. */
+void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *replayed);
 
 /* Issues the held ops eagerly (a loop body's whole bodies as graphs) and stops
 ** holding, counting why (enum gs_bail). */

@@ -31,7 +31,31 @@ enum gs_stream_kind { GS_STREAM_CREATED, GS_STREAM_LEGACY, GS_STREAM_PTDS };
 struct gs_seq_row {
     uint32_t ops, seen;
     uint64_t replays, patched;
+    struct gs_node_cost cost;
+    uint64_t eager_ns;        /* its last eager time; 0: none measured */
+    uint64_t timed_sum_ns, timed_replays;
 };
+
+/* The report's row of the sequence ending at n. */
+static inline struct gs_seq_row gs__seq_row(const struct gs_node *n)
+{
+    return (struct gs_seq_row){n->depth, n->seen, n->replays, n->patched, n->cost,
+                               n->gain.eager_last_ns, n->gain.timed_sum_ns, n->gain.timed_replays};
+}
+
+/* The mean of a row's timed replays, in us (timed_replays not 0). */
+static inline double gs__seq_replay_us(const struct gs_seq_row *r)
+{
+    return (double)r->timed_sum_ns / 1e3 / (double)r->timed_replays;
+}
+
+/* What its replays saved, in us: an estimate from its last eager time and its
+** replays' mean, both measured (eager_ns and timed_replays not 0); negative
+** where the replays took longer. */
+static inline double gs__seq_saved_us(const struct gs_seq_row *r)
+{
+    return (double)r->replays * ((double)r->eager_ns / 1e3 - gs__seq_replay_us(r));
+}
 #define GS_RETIRED_MAX 32
 
 enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
@@ -139,6 +163,11 @@ struct gs_stream {
     struct gs_ranges ranges;  /* device allocations its copies moved into (gs__key_moves_ok) */
     uint64_t patched_launches, nodes_patched; /* graph launches with held launches' own parameters; nodes set
                                                ** in place for them (graph_cache.c's gs__exec_for) */
+    /* What the open segment's graph launches cost so far: launches, nodes set
+    ** before them, host ns in the driver for both (issue.c adds; segment.h's
+    ** gs__seg_cost_settle gives it to the sequence the segment replayed, or
+    ** drops it, where the segment ends). */
+    uint64_t seg_launches, seg_nodes_set, seg_driver_ns;
     uint64_t recaptures;      /* graphs built again for a sequence that had one (graph_cache.h) */
     uint64_t resumes;         /* segments held again after held ops went out before their end */
     uint64_t bails[GS_NBAIL];

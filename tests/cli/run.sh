@@ -430,6 +430,28 @@ t_nodes_set_named_alike() {
     check same "$(cat "$ROOT/docs/report.md" out err | grep -c 'launches patched\|kernel nodes set')" 0 -- "another name"
 }
 
+# seq_key FILE OPS KEY: KEY of the report's sequence of OPS ops ("" where it has none).
+seq_key() { grep -o '{"ops": '"$2"', [^}]*}' "$1" | head -1 | sed -n 's/.*"'"$3"'": \([-0-9.]*\).*/\1/p'; }
+
+t_sequence_cost_shown() {
+    local k cells=()
+    # params: 3 kernels whose buffers alternate, timed eagerly and replayed.
+    shim GRAPHSHIM_REPORT=r.json "$AB/tests/guardprog" params 12
+    for k in graph_launches nodes_set graph_host_us eager_us replay_us saved_us; do
+        cells+=("$(seq_key r.json 3 "$k")")
+    done
+    check test -n "${cells[3]}" -a -n "${cells[5]}" -- "params 12: no eager_us or saved_us: $(grep '"ops": 3' r.json)"
+    launcher report r.json
+    check has out "graph_launches nodes_set graph_host_us   eager_us  replay_us     saved_us" -- "header: $(grep rank out)"
+    check has out "$(printf '%14s %9s %13s %10s %10s %12s  ' "${cells[@]}")" -- \
+        "the row of $(grep '"ops": 3' r.json): $(sed -n '/^sequences/,/^$/p' out)"
+    # A report of an earlier version, without them: "-" in each column.
+    sed -E 's/, "graph_launches": [^}]*}/}/' r.json >old.json
+    launcher report old.json
+    check same "$rc" 0 -- "an earlier report: exit $rc: $(cat err)"
+    check has out "$(printf '%14s %9s %13s %10s %10s %12s  ' - - - - - -)" -- "$(sed -n '/^sequences/,/^$/p' out)"
+}
+
 t_no_cuda_call_no_report_said() {
     launcher run --report r.json -- true
     check same "$rc" 0 -- "run -- true: exit $rc"
@@ -685,7 +707,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept reports_at_once_all_kept
-       report_input_bounded report_from_standard_input job_report nodes_set_named_alike no_cuda_call_no_report_said
+       report_input_bounded report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown no_cuda_call_no_report_said
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
        gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs

@@ -3,7 +3,8 @@
 ** guardprog runs under graphshim write, and over files that are no report.
 **
 ** One report: the totals line, the streams and sequences ranked by launches
-** saved, each bail reason with its hint; --json gives the report unchanged.  Two
+** saved (a sequence with what its graph launches cost), each bail reason with
+** its hint; --json gives the report unchanged.  Two
 ** reports: every total summed.  A truncated report, a JSON file that is no
 ** report and a missing file: exit status 1 and a message naming the file (and
 ** for bad JSON the line and column); no file: usage, exit status 2.  And
@@ -47,7 +48,7 @@ static void tool(struct run *out, const char *const *args)
 Test(report_tool, ranks_one_report)
 {
     struct run a, t;
-    char path[128], *report = report_of(&a, "slow", "20", "GRAPHSHIM_CHUNK_OPS=2"), line[128];
+    char path[128], *report = report_of(&a, "slow", "20", "GRAPHSHIM_CHUNK_OPS=2"), line[192], *row;
 
     cr_assert_gt(total(report, "replays"), 0, "%s", report);
     cr_assert_gt(total(strstr(report, "\"bails\""), "mismatch"), 0, "no bail to rank: %s", report);
@@ -60,8 +61,15 @@ Test(report_tool, ranks_one_report)
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
     cr_assert(strstr(t.out, "streams by launches saved (1)"), "%s", t.out);
     cr_assert(strstr(t.out, "sequences by launches saved (2)"), "%s", t.out);
-    /* The sequence that saved most comes first: 14 replays of 6 ops, 70 launches. */
+    /* The sequence that saved most comes first: 14 replays of 6 ops, 70 launches;
+    ** then what its graph launches cost, and no times (the gain check is off). */
     cr_assert(strstr(t.out, "     1              70       14       16      6  yes"), "%s\n%s", t.out, report);
+    row = strstr(report, "{\"ops\": 6, ");
+    cr_assert_not_null(row, "%s", report);
+    snprintf(line, sizeof line, "     1              70       14       16      6  yes      %14ld %9ld %13.1f "
+             "         -          -            -  ", total(row, "graph_launches"), total(row, "nodes_set"),
+             total_f(row, "graph_host_us"));
+    cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
     snprintf(line, sizeof line, "%8ld  mismatch ", total(strstr(report, "\"bails\""), "mismatch"));
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
     cr_assert(strstr(t.out, "parameters alone are patched"), "no hint:\n%s", t.out);
