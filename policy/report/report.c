@@ -222,6 +222,7 @@ static const char *text_time(char *buf, size_t size, double us)
 static void text_row(struct out *o, const struct gs_seq_row *r, const char *graph)
 {
     char host[32], eager[32] = "-", replay[32] = "-", saved[32] = "-"; /* "-": not measured */
+    const char *gained = "saved";
 
     if (o->nseq++ >= 8)
         return;
@@ -230,13 +231,16 @@ static void text_row(struct out *o, const struct gs_seq_row *r, const char *grap
     if (r->timed_replays)
         text_time(replay, sizeof replay, gs__seq_replay_us(r));
     if (r->eager_ns && r->timed_replays) {
+        double us = gs__seq_saved_us(r);
+        if (us < 0)
+            gained = "lost", us = -us;
         saved[0] = '~'; /* an estimate */
-        text_time(saved + 1, sizeof saved - 1, gs__seq_saved_us(r));
+        text_time(saved + 1, sizeof saved - 1, us);
     }
     fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s; %llu graph launches, %llu nodes set, "
-            "%s in the driver; eager %s, replay %s, saved %s\n", r->ops, r->seen, (unsigned long long)r->replays,
+            "%s in the driver; eager %s, replay %s, %s %s\n", r->ops, r->seen, (unsigned long long)r->replays,
             graph, (unsigned long long)r->cost.graph_launches, (unsigned long long)r->cost.nodes_set,
-            text_time(host, sizeof host, (double)r->cost.driver_ns / 1e3), eager, replay, saved);
+            text_time(host, sizeof host, (double)r->cost.driver_ns / 1e3), eager, replay, gained, saved);
 }
 
 static void text_sequence(struct gs_node *n, void *arg)
