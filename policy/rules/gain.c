@@ -33,7 +33,7 @@ static void time_eagerly_again(struct gs_stream *s, struct gs_node *t)
 }
 
 /* The sequence ending at t runs eagerly once, to be timed (stable again at its
-** end). */
+** end): the next segment, or the one after where another came between. */
 static void time_eagerly_once(struct gs_stream *s, struct gs_node *t)
 {
     gs__trie_eager_once(t);
@@ -149,9 +149,10 @@ static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
         trial_end(s, t, gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n));
 }
 
-/* A replay of t, which was never timed eagerly: its eager runs were held (the
-** search for loop bodies found its repeated ops while it was learned).  Once,
-** it runs eagerly to be timed, the search off. */
+/* A replay of t, which was never timed eagerly: its eager runs were held (as a
+** loop body, whose search found its repeated ops while it was learned, or as a
+** prefix of another stable sequence).  Once, it runs eagerly to be timed, the
+** search off; a run held as a prefix again stays untimed. */
 static void never_timed(struct gs_stream *s, struct gs_node *t)
 {
     if (t->gain.gain_asked)
