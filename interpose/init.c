@@ -144,6 +144,7 @@ static void init(void)
             gs__real[i] = gs__real_dlsym(gs__libcuda, gs__rows[i].abi);
 #ifdef GS_TEST
         gs__test_faults_install();
+        gs__test_clock_install();
 #endif
         check_driver();
     }

@@ -71,6 +71,7 @@ extern char gs__tramp_base[];
 /* The test build only: swaps the graph calls GRAPHSHIM_TEST_FAULT names for
 ** failing ones (test_fault.c). */
 void gs__test_faults_install(void);
+void gs__test_clock_install(void);  /* test_clock.c: GRAPHSHIM_TEST_CLOCK */
 
 /* Initialization (init.c).  gs__ready is set once the real driver's table is
 ** resolved; gs__init() is idempotent and thread-safe. */

@@ -3,6 +3,8 @@
 */
 #include "names.h"
 
+#include "clock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,7 @@ const char *gs__bail_name(int b, char *buf, size_t len)
 
 #ifdef GS_TEST
 int gs__dropped_rule;
+uint64_t (*gs__test_clock)(void); /* base/clock.h, set by interpose/test_clock.c */
 
 static const char *const rule_names[] = {
 #define GS_RULE_NAME(id, name, doc) [GS_RULE_##id] = name,

@@ -64,7 +64,10 @@ static void layout_put(struct layout_table *t, struct gs_layout *l)
 }
 
 /* NCCL's kernels make progress with host-side state that a replay cannot
-** reproduce: their launches are never held. */
+** reproduce: their launches are never held.  Their names come mangled
+** (_Z...ncclDevKernel_...), so "nccl" is looked for anywhere in the name; a
+** kernel of another library named so is left ungraphed too (speed, never
+** results). */
 static int host_progress_kernel(CUfunction f)
 {
     const char *name = NULL;

@@ -57,14 +57,56 @@ static void sleep_until_held(void)
         syscall(SYS_futex, &gs__watchdog_idle, FUTEX_WAIT_PRIVATE, 1, &second, NULL, 0);
 }
 
+/* Issues s's held work, held since `since`: a program point reached
+** GS_WATCHDOG_HITS times with no segment of the stream replayed whole between
+** (one held again after a hit, entry/hold.c, is not) does not wait for a sync
+** (the host polls, or works long before its next CUDA call): from then on,
+** work held up to there goes out as soon as it is reached, as a graph (an
+** early chunk), and holding goes on after it.  (A hit between replays is a
+** descheduled thread, which a busy machine sees now and then.)  Called locked. */
+static void fire(struct gs_stream *s)
+{
+    if (s->holding == GS_HOLD_BODY) {
+        gs__flush(s, GS_BAIL_WATCHDOG);
+        gs__body_watchdog(s); /* counts its hits itself */
+    } else {
+        struct gs_node *n = s->cur;
+        if (n->watchdog.watchdog_mark != (uint32_t)s->whole_replays)
+            n->watchdog.watchdog_hits = 0; /* a segment replayed whole since the last hit here */
+        n->watchdog.watchdog_mark = (uint32_t)s->whole_replays;
+        if (n->watchdog.watchdog_hits < GS_WATCHDOG_HITS)
+            n->watchdog.watchdog_hits++;
+        gs__flush(s, GS_BAIL_WATCHDOG);
+    }
+}
+
+/* Issues work held longer than limit ns on any stream.  Returns whether a
+** stream held work. */
+static int scan(uint64_t limit)
+{
+    uint64_t now = gs__now_ns();
+    int held = 0;
+
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        uint64_t since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+        held |= since != 0;
+        if (!since || now - since < limit)
+            continue;
+        gs__lock(&s->lock);
+        /* Again under the lock, with the clock read now: the held work may have
+        ** gone out meanwhile and newer work be held since after `now`. */
+        since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+        if (s->holding && since && gs__now_ns() - since >= limit)
+            fire(s);
+        gs__unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+    return held;
+}
+
 /* Issues work held longer than GRAPHSHIM_MAX_DEFER_US, so a host waiting for it
-** without a CUDA call (polling mapped memory) never waits forever.  Where it fired
-** GS_WATCHDOG_HITS times with no segment of the stream replayed whole between (one
-** held again after a hit, entry/hold.c, is not), that program point
-** does not wait for a sync (the host polls, or works long before its next CUDA
-** call): from then on, work held up to there goes out as soon as it is reached,
-** as a graph (an early chunk), and holding goes on after it.  (A hit between
-** replays is a descheduled thread, which a busy machine sees now and then.) */
+** without a CUDA call (polling mapped memory) never waits forever. */
 static void *watchdog(void *arg)
 {
     uint64_t limit = (uint64_t)gs__cfg.max_defer_us * 1000u;
@@ -74,38 +116,8 @@ static void *watchdog(void *arg)
     (void)arg;
     gs__tls.depth++;
     while (!atomic_load(&watchdog_stop)) {
-        uint64_t now;
-        int held = 0;
         nanosleep(&nap, NULL);
-        now = gs__now_ns();
-        pthread_mutex_lock(&gs__table_lock);
-        for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
-            uint64_t since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
-            held |= since != 0;
-            if (!since || now - since < limit)
-                continue;
-            gs__lock(&s->lock);
-            /* Again under the lock, with the clock read now: the held work may have
-            ** gone out meanwhile and newer work be held since after `now`. */
-            since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
-            if (s->holding && since && gs__now_ns() - since >= limit) {
-                if (s->holding == GS_HOLD_BODY) {
-                    gs__flush(s, GS_BAIL_WATCHDOG);
-                    gs__body_watchdog(s); /* counts its hits itself */
-                } else {
-                    struct gs_node *n = s->cur;
-                    if (n->watchdog.watchdog_mark != (uint32_t)s->whole_replays)
-                        n->watchdog.watchdog_hits = 0; /* a segment replayed whole since the last hit here */
-                    n->watchdog.watchdog_mark = (uint32_t)s->whole_replays;
-                    if (n->watchdog.watchdog_hits < GS_WATCHDOG_HITS)
-                        n->watchdog.watchdog_hits++;
-                    gs__flush(s, GS_BAIL_WATCHDOG);
-                }
-            }
-            gs__unlock(&s->lock);
-        }
-        pthread_mutex_unlock(&gs__table_lock);
-        if (held)
+        if (scan(limit))
             quiet = 0;
         else if (++quiet >= GS_WATCHDOG_QUIET) {
             sleep_until_held();
@@ -114,6 +126,17 @@ static void *watchdog(void *arg)
     }
     return NULL;
 }
+
+#ifdef GS_TEST
+void gs__watchdog_tick(void)
+{
+    if (gs__passthrough || GS_DROPPED(GS_RULE_WATCHDOG) || !atomic_load(&watchdog_started))
+        return;
+    gs__tls.depth++;
+    scan((uint64_t)gs__cfg.max_defer_us * 1000u);
+    gs__tls.depth--;
+}
+#endif
 
 int gs__watchdog_start(void)
 {

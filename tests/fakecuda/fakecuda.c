@@ -94,6 +94,15 @@ static int g_drv_version = FAKE_DRIVER_VERSION_DEFAULT;
 static long g_graph_launch_us;
 static long g_launch_us;               /* FAKECUDA_LAUNCH_US: the host's time per kernel launch */
 static long g_capture_us, g_ctx_sync_us;
+/* FAKECUDA_CLOCK=virtual: the fake's clock moves only where time is spent on
+** purpose (see fakecuda.h, fakecuda_advance_ns), not while a busy machine
+** has the process descheduled; graphshim's test build reads it with
+** GRAPHSHIM_TEST_CLOCK=fake. */
+static int g_virtual;
+#define FAKE_CALL_NS 100
+static _Atomic unsigned long long g_vclock = 1000000000ull;
+static void (*_Atomic g_on_advance)(void);
+
 static long g_kernel_us;                 /* FAKECUDA_KERNEL_US: the GPU's time per kernel */
 static _Atomic unsigned long long g_gpu_until; /* monotonic ns when the GPU is done */
 static CUresult g_sticky;
@@ -147,6 +156,8 @@ static void once_init(void)
     if (cs && *cs) g_ctx_sync_us = atol(cs);
     const char *ku = getenv("FAKECUDA_KERNEL_US");
     if (ku && *ku) g_kernel_us = atol(ku);
+    const char *ck = getenv("FAKECUDA_CLOCK");
+    if (ck && strcmp(ck, "virtual") == 0) g_virtual = 1;
     size_t mb = 8192, pinned_mb = 4096;
     const char *m = getenv("FAKECUDA_MEM_MB");
     if (m && *m) mb = strtoull(m, NULL, 10);
@@ -172,8 +183,49 @@ long fake_graph_launch_us(void) { fake_once(); return g_graph_launch_us; }
 static unsigned long long mono_ns(void)
 {
     struct timespec t;
+    if (g_virtual) return atomic_load(&g_vclock);
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+
+/* Waits until the fake's clock reads until (ns): the virtual clock is moved
+** there at once. */
+static void wait_until(unsigned long long until)
+{
+    unsigned long long now;
+    while ((now = mono_ns()) < until) {
+        if (g_virtual) {
+            atomic_compare_exchange_weak(&g_vclock, &now, until);
+            continue;
+        }
+        struct timespec t = {(time_t)((until - now) / 1000000000ull), (long)((until - now) % 1000000000ull)};
+        nanosleep(&t, NULL);
+    }
+}
+
+FAKECUDA_EXPORT unsigned long long fakecuda_clock_ns(void)
+{
+    fake_once();
+    return mono_ns();
+}
+
+FAKECUDA_EXPORT void fakecuda_advance_ns(unsigned long long ns)
+{
+    void (*cb)(void);
+    fake_once();
+    if (!g_virtual) {
+        struct timespec t = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+        nanosleep(&t, NULL);
+        return;
+    }
+    atomic_fetch_add(&g_vclock, ns);
+    if ((cb = atomic_load(&g_on_advance)))
+        cb();
+}
+
+FAKECUDA_EXPORT void fakecuda_on_advance(void (*cb)(void))
+{
+    atomic_store(&g_on_advance, cb);
 }
 
 /* FAKECUDA_KERNEL_US: a kernel runs at once (its bytes are there on return), but
@@ -191,22 +243,20 @@ static bool gpu_busy(void) { return g_kernel_us > 0 && mono_ns() < atomic_load(&
 /* A synchronize returns when the GPU is done. */
 static void gpu_wait(void)
 {
-    unsigned long long now, u;
-    while (g_kernel_us > 0 && (now = mono_ns()) < (u = atomic_load(&g_gpu_until))) {
-        struct timespec t = {(time_t)((u - now) / 1000000000ull), (long)((u - now) % 1000000000ull)};
-        nanosleep(&t, NULL);
-    }
+    unsigned long long u;
+    while (g_kernel_us > 0 && mono_ns() < (u = atomic_load(&g_gpu_until)))
+        wait_until(u);
 }
 
 void fake_spend_us(long us)
 {
-    struct timespec t = {us / 1000000, us % 1000000 * 1000};
-    if (us > 0) nanosleep(&t, NULL);
+    if (us > 0) wait_until(mono_ns() + (unsigned long long)us * 1000ull);
 }
 
 CUresult api_enter(bool need_ctx)
 {
     fake_once();
+    if (g_virtual) atomic_fetch_add(&g_vclock, FAKE_CALL_NS); /* no call takes no time */
     if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
     if (need_ctx) {
         if (t_in_callback) return CUDA_ERROR_NOT_PERMITTED;

@@ -63,6 +63,20 @@ typedef void (*fakecuda_kernel_fn)(void **params, const struct fakecuda_dims *d)
  * parameter bytes).  The fake copies name and sizes. */
 int fakecuda_define_kernel(const char *name, fakecuda_kernel_fn fn, const size_t *sizes);
 
+/* The fake's clock, in ns.  With FAKECUDA_CLOCK=virtual it moves only where
+ * time is spent on purpose: the fake's own costs (FAKECUDA_LAUNCH_US and the
+ * like, at once), a synchronize that waits for the GPU's busy time
+ * (FAKECUDA_KERNEL_US), and fakecuda_advance_ns; a process descheduled on a
+ * busy machine sees no time pass; each driver call takes 100 ns of it.
+ * Otherwise it is CLOCK_MONOTONIC. */
+unsigned long long fakecuda_clock_ns(void);
+/* The program spends ns of the host's time: with the virtual clock the clock
+ * moves on by ns at once, and the function given to fakecuda_on_advance runs
+ * (graphshim's test build checks its timers there); otherwise it sleeps. */
+void fakecuda_advance_ns(unsigned long long ns);
+/* cb runs after each fakecuda_advance_ns (NULL: nothing does). */
+void fakecuda_on_advance(void (*cb)(void));
+
 /* Total number of threads of a launch (grid * block). */
 static inline unsigned long long fakecuda_threads(const struct fakecuda_dims *d)
 {

@@ -54,6 +54,21 @@
 
 #define N 64
 
+/* The host's pauses (a stall, a slow host's work between launches, a poll's
+** nap) are spent on the fake driver's clock: with FAKECUDA_CLOCK=virtual that
+** clock moves on by the pause at once, so a test that counts what graphshim
+** did about them (its test build reads that clock) counts the same on a busy
+** machine; otherwise the host sleeps. */
+static int pause_for(const struct timespec *t, struct timespec *rem)
+{
+    (void)rem;
+    fakecuda_advance_ns((unsigned long long)t->tv_sec * 1000000000ull + (unsigned long long)t->tv_nsec);
+    return 0;
+}
+#define nanosleep pause_for
+#define usleep(us) pause_for(&(struct timespec){(us) / 1000000, (us) % 1000000 * 1000}, NULL)
+
+
 FAKECUDA_KERNEL(fill, sizeof(float *), sizeof(float), sizeof(int))
 {
     float *x = FAKECUDA_ARG(float *, 0), v = FAKECUDA_ARG(float, 1);
@@ -87,6 +102,15 @@ FAKECUDA_KERNEL(ncclDevKernel_copy, sizeof(float *), sizeof(float *), sizeof(int
         dst[i] = src[i];
 }
 
+/* NCCL's kernels as the driver names them: mangled C++ names, "nccl" inside. */
+FAKECUDA_KERNEL(_Z37ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgsStorageILm4096EE, sizeof(float *), sizeof(float *), sizeof(int))
+{
+    float *dst = FAKECUDA_ARG(float *, 0), *src = FAKECUDA_ARG(float *, 1);
+    (void)d;
+    for (int i = 0; i < FAKECUDA_ARG(int, 2); i++)
+        dst[i] = src[i];
+}
+
 FAKECUDA_KERNEL(setflag, sizeof(int *), sizeof(int))
 {
     (void)d;
@@ -100,7 +124,7 @@ FAKECUDA_KERNEL(bump, sizeof(int *))
     (*(volatile int *)FAKECUDA_ARG(int *, 0))++;
 }
 
-static CUfunction k_fill, k_axpb, k_copy, k_setflag, k_nccl, k_bump;
+static CUfunction k_fill, k_axpb, k_copy, k_setflag, k_nccl, k_bump, k_nccl_mangled;
 static CUcontext ctx; /* the primary context, current in main */
 static int n = N;
 
@@ -714,7 +738,7 @@ static void nccl(int iters)
 }
 
 /* Collectives in the middle of every iteration, as in a tensor-parallel step:
-** work, an NCCL-named kernel, more work, a kernel with a launch attribute graphshim
+** work, an NCCL kernel (by its mangled name, as the driver gives it), more work, a kernel with a launch attribute graphshim
 ** cannot hold, more work, a synchronize.  Everything around them repeats, so
 ** only the rule that such launches are never held keeps them out of graphs. */
 static void collectives(int iters)
@@ -731,7 +755,7 @@ static void collectives(int iters)
         input(s, x, it);
         axpb(s, x);
         axpb(s, x);
-        launch(k_nccl, s, (void *[]){&y, &x, &n});
+        launch(k_nccl_mangled, s, (void *[]){&y, &x, &n});
         axpb(s, y);
         axpb(s, y);
         CHECK(cuLaunchKernelEx(&cfg, k_copy, (void *[]){&x, &y, &n}, NULL));
@@ -1620,6 +1644,52 @@ static void event_poll(int iters)
     }
 }
 
+/* Waits for e as a host that polls does: no synchronize, only queries. */
+static void spin_on(CUevent e)
+{
+    CUresult rc;
+    while ((rc = cuEventQuery(e)) == CUDA_ERROR_NOT_READY)
+        ;
+    CHECK(rc);
+}
+
+/* Work on one stream, an event recorded on another that orders after it, the
+** host spinning on the event and then reading what the work wrote, in pinned
+** memory.  A record on the legacy stream orders after the blocking streams'
+** earlier work (a created blocking stream's, the per-thread stream's), and a
+** record on a blocking stream after the legacy stream's; a non-blocking stream
+** records its own.  Each record must issue the work held before it on those
+** streams: the event is complete only once that work is done. */
+static void event_legacy(int iters)
+{
+    CUstream blocking, nonblocking;
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *out[4] = {pinned(), pinned(), pinned(), pinned()};
+    CHECK(cuStreamCreate(&blocking, 0));
+    CHECK(cuStreamCreate(&nonblocking, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < iters; it++) {
+        struct {
+            CUstream work, record;
+        } pair[4] = {{blocking, CU_STREAM_LEGACY},
+                     {CU_STREAM_PER_THREAD, CU_STREAM_LEGACY},
+                     {nonblocking, nonblocking},
+                     {CU_STREAM_LEGACY, blocking}};
+        for (int p = 0; p < 4; p++) {
+            input(pair[p].work, x, it + p);
+            axpb(pair[p].work, x);
+            copy(pair[p].work, P(out[p]), x);
+            if (p % 2)
+                CHECK(cuEventRecordWithFlags(e, pair[p].record, 0));
+            else
+                CHECK(cuEventRecord(e, pair[p].record));
+            spin_on(e);
+            show(it, "out", out[p]);
+        }
+    }
+}
+
 /* A context synchronize of another thread while the engine captures a graph: it
 ** must neither fail (900) nor invalidate the capture.  The main thread runs two
 ** sequences in turn (with GRAPHSHIM_MAX_GRAPHS=1, a capture every time) while a
@@ -2130,7 +2200,7 @@ static const struct {
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
-    {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll},
+    {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
@@ -2187,6 +2257,7 @@ int main(int argc, char **argv)
     CHECK(cuModuleGetFunction(&k_setflag, m, "setflag"));
     CHECK(cuModuleGetFunction(&k_nccl, m, "ncclDevKernel_copy"));
     CHECK(cuModuleGetFunction(&k_bump, m, "bump"));
+    CHECK(cuModuleGetFunction(&k_nccl_mangled, m, "_Z37ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgsStorageILm4096EE"));
     for (size_t i = 0; argc > 1 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
         if (strcmp(argv[1], scenarios[i].name) == 0) {
             scenarios[i].fn(iters);

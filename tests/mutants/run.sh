@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# tests/mutants/run.sh: plants each bug of tests/mutants/list in a scratch copy
+# of the tree, one at a time, runs the suites that guard the engine (unit,
+# integration, faults: the criterion suites of make test), and prints which
+# planted bug was caught and by which test.  Every one must be: a bug the suites
+# let through is a hole in them, and the run exits 1.
+#
+#   bash tests/mutants/run.sh [--list FILE] [--only ID,ID...] [--scratch DIR]
+#
+# A planted bug is a literal replacement of text that occurs exactly once in its
+# file; where it occurs zero or several times (the code moved on) the run says
+# so and fails: the list is kept with the code.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+list=tests/mutants/list
+only=
+scratch=${TMPDIR:-/tmp}/graphshim-mutants.$$
+jobs=${MUTANT_JOBS:-$(nproc)}
+while [ $# -gt 0 ]; do
+    case $1 in
+    --list) list=$2; shift 2 ;;
+    --only) only=,$2,; shift 2 ;;
+    --scratch) scratch=$2; shift 2 ;;
+    *) echo "mutants: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+
+say() { printf '%s\n' "$*"; }
+
+# The scratch copy: the working tree as it is (committed or not), built once.
+rm -rf "$scratch" && mkdir -p "$scratch"
+tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./dist --exclude=./.git -cf - . | tar -C "$scratch" -xf -
+trap 'rm -rf "$scratch"' EXIT
+cd "$scratch"
+targets="all build/test/libgraphshim.so build/prof/libgraphshim.so build/tests/unit build/tests/integration \
+         build/tests/drvprog build/tests/guardprog build/tests/dlopen_tool.so build/tests/nvtxprobe.so build/knobs_doc \
+         build/fakecuda/libcuda.so.1"
+build() { make -s -j"$jobs" GS_QUIET=1 $targets >build.log 2>&1; }
+if ! build; then cat build.log; say "mutants: the unchanged tree does not build"; exit 2; fi
+
+# Runs the suites; prints the binary and the first failing test ("suite::name"),
+# or nothing.
+suites() {
+    local log=$1 bin
+    for bin in "unit" "integration !(faults)/*" "integration faults/*"; do
+        : >"$log"
+        set -- $bin
+        build/tests/$1 --fail-fast -j"$jobs" ${2:+--filter "$2"} >"$log" 2>&1 && continue
+        echo "$1 $(grep -m1 -oE '\[FAIL\] [^ :]+' "$log" | sed 's/\[FAIL\] //')"
+        return 1
+    done
+    return 0
+}
+
+# Does the test that caught a planted bug pass without it?  A test that fails
+# on the unchanged tree too caught nothing.
+passes_unplanted() {
+    local bin=$1 name=$2
+    [ -n "$name" ] || return 1
+    build/tests/$bin -j"$jobs" --filter "${name/::/\/}" >unplanted.log 2>&1
+}
+
+# The list: blocks of "key value" lines (mutant, rule, file, from, to, why),
+# a blank line between blocks, # comments.
+declare -a ids files froms tos whys rules
+n=0
+while IFS= read -r line || [ -n "$line" ]; do
+    case $line in '#'*) continue ;; esac
+    key=${line%% *}
+    val=${line#"$key"}
+    val=${val#"${val%%[! ]*}"}
+    case $key in
+    mutant) n=$((n + 1)); ids[n]=$val ;;
+    rule) rules[n]=$val ;;
+    file) files[n]=$val ;;
+    from) froms[n]=$val ;;
+    to) tos[n]=$val ;;
+    why) whys[n]=$val ;;
+    '') ;;
+    *) say "mutants: $list: unknown key '$key'"; exit 2 ;;
+    esac
+done <"$root/$list"
+
+caught=0 missed=0 broken=0 ran=0
+t0=$(date +%s)
+for i in $(seq 1 "$n"); do
+    id=${ids[i]} f=${files[i]}
+    [ -n "$only" ] && [[ $only != *",$id,"* ]] && continue
+    ran=$((ran + 1))
+    cp "$f" "$f.orig"
+    # The replacement, literal: exactly one occurrence of from in the file.
+    if ! FROM=${froms[i]} TO=${tos[i]} awk '
+        BEGIN { from = ENVIRON["FROM"]; to = ENVIRON["TO"]; hits = 0 }
+        { line = $0; out = ""
+          while ((p = index(line, from)) > 0) { hits++; out = out substr(line, 1, p - 1) to; line = substr(line, p + length(from)) }
+          print out line }
+        END { exit hits == 1 ? 0 : 1 }' "$f.orig" >"$f"; then
+        say "BROKEN  $id: '${froms[i]}' does not occur exactly once in $f"
+        broken=$((broken + 1)); mv "$f.orig" "$f"; touch "$f"; continue
+    fi
+    s0=$(date +%s)
+    if ! build; then
+        say "BROKEN  $id: does not compile"; sed -n 1,20p build.log
+        broken=$((broken + 1))
+    elif by=$(suites "mutant-$id.log"); then
+        say "MISSED  $id ($((  $(date +%s) - s0 )) s): ${whys[i]} [${rules[i]}]"
+        missed=$((missed + 1))
+    else
+        mv "$f.orig" "$f" && touch "$f"
+        if build && passes_unplanted $by; then
+            say "caught  $id ($(( $(date +%s) - s0 )) s) by ${by#* } [${rules[i]}]"
+            caught=$((caught + 1))
+        else
+            say "FLAKY   $id: ${by#* } failed with it planted and fails without it too [${rules[i]}]"
+            missed=$((missed + 1))
+        fi
+        continue
+    fi
+    mv "$f.orig" "$f" && touch "$f"
+done
+build >/dev/null 2>&1
+say "mutants: $ran planted, $caught caught, $missed missed or flaky, $broken broken, in $(( $(date +%s) - t0 )) s"
+[ $((missed + broken)) -eq 0 ]
