@@ -84,7 +84,7 @@ FUZZ_TEST_SECONDS ?= 45
 FUZZ_START        ?= 1
 FUZZ_JOBS         ?= $(shell nproc)
 FUZZ_THREADS      ?= 8
-FUZZ_DEPS         := $(BUILD)/tests/fuzzprog $(BUILD)/tests/fuzzrun $(LIB) $(FAKECUDA_LIB)
+FUZZ_DEPS         := $(BUILD)/tests/fuzzprog $(BUILD)/tests/fuzzrun $(LIB) $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 
 $(BUILD)/tests/fuzzprog: tests/fuzz/fuzzprog.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)

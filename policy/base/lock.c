@@ -133,3 +133,46 @@ int gs__lock_revoke_try(struct gs_lock *l, int me)
 
     return !o || o == me || bias_revoke(l, 0);
 }
+
+#ifdef GS_TEST
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "assert.h"
+
+/* The locks this thread holds, newest last: a thread holds a stream's lock, and
+** now and then a second one (another stream's, while it resolves it). */
+#define GS_HELD_MAX 16
+static __thread const struct gs_lock *held[GS_HELD_MAX];
+static __thread int nheld;
+
+void gs__lock_note(const struct gs_lock *l, int taken)
+{
+    if (taken) {
+        GS_ASSERT(!gs__lock_held(l)); /* not recursive */
+        GS_ASSERT(nheld < GS_HELD_MAX);
+        held[nheld++] = l;
+        return;
+    }
+    for (int i = nheld - 1; i >= 0; i--)
+        if (held[i] == l) {
+            held[i] = held[--nheld];
+            return;
+        }
+    GS_ASSERT(!"a lock let go by a thread that does not hold it");
+}
+
+int gs__lock_held(const struct gs_lock *l)
+{
+    for (int i = 0; i < nheld; i++)
+        if (held[i] == l)
+            return 1;
+    return 0;
+}
+
+void gs__assert_fail(const char *cond, const char *file, int line)
+{
+    fprintf(stderr, "graphshim: invariant broken at %s:%d: %s\n", file, line, cond);
+    abort();
+}
+#endif

@@ -52,6 +52,18 @@ void gs__lock_wake(struct gs_lock *l);
 void gs__lock_owned(struct gs_lock *l, int me);
 int gs__lock_revoke_try(struct gs_lock *l, int me);
 
+/* The test build keeps the locks each thread holds (lock.c): GS_LOCK_NOTE(l, 1)
+** once l is taken, (l, 0) before it is let go; gs__lock_held(l): does the
+** caller hold l?  For GS_ASSERT_LOCKED (assert.h); nothing in the library
+** users run. */
+#ifdef GS_TEST
+void gs__lock_note(const struct gs_lock *l, int taken);
+int gs__lock_held(const struct gs_lock *l);
+#define GS_LOCK_NOTE(l, taken) gs__lock_note(l, taken)
+#else
+#define GS_LOCK_NOTE(l, taken) ((void)0)
+#endif
+
 static inline int gs__lock_me(void)
 {
     int me = gs__tls.tid;
@@ -104,6 +116,7 @@ static inline void gs__lock(struct gs_lock *l)
 
     if (!gs__lock_biased(l, me))
         gs__lock_shared(l, me);
+    GS_LOCK_NOTE(l, 1);
 }
 
 static inline void gs__unlock_shared(struct gs_lock *l)
@@ -117,12 +130,16 @@ static inline int gs__trylock(struct gs_lock *l)
 {
     int me = gs__lock_me(), c;
 
-    if (gs__lock_biased(l, me))
+    if (gs__lock_biased(l, me)) {
+        GS_LOCK_NOTE(l, 1);
         return 1;
+    }
     if (!gs__lock_cas(l, &c))
         return 0;
-    if (gs__lock_revoke_try(l, me))
+    if (gs__lock_revoke_try(l, me)) {
+        GS_LOCK_NOTE(l, 1);
         return 1;
+    }
     gs__unlock_shared(l);
     return 0;
 }
@@ -131,6 +148,7 @@ static inline void gs__unlock(struct gs_lock *l)
 {
     /* `inside` is set while the owner holds the lock biased (and for a moment
     ** while it tries to); the owner does not change while anyone holds the lock. */
+    GS_LOCK_NOTE(l, 0);
     if (atomic_load_explicit(&l->inside, memory_order_relaxed) &&
         atomic_load_explicit(&l->owner, memory_order_relaxed) == gs__tls.tid)
         atomic_store_explicit(&l->inside, 0, memory_order_release);

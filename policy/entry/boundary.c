@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "engine.h"
 
+#include "../base/assert.h"
 #include "../graph/graph_cache.h"
 #include "../graph/key.h"
 #include "../rules/chunk.h"
@@ -142,6 +143,7 @@ static void retire_row(struct gs_node *n, void *arg)
 ** Called locked. */
 static void stream_empty(struct gs_stream *s, int learned, int reason)
 {
+    GS_ASSERT_LOCKED(s);
     if (s->holding)
         gs__flush(s, reason);
     gs__body_forget(s, learned);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "chunk.h"
 
+#include "../base/assert.h"
 #include "../base/clock.h"
 #include "../base/config.h"
 #include "../stream/issue.h"
@@ -47,6 +48,7 @@
 ** below); never under GRAPHSHIM_CHUNK_OPS. */
 static uint32_t chunk_limit(const struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     uint32_t m = (uint32_t)gs__cfg.chunk_max >> s->chunk_shift;
 
     return m > (uint32_t)gs__cfg.chunk_ops ? m : (uint32_t)gs__cfg.chunk_ops;
@@ -130,12 +132,14 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
 
 void gs__chunks_resumed(struct gs_stream *s, struct gs_node *c)
 {
+    GS_ASSERT_LOCKED(s);
     s->chunk_depth = c->depth;
     chunk_placed(s, c, 0);
 }
 
 void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
 {
+    GS_ASSERT_LOCKED(s);
     if (end && s->last_chunk && end->depth > s->last_chunk) {
         struct gs_node *c = end;
         while (c->depth > s->last_chunk)
@@ -153,6 +157,7 @@ void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
 
 void gs__maybe_chunk(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     struct gs_node *c = s->cur;
     uint32_t held = c->depth - s->chunk_depth;
 
@@ -193,6 +198,7 @@ void gs__maybe_chunk(struct gs_stream *s)
 
 int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
 {
+    GS_ASSERT_LOCKED(s);
     CUcontext prev;
     CUresult rc;
 
@@ -214,6 +220,7 @@ void gs__chunks_drain_start(struct gs_stream *s, int busy)
 
 void gs__chunks_synced(struct gs_stream *s, int waited)
 {
+    GS_ASSERT_LOCKED(s);
     uint64_t d;
 
     if (!s->drain_from || !waited)
@@ -232,6 +239,7 @@ done:
 
 void gs__chunks_forget(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     s->chunk_shift = 0;
     s->drain_votes = 0;
     s->drain_from = 0;

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "gain.h"
 
+#include "../base/assert.h"
 #include "../base/log.h"
 #include "../base/nvtx.h"
 #include "../graph/graph_cache.h"
@@ -172,6 +173,7 @@ static void never_timed(struct gs_stream *s, struct gs_node *t)
 ** the graph: the sequence runs eagerly for good.  Called locked. */
 static void segment_timed(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     struct gs_node *t = s->last_term;
     uint64_t d;
     int v;
@@ -229,6 +231,7 @@ static void segment_timed(struct gs_stream *s)
 
 void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, int replayed)
 {
+    GS_ASSERT_LOCKED(s);
     /* Timed: a learned segment that a synchronize ended, long enough to be
     ** graphed (a shorter one is not worth the clock read). */
     s->last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->clean && s->seg_start &&
@@ -245,6 +248,7 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
 
 void gs__gain_forget(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     s->last_term = NULL;
 }
 
@@ -252,6 +256,7 @@ void gs__gain_forget(struct gs_stream *s)
 ** chunk length's (rule drain, chunk.c).  Called locked. */
 static void synced(struct gs_stream *s, int waited)
 {
+    GS_ASSERT_LOCKED(s);
     gs__chunks_synced(s, waited);
     if (gs__cfg.gain_check)
         segment_timed(s);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/assert.h"
 #include "../base/log.h"
 #include "../graph/graph_cache.h"
 #include "../stream/issue.h"
@@ -56,6 +57,7 @@
 /* A new span of the capture budget begins now.  Called locked. */
 static void budget_span_start(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     s->budget_segments = 0;
     s->builds_mark = s->graphs.builds;
     s->launches_mark = s->replays + s->chunks;
@@ -64,6 +66,7 @@ static void budget_span_start(struct gs_stream *s)
 
 void gs__budget_forget(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     s->warmup_shift = 0;
     s->hopeless = 0;
     budget_span_start(s);
@@ -103,6 +106,7 @@ static void capture_budget(struct gs_stream *s)
 ** records begin anew where rest.c says (stream/segment.c).  Called locked. */
 void gs__resolve_locked(struct gs_stream *s, int reason)
 {
+    GS_ASSERT_LOCKED(s);
     struct gs_node *t = s->cur;
     int replayed = 0, rc = -1, busy = -1;
     uint64_t end_ns = 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/assert.h"
 #include "../base/log.h"
 
 uint64_t gs__shape_mix_key(uint64_t fp, const struct gs_key *k)
@@ -108,6 +109,7 @@ void gs__rested_segment(struct gs_stream *s)
 
 void gs__rest_learned(struct gs_stream *s, int first_time, int replayed)
 {
+    GS_ASSERT_LOCKED(s);
     s->new_segments = first_time ? s->new_segments + 1 : 0;
     s->dry_segments += !replayed;
 }

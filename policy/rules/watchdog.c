@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/assert.h"
 #include "../stream/body.h"
 #include "../stream/segment.h"
 #include "../stream/stream.h"
@@ -66,6 +67,7 @@ static void sleep_until_held(void)
 ** descheduled thread, which a busy machine sees now and then.)  Called locked. */
 static void fire(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     if (s->holding == GS_HOLD_BODY) {
         gs__flush(s, GS_BAIL_WATCHDOG);
         gs__body_watchdog(s); /* counts its hits itself */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/assert.h"
 #include "../base/log.h"
 #include "../base/prof.h"
 #include "../graph/graph_cache.h"
@@ -44,6 +45,7 @@ void gs__staging_wait(struct gs_stream *s)
 ** order.  Called locked. */
 void gs__issue_held(struct gs_stream *s, struct gs_node *to)
 {
+    GS_ASSERT_LOCKED(s);
     GS_PROF_START(t_all);
     struct gs_held h;
     unsigned n = to->depth;
@@ -128,6 +130,7 @@ static CUresult launch(struct gs_stream *s, const struct gs_exec *e, CUstream st
 ** (nvtx.h).  Called locked. */
 int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 {
+    GS_ASSERT_LOCKED(s);
     GS_PROF_START(t_all);
     CUstream st = gs__issue_stream(s);
     CUcontext prev;

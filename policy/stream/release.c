@@ -10,6 +10,7 @@
 
 #include <time.h>
 
+#include "../base/assert.h"
 #include "../base/clock.h"
 #include "../graph/graph_cache.h"
 #include "body.h"
@@ -53,6 +54,7 @@ static void release_node(struct gs_node *n, void *arg)
 /* Called locked (gs__each_stream). */
 static void release_stream(struct gs_stream *s, void *arg)
 {
+    GS_ASSERT_LOCKED(s);
     struct released *r = arg;
     struct gs_graph_stats g0, g1;
     unsigned before = r->freed;

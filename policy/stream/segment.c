@@ -6,12 +6,14 @@
 #define _GNU_SOURCE
 #include "segment.h"
 
+#include "../base/assert.h"
 #include "../base/nvtx.h"
 #include "body.h"
 #include "issue.h"
 
 int gs__seg_hold_tree(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     int resumed = s->seg_held && s->cur->depth; /* held again: the ops before went out */
 
     if (resumed) {
@@ -21,6 +23,7 @@ int gs__seg_hold_tree(struct gs_stream *s)
     s->seg_held = 1;
     gs__set_hold(s, GS_HOLD_TRIE);
     s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+    gs__seg_check(s);
     return resumed;
 }
 
@@ -32,6 +35,7 @@ void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *r
     s->seg_start = 0;
     s->cur = start;
     s->clean = 1;
+    gs__seg_check(s);
 }
 
 void gs__flush(struct gs_stream *s, int reason)
@@ -47,4 +51,5 @@ void gs__flush(struct gs_stream *s, int reason)
         gs__set_hold(s, GS_HOLD_NONE);
     }
     s->bails[reason]++;
+    gs__seg_check(s);
 }

@@ -21,7 +21,29 @@
 #ifndef GS_SEGMENT_H
 #define GS_SEGMENT_H
 
+#include "../base/assert.h"
 #include "stream.h"
+
+/* --- The invariants (the test build's, base/assert.h) ----------------------- */
+
+/* What is true of s's segment between any two of its changes: checked after
+** each, with s locked. */
+static inline void gs__seg_check(const struct gs_stream *s)
+{
+    GS_ASSERT_LOCKED(s);
+    GS_ASSERT(s->holding == GS_HOLD_NONE || s->holding == GS_HOLD_TRIE || s->holding == GS_HOLD_BODY);
+    /* Holding nothing, no clock runs; a clock runs only while s holds. */
+    GS_ASSERT(s->holding != GS_HOLD_NONE ||
+              (!s->chunk_since && !atomic_load_explicit(&s->held_since, memory_order_relaxed)));
+    GS_ASSERT(!s->chunk_since || s->holding == GS_HOLD_TRIE);
+    /* Holding in the tree: the held ops are on cur's path, past the chunks. */
+    GS_ASSERT(s->holding != GS_HOLD_TRIE || (s->cur && s->cur->depth >= s->chunk_depth));
+    /* Whatever is held was held by this segment; resumed, it held before. */
+    GS_ASSERT(s->holding == GS_HOLD_NONE || s->seg_held);
+    GS_ASSERT(!s->seg_resumed || s->seg_held);
+    GS_ASSERT(atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed) >= 0 &&
+              atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed) >= 0);
+}
 
 /* --- The holding marks ----------------------------------------------------- */
 
@@ -54,6 +76,7 @@ static inline void gs__set_hold(struct gs_stream *s, int mode)
         s->chunk_since = 0;
         atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
     }
+    gs__seg_check(s);
 }
 
 /* An early chunk took every op s held in its tree, and holding goes on: both
@@ -62,6 +85,7 @@ static inline void gs__held_none(struct gs_stream *s)
 {
     s->chunk_since = 0;
     atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+    gs__seg_check(s);
 }
 
 /* The first op s holds in its tree after an early chunk: the clocks start. */
@@ -69,6 +93,7 @@ static inline void gs__seg_clocks_start(struct gs_stream *s)
 {
     s->chunk_since = gs__now_ns();
     gs__held_from(s, s->chunk_since);
+    gs__seg_check(s);
 }
 
 /* --- The segment ----------------------------------------------------------- */
@@ -77,6 +102,7 @@ static inline void gs__seg_clocks_start(struct gs_stream *s)
 static inline void gs__seg_advance(struct gs_stream *s, struct gs_node *n)
 {
     s->cur = n;
+    gs__seg_check(s);
 }
 
 /* The segment is not learned from here on (cur NULL): the program captures,
@@ -84,6 +110,7 @@ static inline void gs__seg_advance(struct gs_stream *s, struct gs_node *n)
 static inline void gs__seg_unlearned(struct gs_stream *s)
 {
     s->cur = NULL;
+    gs__seg_check(s);
 }
 
 /* An op of the segment failed: the segment is no learned sequence. */
@@ -91,6 +118,7 @@ static inline void gs__seg_failed(struct gs_stream *s)
 {
     s->clean = 0;
     s->cur = NULL;
+    gs__seg_check(s);
 }
 
 /* What the segment's graph launches cost goes to the sequence ending at
@@ -117,6 +145,7 @@ static inline void gs__seg_rewind(struct gs_stream *s)
     gs__seg_cost_settle(s, NULL);
     s->cur = &s->trie.root;
     s->clean = 1;
+    gs__seg_check(s);
 }
 
 /* The gain check times a segment from its first op, where it may come to be a
@@ -135,6 +164,7 @@ static inline void gs__seg_hold_body(struct gs_stream *s)
 {
     s->seg_held = 1;
     gs__set_hold(s, GS_HOLD_BODY);
+    gs__seg_check(s);
 }
 
 /* s, holding nothing, begins to hold ops of its tree after cur.  1 where the

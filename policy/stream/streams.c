@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/assert.h"
 #include "../graph/graph_cache.h"
 #include "segment.h"
 
@@ -56,7 +57,9 @@ static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
     s->trie.drop = gs__graph_drop_node;
     s->trie.drop_arg = s;
     s->graphs.lock = &s->lock;
+    gs__lock(&s->lock); /* no other thread sees s yet: for the segment's rule */
     gs__seg_rewind(s);
+    gs__unlock(&s->lock);
     s->id = nstreams++;
     s->next = gs__all_streams;
     gs__all_streams = s;
@@ -156,6 +159,7 @@ static int ctx_index(CUcontext c)
 ** driver's answer.  Called locked. */
 void gs__stream_ready(struct gs_stream *s)
 {
+    GS_ASSERT_LOCKED(s);
     unsigned flags = 0;
 
     s->ready = 1;

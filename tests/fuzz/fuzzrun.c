@@ -172,7 +172,7 @@ static void report_difference(long seed, const struct setting *st, const char *f
         printf("  or: FAKECUDA_FAIL=%s", fault);
         for (int i = 0; st->env[i]; i++)
             printf(" %s", st->env[i]);
-        printf(" GRAPHSHIM_REPORT=/dev/stderr LD_LIBRARY_PATH=%s/fakecuda LD_PRELOAD=%s/libgraphshim.so %s %ld %s\n",
+        printf(" GRAPHSHIM_REPORT=/dev/stderr LD_LIBRARY_PATH=%s/fakecuda LD_PRELOAD=%s/test/libgraphshim.so %s %ld %s\n",
                BUILD_DIR, BUILD_DIR, g_prog, seed, g_max_threads);
     }
     fflush(stdout);

@@ -19,10 +19,13 @@ struct run {
     char dir[64];    /* scratch directory of this run: logs, trace, report */
 };
 
-/* What run_prog preloads: nothing, the library users run, or the test build
-** (make test-lib: the switches that exist only to prove graphshim, such as
-** GRAPHSHIM_TEST_DROP_RULE and GRAPHSHIM_TEST_FAULT). */
-enum { RUN_BARE, RUN_SHIM, RUN_TEST_BUILD };
+/* What run_prog preloads: nothing; graphshim as the tests check it, which is
+** the test build (make test-lib: its invariants asserted, base/assert.h, and
+** the switches that exist only to prove graphshim, such as
+** GRAPHSHIM_TEST_DROP_RULE and GRAPHSHIM_TEST_FAULT), named RUN_TEST_BUILD too
+** where a test sets such a switch; or the library users run, where a test is
+** about that library itself (it has no such switch). */
+enum { RUN_BARE, RUN_SHIM, RUN_TEST_BUILD, RUN_USERS_LIB };
 
 /* Runs argv with the fake driver on the library path, plus the environment
 ** assignments in env (NULL-terminated "NAME=value"; "@" in a value is replaced

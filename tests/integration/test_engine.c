@@ -79,7 +79,7 @@ Test(engine, only_the_test_build_turns_a_rule_off)
     char *report;
 
     run_prog(&base, 0, NULL, argv, 20);
-    run_prog(&r, RUN_SHIM, env, argv, 20);
+    run_prog(&r, RUN_USERS_LIB, env, argv, 20);
     cr_assert_str_eq(r.out, base.out, "the users' library turned the sync rule off");
     cr_assert(strstr(r.err, "GRAPHSHIM_TEST_DROP_RULE is not a graphshim setting"), "%s", r.err);
     report = run_file(&r, "report.json");

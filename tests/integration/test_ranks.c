@@ -180,7 +180,7 @@ Test(ranks, the_test_builds_failing_graph_calls_change_nothing_the_program_sees)
     free(report), free(err);
     /* The library users run has no such switch: it replays, and names the
     ** variable as no setting of its own. */
-    report = with_test_fault(RUN_SHIM, "cuStreamEndCapture:1+:901", base.out, &err);
+    report = with_test_fault(RUN_USERS_LIB, "cuStreamEndCapture:1+:901", base.out, &err);
     cr_assert_eq(total(report, "replays"), 10 - 2, "%s", report);
     cr_assert_not_null(strstr(err, "GRAPHSHIM_TEST_FAULT is not a graphshim setting"), "%s", err);
     free(report), free(err);

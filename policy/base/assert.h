@@ -1,0 +1,30 @@
+/*
+** assert.h: the test build's invariants.
+**
+** As SQLite's assert() and mimalloc's mi_assert_internal, GS_ASSERT states what
+** must be true at a place in the engine; the test build (make test-lib,
+** -DGS_TEST), which the integration, fault and fuzz suites preload, checks it
+** and aborts with the place and the condition where it is false, so every
+** scenario and every fuzzed program checks them for nothing.  The library
+** users run compiles each to nothing (the condition is type-checked, never
+** evaluated): a condition must have no side effect.
+**
+** GS_ASSERT_LOCKED(s): the calling thread holds s's lock, where a function says
+** "called locked" (lock.h keeps, in the test build, the locks each thread
+** holds).
+*/
+#ifndef GS_ASSERT_H
+#define GS_ASSERT_H
+
+#include "lock.h"
+
+#ifdef GS_TEST
+__attribute__((noreturn, cold)) void gs__assert_fail(const char *cond, const char *file, int line);
+#define GS_ASSERT(c) (GS_LIKELY(c) ? (void)0 : gs__assert_fail(#c, __FILE__, __LINE__))
+#define GS_ASSERT_LOCKED(s) GS_ASSERT(gs__lock_held(&(s)->lock))
+#else
+#define GS_ASSERT(c) ((void)sizeof(!(c))) /* compiled, never evaluated */
+#define GS_ASSERT_LOCKED(s) ((void)sizeof((s)->lock))
+#endif
+
+#endif
