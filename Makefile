@@ -15,6 +15,7 @@
 # Targets:
 #   all        build/libgraphshim.so, the graphshim launcher and graphshim-report
 #   test       unit and integration tests over the fake driver (no GPU needed)
+#   mutants    planted bugs, one at a time, each caught by the tests (tests/mutants/)
 #   demo       a sample under the shim with its report (fake driver without a GPU)
 #   gpu-test   samples with and without the shim on a GPU, compared bit for bit
 #   gpu-jobs   the multi-GPU samples, no rank stranded, the jobs' bench rows

@@ -9,6 +9,11 @@
 #   make floors-test       the house as internals.md draws it (scripts/floors.sh),
 #                          and that floors.sh finds faults (tests/floors/check.sh)
 #   make fuzz-test         differential fuzzing for FUZZ_TEST_SECONDS (CI budget)
+#   make load-test         the engine and integration suites LOAD_RUNS (20) times
+#                          in a row with every core busy (tests/load.sh)
+#   make mutants           the suites' power: each planted bug of tests/mutants/list
+#                          in a scratch copy, one at a time, must be caught
+#                          (MUTANTS=id,id... for some; tests/mutants/README.md)
 #   make fuzz              differential fuzzing for FUZZ_SECONDS (default 60),
 #                          or of one seed: make fuzz SEED=n (tests/fuzz/README.md);
 #                          FUZZ_START: first seed, FUZZ_JOBS: parallel workers
@@ -94,7 +99,13 @@ $(BUILD)/tests/fuzzrun: tests/fuzz/fuzzrun.c tests/integration/run.c tests/integ
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ tests/fuzz/fuzzrun.c tests/integration/run.c -lpthread
 
-.PHONY: fuzz fuzz-test floors-test criterion-check
+.PHONY: fuzz fuzz-test floors-test criterion-check mutants load-test
+LOAD_RUNS ?= 20
+load-test: integration-test
+	bash tests/load.sh $(LOAD_RUNS)
+mutants: | criterion-check
+	bash tests/mutants/run.sh $(if $(MUTANTS),--only $(MUTANTS))
+
 fuzz: $(FUZZ_DEPS)
 	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --start $(FUZZ_START) --max-threads $(FUZZ_THREADS) \
 	    $(if $(SEED),--seed $(SEED),--seconds $(FUZZ_SECONDS))
