@@ -1,7 +1,8 @@
 /* fakecuda.c - core of the CPU fake of the CUDA driver: handle registry,
  * initialisation, device and context, memory, streams, events, stream capture.
  * Every operation executes synchronously when it is enqueued, unless the
- * stream is capturing, in which case it becomes a node of the capture graph. */
+ * stream is capturing, in which case it becomes a node of the capture graph,
+ * or FAKECUDA_PENDING queues it (fake_queue.c). */
 #define _GNU_SOURCE
 #include "fake_internal.h"
 
