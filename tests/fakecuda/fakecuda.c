@@ -833,6 +833,20 @@ static bool blocking(const struct stream *s)
     return s->special == S_PERTHREAD || !(s->flags & CU_STREAM_NON_BLOCKING);
 }
 
+/* What a synchronize or query of s waits for under FAKECUDA_PENDING: its own
+ * last op and, for a blocking stream, the last op of its context's legacy
+ * stream: every blocking stream waits on each legacy-stream action (the
+ * driver's documentation of the legacy stream), so that action is part of
+ * the blocking stream's work. */
+static uint64_t stream_target(const struct stream *s)
+{
+    uint64_t t = s->last_seq;
+    const struct ctx *c = s->ctx ? s->ctx : default_ctx();
+    if (s->special != S_LEGACY && blocking(s) && c->legacy && c->legacy->last_seq > t)
+        t = c->legacy->last_seq;
+    return t;
+}
+
 /* An operation on the legacy stream while a blocking stream of its context
  * captures (the legacy stream synchronizes with the blocking streams of its
  * own context only). */
@@ -979,7 +993,7 @@ CUresult x_StreamDestroy(CUstream h)
     LOCK();
     struct stream *s = reg_get(h, K_STREAM);
     if (!s) { UNLOCK(); return CUDA_ERROR_INVALID_HANDLE; }
-    if (fake_pending()) queue_complete(s->last_seq); /* its work finishes */
+    if (fake_pending()) queue_complete(stream_target(s)); /* its work finishes */
     if (s->cap) {
         struct capture *c = s->cap;
         capture_invalidate(c);
@@ -1012,7 +1026,7 @@ static CUresult sync_or_query(CUstream h, int pt, bool query)
     if (!rc && s->special == S_LEGACY) rc = legacy_check(s, true);
     UNLOCK();
     if (!rc && fake_pending())
-        rc = query ? queue_query(s->last_seq, &s->q_seq, &s->q_count) : queue_complete(s->last_seq);
+        rc = query ? queue_query(stream_target(s), &s->q_seq, &s->q_count) : queue_complete(stream_target(s));
     if (!rc && query && gpu_busy()) rc = CUDA_ERROR_NOT_READY;
     if (!rc && !query) gpu_wait();
     return rc;
@@ -1486,7 +1500,7 @@ CUresult x_MemFreeAsync(CUdeviceptr p, CUstream h, int pt)
             t.u.mf = p;
             rc = stream_submit(s, &t);
         } else {
-            if (fake_pending()) queue_complete(s->last_seq); /* freed in stream order */
+            if (fake_pending()) queue_complete(stream_target(s)); /* freed in stream order */
             rc = mem_free_raw(p);
         }
     }

@@ -1755,3 +1755,25 @@ Test(pending, host_functions_run_in_issue_order_at_completion, .init = pending3)
     cr_assert_arr_eq(g_order, expect, sizeof expect);
     cr_assert_eq(g_inner_rc, CUDA_ERROR_NOT_PERMITTED);
 }
+
+Test(pending, a_blocking_stream_waits_on_later_legacy_stream_work, .init = pending3)
+{
+    setup();
+    CUstream blk, nb;
+    int *out;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&blk, 0));
+    CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocHost((void **)&out, sizeof *out));
+    *out = 0;
+    store_int(store, 1, out, CU_STREAM_LEGACY);
+    CK(cuStreamSynchronize(nb));
+    cr_assert_eq(*out, 0, "a non-blocking stream does not wait on the legacy stream");
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
+    CK(cuStreamQuery(CU_STREAM_PER_THREAD));
+    cr_assert_eq(*out, 1, "the per-thread stream is blocking");
+    store_int(store, 2, out, NULL);
+    CK(cuStreamSynchronize(blk));
+    cr_assert_eq(*out, 2);
+}
