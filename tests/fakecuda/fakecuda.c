@@ -1097,6 +1097,12 @@ CUresult x_StreamWaitEvent(CUstream h, CUevent he, unsigned flags, int pt)
         /* waiting on a non-captured event from a capturing stream */
         capture_invalidate(s->cap);
         rc = CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    } else if (!s->cap && fake_pending()) {
+        /* The wait is the stream's work: a synchronize of the stream waits for
+         * the event's work too (and, on the legacy stream, for the blocking
+         * streams' earlier work); issue order already orders what follows. */
+        struct node t = {.type = CU_GRAPH_NODE_TYPE_EMPTY};
+        queue_node(s, &t, NULL);
     }
 out:
     UNLOCK();

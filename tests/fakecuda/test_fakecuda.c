@@ -1777,3 +1777,29 @@ Test(pending, a_blocking_stream_waits_on_later_legacy_stream_work, .init = pendi
     CK(cuStreamSynchronize(blk));
     cr_assert_eq(*out, 2);
 }
+
+Test(pending, a_stream_waits_for_the_events_it_waits_on, .init = pending3)
+{
+    setup();
+    CUstream a, b;
+    CUevent e;
+    int *out;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAllocHost((void **)&out, sizeof *out));
+    *out = 0;
+    store_int(store, 1, out, a);
+    CK(cuEventRecord(e, a));
+    CK(cuStreamWaitEvent(b, e, 0));
+    CK(cuStreamSynchronize(b));
+    cr_assert_eq(*out, 1, "b's synchronize waits for what b waits on");
+    store_int(store, 2, out, a);
+    CK(cuEventRecord(e, a));
+    CK(cuStreamWaitEvent(CU_STREAM_LEGACY, e, 0));
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(cuStreamQuery(CU_STREAM_LEGACY), CUDA_ERROR_NOT_READY);
+    CK(cuStreamQuery(CU_STREAM_LEGACY));
+    cr_assert_eq(*out, 2);
+}

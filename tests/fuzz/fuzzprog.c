@@ -1060,6 +1060,35 @@ static CUresult spin(struct thr *t, const struct api *a, CUstream s, CUevent e)
     return rc;
 }
 
+/* Runs event op o (threads with event ops) on stream s: a query spin, then the
+** host reads what the stream wrote; or a collective. */
+static void run_evop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    static __thread unsigned char storage[NCCL_ARGS];
+    struct op o2 = *o;
+    CUevent e = t->events[o->ev];
+
+    switch (o->kind) {
+    case OP_SSPIN:
+        RC(spin(t, a, s, NULL));
+        observe_host(t, o->s, o->owned, "sspin");
+        break;
+    case OP_EQUERY:
+        RC(o->how ? a->EventRecordWithFlags(e, sh(t, &o2, o->s2), 0) : a->EventRecord(e, sh(t, &o2, o->s2)));
+        RC(spin(t, a, NULL, e));
+        observe_host(t, o->s, o->owned, o->s2 == o->s ? "equery" : "lquery");
+        break;
+    default: {   /* OP_NCCL: NCCL's argument storage, an output pointer and a value */
+        CUdeviceptr p = dptr(t, o->out_r, o->out_off);
+        uint64_t v = (uint64_t)t->it * 131 + (uint64_t)t->pos;
+        memcpy(storage, &p, sizeof p);
+        memcpy(storage + 8, &v, sizeof v);
+        RC(a->LaunchKernel(t->nccl, 1, 1, 1, 32, 1, 1, 0, s, (void *[]){storage}, NULL));
+        break;
+    }
+    }
+}
+
 /* Runs op o of the body in iteration t->it; variation: 0 none, 1 changed
 ** arguments, 2 changed pointer, 3 invalid launch first. */
 static void run_op(struct thr *t, const struct op *o, int variation)
@@ -1162,27 +1191,10 @@ static void run_op(struct thr *t, const struct op *o, int variation)
         RC(ready(a->StreamQuery(s)));
         break;
     case OP_SSPIN:
-        RC(spin(t, a, s, NULL));
-        observe_host(t, o->s, o->owned, "sspin");
+    case OP_EQUERY:
+    case OP_NCCL:
+        run_evop(t, o, a, s);
         break;
-    case OP_EQUERY: {
-        struct op o2 = *o;
-        CUstream rs = sh(t, &o2, o->s2);
-        CUevent e = t->events[o->ev];
-        RC(o->how ? a->EventRecordWithFlags(e, rs, 0) : a->EventRecord(e, rs));
-        RC(spin(t, a, NULL, e));
-        observe_host(t, o->s, o->owned, o->s2 == o->s ? "equery" : "lquery");
-        break;
-    }
-    case OP_NCCL: {
-        static __thread unsigned char storage[NCCL_ARGS];
-        CUdeviceptr p = dptr(t, o->out_r, o->out_off);
-        uint64_t v = (uint64_t)it * 131 + (uint64_t)t->pos;
-        memcpy(storage, &p, sizeof p);
-        memcpy(storage + 8, &v, sizeof v);
-        RC(a->LaunchKernel(t->nccl, 1, 1, 1, 32, 1, 1, 0, s, (void *[]){storage}, NULL));
-        break;
-    }
     case OP_OBSERVE:
         for (int r = 0; r < NDEV + NKS; r++) {
             if (!(o->owned & (1u << r)))
@@ -1338,6 +1350,13 @@ static void dump_body(const struct thr *t)
 
 static uint64_t g_seed;
 
+/* The collective of a thread with event ops, in a module of its own. */
+static void collective_load(struct thr *t)
+{
+    RC(cuModuleLoadData(&t->nccl_mod, "nccl image"));
+    RC(cuModuleGetFunction(&t->nccl, t->nccl_mod, NCCL_NAME));
+}
+
 static void *thread_main(void *p)
 {
     struct thr *t = p;
@@ -1382,10 +1401,8 @@ static void *thread_main(void *p)
         if (kernel_new(t, ks) != 0)
             exit(3);
     }
-    if (t->evops) {
-        RC(cuModuleLoadData(&t->nccl_mod, "nccl image"));
-        RC(cuModuleGetFunction(&t->nccl, t->nccl_mod, NCCL_NAME));
-    }
+    if (t->evops)
+        collective_load(t);
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
     fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s\n", t->tid, t->nbody, t->iters,
