@@ -140,6 +140,13 @@ void node_bind(struct node *n)
     }
 }
 
+/* A snapshot of an executable's node (FAKECUDA_PENDING) binds what it binds. */
+void node_bind_copy(struct node *dst, const struct node *src)
+{
+    dst->binds = src->binds;
+    memcpy(dst->bound, src->bound, sizeof dst->bound);
+}
+
 static bool binding_lost(const struct node *n)
 {
     for (int d = 0; n->binds && d < 2; d++)
@@ -456,6 +463,8 @@ CUresult x_GraphLaunch(CUgraphExec he, CUstream h, int pt)
             struct node t = {.type = CU_GRAPH_NODE_TYPE_GRAPH};
             t.u.child = graph_clone(x->g, 0);
             rc = stream_submit(s, &t);
+        } else if (fake_pending()) {
+            queue_graph(s, x->g);
         } else {
             rc = graph_run(x->g);
         }

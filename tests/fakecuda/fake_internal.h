@@ -178,6 +178,8 @@ struct stream {
     struct ctx *ctx;
     struct capture *cap;
     struct node **deps; size_t ndeps, capdeps;
+    /* FAKECUDA_PENDING: its last queued operation, and its queries' count */
+    uint64_t last_seq, q_seq; unsigned q_count;
 };
 struct event {
     struct hdr h;
@@ -186,6 +188,8 @@ struct event {
     double t_ms;
     struct capture *cap; uint64_t cap_id;
     struct node **deps; size_t ndeps;
+    /* FAKECUDA_PENDING: its last queued record, and its queries' count */
+    uint64_t seq, q_seq; unsigned q_count;
 };
 
 CUresult stream_resolve(CUstream h, int pt, struct stream **out);
@@ -196,6 +200,21 @@ CUresult stream_submit(struct stream *s, struct node *tmpl);
 CUresult unsafe_check(void);
 void capture_invalidate(struct capture *c);
 bool stream_capturing(const struct stream *s);
+
+double fake_now_ms(void);
+CUresult fake_sticky(void);      /* the sticky error, CUDA_SUCCESS if none */
+
+/* ---- pending work (fake_queue.c, FAKECUDA_PENDING) ---------------------- */
+int fake_pending(void);          /* N; 0: every operation runs when enqueued */
+void queue_node(struct stream *s, const struct node *n, void *owned);
+void queue_record(struct stream *s, struct event *ev);
+CUresult queue_copy(struct stream *s, struct node *t);
+void queue_graph(struct stream *s, const struct graph *g);
+void queue_callback(struct stream *s, CUstreamCallback cb, CUstream h, void *ud);
+CUresult queue_complete(uint64_t upto); /* runs the FIFO up to upto; the sticky error */
+CUresult queue_drain(void);      /* runs all of it (no-op when off) */
+bool queue_done(uint64_t seq);   /* whether the FIFO ran up to seq */
+CUresult queue_query(uint64_t target, uint64_t *qseq, unsigned *qcount);
 
 /* ---- API implementations (pt = per-thread default stream variant) ------- */
 #include "fake_impl.h"

@@ -178,6 +178,7 @@ CUresult x_ModuleUnload(CUmodule hm)
     struct module *m = reg_get(hm, K_MODULE);
     if (!m) rc = CUDA_ERROR_INVALID_HANDLE;
     else {
+        queue_drain(); /* launches of its functions finish first */
         for (size_t i = 0; i < m->n; i++) {
             reg_del(m->fns[i]);
             handle_free(&free_funcs, m->fns[i]);
@@ -249,6 +250,7 @@ CUresult x_LibraryUnload(CUlibrary hl)
     struct library *l = reg_get(hl, K_LIBRARY);
     if (!l) rc = CUDA_ERROR_INVALID_HANDLE;
     else {
+        queue_drain(); /* launches of its kernels finish first */
         for (size_t i = 0; i < l->n; i++) {
             reg_del(l->ks[i]);
             if (l->ks[i]->fn) {

@@ -1,7 +1,8 @@
 /* fakecuda.c - core of the CPU fake of the CUDA driver: handle registry,
  * initialisation, device and context, memory, streams, events, stream capture.
  * Every operation executes synchronously when it is enqueued, unless the
- * stream is capturing, in which case it becomes a node of the capture graph. */
+ * stream is capturing, in which case it becomes a node of the capture graph,
+ * or FAKECUDA_PENDING queues it (fake_queue.c). */
 #define _GNU_SOURCE
 #include "fake_internal.h"
 
@@ -171,6 +172,7 @@ static void once_init(void)
      * identical across runs; falls back to any address. */
     map_arena(&g_dev, 0x200000000000ULL, mb << 20);
     map_arena(&g_host, 0x300000000000ULL, pinned_mb << 20);
+    fake_pending();
     g_primary.primary = 1;
     reg_add(&g_primary, K_CTX);
     fake_log_init();
@@ -267,6 +269,14 @@ CUresult api_enter(bool need_ctx)
     return CUDA_SUCCESS;
 }
 
+CUresult fake_sticky(void)
+{
+    LOCK();
+    CUresult rc = g_sticky;
+    UNLOCK();
+    return rc;
+}
+
 void fake_set_sticky(CUresult rc)
 {
     LOCK();
@@ -276,7 +286,7 @@ void fake_set_sticky(CUresult rc)
 
 struct ctx *cur_ctx(void) { return t_ctx; }
 
-static double now_ms(void) { return (double)mono_ns() / 1e6; }
+double fake_now_ms(void) { return (double)mono_ns() / 1e6; }
 
 /* ------------------------------------------------------------------------ */
 /* init, version, device, context                                           */
@@ -407,6 +417,7 @@ CUresult x_CtxDestroy(CUcontext ctx)
     if (rc) return rc;
     struct ctx *c = reg_get(ctx, K_CTX);
     if (!c || c->primary) return CUDA_ERROR_INVALID_CONTEXT;
+    queue_drain(); /* its work finishes first */
     reg_del(c);
     if (t_ctx == c) t_ctx = NULL;
     /* the struct is kept: other threads may still have it current */
@@ -456,7 +467,8 @@ CUresult x_CtxSynchronize(CUcontext ctx, int explicit_ctx)
     int hit = 0;
     for (struct capture *c = g_captures; c; c = c->next) { capture_invalidate(c); hit = 1; }
     UNLOCK();
-    return hit ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+    if (hit) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return queue_drain();
 }
 
 /* ------------------------------------------------------------------------ */
@@ -653,6 +665,7 @@ CUresult x_MemFree(CUdeviceptr p)
     CUresult rc = api_enter(true);
     if (rc) return rc;
     if ((rc = unsafe_check())) return rc;
+    queue_drain(); /* cudaFree waits for the device; cuMemFreeHost does not */
     return mem_free_raw(p);
 }
 
@@ -870,6 +883,20 @@ static bool blocking(const struct stream *s)
     return s->special == S_PERTHREAD || !(s->flags & CU_STREAM_NON_BLOCKING);
 }
 
+/* What a synchronize or query of s waits for under FAKECUDA_PENDING: its own
+ * last op and, for a blocking stream, the last op of its context's legacy
+ * stream: every blocking stream waits on each legacy-stream action (the
+ * driver's documentation of the legacy stream), so that action is part of
+ * the blocking stream's work. */
+static uint64_t stream_target(const struct stream *s)
+{
+    uint64_t t = s->last_seq;
+    const struct ctx *c = s->ctx ? s->ctx : default_ctx();
+    if (s->special != S_LEGACY && blocking(s) && c->legacy && c->legacy->last_seq > t)
+        t = c->legacy->last_seq;
+    return t;
+}
+
 /* An operation on the legacy stream while a blocking stream of its context
  * captures (the legacy stream synchronizes with the blocking streams of its
  * own context only). */
@@ -951,8 +978,15 @@ CUresult stream_submit(struct stream *s, struct node *tmpl)
         UNLOCK();
         return CUDA_SUCCESS;
     }
-    CUresult rc = node_run(tmpl);
-    node_payload_free(tmpl);
+    CUresult rc = CUDA_SUCCESS;
+    if (!fake_pending()) {
+        rc = node_run(tmpl);
+        node_payload_free(tmpl);
+    } else if (tmpl->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+        rc = queue_copy(s, tmpl);
+    } else {
+        queue_node(s, tmpl, NULL);
+    }
     UNLOCK();
     if (!rc && tmpl->type == CU_GRAPH_NODE_TYPE_KERNEL) /* FAKECUDA_LAUNCH_US: not into a capture */
         fake_spend_us(g_launch_us);
@@ -1009,6 +1043,7 @@ CUresult x_StreamDestroy(CUstream h)
     LOCK();
     struct stream *s = reg_get(h, K_STREAM);
     if (!s) { UNLOCK(); return CUDA_ERROR_INVALID_HANDLE; }
+    if (fake_pending()) queue_complete(stream_target(s)); /* its work finishes */
     if (s->cap) {
         struct capture *c = s->cap;
         capture_invalidate(c);
@@ -1040,6 +1075,8 @@ static CUresult sync_or_query(CUstream h, int pt, bool query)
     }
     if (!rc && s->special == S_LEGACY) rc = legacy_check(s, true);
     UNLOCK();
+    if (!rc && fake_pending())
+        rc = query ? queue_query(stream_target(s), &s->q_seq, &s->q_count) : queue_complete(stream_target(s));
     if (!rc && query && gpu_busy()) rc = CUDA_ERROR_NOT_READY;
     if (!rc && !query) gpu_wait();
     return rc;
@@ -1110,6 +1147,12 @@ CUresult x_StreamWaitEvent(CUstream h, CUevent he, unsigned flags, int pt)
         /* waiting on a non-captured event from a capturing stream */
         capture_invalidate(s->cap);
         rc = CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    } else if (!s->cap && fake_pending()) {
+        /* The wait is the stream's work: a synchronize of the stream waits for
+         * the event's work too (and, on the legacy stream, for the blocking
+         * streams' earlier work); issue order already orders what follows. */
+        struct node t = {.type = CU_GRAPH_NODE_TYPE_EMPTY};
+        queue_node(s, &t, NULL);
     }
 out:
     UNLOCK();
@@ -1163,8 +1206,9 @@ CUresult x_StreamAddCallback(CUstream h, CUstreamCallback cb, void *ud, unsigned
         capture_invalidate(s->cap);
         rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
+    if (!rc && fake_pending()) queue_callback(s, cb, h, ud);
     UNLOCK();
-    if (rc) return rc;
+    if (rc || fake_pending()) return rc;
     t_in_callback++;
     cb(h, CUDA_SUCCESS, ud);
     t_in_callback--;
@@ -1193,7 +1237,7 @@ CUresult x_EventCreate(CUevent *ph, unsigned flags)
 void event_mark(struct event *e)
 {
     e->recorded = 1;
-    e->t_ms = now_ms();
+    e->t_ms = fake_now_ms();
     e->cap = NULL;
 }
 
@@ -1217,6 +1261,8 @@ CUresult x_EventRecord(CUevent he, CUstream h, unsigned flags, int pt)
             e->deps = realloc(e->deps, (s->ndeps ? s->ndeps : 1) * sizeof *e->deps);
             if (s->ndeps) memcpy(e->deps, s->deps, s->ndeps * sizeof *e->deps);
             e->ndeps = s->ndeps;
+        } else if (fake_pending()) {
+            queue_record(s, e);
         } else {
             event_mark(e);
         }
@@ -1234,10 +1280,22 @@ CUresult x_EventQuery(CUevent he)
     if (!e) rc = CUDA_ERROR_INVALID_HANDLE;
     else if (event_captured(e)) rc = CUDA_ERROR_CAPTURED_EVENT;
     UNLOCK();
+    if (!rc && fake_pending()) rc = queue_query(e->seq, &e->q_seq, &e->q_count);
     return rc;
 }
 
-CUresult x_EventSynchronize(CUevent he) { return x_EventQuery(he); }
+CUresult x_EventSynchronize(CUevent he)
+{
+    CUresult rc = api_enter(true);
+    if (rc) return rc;
+    LOCK();
+    struct event *e = reg_get(he, K_EVENT);
+    if (!e) rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (event_captured(e)) rc = CUDA_ERROR_CAPTURED_EVENT;
+    UNLOCK();
+    if (!rc && fake_pending()) rc = queue_complete(e->seq);
+    return rc;
+}
 
 CUresult x_EventElapsedTime(float *ms, CUevent ha, CUevent hb)
 {
@@ -1250,6 +1308,7 @@ CUresult x_EventElapsedTime(float *ms, CUevent ha, CUevent hb)
     else if (event_captured(a) || event_captured(b)) rc = CUDA_ERROR_CAPTURED_EVENT;
     else if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) rc = CUDA_ERROR_INVALID_HANDLE;
     else if (!a->recorded || !b->recorded) rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!queue_done(a->seq) || !queue_done(b->seq)) rc = CUDA_ERROR_NOT_READY; /* no wait */
     else *ms = (float)(b->t_ms - a->t_ms);
     UNLOCK();
     return rc;
@@ -1427,6 +1486,7 @@ CUresult x_Memcpy(uintptr_t dst, int dside, uintptr_t src, int sside, size_t n,
         rc = stream_resolve(NULL, pt, &s);
         if (s->cap) { capture_invalidate(s->cap); rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
         else if (s->special == S_LEGACY) rc = legacy_check(s, true);
+        if (!rc) queue_drain(); /* a synchronous copy or memset waits for earlier work */
         if (!rc) rc = node_run(&t);
     }
     UNLOCK();
@@ -1455,6 +1515,7 @@ CUresult x_Memset(CUdeviceptr dst, unsigned value, unsigned esize, size_t n,
         rc = stream_resolve(NULL, pt, &s);
         if (s->cap) { capture_invalidate(s->cap); rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
         else if (s->special == S_LEGACY) rc = legacy_check(s, true);
+        if (!rc) queue_drain(); /* a synchronous copy or memset waits for earlier work */
         if (!rc) rc = node_run(&t);
     }
     UNLOCK();
@@ -1495,6 +1556,7 @@ CUresult x_MemFreeAsync(CUdeviceptr p, CUstream h, int pt)
             t.u.mf = p;
             rc = stream_submit(s, &t);
         } else {
+            if (fake_pending()) queue_complete(stream_target(s)); /* freed in stream order */
             rc = mem_free_raw(p);
         }
     }

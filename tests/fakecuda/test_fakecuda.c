@@ -1562,3 +1562,244 @@ Test(faults, a_malformed_list_ends_the_process, .init = fail_malformed, .exit_co
     setup();
     cr_assert_fail("the first call should have ended the process");
 }
+
+/* ---- FAKECUDA_PENDING: work that completes later ---------------------------- */
+static void pending3(void) { setenv("FAKECUDA_PENDING", "3", 1); }
+
+static void store_int(CUfunction f, int v, int *p, CUstream s)
+{
+    void *args[] = {&v, &p};
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+Test(pending, queries_answer_not_ready_n_times_then_the_work_completes, .init = pending3)
+{
+    setup();
+    CUstream s;
+    CUevent e;
+    int *out;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&s, 0));
+    CK(cuEventCreate(&e, 0));
+    CK(cuMemAllocHost((void **)&out, 2 * sizeof *out));
+    out[0] = out[1] = 0;
+    CK(cuEventQuery(e));                               /* never recorded: ready */
+    store_int(store, 5, &out[0], s);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+        cr_assert_eq(out[0], 0, "stale before completion");
+    }
+    CK(cuStreamQuery(s));
+    cr_assert_eq(out[0], 5);
+    CK(cuStreamQuery(s));                              /* nothing pending */
+
+    store_int(store, 6, &out[1], s);
+    CK(cuEventRecord(e, s));
+    store_int(store, 7, &out[0], s);                   /* after the record */
+    for (int i = 0; i < 3; i++) cr_assert_eq(cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    cr_assert_eq(out[1], 0);
+    CK(cuEventQuery(e));
+    cr_assert_eq(out[1], 6);
+    cr_assert_eq(out[0], 5, "work after the record is still pending");
+    CK(cuStreamSynchronize(s));
+    cr_assert_eq(out[0], 7);
+}
+
+Test(pending, pinned_is_read_and_written_when_the_copy_runs, .init = pending3)
+{
+    setup();
+    CUstream s;
+    CUdeviceptr d;
+    int *pin, page = 1, back = 0;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAlloc(&d, 2 * sizeof(int)));
+    CK(cuMemAllocHost((void **)&pin, 2 * sizeof *pin));
+    pin[0] = 1;
+    pin[1] = 0;
+    CK(cuMemcpyHtoDAsync(d, pin, sizeof(int), s));              /* reads pin[0] when it runs */
+    CK(cuMemcpyHtoDAsync(d + sizeof(int), &page, sizeof(int), s)); /* staged now */
+    pin[0] = 2;
+    page = 3;
+    CK(cuMemsetD32Async(d, 9, 1, s));
+    CK(cuMemcpyDtoHAsync(&pin[1], d, sizeof(int), s));
+    cr_assert_eq(pin[1], 0, "a D2H into pinned memory runs later");
+    CK(cuMemcpyDtoHAsync(&back, d + sizeof(int), sizeof(int), s)); /* pageable: synchronous */
+    cr_assert_eq(back, 1, "the pageable source was staged at the call");
+    cr_assert_eq(pin[1], 9, "a synchronous copy completes what was issued before it");
+    CK(cuMemcpyHtoDAsync(d, pin, sizeof(int), s));
+    CK(cuMemcpyDtoH(&back, d, sizeof(int)));                     /* synchronous copy */
+    cr_assert_eq(back, 2, "the pinned source was read when the copy ran");
+}
+
+Test(pending, synchronizes_complete_what_they_wait_for, .init = pending3)
+{
+    setup();
+    CUstream a, b;
+    CUevent e;
+    float ms;
+    int *out;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, 0));
+    CK(cuMemAllocHost((void **)&out, 4 * sizeof *out));
+    memset(out, 0, 4 * sizeof *out);
+    CUevent start;
+    CK(cuEventCreate(&start, 0));
+    CK(cuEventRecord(start, a));
+    store_int(store, 1, &out[0], a);
+    CK(cuEventRecord(e, a));
+    cr_assert_eq(cuEventElapsedTime(&ms, start, e), CUDA_ERROR_NOT_READY);
+    store_int(store, 2, &out[1], b);
+    CK(cuEventSynchronize(e));
+    cr_assert_eq(out[0], 1);
+    CK(cuEventElapsedTime(&ms, start, e));
+    CK(cuStreamSynchronize(b));
+    cr_assert_eq(out[1], 2);
+    store_int(store, 3, &out[2], a);
+    store_int(store, 4, &out[3], b);
+    CK(cuCtxSynchronize());
+    cr_assert_eq(out[2], 3);
+    cr_assert_eq(out[3], 4);
+    store_int(store, 5, &out[0], a);
+    CK(cuStreamDestroy(a));                            /* its work finishes */
+    cr_assert_eq(out[0], 5);
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, 16));
+    store_int(store, 6, &out[1], b);
+    CK(cuMemFree(d));                                  /* a device free waits */
+    cr_assert_eq(out[1], 6);
+}
+
+Test(pending, work_reading_freed_pinned_memory_reads_what_is_there, .init = pending3)
+{
+    setup();
+    CUstream s;
+    CUdeviceptr d;
+    CUgraph g;
+    CUgraphExec x;
+    unsigned char *pin, out[4];
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAlloc(&d, 4));
+    CK(cuMemAllocHost((void **)&pin, 4));
+    memset(pin, 1, 4);
+    CK(cuMemcpyHtoDAsync(d, pin, 4, s));
+    CK(cuMemFreeHost(pin));                            /* does not wait */
+    CK(cuStreamSynchronize(s));
+    CK(cuMemcpyDtoH(out, d, 4));
+    cr_assert_eq(out[0], 0xDB, "the copy ran after the free");
+
+    /* a graph's copy node bound to the freed memory faults when it runs */
+    CK(cuMemAllocHost((void **)&pin, 4));
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemcpyHtoDAsync(d, pin, 4, s));
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphInstantiate(&x, g, 0));
+    CK(cuGraphLaunch(x, s));
+    CK(cuMemFreeHost(pin));
+    cr_assert_eq(cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+}
+
+Test(pending, a_graph_launch_runs_the_executable_as_it_was_at_launch, .init = pending3)
+{
+    setup();
+    CUstream s;
+    CUgraph g;
+    CUgraphExec x;
+    CUgraphNode node;
+    size_t n = 1;
+    int *out;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocHost((void **)&out, sizeof *out));
+    *out = 0;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    store_int(store, 1, out, s);
+    CK(cuStreamEndCapture(s, &g));
+    CK(cuGraphInstantiate(&x, g, 0));
+    CK(cuGraphGetNodes(g, &node, &n));
+    CK(cuGraphLaunch(x, s));
+    int v = 2;
+    void *args[] = {&v, &out};
+    CUDA_KERNEL_NODE_PARAMS p = {.func = store, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+                                 .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};
+    CK(cuGraphExecKernelNodeSetParams(x, node, &p));
+    cr_assert_eq(*out, 0);
+    CK(cuStreamSynchronize(s));
+    cr_assert_eq(*out, 1, "the launch ran the parameters it was launched with");
+    CK(cuGraphLaunch(x, s));
+    CK(cuGraphExecDestroy(x));
+    CK(cuStreamSynchronize(s));
+    cr_assert_eq(*out, 2);
+}
+
+Test(pending, host_functions_run_in_issue_order_at_completion, .init = pending3)
+{
+    setup();
+    CUstream s, nb;
+    CUfunction mark = get_fn("mark");
+    CK(cuStreamCreate(&s, 0));
+    CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+    int two = 2, four = 4;
+    void *a2[] = {&two}, *a4[] = {&four};
+    CK(cuLaunchHostFunc(s, host_mark, (void *)1));
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, nb, a2, NULL));
+    CK(cuStreamAddCallback(s, cb_mark, (void *)3, 0));
+    CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, NULL, a4, NULL));
+    CK(cuLaunchHostFunc(s, host_calls_cuda, NULL));
+    CK(cuLaunchHostFunc(NULL, host_mark, (void *)5));
+    cr_assert_eq(g_norder, 0, "nothing ran at enqueue");
+    CK(cuStreamSynchronize(CU_STREAM_LEGACY));
+    int expect[] = {1, 2, 3, 4, 5};
+    cr_assert_eq(g_norder, 5);
+    cr_assert_arr_eq(g_order, expect, sizeof expect);
+    cr_assert_eq(g_inner_rc, CUDA_ERROR_NOT_PERMITTED);
+}
+
+Test(pending, a_blocking_stream_waits_on_later_legacy_stream_work, .init = pending3)
+{
+    setup();
+    CUstream blk, nb;
+    int *out;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&blk, 0));
+    CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocHost((void **)&out, sizeof *out));
+    *out = 0;
+    store_int(store, 1, out, CU_STREAM_LEGACY);
+    CK(cuStreamSynchronize(nb));
+    cr_assert_eq(*out, 0, "a non-blocking stream does not wait on the legacy stream");
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
+    CK(cuStreamQuery(CU_STREAM_PER_THREAD));
+    cr_assert_eq(*out, 1, "the per-thread stream is blocking");
+    store_int(store, 2, out, NULL);
+    CK(cuStreamSynchronize(blk));
+    cr_assert_eq(*out, 2);
+}
+
+Test(pending, a_stream_waits_for_the_events_it_waits_on, .init = pending3)
+{
+    setup();
+    CUstream a, b;
+    CUevent e;
+    int *out;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuMemAllocHost((void **)&out, sizeof *out));
+    *out = 0;
+    store_int(store, 1, out, a);
+    CK(cuEventRecord(e, a));
+    CK(cuStreamWaitEvent(b, e, 0));
+    CK(cuStreamSynchronize(b));
+    cr_assert_eq(*out, 1, "b's synchronize waits for what b waits on");
+    store_int(store, 2, out, a);
+    CK(cuEventRecord(e, a));
+    CK(cuStreamWaitEvent(CU_STREAM_LEGACY, e, 0));
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(cuStreamQuery(CU_STREAM_LEGACY), CUDA_ERROR_NOT_READY);
+    CK(cuStreamQuery(CU_STREAM_LEGACY));
+    cr_assert_eq(*out, 2);
+}

@@ -115,7 +115,8 @@ struct kdesc;
 enum op_kind {
     OP_LAUNCH, OP_H2D, OP_D2H, OP_D2D, OP_MEMSET, OP_HANDOFF, OP_HOSTFN, OP_SSYNC,
     OP_CSYNC, OP_ESYNC, OP_SQUERY, OP_OBSERVE, OP_REALLOC, OP_SCRATCH, OP_BAD,
-    OP_PINREALLOC, OP_PAGEREALLOC   /* threads with memory ops only */
+    OP_PINREALLOC, OP_PAGEREALLOC,  /* threads with memory ops only */
+    OP_EQUERY, OP_SSPIN, OP_NCCL    /* threads with event ops only */
 };
 
 /* How a pinned slot's memory was allocated (memory ops change it). */
@@ -134,7 +135,9 @@ struct op {
     /* copies and memsets (pageable: host side is a pageable buffer) */
     int src_r, dst_r, soff, doff, n, pageable, width;
     unsigned value;
-    /* handoffs: from stream s to stream s2 through event ev */
+    /* handoffs: from stream s to stream s2 through event ev; event queries:
+    ** ev recorded on s2 (s itself, or the legacy stream after the blocking
+    ** stream s), how 1: with cuEventRecordWithFlags */
     int s2, ev;
     uint32_t owned;     /* resources owned by s here (observations, host functions) */
     /* an inner loop: this op and the loop_len - 1 after it run loop_reps times
@@ -162,6 +165,10 @@ struct thr {
     int page_mmap[2];             /* page[i] from mmap (else malloc) */
     size_t page_size[2];
     int memops;                   /* frees and reallocations of every kind, large parameters */
+    int evops;                    /* event and stream query spins, kernels writing pinned memory, collectives */
+    unsigned sflags[MAX_CREATED]; /* flags of the created streams */
+    CUmodule nccl_mod;
+    CUfunction nccl;              /* the collective (evops) */
     _Atomic uint64_t hostdig[NSTREAMS];
     atomic_int bad_ptr;           /* a kernel met a pointer into no buffer of ours */
     struct kdesc *kd[NKS];        /* current definition of each kernel slot */
@@ -197,6 +204,7 @@ struct api {
     CUresult (*StreamQuery)(CUstream);
     CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
     CUresult (*EventRecord)(CUevent, CUstream);
+    CUresult (*EventRecordWithFlags)(CUevent, CUstream, unsigned);
     CUresult (*LaunchHostFunc)(CUstream, CUhostFn, void *);
 };
 
@@ -213,6 +221,8 @@ struct api {
     X(StreamQuery, "cuStreamQuery", cuStreamQuery, cuStreamQuery_ptsz)                         \
     X(StreamWaitEvent, "cuStreamWaitEvent", cuStreamWaitEvent, cuStreamWaitEvent_ptsz)         \
     X(EventRecord, "cuEventRecord", cuEventRecord, cuEventRecord_ptsz)                         \
+    X(EventRecordWithFlags, "cuEventRecordWithFlags", cuEventRecordWithFlags,                  \
+      cuEventRecordWithFlags_ptsz)                                                             \
     X(LaunchHostFunc, "cuLaunchHostFunc", cuLaunchHostFunc, cuLaunchHostFunc_ptsz)
 
 static struct api g_direct[2], g_proc[2];
@@ -324,6 +334,22 @@ static void kbody(struct kdesc *kd, void **params, const struct fakecuda_dims *d
     memcpy(&v, target, sizeof v);
     v = v * kd->k + h;
     memcpy(target, &v, sizeof v);
+}
+
+/* A collective, by a real NCCL kernel's mangled name (graphshim must never hold
+** or graph it): its one parameter is NCCL's argument storage, here an output
+** pointer and a value, out = out * k + value. */
+#define NCCL_NAME "_Z24ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgsStorageILm4096EE"
+#define NCCL_ARGS 4096
+static void nccl_kernel(void **params, const struct fakecuda_dims *d)
+{
+    uint64_t p, v, x;
+    (void)d;
+    memcpy(&p, params[0], sizeof p);
+    memcpy(&v, (const char *)params[0] + 8, sizeof v);
+    memcpy(&x, (void *)(uintptr_t)p, sizeof x);
+    x = x * 0x9e3779b97f4a7c15ull + v;
+    memcpy((void *)(uintptr_t)p, &x, sizeof x);
 }
 
 /* Kernel i calls kbody with g_kd[i]; the names are octal literals, so that
@@ -546,6 +572,118 @@ static void gen_memop(struct thr *t, struct gen *g, int s)
     o->owned = owned_by(g, o->s);
 }
 
+/* A launch on stream s of kernel slot ks, writing resource out (a device buffer,
+** or pinned memory the kernel writes as mapped memory) and reading in. */
+static struct op *gen_launch(struct thr *t, struct gen *g, int s, int ks, int out, int in)
+{
+    uint64_t *r = &t->gen;
+    need(t, g, s, RES_GLOB(ks));
+    need(t, g, s, out);
+    need(t, g, s, in);
+    struct op *o = op_add(t, OP_LAUNCH, s);
+    o->ks = ks;
+    o->how = (int)rnd(r, 4);
+    o->nattr = o->how & 1 ? (int)rnd(r, 4) : 0;
+    for (int i = 0; i < o->nattr; i++)
+        o->attr_kind[i] = chance(r, 5) ? 4 : (int)rnd(r, 4);
+    o->every_iter = chance(r, 25);
+    gen_dims(t, o);
+    o->argseed = splitmix(r);
+    o->out_r = out;
+    o->out_off = 8 * (int)rnd(r, BUF_BYTES / 8);
+    o->alt_off = 8 * (int)rnd(r, BUF_BYTES / 8);
+    o->in_r = in;
+    o->in_off = 8 * (int)rnd(r, BUF_BYTES / 8);
+    return o;
+}
+
+/* The size and offsets of a copy. */
+static void copy_extent(struct thr *t, struct op *o)
+{
+    uint64_t *r = &t->gen;
+    o->n = 1 + (int)rnd(r, chance(r, 50) ? 64 : BUF_BYTES);
+    o->soff = (int)rnd(r, (unsigned)(BUF_BYTES - o->n + 1));
+    o->doff = (int)rnd(r, (unsigned)(BUF_BYTES - o->n + 1));
+}
+
+/* Pinned buffer pin written on stream s: a D2H copy from device buffer src,
+** or (src < 0) now and then a kernel's output instead. */
+static void gen_pin_write(struct thr *t, struct gen *g, int s, int pin, int src)
+{
+    uint64_t *r = &t->gen;
+    if (src < 0 && chance(r, 50)) {
+        gen_launch(t, g, s, (int)rnd(r, NKS), RES_PIN(pin), pick(t, g, s, 0, NDEV));
+        return;
+    }
+    if (src < 0)
+        src = pick(t, g, s, 0, NDEV);
+    need(t, g, s, src);
+    need(t, g, s, RES_PIN(pin));
+    struct op *o = op_add(t, OP_D2H, s);
+    o->src_r = src;
+    o->dst_r = pin;
+    copy_extent(t, o);
+}
+
+/* A stream blocking with respect to the legacy stream: a created one without
+** CU_STREAM_NON_BLOCKING, or the per-thread stream. */
+static int pick_blocking(struct thr *t)
+{
+    int c[MAX_CREATED + 1], n = 0;
+    for (int i = 0; i < t->ncreated; i++)
+        if (!(t->sflags[i] & CU_STREAM_NON_BLOCKING))
+            c[n++] = i;
+    c[n++] = stream_pt(t);
+    return c[rnd(&t->gen, (unsigned)n)];
+}
+
+/* An event op (threads with event ops): pinned memory written on a stream,
+** then read by the host once an event recorded behind it answers ready (the
+** event on the stream itself, or on the legacy stream after a blocking stream,
+** whose implicit synchronization orders the record after that work), or once
+** a stream query does; the same after a kernel on another stream made what the
+** copy reads (a handoff between them); or a collective, which graphshim must
+** never hold. */
+static void gen_evop(struct thr *t, struct gen *g, int s)
+{
+    uint64_t *r = &t->gen;
+    unsigned c = rnd(r, 100);
+    int pin = (int)rnd(r, NPIN), src = -1;
+    struct op *o;
+
+    if (c < 15) {
+        int out = pick(t, g, s, 0, NDEV);
+        need(t, g, s, out);
+        o = op_add(t, OP_NCCL, s);
+        o->out_r = out;
+        o->out_off = 8 * (int)rnd(r, BUF_BYTES / 8);
+        o->owned = owned_by(g, s);
+        return;
+    }
+    if (c < 30) {   /* produced on s, consumed on another stream */
+        src = pick(t, g, s, 0, NDEV);
+        gen_launch(t, g, s, (int)rnd(r, NKS), src, pick(t, g, s, 0, NDEV));
+        s = (int)rnd(r, (unsigned)nstreams_used(t));
+    } else if (c < 65) {
+        s = pick_blocking(t);
+    }
+    gen_pin_write(t, g, s, pin, src);
+    if (c >= 90) {
+        o = op_add(t, OP_SSPIN, s);
+    } else {
+        o = op_add(t, OP_EQUERY, s);
+        o->s2 = s;
+        if (c >= 30 && c < 65) {   /* recorded on the legacy stream */
+            o->s2 = stream_legacy(t);
+            o->zero = chance(r, 50);
+            o->pt = o->zero ? 0 : (int)rnd(r, 2);
+        }
+        o->ev = (int)rnd(r, (unsigned)t->nevents);
+        o->how = (int)rnd(r, 2);
+    }
+    o->owned = owned_by(g, s);
+}
+
 /* Appends one random op (with the handoffs it needs) on a random stream. */
 static void gen_op(struct thr *t, struct gen *g)
 {
@@ -560,26 +698,14 @@ static void gen_op(struct thr *t, struct gen *g)
         gen_memop(t, g, s);
         return;
     }
+    if (t->evops && chance(r, 15)) {
+        gen_evop(t, g, s);
+        return;
+    }
     if (c < 45) {
         int ks = pick(t, g, s, RES_GLOB(0), RES_GLOB(NKS)) - RES_GLOB(0);
         int out = pick(t, g, s, 0, NDEV), in = pick(t, g, s, 0, NDEV);
-        need(t, g, s, RES_GLOB(ks));
-        need(t, g, s, out);
-        need(t, g, s, in);
-        o = op_add(t, OP_LAUNCH, s);
-        o->ks = ks;
-        o->how = (int)rnd(r, 4);
-        o->nattr = o->how & 1 ? (int)rnd(r, 4) : 0;
-        for (int i = 0; i < o->nattr; i++)
-            o->attr_kind[i] = chance(r, 5) ? 4 : (int)rnd(r, 4);
-        o->every_iter = chance(r, 25);
-        gen_dims(t, o);
-        o->argseed = splitmix(r);
-        o->out_r = out;
-        o->out_off = 8 * (int)rnd(r, BUF_BYTES / 8);
-        o->alt_off = 8 * (int)rnd(r, BUF_BYTES / 8);
-        o->in_r = in;
-        o->in_off = 8 * (int)rnd(r, BUF_BYTES / 8);
+        o = gen_launch(t, g, s, ks, out, in);
     } else if (c < 52) {
         int dst = pick(t, g, s, 0, NDEV), pin = pick(t, g, s, RES_PIN(0), RES_PIN(NPIN)) - RES_PIN(0);
         int pageable = chance(r, 50);
@@ -646,11 +772,8 @@ static void gen_op(struct thr *t, struct gen *g)
     } else {
         o = op_add(t, OP_HOSTFN, s);
     }
-    if (o->kind == OP_H2D || o->kind == OP_D2H || o->kind == OP_D2D) {
-        o->n = 1 + (int)rnd(r, chance(r, 50) ? 64 : BUF_BYTES);
-        o->soff = (int)rnd(r, (unsigned)(BUF_BYTES - o->n + 1));
-        o->doff = (int)rnd(r, (unsigned)(BUF_BYTES - o->n + 1));
-    }
+    if (o->kind == OP_H2D || o->kind == OP_D2H || o->kind == OP_D2D)
+        copy_extent(t, o);
     if (o->kind == OP_MEMSET) {
         int units = BUF_BYTES / o->width;
         if (o->dst_r >= NDEV)
@@ -706,6 +829,8 @@ static CUstream sh(const struct thr *t, const struct op *o, int s)
 
 static CUdeviceptr dptr(struct thr *t, int r, int off)
 {
+    if (r >= RES_PIN(0))   /* pinned memory, as a kernel sees mapped memory */
+        return (CUdeviceptr)(uintptr_t)(t->pin[r - RES_PIN(0)] + off);
     return (CUdeviceptr)(atomic_load(&t->base[r]) + (uintptr_t)off);
 }
 
@@ -915,6 +1040,55 @@ static void pin_free(struct thr *t, unsigned char *p, int kind)
     }
 }
 
+/* A query's answer as the program notes it: how many times work answers
+** CUDA_ERROR_NOT_READY depends on the schedule (FAKECUDA_PENDING, other
+** threads' synchronizes), so not ready counts as success. */
+static CUresult ready(CUresult rc)
+{
+    return rc == CUDA_ERROR_NOT_READY ? CUDA_SUCCESS : rc;
+}
+
+/* Queries stream s (or event e) until it answers other than not ready; returns
+** that answer (still not ready after a bound: a program that would hang). */
+static CUresult spin(struct thr *t, const struct api *a, CUstream s, CUevent e)
+{
+    CUresult rc;
+    (void)t;
+    for (long n = 0; n < (1L << 24); n++)
+        if ((rc = e ? cuEventQuery(e) : a->StreamQuery(s)) != CUDA_ERROR_NOT_READY)
+            return rc;
+    return rc;
+}
+
+/* Runs event op o (threads with event ops) on stream s: a query spin, then the
+** host reads what the stream wrote; or a collective. */
+static void run_evop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    static __thread unsigned char storage[NCCL_ARGS];
+    struct op o2 = *o;
+    CUevent e = t->events[o->ev];
+
+    switch (o->kind) {
+    case OP_SSPIN:
+        RC(spin(t, a, s, NULL));
+        observe_host(t, o->s, o->owned, "sspin");
+        break;
+    case OP_EQUERY:
+        RC(o->how ? a->EventRecordWithFlags(e, sh(t, &o2, o->s2), 0) : a->EventRecord(e, sh(t, &o2, o->s2)));
+        RC(spin(t, a, NULL, e));
+        observe_host(t, o->s, o->owned, o->s2 == o->s ? "equery" : "lquery");
+        break;
+    default: {   /* OP_NCCL: NCCL's argument storage, an output pointer and a value */
+        CUdeviceptr p = dptr(t, o->out_r, o->out_off);
+        uint64_t v = (uint64_t)t->it * 131 + (uint64_t)t->pos;
+        memcpy(storage, &p, sizeof p);
+        memcpy(storage + 8, &v, sizeof v);
+        RC(a->LaunchKernel(t->nccl, 1, 1, 1, 32, 1, 1, 0, s, (void *[]){storage}, NULL));
+        break;
+    }
+    }
+}
+
 /* Runs op o of the body in iteration t->it; variation: 0 none, 1 changed
 ** arguments, 2 changed pointer, 3 invalid launch first. */
 static void run_op(struct thr *t, const struct op *o, int variation)
@@ -926,6 +1100,8 @@ static void run_op(struct thr *t, const struct op *o, int variation)
     switch (o->kind) {
     case OP_LAUNCH: {
         uint64_t seed = o->argseed;
+        if (o->out_r >= RES_PIN(0) && t->pin_kind[o->out_r - RES_PIN(0)] == PIN_PAGEABLE)
+            break;   /* a kernel cannot write pageable memory */
         if (o->every_iter || variation == 1)
             seed += (uint64_t)it * 7919 + 1;
         if (variation == 3)
@@ -1012,7 +1188,12 @@ static void run_op(struct thr *t, const struct op *o, int variation)
                 t->pin[i][j] = (unsigned char)(it + i + j / 64);
         break;
     case OP_SQUERY:
-        RC(a->StreamQuery(s));
+        RC(ready(a->StreamQuery(s)));
+        break;
+    case OP_SSPIN:
+    case OP_EQUERY:
+    case OP_NCCL:
+        run_evop(t, o, a, s);
         break;
     case OP_OBSERVE:
         for (int r = 0; r < NDEV + NKS; r++) {
@@ -1096,7 +1277,7 @@ static void extra_boundary(struct thr *t, int s)
     } else if (c == 1) {
         RC(cuCtxSynchronize());
     } else if (c == 2) {
-        RC(api(t, 0)->StreamQuery(sh(t, &o, s)));
+        RC(ready(api(t, 0)->StreamQuery(sh(t, &o, s))));
     } else {
         CUdeviceptr p;
         RC(cuMemAlloc_v2(&p, 256));
@@ -1145,15 +1326,15 @@ static void dump_body(const struct thr *t)
 {
     static const char *names[] = {"launch", "h2d", "d2h", "d2d", "memset", "handoff", "hostfn", "ssync",
                                   "csync", "esync", "squery", "observe", "realloc", "scratch", "bad",
-                                  "pinrealloc", "pagerealloc"};
+                                  "pinrealloc", "pagerealloc", "equery", "sspin", "nccl"};
     for (int i = 0; i < t->nbody; i++) {
         const struct op *o = &t->body[i];
         fprintf(stderr, "t%d p%d %s s%d pt%d zero%d", t->tid, i, names[o->kind], o->s, o->pt, o->zero);
         if (o->kind == OP_LAUNCH)
             fprintf(stderr, " slot %d how %d out r%d+%d in r%d+%d every %d", o->ks, o->how, o->out_r,
                     o->out_off, o->in_r, o->in_off, o->every_iter);
-        if (o->kind == OP_HANDOFF)
-            fprintf(stderr, " to s%d event %d", o->s2, o->ev);
+        if (o->kind == OP_HANDOFF || o->kind == OP_EQUERY)
+            fprintf(stderr, " %s s%d event %d", o->kind == OP_HANDOFF ? "to" : "recorded on", o->s2, o->ev);
         if (o->kind >= OP_H2D && o->kind <= OP_MEMSET)
             fprintf(stderr, " src %d+%d dst %d+%d n %d pageable %d", o->src_r, o->soff, o->dst_r, o->doff,
                     o->n, o->pageable);
@@ -1169,6 +1350,13 @@ static void dump_body(const struct thr *t)
 
 static uint64_t g_seed;
 
+/* The collective of a thread with event ops, in a module of its own. */
+static void collective_load(struct thr *t)
+{
+    RC(cuModuleLoadData(&t->nccl_mod, "nccl image"));
+    RC(cuModuleGetFunction(&t->nccl, t->nccl_mod, NCCL_NAME));
+}
+
 static void *thread_main(void *p)
 {
     struct thr *t = p;
@@ -1179,6 +1367,7 @@ static void *thread_main(void *p)
     uint64_t m = s ^ 0x6d656d6f70730000ull;   /* apart from gen and var */
     const char *classic = getenv("FUZZ_CLASSIC");
     t->memops = !(classic && *classic && strcmp(classic, "0")) && chance(&m, 70);
+    t->evops = !(classic && *classic && strcmp(classic, "0")) && chance(&m, 70);
     t->out = open_memstream(&t->text, &t->text_len);
     RC(cuCtxSetCurrent(g_ctx));
     t->use_proc = chance(&t->gen, 50);
@@ -1186,6 +1375,7 @@ static void *thread_main(void *p)
     for (int i = 0; i < t->ncreated; i++) {
         unsigned flags = chance(&t->gen, 50) ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
         RC(cuStreamCreate(&t->streams[i], flags));
+        t->sflags[i] = flags;
         fprintf(t->out, "t%d stream %d flags %u\n", t->tid, i, flags);
     }
     t->nevents = 4 + (int)rnd(&t->gen, MAX_EVENTS - 4);
@@ -1211,10 +1401,13 @@ static void *thread_main(void *p)
         if (kernel_new(t, ks) != 0)
             exit(3);
     }
+    if (t->evops)
+        collective_load(t);
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
-    fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s\n", t->tid, t->nbody, t->iters,
-            t->use_proc ? "cuGetProcAddress" : "direct", t->memops ? ", memory ops" : "");
+    fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s\n", t->tid, t->nbody, t->iters,
+            t->use_proc ? "cuGetProcAddress" : "direct", t->memops ? ", memory ops" : "",
+            t->evops ? ", event ops" : "");
     if (getenv("FUZZ_DUMP"))
         dump_body(t);
     run_loop(t);
@@ -1238,6 +1431,8 @@ static void *thread_main(void *p)
         RC(cuStreamDestroy_v2(t->streams[i]));
     for (int ks = 0; ks < NKS; ks++)
         RC(t->lib[ks] ? cuLibraryUnload(t->libh[ks]) : cuModuleUnload(t->mod[ks]));
+    if (t->evops)
+        RC(cuModuleUnload(t->nccl_mod));
     fprintf(t->out, "t%d final bad-pointer %d calls %lu rc %016llx\n", t->tid,
             atomic_load(&t->bad_ptr), t->ncalls, (unsigned long long)t->rcdig);
     fclose(t->out);
@@ -1263,6 +1458,10 @@ int main(int argc, char **argv)
     if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&g_ctx, dev) || cuCtxSetCurrent(g_ctx) ||
         api_load()) {
         fprintf(stderr, "fuzzprog: driver setup failed\n");
+        return 2;
+    }
+    if (fakecuda_define_kernel(NCCL_NAME, nccl_kernel, (const size_t[]){NCCL_ARGS, 0}) != 0) {
+        fprintf(stderr, "fuzzprog: cannot define the collective\n");
         return 2;
     }
     g_nthreads = nthreads;

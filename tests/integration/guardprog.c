@@ -1474,6 +1474,38 @@ static void oom(int iters)
     }
 }
 
+/* The staging loop, whose last iteration ends with an allocation of the
+** program's, not a synchronize: under FAKECUDA_PENDING the replayed graph
+** still has to read the staging buffer of its pageable copy when the
+** allocation fails (FAKECUDA_FAIL=cuMemAlloc_v2:2:2, the program's second
+** call), and graphshim frees its memory.  The program does not care whether
+** its allocation got memory, only that its results are right. */
+static void oom_pending(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev(), d;
+    float *out = pinned(), *src = malloc(N * sizeof(float));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        for (int i = 0; i < N; i++)
+            src[i] = (float)(it * 10 + i);
+        CHECK(cuMemcpyHtoDAsync_v2(x, src, N * sizeof(float), s));
+        for (int i = 0; i < N; i++)
+            src[i] = -1.0f;
+        axpb(s, x);
+        copy(s, P(out), x);
+        if (it == iters - 1) {
+            CUresult rc = cuMemAlloc_v2(&d, 1 << 20);
+            if (rc == CUDA_SUCCESS)
+                CHECK(cuMemFree_v2(d));
+            else if (rc != CUDA_ERROR_OUT_OF_MEMORY)
+                CHECK(rc);
+        }
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* The loop's graph, freed when the program took all device memory, is built
 ** again while the device is still full: graphshim gives it up (the sequence
 ** goes eagerly), and the program's memory stays the program's. */
@@ -2195,7 +2227,7 @@ static const struct {
 } scenarios[] = {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
-    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind}, {"oom", oom}, {"oom-full", oom_full},
+    {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind}, {"oom", oom}, {"oom-full", oom_full}, {"oom-pending", oom_pending},
     {"threads", threads},  {"single", single},  {"gpubound", gpubound},  {"gpubound-body", gpubound_body},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},

@@ -618,6 +618,31 @@ Test(engine, an_allocation_out_of_memory_gets_as_far_as_without_graphshim, .time
     run_free(&base), run_free(&on), run_free(&off), run_free(&driver);
 }
 
+/* An allocation that fails while a replayed graph, not yet run
+** (FAKECUDA_PENDING), has still to read a staging buffer: graphshim frees its
+** graphs but keeps that buffer, as its event answers not ready; freed, the
+** graph's copy would fault when it runs (a freed pinned allocation) and the
+** program's synchronize would fail. */
+Test(engine, a_release_keeps_staging_that_pending_work_reads, .timeout = 60)
+{
+    const char *argv[] = {GUARDPROG, "oom-pending", "6", NULL};
+    const char *env[] = {"FAKECUDA_PENDING=1000", "FAKECUDA_FAIL=cuMemAlloc_v2:2:2", "GRAPHSHIM_GAIN_CHECK=0",
+                         "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, on;
+    char *report;
+
+    run_prog(&base, 0, env, argv, 20);
+    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
+    run_prog(&on, 1, env, argv, 20);
+    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
+    cr_assert_str_eq(on.out, base.out, "graphshim changed what the program got");
+    report = run_file(&on, "report.json");
+    cr_assert_eq(total(report, "oom_retries"), 1, "the release did not run: %s", report);
+    cr_assert_gt(total(report, "replays"), 0, "no graph read the staging buffer: %s", report);
+    free(report);
+    run_free(&base), run_free(&on);
+}
+
 /* The device full when graphshim builds a graph again: it gives that graph up
 ** (the sequence runs eagerly) and takes none of the program's memory. */
 Test(engine, a_graph_that_finds_the_device_full_is_given_up, .timeout = 60)
