@@ -47,7 +47,7 @@ suites() {
         : >"$log"
         set -- $bin
         build/tests/$1 --fail-fast -j"$jobs" ${2:+--filter "$2"} >"$log" 2>&1 && continue
-        echo "$1 $(grep -m1 -oE '\[FAIL\] [^ :]+' "$log" | sed 's/\[FAIL\] //')"
+        echo "$1 $(grep -m1 -oE '\[FAIL\] [^ ]+' "$log" | sed 's/\[FAIL\] //; s/:$//')"
         return 1
     done
     return 0
@@ -58,7 +58,8 @@ suites() {
 passes_unplanted() {
     local bin=$1 name=$2
     [ -n "$name" ] || return 1
-    build/tests/$bin -j"$jobs" --filter "${name/::/\/}" >unplanted.log 2>&1
+    build/tests/$bin -j"$jobs" --filter "${name/::/\/}" >unplanted.log 2>&1 &&
+        grep -q 'Tested: [1-9]' unplanted.log
 }
 
 # The list: blocks of "key value" lines (mutant, rule, file, from, to, why),
