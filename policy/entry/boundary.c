@@ -165,6 +165,10 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         s->staging_done = NULL;
         s->staging_pending = 0;
     }
+    if (learned && s->foreign_done && !atomic_load(&s->foreign_pending)) {
+        GS_REAL(cuEventDestroy_v2)(s->foreign_done);
+        s->foreign_done = NULL;
+    }
 }
 
 static void stream_destroyed(struct gs_stream *s)

@@ -212,6 +212,7 @@ static void issue_held(struct gs_stream *s)
         if (whole & (1u << j))
             issue_bodies(s, st, (unsigned)j);
     issue_eager(s, st, 1, b->held - whole * b->active->p);
+    gs__issued_on(s, st);
     gs__leave_ctx(s, prev);
     b->held = 0;
     b->pos = 0;

@@ -69,6 +69,7 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to)
     }
     if (staged)
         staging_issued(s, st);
+    gs__issued_on(s, st);
     gs__leave_ctx(s, prev);
     if (listed)
         gs__held_free(&h);
@@ -190,6 +191,8 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     }
     if (e && cap == 0)
         gs__nvtx_end();
+    if (rc == 0)
+        gs__issued_on(s, st);
     gs__leave_ctx(s, prev);
     GS_PROF_STOP(GS_PROF_GRAPH, t_all);
     return rc;

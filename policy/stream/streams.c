@@ -193,6 +193,42 @@ CUstream gs__issue_stream(const struct gs_stream *s)
     return s->handle;
 }
 
+/* A synchronize or query of a per-thread stream does not wait for work issued
+** on the legacy stream after the stream's last op (measured on an H200,
+** bench/ptds_legacy_probe.cu; an event recorded on it, or an op, does).  So
+** held work of a per-thread stream issued by another thread, on the legacy
+** stream, is followed there by an event, and the stream's owner makes the
+** stream wait for it at its next call on the stream, before any synchronize
+** or query of it reaches the driver. */
+void gs__issued_on(struct gs_stream *s, CUstream st)
+{
+    GS_ASSERT_LOCKED(s);
+    if (s->kind != GS_STREAM_PTDS || st != CU_STREAM_LEGACY)
+        return;
+    if (!s->foreign_done && GS_REAL(cuEventCreate)(&s->foreign_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        s->foreign_done = NULL;
+        GS_REAL(cuStreamSynchronize)(CU_STREAM_LEGACY); /* no event: done now, then */
+        return;
+    }
+    if (GS_REAL(cuEventRecord)(s->foreign_done, CU_STREAM_LEGACY) != CUDA_SUCCESS) {
+        GS_REAL(cuStreamSynchronize)(CU_STREAM_LEGACY);
+        return;
+    }
+    atomic_store_explicit(&s->foreign_pending, 1, memory_order_release);
+}
+
+void gs__ptds_catch_up(struct gs_stream *s)
+{
+    gs__lock(&s->lock);
+    if (atomic_load_explicit(&s->foreign_pending, memory_order_relaxed) && s->owner_tid == gs__tid()) {
+        CUcontext prev = gs__enter_ctx(s);
+        GS_REAL(cuStreamWaitEvent)(CU_STREAM_PER_THREAD, s->foreign_done, 0);
+        gs__leave_ctx(s, prev);
+        atomic_store_explicit(&s->foreign_pending, 0, memory_order_relaxed);
+    }
+    gs__unlock(&s->lock);
+}
+
 /* Makes s's context current for the engine's own calls; returns the previous one. */
 CUcontext gs__enter_ctx(const struct gs_stream *s)
 {

@@ -884,17 +884,16 @@ static bool blocking(const struct stream *s)
 }
 
 /* What a synchronize or query of s waits for under FAKECUDA_PENDING: its own
- * last op and, for a blocking stream, the last op of its context's legacy
- * stream: every blocking stream waits on each legacy-stream action (the
- * driver's documentation of the legacy stream), so that action is part of
- * the blocking stream's work. */
+ * last op.  Not a legacy-stream action issued after it, even where s is
+ * blocking: measured on an H200 (bench/ptds_legacy_probe.cu), a
+ * cudaStreamSynchronize or cudaStreamQuery of a thread's per-thread stream
+ * returned before a kernel another thread had launched on the legacy stream
+ * after that stream's last op; an event recorded on the per-thread stream
+ * did wait for it (an action of a blocking stream waits on the legacy
+ * stream's earlier work, which the FIFO's order gives). */
 static uint64_t stream_target(const struct stream *s)
 {
-    uint64_t t = s->last_seq;
-    const struct ctx *c = s->ctx ? s->ctx : default_ctx();
-    if (s->special != S_LEGACY && blocking(s) && c->legacy && c->legacy->last_seq > t)
-        t = c->legacy->last_seq;
-    return t;
+    return s->last_seq;
 }
 
 /* An operation on the legacy stream while a blocking stream of its context

@@ -299,7 +299,7 @@ static int draw_fault(long seed, int k, int threads, struct plain_log *log, char
 static int shim_run(long seed, const char *const *argv, const struct run *base, const struct setting *st, int slot,
                     const char *fault, int row, int verbose)
 {
-    const char *env[10];
+    const char *env[12];
     char fail[160], pend[32];
     int n = 0, diff = 0;
     struct run r;
@@ -307,6 +307,10 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     for (int j = 0; st->env[j]; j++)
         env[n++] = st->env[j];
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
+    /* The host's clock: where the watchdog fires, at random, explores orders
+    ** a virtual clock would not. */
+    env[n++] = "GRAPHSHIM_TEST_CLOCK=host";
+    env[n++] = "FAKECUDA_CLOCK=host";
     if (pending_env(seed, pend, sizeof pend))
         env[n++] = pend;
     if (fault) {

@@ -1722,6 +1722,40 @@ static void event_legacy(int iters)
     }
 }
 
+/* Another thread's launch on the legacy stream, with the primary context. */
+static void *legacy_nudge(void *arg)
+{
+    CUdeviceptr y = *(CUdeviceptr *)arg;
+    CHECK(cuCtxSetCurrent(ctx));
+    fill(CU_STREAM_LEGACY, y, 1.0f);
+    return NULL;
+}
+
+/* The main thread's work on its per-thread stream, held; another thread then
+** launches on the legacy stream, which first issues what blocking streams hold
+** (the per-thread stream's work, which that thread can only issue on the
+** legacy stream); then the main thread synchronizes its per-thread stream and
+** reads the result.  On a GPU that synchronize does not wait for legacy work
+** issued after the stream's last op (bench/ptds_legacy_probe.cu): run with
+** FAKECUDA_PENDING, it shows stale values unless the stream was made to wait
+** for the work issued for it. */
+static void ptds_legacy(int iters)
+{
+    CUdeviceptr x = dev(), y = dev();
+    float *out = pinned();
+    for (int it = 0; it < iters; it++) {
+        pthread_t t;
+        input(CU_STREAM_PER_THREAD, x, it);
+        axpb(CU_STREAM_PER_THREAD, x);
+        copy(CU_STREAM_PER_THREAD, P(out), x);
+        pthread_create(&t, NULL, legacy_nudge, &y);
+        pthread_join(t, NULL);
+        CHECK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+        show(it, "out", out);
+        CHECK(cuCtxSynchronize());
+    }
+}
+
 /* A context synchronize of another thread while the engine captures a graph: it
 ** must neither fail (900) nor invalidate the capture.  The main thread runs two
 ** sequences in turn (with GRAPHSHIM_MAX_GRAPHS=1, a capture every time) while a
@@ -2232,7 +2266,7 @@ static const struct {
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
-    {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
+    {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy}, {"ptds-legacy", ptds_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},

@@ -118,10 +118,18 @@ void run_prog(struct run *r, int shim, const char *const *env, const char *const
                 strncmp(*e, "LD_LIBRARY_PATH=", 16) != 0 && strncmp(*e, "FAKECUDA", 8) != 0 && !overridden(*e, env))
                 envp[n++] = *e;
         envp[n++] = "LD_LIBRARY_PATH=" BUILD_DIR "/fakecuda";
-        if (shim == RUN_SHIM || shim == RUN_TEST_BUILD)
+        if (shim == RUN_SHIM || shim == RUN_TEST_BUILD) {
             envp[n++] = "LD_PRELOAD=" BUILD_DIR "/test/libgraphshim.so";
-        else if (shim == RUN_USERS_LIB)
+            /* The fake driver's virtual clock, unless env names another:
+            ** what graphshim decides by time counts the same on a busy
+            ** machine (docs/testing.md). */
+            if (!overridden("GRAPHSHIM_TEST_CLOCK=", env))
+                envp[n++] = "GRAPHSHIM_TEST_CLOCK=fake";
+            if (!overridden("FAKECUDA_CLOCK=", env))
+                envp[n++] = "FAKECUDA_CLOCK=virtual";
+        } else if (shim == RUN_USERS_LIB) {
             envp[n++] = "LD_PRELOAD=" BUILD_DIR "/libgraphshim.so";
+        }
         for (int i = 0; env && env[i] && n < 254; i++)
             if (!overridden(env[i], env + i + 1)) /* a later assignment of the name wins */
                 envp[n++] = subst(env[i], r->dir);

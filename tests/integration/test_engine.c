@@ -44,7 +44,13 @@ ParameterizedTest(struct rule *r, engine, guard_rule, .timeout = 60)
 {
     const char *argv[] = {GUARDPROG, r->scenario, "8", NULL};
     char drop[64];
-    const char *drop_env[] = {drop, "GRAPHSHIM_REPORT=@/report.json", NULL};
+    /* The watchdog's scenarios poll memory with no CUDA call: their time is
+    ** the host's, which no virtual clock can count. */
+    int host = strcmp(r->rule, "watchdog") == 0;
+    const char *drop_env[] = {drop, "GRAPHSHIM_REPORT=@/report.json",
+                              host ? "GRAPHSHIM_TEST_CLOCK=host" : NULL, "FAKECUDA_CLOCK=host", NULL};
+    const char *on_env[] = {"GRAPHSHIM_REPORT=@/report.json", host ? "GRAPHSHIM_TEST_CLOCK=host" : NULL,
+                            "FAKECUDA_CLOCK=host", NULL};
     struct run base, on, off;
     char *report;
 
@@ -53,7 +59,7 @@ ParameterizedTest(struct rule *r, engine, guard_rule, .timeout = 60)
     cr_assert_eq(base.status, 0, "%s without graphshim: %s", r->scenario, base.err);
     cr_assert(strlen(base.out) > 0);
 
-    run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", NULL}, argv, 20);
+    run_prog(&on, 1, on_env, argv, 20);
     cr_assert_eq(on.status, 0, "%s under graphshim: %s", r->scenario, on.err);
     cr_assert_str_eq(on.out, base.out, "%s: graphshim changed the output", r->scenario);
     report = run_file(&on, "report.json");
@@ -96,34 +102,30 @@ Test(engine, only_the_test_build_turns_a_rule_off)
     free(report), run_free(&r), run_free(&base);
 }
 
-/* Where a test counts what timings decide (stalls, a slow host, the gain
-** check), every clock that judges the run is the fake driver's virtual clock
-** (graphshim's test build reads it, the program's pauses spend it): it moves
-** only where time is spent on purpose, so a run that waits for a core on a
-** busy machine counts the same. */
-#define FAKE_CLOCK "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_CLOCK=virtual"
-/* The host's clock, for what is about the watchdog's thread in real time: a
-** host that polls memory with no CUDA call spends time no test can count. */
+/* Graphshim under test reads the fake driver's virtual clock (run.c): it moves
+** only where time is spent on purpose, so what the engine decides by time
+** (stalls, a slow host, the gain check) counts the same on a busy machine.
+** The host's clock, for what is about real time: the watchdog's thread while
+** a host polls memory with no CUDA call, two threads that race. */
 #define HOST_CLOCK "GRAPHSHIM_TEST_CLOCK=host", "FAKECUDA_CLOCK=host"
 
 /* Replays of a sequence seen every iteration: the first WARMUP run eagerly.  The
 ** gain check is off (over the fake driver a graph is no faster than eager work,
 ** and which one a noisy clock favours is not what these tests are about), and the
 ** watchdog waits a second (a test process descheduled for milliseconds on a busy
-** machine must not change the count), unless env sets them otherwise; every
-** clock is the fake driver's virtual one (FAKE_CLOCK), unless env says
-** HOST_CLOCK. */
+** machine must not change the count), unless env sets them otherwise; the
+** clock is the fake driver's virtual one (run.c), unless env says HOST_CLOCK. */
 static long replays_with(const char *scenario, const char *const *env, const char *iters, char **out)
 {
     const char *argv[] = {GUARDPROG, scenario, iters, NULL};
     const char *e[12] = {"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0",
-                         "GRAPHSHIM_MAX_DEFER_US=1000000", FAKE_CLOCK};
+                         "GRAPHSHIM_MAX_DEFER_US=1000000"};
     struct run base, r;
     char *report;
     long n;
 
     for (int i = 0; env && env[i] && i < 6; i++)
-        e[i + 5] = env[i];
+        e[i + 3] = env[i];
     run_prog(&base, 0, NULL, argv, 20);
     run_prog(&r, run_lib(e), e, argv, 20);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -643,6 +645,30 @@ Test(engine, a_release_keeps_staging_that_pending_work_reads, .timeout = 60)
     run_free(&base), run_free(&on);
 }
 
+/* A thread's per-thread stream holds work; another thread's launch on the
+** legacy stream issues it (on the legacy stream, the only one it can name);
+** the first thread then synchronizes its per-thread stream, which on a GPU
+** does not wait for legacy work issued after the stream's last op: graphshim
+** must make the stream wait for the work it issued for it.  With the fake's
+** pending work, the read after the synchronize shows it. */
+Test(engine, a_per_thread_streams_work_issued_by_another_thread_is_waited_for, .timeout = 60)
+{
+    const char *argv[] = {GUARDPROG, "ptds-legacy", "8", NULL};
+    const char *env[] = {"FAKECUDA_PENDING=1000", "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, on;
+    char *report;
+
+    run_prog(&base, 0, env, argv, 20);
+    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
+    run_prog(&on, 1, env, argv, 20);
+    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
+    cr_assert_str_eq(on.out, base.out, "graphshim changed what the program got");
+    report = run_file(&on, "report.json");
+    cr_assert_gt(total(report, "ops_held"), 0, "nothing held, so the test proves nothing: %s", report);
+    free(report);
+    run_free(&base), run_free(&on);
+}
+
 /* The device full when graphshim builds a graph again: it gives that graph up
 ** (the sequence runs eagerly) and takes none of the program's memory. */
 Test(engine, a_graph_that_finds_the_device_full_is_given_up, .timeout = 60)
@@ -684,8 +710,9 @@ Test(engine, graph_cache_is_bounded)
 Test(engine, a_context_synchronize_never_meets_a_capture, .timeout = 60)
 {
     const char *argv[] = {GUARDPROG, "race-ctx-sync", "200", NULL};
+    /* A race between two threads in real time: the host's clock. */
     const char *env[] = {"FAKECUDA_CTX_SYNC_US=500", "FAKECUDA_CAPTURE_US=300", "GRAPHSHIM_MAX_GRAPHS=1",
-                         "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_REPORT=@/report.json", NULL, NULL};
+                         "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_REPORT=@/report.json", HOST_CLOCK, NULL, NULL};
     struct run base, on, off;
     char *report;
 
@@ -700,7 +727,7 @@ Test(engine, a_context_synchronize_never_meets_a_capture, .timeout = 60)
     free(report);
     /* A race: on a loaded machine the second thread may miss every capture of a
     ** run, so up to five runs without the rule, one of which must go wrong. */
-    env[5] = "GRAPHSHIM_TEST_DROP_RULE=sync-capture";
+    env[7] = "GRAPHSHIM_TEST_DROP_RULE=sync-capture";
     for (int attempt = 0;; attempt++) {
         int wrong;
         run_prog(&off, RUN_TEST_BUILD, env, argv, 30);

@@ -136,6 +136,10 @@ static void run_with(struct run *r, const struct prog *p, int shim, const char *
         strcpy(setting, p->setting);
         for (char *t = strtok(setting, " "); t && n < 8; t = strtok(NULL, " "))
             env[n++] = t;
+        /* The host's clock: these runs are about failed calls, and some of
+        ** the programs poll memory with no CUDA call, in real time. */
+        env[n++] = "GRAPHSHIM_TEST_CLOCK=host";
+        env[n++] = "FAKECUDA_CLOCK=host";
     }
     for (int i = 0; extra && extra[i] && n < 15; i++)
         env[n++] = extra[i];
