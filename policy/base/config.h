@@ -89,13 +89,19 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "report per process of a job.  The folder that holds it is made where the " \
       "folder above it exists.  Only a regular file is written, whole or not "      \
       "at all (never through a symbolic link, a FIFO or a device); - or stderr "     \
-      "writes it to standard error.  A report another process of the same run "      \
+      "writes it to standard error.  A file that is not graphshim's is never "       \
+      "replaced (GRAPHSHIM_FORCE).  A report another process of the same run "      \
       "wrote is kept: this one goes to the name with .PID added, and a warning "     \
       "says so; a report that replaces an earlier run's keeps its permissions")      \
     X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
       "append one line per intercepted driver call to this path; %p, %r and %% as " \
       "in GRAPHSHIM_REPORT; a regular file only, as for GRAPHSHIM_REPORT; - or "      \
       "stderr writes to standard error")                                              \
+    X(force, "GRAPHSHIM_FORCE", GS_KNOB_BOOL, 0, 0, 1,                                \
+      "1: GRAPHSHIM_REPORT and GRAPHSHIM_TRACE replace a file that is not "         \
+      "graphshim's; 0: such a file (one that holds neither a graphshim report nor " \
+      "a trace, and is not empty) is kept, nothing is written to it, and a warning " \
+      "says so")                                                                      \
     X(check, "GRAPHSHIM_CHECK", GS_KNOB_TEXT, 0, 0, 0,                               \
       "checks of the report's counters, as `graphshim report --check` takes them "  \
       "(hit_rate>=0.8,streams.launches_saved>=100: docs/report.md); at exit one "   \

@@ -177,6 +177,54 @@ t_trace_symlink_refused() {
     check same "$(warnings)" 1 -- "$(warnings) warnings, not 1: $(cat err)"
 }
 
+t_users_files_kept() {
+    local n
+    plain "${DRV[@]}"
+    echo 'print("train")' >train.py
+    echo '{"lr": 0.1}' >config.json
+    echo 'my notes' >t2.py
+    cp train.py train.keep && cp config.json config.keep && cp t2.py t2.keep
+    launcher run --report train.py -- "${DRV[@]}"
+    check same "$rc" 0 -- "--report train.py: exit $rc"
+    check cmp -s out base -- "--report train.py: the output changed"
+    check cmp -s train.py train.keep -- "--report train.py replaced the user's file: $(head -c 80 train.py)"
+    check has err "GRAPHSHIM_REPORT=train.py holds a file that is neither a graphshim report nor a trace, so it is kept" -- \
+        "--report train.py: $(cat err)"
+    check same "$(warnings)" 1 -- "--report train.py: $(warnings) warnings, not 1: $(cat err)"
+    launcher run --report config.json -- "${DRV[@]}"
+    check cmp -s config.json config.keep -- "--report config.json replaced the user's file"
+    launcher run --trace t2.py -- "${DRV[@]}"
+    check cmp -s t2.py t2.keep -- "--trace t2.py appended to the user's file: $(tail -1 t2.py)"
+    check has err "GRAPHSHIM_TRACE=t2.py holds a file that is neither" -- "--trace t2.py: $(cat err)"
+    # Asked for: replaced, and so is a file of graphshim's without a word.
+    launcher run --force --report config.json --trace t2.py -- "${DRV[@]}"
+    check same "$(warnings)" 0 -- "--force: $(cat err)"
+    check has config.json '"engine": true' -- "--force: config.json not replaced: $(head -c 80 config.json)"
+    check hasnt t2.py 'my notes' -- "--force: t2.py kept the user's lines"
+    check has t2.py 'tid=' -- "--force: no trace in t2.py"
+    n=$(grep -c '^tid=' t2.py)
+    launcher run --report config.json --trace t2.py -- "${DRV[@]}"
+    check same "$(warnings)" 0 -- "a report and a trace of graphshim's: $(cat err)"
+    check same "$(grep -c '^tid=' t2.py)" "$((2 * n))" -- "a trace was not appended to: $(grep -c '^tid=' t2.py) lines"
+    # GRAPHSHIM_FORCE, the variable, and an empty file (nothing to lose).
+    cp train.keep train.py
+    shim GRAPHSHIM_FORCE=1 GRAPHSHIM_REPORT=train.py "${DRV[@]}"
+    check has train.py 'graphshim report: engine on' -- "GRAPHSHIM_FORCE=1: not replaced: $(head -c 80 train.py)"
+    : >empty.json
+    shim GRAPHSHIM_REPORT=empty.json "${DRV[@]}"
+    check has empty.json '"engine": true' -- "an empty file was not replaced: $(cat err)"
+}
+
+t_report_and_trace_one_file() {
+    launcher run --report x.txt --trace x.txt -- "${DRV[@]}"
+    check same "$rc" 0 -- "exit $rc"
+    check has err "GRAPHSHIM_REPORT=x.txt is the file GRAPHSHIM_TRACE writes this process's trace to" -- "$(cat err)"
+    check hasnt err "another process" -- "the clash blamed on another process: $(cat err)"
+    check same "$(warnings)" 1 -- "$(warnings) warnings, not 1: $(cat err)"
+    check same "$(ls | grep -c '^x')" 1 -- "files: $(ls | tr '\n' ' ')"
+    check has x.txt 'tid=' -- "the trace was lost: $(head -c 80 x.txt)"
+}
+
 t_fifo_never_hangs() {
     local reader
     mkfifo f
@@ -226,7 +274,7 @@ t_files_mode_0644() {
 }
 
 t_report_keeps_its_mode() {
-    echo old >r.json
+    printf '{\n  "engine": false}\n' >r.json
     chmod 600 r.json
     shim GRAPHSHIM_REPORT=r.json "${DRV[@]}"
     check has r.json '"engine": true' -- "the report was not replaced: $(head -c 80 r.json)"
@@ -704,7 +752,7 @@ t_bench_rows_never_yes_without_runs() {
 
 cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_an_error missing_program
        run_passes_program_and_status readme_shows_help
-       report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
+       users_files_kept report_and_trace_one_file report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept reports_at_once_all_kept
        report_input_bounded report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown no_cuda_call_no_report_said
