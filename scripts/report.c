@@ -13,13 +13,14 @@
 ** bail reasons.  --json prints a single report unchanged, or for several (or a
 ** folder) their summed totals, calls and bails and the job's rows as one JSON
 ** object.  --check prints only the checks that fail (../policy/base/check.h),
-** exit status 1 if any does.
+** exit status 1 if any does.  A file named twice (or by a folder and by name)
+** counts once.
 **
 ** The file is divided into: a small JSON reader (the whole grammar, strict, with
 ** line and column in its errors), the sum of the reports, the job's rows, the
 ** table, the JSON output, reading the input, and main.  Exit status: 0; 1 when a
-** file cannot be read or is not a graphshim report, or a check fails; 2 on bad
-** usage or a bad check.
+** check fails; 2 on bad usage, a bad check, or an input that cannot be read or
+** is not a graphshim report (a file of a folder that is none is skipped).
 */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -439,27 +440,37 @@ static void add_rank_row(struct sum *t, const char *file, const struct jv *r)
             row->bails += (long long)b->kids[i].u;
 }
 
+/* Why the parsed JSON r is not a graphshim report, in why (n bytes); NULL
+** where it is one. */
+static const char *not_a_report(const struct jv *r, char *why, size_t n)
+{
+    const struct jv *tot = get(r, "totals"), *streams = get(r, "streams");
+
+    if (r->type != J_OBJ || !tot || tot->type != J_OBJ || !streams || streams->type != J_ARR)
+        return "not a graphshim report (no \"totals\" object or \"streams\" array)";
+    for (int k = 0; k < NTOTALS; k++)
+        if (count_of(tot, total_keys[k]) < 0 && (k < NREQUIRED || get(tot, total_keys[k]))) {
+            snprintf(why, n, "totals.%s is missing or not a count", total_keys[k]);
+            return why;
+        }
+    return NULL;
+}
+
 /* Adds one parsed report.  Returns 0, or -1 (message on stderr) if it is not a
 ** graphshim report. */
 static int add_report(struct sum *t, const char *file, const struct jv *r)
 {
     const struct jv *tot = get(r, "totals"), *calls = get(r, "calls"), *streams = get(r, "streams"), *b;
     const struct jv *engine = get(r, "engine");
+    char why[96];
 
-    if (r->type != J_OBJ || !tot || tot->type != J_OBJ || !streams || streams->type != J_ARR) {
-        fprintf(stderr, "graphshim report: %s: not a graphshim report (no \"totals\" object or \"streams\" array)\n",
-                file);
+    if (not_a_report(r, why, sizeof why)) {
+        fprintf(stderr, "graphshim report: %s: %s\n", file, not_a_report(r, why, sizeof why));
         return -1;
     }
     for (int k = 0; k < NTOTALS; k++) {
         long long v = count_of(tot, total_keys[k]);
-        if (v < 0 && k >= NREQUIRED && !get(tot, total_keys[k]))
-            v = 0;
-        if (v < 0) {
-            fprintf(stderr, "graphshim report: %s: totals.%s is missing or not a count\n", file, total_keys[k]);
-            return -1;
-        }
-        t->totals[k] += v;
+        t->totals[k] += v < 0 ? 0 : v;
     }
     b = get(tot, "bails");
     for (int i = 0; b && b->type == J_OBJ && i < b->n; i++)
@@ -937,14 +948,41 @@ static int is_report_name(const struct dirent *e)
     return e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0;
 }
 
+/* The inputs: their names, and for each whether a folder named it (such a file
+** that is no report is skipped with a warning: a job's folder may hold a
+** config.json), and its identity (a file named twice is read once). */
 struct inputs {
     char **names;
-    int n, cap, folders;
+    char *in_folder;
+    dev_t *dev;
+    ino_t *ino;
+    int n, cap, cap2, cap3, cap4, folders;
 };
 
-static void add_name(struct inputs *in, char *name)
+/* Adds name (owned) to the inputs, unless it is a file already there: then says
+** so and frees it. */
+static void add_name(struct inputs *in, char *name, int in_folder)
 {
+    struct stat st;
+    int have = strcmp(name, "-") != 0 && stat(name, &st) == 0;
+
+    for (int i = 0; have && i < in->n; i++)
+        if (in->dev[i] == st.st_dev && in->ino[i] == st.st_ino && in->names[i][0]) {
+            if (strcmp(name, in->names[i]) == 0)
+                fprintf(stderr, "graphshim report: %s is given twice: counted once\n", name);
+            else
+                fprintf(stderr, "graphshim report: %s is the file %s, given already: counted once\n", name,
+                        in->names[i]);
+            free(name);
+            return;
+        }
     in->names = grow(in->names, &in->cap, in->n, sizeof *in->names);
+    in->in_folder = grow(in->in_folder, &in->cap2, in->n, sizeof *in->in_folder);
+    in->dev = grow(in->dev, &in->cap3, in->n, sizeof *in->dev);
+    in->ino = grow(in->ino, &in->cap4, in->n, sizeof *in->ino);
+    in->dev[in->n] = have ? st.st_dev : 0;
+    in->ino[in->n] = have ? st.st_ino : 0;
+    in->in_folder[in->n] = (char)in_folder;
     in->names[in->n++] = name;
 }
 
@@ -959,7 +997,7 @@ static int add_input(struct inputs *in, const char *arg)
     int k, found = 0;
 
     if (strcmp(arg, "-") == 0 || stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        add_name(in, strdup(arg));
+        add_name(in, strdup(arg), 0);
         return 0;
     }
     if ((k = scandir(arg, &ents, is_report_name, alphasort)) < 0) {
@@ -972,11 +1010,11 @@ static int add_input(struct inputs *in, const char *arg)
         char *path = malloc(len + strlen(ents[i]->d_name) + 2);
         if (!path) {
             fprintf(stderr, "graphshim report: out of memory\n");
-            exit(1);
+            exit(2);
         }
         sprintf(path, "%s%s%s", arg, len && arg[len - 1] == '/' ? "" : "/", ents[i]->d_name);
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-            add_name(in, path);
+            add_name(in, path, 1);
             found++;
         } else {
             free(path);
@@ -999,83 +1037,122 @@ static void usage(void)
                     "  ranks streams and sequences by launches saved and bail reasons by count, over\n"
                     "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed, with a\n"
                     "  row per rank and the rank that gains least); a FOLDER is every *.json in it (a\n"
-                    "  job's reports), - is standard input;\n"
+                    "  job's reports; one that is no report is skipped), - is standard input; a file\n"
+                    "  given twice counts once;\n"
                     "  --json: a single report unchanged, or the summed totals and the ranks of several\n"
                     "  --check 'hit_rate>=0.8': prints the checks that fail and exits 1 if any does\n"
-                    "    ([streams.]FIELD OP NUMBER, OP one of >= <= > < == !=; docs/report.md)\n");
+                    "    ([streams.]FIELD OP NUMBER, OP one of >= <= > < == !=, at most %d; the same\n"
+                    "    in the program: GRAPHSHIM_CHECK, GRAPHSHIM_CHECK_EXIT=1; docs/report.md)\n"
+                    "exit status: 0; 1: a check failed; 2: bad usage, a bad check, or an input that\n"
+                    "  cannot be read or is no report\n", GS_CHECKS_MAX);
     exit(2);
 }
 
-int main(int argc, char **argv)
+/* Reads the options into *json and checks; returns the index of the first
+** input.  Exits with status 2 on bad usage or a bad check. */
+static int parse_options(int argc, char **argv, int *json, struct gs_checks *checks)
 {
-    int json = 0, first = 1, bad = 0, job;
-    struct inputs in = {0};
-    struct sum t;
-    static struct gs_checks checks;
     char err[2048];
+    int first;
 
-    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
-        if (strcmp(argv[first], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[first], "--check") == 0 && first + 1 < argc) {
-            if (gs__checks_parse(&checks, argv[++first], err, sizeof err) != 0) {
-                fprintf(stderr, "graphshim report: %s\n", err);
-                return 2;
+    for (first = 1; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
+        if (strcmp(argv[first], "--json") == 0) {
+            *json = 1;
+        } else if (strcmp(argv[first], "--check") == 0) {
+            if (first + 1 >= argc) {
+                fprintf(stderr, "graphshim report: --check needs a CHECK (--check 'hit_rate>=0.8')\n");
+                usage();
             }
-        }
-        else if (strcmp(argv[first], "--") == 0) {
+            if (gs__checks_parse(checks, argv[++first], err, sizeof err) != 0) {
+                fprintf(stderr, "graphshim report: %s\n", err);
+                exit(2);
+            }
+        } else if (strcmp(argv[first], "--") == 0) {
             first++;
             break;
-        } else if (strcmp(argv[first], "-h") == 0 || strcmp(argv[first], "--help") == 0)
+        } else if (strcmp(argv[first], "-h") == 0 || strcmp(argv[first], "--help") == 0) {
             usage();
-        else {
+        } else {
             fprintf(stderr, "graphshim report: unknown option %s\n", argv[first]);
             usage();
         }
     }
     if (first >= argc)
         usage();
+    return first;
+}
+
+/* Reads input i and adds it to t.  Returns its text, or NULL where it is no
+** report: after a message, and *bad set, unless a folder named it (then it is
+** skipped with a warning). */
+static char *read_one(struct inputs *in, int i, struct sum *t, int *bad)
+{
+    char *text = read_input(in->names[i]), why[96];
+    const char *no = NULL;
+    struct parser ps;
+    struct jv root;
+
+    if (!text) {
+        *bad = 1;
+        return NULL;
+    }
+    if (json_parse(&ps, in->names[i], text, &root) != 0)
+        no = ps.err;
+    else if (in->in_folder[i])
+        no = not_a_report(&root, why, sizeof why);
+    if (no && in->in_folder[i]) {
+        fprintf(stderr, "graphshim report: skipped %s (%s)\n", in->names[i], no);
+    } else if (no) {
+        fprintf(stderr, "graphshim report: %s\n", no);
+        *bad = 1;
+    } else if (add_report(t, in->names[i], &root) != 0) {
+        *bad = 1;
+    } else {
+        return text; /* the parsed tree stays: the rows point into it */
+    }
+    free(text);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0, first, bad = 0, job, n = 0;
+    struct inputs in = {0};
+    struct sum t;
+    static struct gs_checks checks;
+    char **texts, **names;
+
+    first = parse_options(argc, argv, &json, &checks);
     for (int i = first; i < argc; i++)
         bad |= add_input(&in, argv[i]) != 0;
     /* A job: several reports, or a folder of them. */
     job = in.n > 1 || in.folders > 0;
     memset(&t, 0, sizeof t);
-    /* The reports' texts, kept for the checks where there are any. */
-    char **texts = calloc((size_t)in.n + 1, sizeof *texts);
-    if (!texts) {
+    texts = calloc((size_t)in.n + 1, sizeof *texts);
+    names = calloc((size_t)in.n + 1, sizeof *names);
+    if (!texts || !names) {
         fprintf(stderr, "graphshim report: out of memory\n");
-        return 1;
+        return 2;
     }
-    for (int i = 0; i < in.n; i++) {
-        struct parser ps;
-        struct jv root;
-        char *text = read_input(in.names[i]);
-
-        if (!text) {
-            bad = 1;
-            continue;
-        }
-        if (json_parse(&ps, in.names[i], text, &root) != 0) {
-            fprintf(stderr, "graphshim report: %s\n", ps.err);
-            bad = 1;
-        } else if (add_report(&t, in.names[i], &root) != 0) {
-            bad = 1;
-        }
-        if (json && !job && !bad && !checks.n)
-            fputs(text, stdout);
-        if (checks.n)
-            texts[i] = text;
-        else
-            free(text); /* the parsed tree stays: the rows point into it */
+    for (int i = 0; i < in.n; i++)
+        if ((texts[n] = read_one(&in, i, &t, &bad)) != NULL)
+            names[n++] = in.names[i];
+    if (!bad && n == 0) {
+        fprintf(stderr, "graphshim report: no report among the inputs\n");
+        bad = 1;
     }
     if (bad)
-        return 1;
-    if (checks.n)
-        return gs__checks_run(&checks, (const char *const *)texts, (const char *const *)in.names, in.n, stdout,
-                              "graphshim report: ") != 0;
-    if (json && job)
+        return 2;
+    if (checks.n) {
+        int failed = gs__checks_run(&checks, (const char *const *)texts, (const char *const *)names, n, stdout,
+                                    "graphshim report: ");
+        return failed < 0 ? 2 : failed > 0;
+    }
+    if (json && !job)
+        fputs(texts[0], stdout);
+    else if (json)
         print_json(&t, 1);
-    else if (!json)
+    else
         print_table(&t, argc - first == 1 ? argv[first] : NULL, job);
     return 0;
 }

@@ -104,12 +104,14 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "says so")                                                                      \
     X(check, "GRAPHSHIM_CHECK", GS_KNOB_TEXT, 0, 0, 0,                               \
       "checks of the report's counters, as `graphshim report --check` takes them "  \
-      "(hit_rate>=0.8,streams.launches_saved>=100: docs/report.md); at exit one "   \
-      "line on stderr for each that fails, and nothing else changes")               \
+      "(hit_rate>=0.8,streams.launches_saved>=100: docs/report.md; at most 32); "   \
+      "at exit one line on stderr for each that fails, and nothing else changes")   \
     X(check_exit, "GRAPHSHIM_CHECK_EXIT", GS_KNOB_BOOL, 0, 0, 1,                      \
-      "1: where a GRAPHSHIM_CHECK check failed and the program exits with status 0, " \
-      "it exits with status 1 instead (exit handlers registered before the "        \
-      "program's first CUDA call then do not run); 0 never changes the status")
+      "1: where a GRAPHSHIM_CHECK check failed, or no process of the run measured " \
+      "anything, and the program exits with status 0, it exits with status 1 "      \
+      "instead, and with status 2 where GRAPHSHIM_CHECK cannot be read (exit "       \
+      "handlers registered before the program's first CUDA call then do not run); " \
+      "0 never changes the status")
 
 /* Knob indices: GS_KNOB_<field>. */
 enum {

@@ -398,15 +398,15 @@ total() { sed -n 's/.*"totals": {.*"'"$2"'": \([0-9.]*\).*/\1/p' "$1" | head -1;
 
 t_report_input_bounded() {
     launcher report /dev/zero
-    check same "$rc" 1 -- "/dev/zero: exit $rc (124: read without end)"
+    check same "$rc" 2 -- "/dev/zero: exit $rc (124: read without end)"
     check has err "cannot read /dev/zero (a NUL byte in it" -- "/dev/zero: $(head -c 200 err)"
     timeout 20 "$G" report - < <(yes) >out 2>err
     rc=$?
-    check same "$rc" 1 -- "endless standard input: exit $rc (124: read without end)"
+    check same "$rc" 2 -- "endless standard input: exit $rc (124: read without end)"
     check has err "cannot read standard input (more than 64 MiB" -- "endless standard input: $(head -c 200 err)"
     mkdir empty
     launcher report empty
-    check same "$rc" 1 -- "an empty folder: exit $rc"
+    check same "$rc" 2 -- "an empty folder: exit $rc"
     check has err "the folder empty holds no report" -- "an empty folder: $(cat err)"
     check hasnt err "Input/output error" -- "a folder: $(cat err)"
 }
@@ -605,8 +605,9 @@ t_report_check_pass() {
 
 t_report_check_fail() {
     slow_report
+    cp r.json r2.json
     launcher report --check 'hit_rate>=0.99' --check 'launches_saved>=1000,ops>=1' --check 'streams.replays>1000' \
-        r.json r.json
+        r.json r2.json
     check same "$rc" 1 -- "failed checks: exit $rc, not 1"
     check same "$(wc -l <out)" 4 -- "not one line per failed check (and stream): $(cat out)"
     check has out "check failed: hit_rate>=0.99: hit_rate is 0." -- "hit_rate: $(cat out)"
@@ -648,9 +649,93 @@ t_check_at_exit() {
     check same "$rc" 1 -- "GRAPHSHIM_CHECK_EXIT=1: exit $rc, not 1"
     shim GRAPHSHIM_CHECK='hit_rate>=0.5' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
     check same "$rc/$(cat err)" "0/" -- "a check that holds: exit $rc, $(cat err)"
-    shim GRAPHSHIM_CHECK='hitrate>=0.5' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
-    check same "$rc/$(warnings)" "0/1" -- "a bad GRAPHSHIM_CHECK: exit $rc, $(cat err)"
+    shim GRAPHSHIM_CHECK='hitrate>=0.5' "$AB/tests/guardprog" slow 20
+    check same "$rc/$(warnings)" "0/1" -- "a bad GRAPHSHIM_CHECK without _EXIT: exit $rc, $(cat err)"
     check has err "GRAPHSHIM_CHECK: unknown field 'hitrate'" -- "a bad GRAPHSHIM_CHECK: $(cat err)"
+}
+
+t_check_exit_bad_expression_fails() {
+    shim GRAPHSHIM_CHECK='bogus>=1' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
+    check same "$rc" 2 -- "a bad GRAPHSHIM_CHECK with _EXIT: exit $rc, not 2: $(cat err)"
+    check has err "unknown field 'bogus'" -- "the bad check not named: $(cat err)"
+    check has err "so the run fails with exit status 2" -- "the failure not said: $(cat err)"
+    # The same where graphshim never started.
+    shim GRAPHSHIM_CHECK='bogus>=1' GRAPHSHIM_CHECK_EXIT=1 true
+    check same "$rc" 2 -- "a bad GRAPHSHIM_CHECK, no CUDA: exit $rc, not 2: $(cat err)"
+}
+
+t_check_exit_nothing_measured_fails() {
+    shim GRAPHSHIM_CHECK='graph_failures==0' GRAPHSHIM_CHECK_EXIT=1 true
+    check same "$rc" 1 -- "no CUDA call under the gate: exit $rc, not 1"
+    check has err "check failed: nothing was measured" -- "no CUDA call: $(cat err)"
+    # A shell that starts the CUDA program passes where the program does (bash
+    # ends with exit, and so judges; dash ends with _exit, and says nothing).
+    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" GRAPHSHIM_CHECK='ops>=1' GRAPHSHIM_CHECK_EXIT=1 \
+        "$G" run -- bash -c '"$0" "$@" >/dev/null; exit 0' "${DRV[@]}" >out 2>err </dev/null
+    check same "$?/$(cat err)" "0/" -- "a shell around a CUDA program failed the gate: $(cat err)"
+    check same "$(ls -A "${TMPDIR:-/tmp}" | grep -c "^graphshim-gate\.$(id -u)\.")" 0 -- "a mark was left in the temporary folder"
+    # In the report tool: reports that count no op.
+    slow_report
+    sed -E 's/"ops": [0-9]+/"ops": 0/g' r.json >zero.json
+    launcher report --check 'graph_failures==0' zero.json
+    check same "$rc" 1 -- "a report of no op passed the gate: exit $rc"
+    check has out "nothing was measured" -- "no op: $(cat out)"
+}
+
+t_check_streams_never_vacuous() {
+    slow_report
+    awk '/"streams": \[/ { print "  \"streams\": []"; print "}"; exit } { print }' r.json >nostreams.json
+    launcher report --check 'streams.hit_rate>=0.9' nostreams.json
+    check same "$rc" 1 -- "a stream's check over no stream: exit $rc, not 1: $(cat out err)"
+    check has out "streams.hit_rate>=0.9: no stream saw an op" -- "not said: $(cat out)"
+}
+
+t_check_accepts_what_docs_say() {
+    local e
+    slow_report
+    for e in 'ops>=-nan' 'ops>=+nan' 'ops>=+inf' 'ops>=-NaN' 'ops>=nan(1)' 'hit _rate>=0.6' 'ops>=1 000' 'ops>=0x10' \
+             'ops>=1e' 'streams. ops>=1' 'ops> =1'; do
+        launcher report --check "$e" r.json
+        check same "$rc" 2 -- "'$e' accepted: exit $rc: $(cat out err)"
+        check has err "bad check" -- "'$e': $(cat err)"
+    done
+    for e in ' hit_rate >= 0.1 ' 'ops>=1e1' 'ops>=.5' 'ops>=+1' 'hit_rate>-1' 'ops>=1.' 'streams.ops >= 1'; do
+        launcher report --check "$e" r.json
+        check same "$rc" 0 -- "'$e' refused: exit $rc: $(cat out err)"
+    done
+    launcher report --check
+    check same "$rc" 2 -- "--check without a value: exit $rc"
+    check has err "--check needs a CHECK" -- "--check without a value: $(head -1 err)"
+    check hasnt err "unknown option" -- "--check without a value: $(head -1 err)"
+    launcher --help
+    check has out "--check CHECK" -- "--help does not name --check"
+    check has out "GRAPHSHIM_CHECK_EXIT=1" -- "--help does not name GRAPHSHIM_CHECK_EXIT"
+    check has "$ROOT/README.md" "GRAPHSHIM_CHECK_EXIT" -- "the README does not name GRAPHSHIM_CHECK_EXIT"
+    check has "$ROOT/docs/report.md" "at most 32 checks" -- "docs/report.md does not give the limit"
+}
+
+t_check_inputs_counted_once() {
+    local saved
+    mkdir job
+    shim GRAPHSHIM_REPORT=job/r.0.json "$AB/tests/guardprog" slow 20
+    saved=$(total job/r.0.json launches_saved)
+    launcher report --check "launches_saved<=$saved" job/r.0.json job/r.0.json
+    check same "$rc" 0 -- "a file given twice was summed twice: $(cat out)"
+    check has err "job/r.0.json is given twice: counted once" -- "not said: $(cat err)"
+    launcher report --check "launches_saved<=$saved" job/ job/r.0.json ./job/r.0.json
+    check same "$rc" 0 -- "a folder's report named again was summed twice: $(cat out)"
+    launcher report --check 'ops>=1' missing.json
+    check same "$rc" 2 -- "a missing input: exit $rc, not 2"
+    # A stray file of the folder is skipped, with a warning; the table stays.
+    echo '{"lr": 0.1}' >job/config.json
+    echo 'not json' >job/notes.json
+    launcher report job/
+    check same "$rc" 0 -- "a folder with a config.json: exit $rc: $(cat err)"
+    check has err "skipped job/config.json (not a graphshim report" -- "config.json: $(cat err)"
+    check has err "skipped job/notes.json" -- "notes.json: $(cat err)"
+    check has out "graphshim report: 1 report (job/)" -- "no table: $(head -2 out)"
+    launcher report job/config.json
+    check same "$rc" 2 -- "a file named that is no report: exit $rc, not 2"
 }
 
 # --- The test-only switch, a late load, the demo ------------------------------
@@ -759,7 +844,9 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
        gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs
-       report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit)
+       report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit
+       check_exit_bad_expression_fails check_exit_nothing_measured_fails check_streams_never_vacuous
+       check_accepts_what_docs_say check_inputs_counted_once)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0
 for c in "${cases[@]}"; do

@@ -148,17 +148,17 @@ Test(report_tool, rejects_what_is_no_report)
     snprintf(missing, sizeof missing, "%s/missing.json", a.dir);
 
     tool(&t, (const char *[]){trunc, NULL});
-    cr_assert_eq(t.status, 1, "%d %s", t.status, t.out);
+    cr_assert_eq(t.status, 2, "%d %s", t.status, t.out);
     cr_assert(strstr(t.err, "trunc.json:") && strstr(t.err, "not valid JSON: the file ends early"), "%s", t.err);
     cr_assert_str_empty(t.out);
     run_free(&t);
     tool(&t, (const char *[]){"--json", other, NULL});
-    cr_assert_eq(t.status, 1);
+    cr_assert_eq(t.status, 2);
     cr_assert(strstr(t.err, "other.json: totals.ops_held is missing"), "%s", t.err);
     cr_assert_str_empty(t.out, "--json passed a bad report through: %s", t.out);
     run_free(&t);
     tool(&t, (const char *[]){missing, NULL});
-    cr_assert_eq(t.status, 1);
+    cr_assert_eq(t.status, 2);
     cr_assert(strstr(t.err, "cannot read") && strstr(t.err, "missing.json"), "%s", t.err);
     run_free(&t);
     tool(&t, (const char *[]){NULL});
