@@ -257,8 +257,9 @@ static double number(const char *o, const char *f)
     return end > v ? x : 0;
 }
 
-/* The string of field f in the object at o (escapes kept), in buf; "?" where
-** there is none. */
+/* The string of field f in the object at o (escapes kept, any byte outside
+** printable ASCII as '?': it goes to a terminal), in buf; "?" where there is
+** none. */
 static const char *text_of(const char *o, const char *f, char *buf, size_t n)
 {
     const char *v = member(o, f), *end;
@@ -267,6 +268,9 @@ static const char *text_of(const char *o, const char *f, char *buf, size_t n)
         return "?";
     memcpy(buf, v + 1, (size_t)(end - v - 1));
     buf[end - v - 1] = '\0';
+    for (char *c = buf; *c; c++)
+        if (*c < 0x20 || *c > 0x7e)
+            *c = '?';
     return buf;
 }
 

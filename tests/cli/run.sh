@@ -420,6 +420,49 @@ t_report_from_standard_input() {
     check has out "graphshim report: 1 report (-), engine on in 1" -- "report -: $(head -2 out)"
 }
 
+t_report_printed_safely() {
+    slow_report
+    # A stream kind with an escape sequence, a bail name with a newline and one
+    # with a byte that is not UTF-8, a file name with an escape.
+    sed -e 's/"kind": "created"/"kind": "\\u001b]0;owned\\u0007"/' \
+        -e 's/"bails": {"mismatch"/"bails": {"forged\\ngraphshim report: ok": 1, "bad\xff": 1, "mismatch"/' r.json >$'e\033[31m.json'
+    launcher report $'e\033[31m.json'
+    check same "$rc" 0 -- "exit $rc: $(cat err)"
+    check same "$(grep -c $'\033' out)" 0 -- "an escape character printed raw: $(grep -a $'\033' out | cat -v | head -3)"
+    check same "$(grep -c $'\xff' out)" 0 -- "a byte that is not UTF-8 printed raw"
+    check has out '\x1b]0;owned\x07' -- "the kind not shown escaped: $(grep created out | cat -v)"
+    check has out 'forged\x0agraphshim report: ok' -- "the bail name not shown escaped: $(grep -a forged out | cat -v)"
+    check has out 'bad\xff' -- "the byte not shown escaped: $(grep -a 'bad' out | cat -v)"
+    check same "$(grep -c '^graphshim report: ok' out)" 0 -- "a forged line: $(grep '^graphshim report: ok' out)"
+    launcher report --json $'e\033[31m.json' r.json
+    check same "$(grep -c $'\033\|\xff' out)" 0 -- "--json printed raw bytes: $(cat -v out | head -3)"
+}
+
+t_report_tool_linear_and_defined() {
+    local names
+    slow_report
+    # 100,000 distinct bail names: quadratic took 51 s.
+    awk 'BEGIN { printf "{"; for (i = 0; i < 100000; i++) printf "%s\"b%d\": 1", i ? ", " : "", i; printf "}" }' >names
+    awk 'NR == FNR { n = $0; next } !done && sub(/"bails": \{[^}]*\}/, "\"bails\": " n) { done = 1 } { print }' names r.json >big.json
+    SECONDS=0
+    timeout 20 "$AB/tests/graphshim-report-ubsan" big.json >out 2>err
+    check same "$?" 0 -- "100,000 bail names: exit $? (124: over 20 s): $(head -3 err)"
+    check test "$SECONDS" -lt 5 -- "100,000 bail names: $SECONDS s"
+    # Under the sanitizer: a report without bails or sequences (qsort of none),
+    # and bail counts whose sum overflows a long long.
+    timeout 20 "$AB/tests/graphshim-report-ubsan" r.json >out 2>err
+    check same "$?/$(cat err)" "0/" -- "a plain report under UBSan: $(head -3 err)"
+    sed -E 's/"bails": \{[^}]*\}/"bails": {}/g' r.json >nobails.json
+    timeout 20 "$AB/tests/graphshim-report-ubsan" nobails.json >out 2>err
+    check same "$?/$(cat err)" "0/" -- "a report of no bails under UBSan: $(head -3 err)"
+    sed -E 's/"bails": \{"mismatch": [0-9]+/"bails": {"mismatch": 9223372036854775807, "x": 9223372036854775807/' r.json >huge.json
+    cp huge.json huge2.json
+    timeout 20 "$AB/tests/graphshim-report-ubsan" huge.json huge2.json >out 2>err
+    check same "$?/$(cat err)" "0/" -- "huge bail counts under UBSan: $(head -3 err)"
+    timeout 20 "$AB/tests/graphshim-report-ubsan" --json huge.json huge2.json >out 2>err
+    check same "$?/$(cat err)" "0/" -- "huge bail counts summed under UBSan: $(head -3 err)"
+}
+
 # job_run RANK MODE: a rank of a job over the fake driver, under the launcher,
 # its report in job/r.RANK.json.
 job_run() {
@@ -840,7 +883,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        users_files_kept report_and_trace_one_file report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept reports_at_once_all_kept
-       report_input_bounded report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown no_cuda_call_no_report_said
+       report_input_bounded report_printed_safely report_tool_linear_and_defined report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown no_cuda_call_no_report_said
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
        gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs
