@@ -438,11 +438,11 @@ static const char *esc(const char *s)
 static const char *const total_keys[] = {"ops", "ops_held", "ops_replayed", "replays", "chunks", "launches_saved",
                                          "graphs_captured", "graph_failures", "graphs_evicted", "graphs_alive",
                                          "learned_dropped", "issue_errors", "body_graphs", "patched_launches",
-                                         "nodes_patched"};
+                                         "nodes_patched", "own_calls"};
 #define NTOTALS (int)(sizeof total_keys / sizeof total_keys[0])
 #define NREQUIRED 12
 enum { T_OPS, T_HELD, T_REPLAYED, T_REPLAYS, T_CHUNKS, T_SAVED, T_CAPTURED, T_FAILED, T_EVICTED, T_ALIVE,
-       T_DROPPED, T_ERRORS, T_BODY, T_PATCHED, T_NODES_PATCHED };
+       T_DROPPED, T_ERRORS, T_BODY, T_PATCHED, T_NODES_PATCHED, T_OWN };
 
 struct named {
     char *name;
@@ -482,7 +482,7 @@ struct rank_row {
 };
 
 struct sum {
-    int nreports, engine_on;
+    int nreports, engine_on, own_known; /* own_known: reports that count graphshim's own calls */
     long long totals[NTOTALS];
     struct names bails, calls;
     struct stream_row *streams;
@@ -595,6 +595,7 @@ static int add_report(struct sum *t, const char *file, const struct jv *r)
         long long v = count_of(tot, total_keys[k]);
         t->totals[k] = sat_add(t->totals[k], v < 0 ? 0 : v);
     }
+    t->own_known += count_of(tot, "own_calls") >= 0;
     b = get(tot, "bails");
     for (int i = 0; b && b->type == J_OBJ && i < b->n; i++)
         if (b->kids[i].type == J_NUM && b->kids[i].is_uint)
@@ -847,7 +848,7 @@ static void print_seqs(struct sum *t)
 {
     sort(t->seqs, t->nseqs, sizeof *t->seqs, by_seq_saved);
     printf("\nsequences by launches saved (%d)\n", t->nseqs);
-    printf("  %4s %15s %8s %8s %6s  %-8s %14s %9s %13s %10s %10s %12s  %-16s %s\n", "rank", "launches_saved",
+    printf("  %4s %15s %8s %8s %6s  %-8s %14s %9s %13s %10s %10s %12s  %-16s %s\n", "#", "launches_saved",
            "replays", "seen", "ops", "graph", "graph_launches", "nodes_set", "graph_host_us", "eager_us", "replay_us",
            "saved_us", "stream", "report");
     for (int i = 0; i < t->nseqs && i < MAX_ROWS; i++) {
@@ -875,8 +876,14 @@ static void print_table(struct sum *t, const char *label, int job)
     printf(", engine on in %d\n", t->engine_on);
     printf("  ops %lld, replayed as graphs %lld: hit rate %.1f%%\n", v[T_OPS], v[T_REPLAYED],
            pct(v[T_REPLAYED], v[T_OPS]));
-    printf("  %lld replays, %lld early chunks and %lld loop-body graphs saved %lld driver calls\n", v[T_REPLAYS],
+    printf("  %lld replays, %lld early chunks and %lld loop-body graphs saved %lld launches\n", v[T_REPLAYS],
            v[T_CHUNKS], v[T_BODY], v[T_SAVED]);
+    if (t->own_known == t->nreports) { /* reports before own_calls cannot say */
+        long long net = v[T_REPLAYED] - v[T_OWN];
+        printf("  driver calls: net %lld %s than without graphshim (%lld ops replayed made none; graphshim made "
+               "%lld of its own: graph launches, node sets, captures, queries)\n", net < 0 ? -net : net,
+               net < 0 ? "more" : "fewer", v[T_REPLAYED], v[T_OWN]);
+    }
     if (v[T_PATCHED])
         printf("  %lld graph launches set new parameters in place first (%lld nodes set)\n", v[T_PATCHED],
                v[T_NODES_PATCHED]);
@@ -887,7 +894,7 @@ static void print_table(struct sum *t, const char *label, int job)
 
     sort(t->streams, t->nstreams, sizeof *t->streams, by_stream_saved);
     printf("\nstreams by launches saved (%d)\n", t->nstreams);
-    printf("  %4s %15s %8s %8s %10s  %-10s %3s %-16s %s\n", "rank", "launches_saved", "hit_rate", "replays", "ops",
+    printf("  %4s %15s %8s %8s %10s  %-10s %3s %-16s %s\n", "#", "launches_saved", "hit_rate", "replays", "ops",
            "kind", "ctx", "stream", "report");
     for (int i = 0; i < t->nstreams && i < MAX_ROWS; i++) {
         const struct stream_row *s = &t->streams[i];
@@ -997,6 +1004,8 @@ static void print_json(struct sum *t, int job)
         printf("%s\"%s\": %lld", k ? ", " : "", total_keys[k], t->totals[k]);
         if (k == T_REPLAYED)
             printf(", \"hit_rate\": %.4f", pct(t->totals[T_REPLAYED], t->totals[T_OPS]) / 100.0);
+        if (k == T_OWN && t->own_known == t->nreports)
+            printf(", \"net_calls_saved\": %lld", t->totals[T_REPLAYED] - t->totals[T_OWN]);
     }
     printf(", \"bails\": ");
     print_named(t->bails.a, t->bails.n);

@@ -17,7 +17,7 @@
 /* The counters of the report's "totals" that a check may name. */
 static const char *const total_fields[] = {
     "ops", "ops_held", "ops_replayed", "hit_rate", "replays", "chunks", "body_graphs", "launches_saved",
-    "patched_launches", "nodes_patched", "recaptures", "resumed", "capture_us", "instantiate_us", "update_us",
+    "own_calls", "net_calls_saved", "patched_launches", "nodes_patched", "recaptures", "resumed", "capture_us", "instantiate_us", "update_us",
     "graphs_captured", "graph_failures", "graphs_evicted", "graphs_alive", "learned_dropped", "issue_errors",
     "oom_retries", "oom_retries_ok", "oom_freed_bytes"};
 /* A stream's (after "streams."). */
@@ -320,6 +320,8 @@ static double job_value(const char *const *totals, int n, const char *f)
     }
     if (strcmp(f, "hit_rate") == 0)
         return ops_n > 0 ? sum / ops_n : 0;
+    if (strcmp(f, "net_calls_saved") == 0) /* of the sums, as hit_rate */
+        return job_value(totals, n, "ops_replayed") - job_value(totals, n, "own_calls");
     return sum;
 }
 

@@ -49,6 +49,19 @@ static void add_stream(struct gs_stream *s, void *arg)
     t->nstreams++;
 }
 
+/* The totals over all streams, and the graph cache's counters.  graphshim's
+** own calls are those made through GS_REAL, less the held ops it issued eagerly
+** (held, not replayed): the program would have made those calls itself. */
+static void collect(struct totals *t, struct gs_graph_stats *g)
+{
+    uint64_t all = atomic_load(&gs__own_calls);
+
+    memset(t, 0, sizeof *t);
+    gs__each_stream(add_stream, t);
+    gs__graph_stats(g);
+    t->own_calls = all > t->held - t->replayed ? all - (t->held - t->replayed) : 0;
+}
+
 /* --- JSON ------------------------------------------------------------------ */
 
 static void json_bails(FILE *f, const uint64_t *bails)
@@ -150,6 +163,7 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
     fprintf(f, "{\n  \"engine\": %s,\n  \"rank\": %s,\n", gs__passthrough ? "false" : "true", rbuf);
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
             "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %llu, "
+            "\"own_calls\": %llu, \"net_calls_saved\": %lld, "
             "\"patched_launches\": %llu, \"nodes_patched\": %llu, \"recaptures\": %llu, \"resumed\": %llu, "
             "\"capture_us\": %llu, "
             "\"instantiate_us\": %llu, \"update_us\": %llu, \"graphs_captured\": %ld, "
@@ -158,7 +172,8 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
             "\"oom_retries\": %lu, \"oom_retries_ok\": %lu, \"oom_freed_bytes\": %lu, \"bails\": ",
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
             rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
-            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->patched,
+            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->own_calls,
+            net_saved(t), (unsigned long long)t->patched,
             (unsigned long long)t->nodes_patched, (unsigned long long)t->recaptures, (unsigned long long)t->resumed,
             (unsigned long long)(t->capture_ns / 1000), (unsigned long long)(t->instantiate_ns / 1000),
             (unsigned long long)(t->update_ns / 1000), g->captured, g->failed, g->evicted, g->alive,
@@ -183,9 +198,7 @@ GS_EXPORT int gs_stats(struct gs_stats *st)
     memset(st, 0, sizeof *st);
     if (!atomic_load_explicit(&gs__ready, memory_order_acquire) || gs__passthrough)
         return -1;
-    memset(&t, 0, sizeof t);
-    gs__each_stream(add_stream, &t);
-    gs__graph_stats(&g);
+    collect(&t, &g);
     st->ops = t.ops;
     st->ops_held = t.held;
     st->ops_replayed = t.replayed;
@@ -203,9 +216,7 @@ char *gs__report_json(void)
     size_t len = 0;
     FILE *f;
 
-    memset(&t, 0, sizeof t);
-    gs__each_stream(add_stream, &t);
-    gs__graph_stats(&g);
+    collect(&t, &g);
     if (!(f = open_memstream(&data, &len)))
         return NULL;
     write_json(f, &t, &g);
@@ -227,9 +238,7 @@ int gs__report_write(void)
     FILE *f;
     int rc;
 
-    memset(&t, 0, sizeof t);
-    gs__each_stream(add_stream, &t);
-    gs__graph_stats(&g);
+    collect(&t, &g);
     if (gs__cfg.log >= GS_LOG_INFO)
         gs__report_text(stderr, &t, &g);
     if (!gs__cfg.report)

@@ -16,6 +16,7 @@ struct totals {
     uint64_t ops, held, replayed, replays, chunks, body_graphs, patched, nodes_patched, issue_errors, evicted;
     uint64_t recaptures, resumed, capture_ns, instantiate_ns, update_ns;
     uint64_t bails[GS_NBAIL];
+    uint64_t own_calls; /* graphshim's driver calls but the held ops it issued eagerly */
     int nstreams;
 };
 
@@ -29,6 +30,13 @@ struct out {
 static inline uint64_t saved(const struct totals *t)
 {
     return t->replayed - t->replays - t->chunks - t->body_graphs;
+}
+
+/* Driver calls the program's run made fewer than without graphshim (negative:
+** more): the ops replayed, which made no call, less graphshim's own calls. */
+static inline long long net_saved(const struct totals *t)
+{
+    return (long long)t->replayed - (long long)t->own_calls;
 }
 
 static inline double rate(uint64_t a, uint64_t b)

@@ -92,10 +92,14 @@ void gs__report_text(FILE *f, const struct totals *t, const struct gs_graph_stat
 
     fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
     fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu replays, %llu early chunks "
-            "and %llu loop-body graphs saved %llu driver calls\n",
+            "and %llu loop-body graphs saved %llu launches\n",
             (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
             (unsigned long long)t->replays, (unsigned long long)t->chunks, (unsigned long long)t->body_graphs,
             (unsigned long long)saved(t));
+    fprintf(f, "  driver calls: net %lld %s than without graphshim (%llu ops replayed made none; graphshim made "
+            "%llu of its own: graph launches, node sets, captures, queries)\n",
+            net_saved(t) < 0 ? -net_saved(t) : net_saved(t), net_saved(t) < 0 ? "more" : "fewer",
+            (unsigned long long)t->replayed, (unsigned long long)t->own_calls);
     fprintf(f, "  graphs: %ld captured, %ld failed, %ld evicted, %ld alive\n", g->captured, g->failed,
             g->evicted, g->alive);
     if (t->patched)

@@ -543,6 +543,33 @@ t_sequence_cost_shown() {
     check has out "$(printf '%14s %9s %13s %10s %10s %12s  ' - - - - - -)" -- "$(sed -n '/^sequences/,/^$/p' out)"
 }
 
+# calls FILE: the driver calls the fake driver's log FILE holds.
+calls() { wc -l <"$1" | tr -d ' '; }
+
+t_headline_nets_own_calls() {
+    local sc net
+    # The fake driver logs every call: the report's net must be the difference.
+    for sc in "params 40" "loop1 4" "sync 8" "slow 20"; do
+        rm -f without with r.json
+        timeout 20 env -i FAKECUDA_LOG=without LD_LIBRARY_PATH="$AB/fakecuda" "$AB/tests/guardprog" $sc >/dev/null 2>&1
+        shim FAKECUDA_LOG=with GRAPHSHIM_REPORT=r.json GRAPHSHIM_LOG=info "$AB/tests/guardprog" $sc
+        net=$(sed -n 's/.*"net_calls_saved": \(-*[0-9]*\).*/\1/p' r.json | head -1)
+        check same "$net" "$(($(calls without) - $(calls with)))" -- \
+            "$sc: net_calls_saved $net, the fake driver's log: $(calls without) calls without, $(calls with) with"
+        check same "$(total r.json own_calls)" "$(($(calls with) - $(calls without) + $(total r.json ops_replayed)))" -- \
+            "$sc: own_calls $(total r.json own_calls)"
+        check has err "driver calls: net ${net#-} $([ "${net:-0}" -lt 0 ] && echo more || echo fewer) than without graphshim" -- \
+            "$sc: the text: $(grep 'driver calls' err)"
+        launcher report r.json
+        check has out "driver calls: net ${net#-} " -- "$sc: graphshim report: $(sed -n 2,4p out)"
+    done
+    # One meaning of "rank": the MPI rank.  The other tables number their rows.
+    check same "$(grep -c '^  *rank ' out)" 0 -- "a table's sort position is called rank: $(grep '^  *rank ' out)"
+    check has out "     # " -- "no # column: $(grep launches_saved out | head -2)"
+    check has "$ROOT/README.md" "False until the program's first CUDA call" -- "the README does not say when active() is True"
+    check has "$ROOT/README.md" "ops_held" -- "the README does not name counters()' fields"
+}
+
 t_no_cuda_call_no_report_said() {
     launcher run --report r.json -- true
     check same "$rc" 0 -- "run -- true: exit $rc"
@@ -883,7 +910,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        users_files_kept report_and_trace_one_file report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept reports_at_once_all_kept
-       report_input_bounded report_printed_safely report_tool_linear_and_defined report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown no_cuda_call_no_report_said
+       report_input_bounded report_printed_safely report_tool_linear_and_defined report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown headline_nets_own_calls no_cuda_call_no_report_said
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
        gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs

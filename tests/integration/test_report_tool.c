@@ -57,7 +57,7 @@ Test(report_tool, ranks_one_report)
     cr_assert_eq(t.status, 0, "%s", t.err);
     snprintf(line, sizeof line, "  ops %ld, replayed as graphs %ld:", total(report, "ops"), total(report, "ops_replayed"));
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
-    snprintf(line, sizeof line, "saved %ld driver calls", total(report, "launches_saved"));
+    snprintf(line, sizeof line, "saved %ld launches", total(report, "launches_saved"));
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
     cr_assert(strstr(t.out, "streams by launches saved (1)"), "%s", t.out);
     cr_assert(strstr(t.out, "sequences by launches saved (2)"), "%s", t.out);
