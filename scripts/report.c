@@ -1237,13 +1237,18 @@ static char *read_one(struct inputs *in, int i, struct sum *t, int *bad)
         return NULL;
     }
     if (json_parse(&ps, in->names[i], text, &root) != 0)
-        no = ps.err;
+        no = strncmp(text, "graphshim report: engine ", 25) == 0
+                 ? "a text report: graphshim report reads JSON ones (GRAPHSHIM_REPORT or --report with a name "
+                   "ending in .json)"
+                 : ps.err;
     else if (in->in_folder[i])
         no = not_a_report(&root, why, sizeof why);
     if (no && in->in_folder[i]) {
         fprintf(stderr, "graphshim report: skipped %s (%s)\n", esc(in->names[i]), no);
-    } else if (no) {
+    } else if (no == ps.err) {
         fprintf(stderr, "graphshim report: %s\n", no);
+    } else if (no) {
+        fprintf(stderr, "graphshim report: %s: %s\n", esc(in->names[i]), no);
         *bad = 1;
     } else if (add_report(t, in->names[i], &root) != 0) {
         *bad = 1;

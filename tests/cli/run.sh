@@ -868,7 +868,7 @@ gpu_make() {
 
 t_gpu_targets_stop_without_a_gpu() {
     local t
-    for t in gpu-test bench; do
+    for t in gpu-test bench sanitize bench-apps bench-node-update; do
         SECONDS=0
         gpu_make "$t"
         check test "$rc" != 0 -- "make $t without a GPU: exit 0"
@@ -877,6 +877,33 @@ t_gpu_targets_stop_without_a_gpu() {
         check same "$(grep -vc '^make: \*\*\*' out)" 1 -- "make $t without a GPU: not one line: $(head -5 out)"
         check has out "make $t: no GPU here" -- "make $t without a GPU: $(head -3 out)"
     done
+}
+
+t_first_minute() {
+    local r=$ROOT/README.md
+    # Without the CUDA headers: what to install, not make's "No rule".
+    (cd "$ROOT" && timeout 60 env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory CUDA_HOME=/nonexistent \
+        BUILD="$PWD/b" all) >out 2>&1 </dev/null
+    check hasnt out "No rule to make target" -- "no CUDA headers: $(head -2 out)"
+    check has out "is missing: install the CUDA toolkit 13.0 or newer" -- "no CUDA headers: $(head -2 out)"
+    # A text report given to graphshim report is named as one.
+    shim GRAPHSHIM_REPORT=r.txt "${DRV[@]}"
+    launcher report r.txt
+    check same "$rc" 2 -- "report r.txt: exit $rc"
+    check has err "r.txt: a text report" -- "report r.txt: $(cat err)"
+    # The demo over the fake driver says what it shows, never "slower".
+    BUILD=$B bash "$ROOT/scripts/demo.sh" >demo 2>&1
+    check hasnt demo "wall time" -- "the fake demo shows times: $(grep 'wall time' demo)"
+    check has demo "driver calls in the fake driver's log:" -- "the fake demo: $(tail -3 demo)"
+    check has demo "fewer than without graphshim" -- "the demo's program does not save calls: $(grep 'driver calls' demo)"
+    # The README's first minute: gains, a report, the fake driver, pip.
+    check has "$r" "## What to expect" -- "README: no table of gains"
+    check has "$r" "It does not help where" -- "README: not where it does not help"
+    check has "$r" "## What a report looks like" -- "README: no report"
+    check has "$r" "LD_LIBRARY_PATH=build/fakecuda build/graphshim run" -- "README: not how to try a program over the fake"
+    check has "$r" "python3 -m venv" -- "README: pip without a virtual environment"
+    check has "$r" "WHEEL_PYTHON" -- "README: no WHEEL_PYTHON"
+    check has "$r" "glibc is 2.34 or newer" -- "README: no glibc floor"
 }
 
 # bench_with PROGRAM-BODY: bench.sh's tiny1 row, one round, where bench.cu
@@ -913,7 +940,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        report_input_bounded report_printed_safely report_tool_linear_and_defined report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown headline_nets_own_calls no_cuda_call_no_report_said
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
-       gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs
+       gpu_targets_stop_without_a_gpu first_minute bench_rows_never_yes_without_runs
        report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit
        check_exit_bad_expression_fails check_exit_nothing_measured_fails check_streams_never_vacuous
        check_accepts_what_docs_say check_inputs_counted_once)
