@@ -485,6 +485,7 @@ struct sum {
     int nreports, engine_on, own_known; /* own_known: reports that count graphshim's own calls */
     long long totals[NTOTALS];
     struct names bails, calls;
+    struct names sites; /* "REASON\tSITE (OBJECT)\tKERNELS": bails sampled there (bail_sites) */
     struct stream_row *streams;
     int nstreams, cstreams;
     struct seq_row *seqs;
@@ -563,6 +564,45 @@ static void add_rank_row(struct sum *t, const char *file, const struct jv *r)
             row->bails = sat_add(row->bails, count_in(&b->kids[i]));
 }
 
+/* Adds a report's bail_sites (an object of reason: [site, ...]; absent from
+** earlier reports) to t->sites. */
+static void add_sites(struct sum *t, const struct jv *bs)
+{
+    for (int i = 0; bs && bs->type == J_OBJ && i < bs->n; i++)
+        for (int j = 0; bs->kids[i].type == J_ARR && j < bs->kids[i].n; j++) {
+            const struct jv *x = &bs->kids[i].kids[j], *site = get(x, "site"), *obj = get(x, "object");
+            const struct jv *k = get(x, "kernels");
+            char key[1024];
+            int n;
+            if (!site || site->type != J_STR || !obj || obj->type != J_STR || count_of(x, "count") < 0)
+                continue;
+            n = snprintf(key, sizeof key, "%s\t%s (%s)\t", bs->keys[i], site->str, obj->str);
+            for (int m = 0; k && k->type == J_ARR && m < k->n && m < 2 && n < (int)sizeof key; m++)
+                if (k->kids[m].type == J_STR)
+                    n += snprintf(key + n, sizeof key - (size_t)n, "%s%s", m ? ", " : "after ", k->kids[m].str);
+            add_named(&t->sites, key, count_of(x, "count"));
+        }
+}
+
+/* Prints the top sites of bail reason r, sorted most first, a line each. */
+static void print_sites(const struct sum *t, const char *r)
+{
+    size_t len = strlen(r);
+    int shown = 0;
+
+    for (int i = 0; i < t->sites.n && shown < 3; i++) {
+        const char *key = t->sites.a[i].name, *site = key + len + 1, *kern;
+        if (strncmp(key, r, len) != 0 || key[len] != '\t')
+            continue;
+        char at[1024];
+        kern = strchr(site, '\t');
+        snprintf(at, sizeof at, "%.*s", (int)(kern - site), site);
+        printf("            at %s: %lld", esc(at), t->sites.a[i].n);
+        printf("%s%s\n", kern[1] ? ", " : "", esc(kern + 1));
+        shown++;
+    }
+}
+
 /* Why the parsed JSON r is not a graphshim report, in why (n bytes); NULL
 ** where it is one. */
 static const char *not_a_report(const struct jv *r, char *why, size_t n)
@@ -596,6 +636,7 @@ static int add_report(struct sum *t, const char *file, const struct jv *r)
         t->totals[k] = sat_add(t->totals[k], v < 0 ? 0 : v);
     }
     t->own_known += count_of(tot, "own_calls") >= 0;
+    add_sites(t, get(r, "bail_sites"));
     b = get(tot, "bails");
     for (int i = 0; b && b->type == J_OBJ && i < b->n; i++)
         if (b->kids[i].type == J_NUM && b->kids[i].is_uint)
@@ -918,8 +959,11 @@ static void print_table(struct sum *t, const char *label, int job)
     printf("\nbails by count (%lld)\n", bails);
     if (!t->bails.n)
         printf("  none: held work always went out as graphs\n");
-    for (int i = 0; i < t->bails.n; i++)
+    sort(t->sites.a, t->sites.n, sizeof *t->sites.a, by_count);
+    for (int i = 0; i < t->bails.n; i++) {
         printf("  %8lld  %-22s %s\n", t->bails.a[i].n, esc(t->bails.a[i].name), hint(t->bails.a[i].name));
+        print_sites(t, t->bails.a[i].name);
+    }
 
     printf("\ncalls other than ops:");
     for (int i = 0; i < t->calls.n; i++)

@@ -79,6 +79,11 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "1 marks replays, early chunks, captures and bails as NVTX ranges in the "    \
       "domain graphshim, for a tool that listens (Nsight Systems, or any "          \
       "NVTX_INJECTION64_PATH); 0 makes no NVTX call")                                \
+    X(bail_sites, "GRAPHSHIM_BAIL_SITES", GS_KNOB_BOOL, 1, 0, 1,                      \
+      "1: the report names where the program's calls cut its graphs: for each bail " \
+      "reason, the call sites (the first frame outside libcuda, libcudart and "     \
+      "graphshim) and the kernels held just before, from a sample of the bails "   \
+      "(every one of the first 16 of a reason, then one in 64); 0: none sampled")   \
     X(log, "GRAPHSHIM_LOG", GS_KNOB_LEVEL, GS_LOG_WARN, GS_LOG_ERROR, GS_LOG_DEBUG,   \
       "messages on stderr: error, warn, info (adds the report table) or debug "     \
       "(adds the effective settings and lookups)")                                   \

@@ -185,7 +185,9 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
         if (c != GS_PROC && c != GS_QUERY) /* not counted: they pass straight through */
             fprintf(f, "%s\"%s\": %ld", c > GS_SYNC ? ", " : "", gs__class_name(c),
                     atomic_load(&gs__calls_by_class[c]));
-    fprintf(f, "},\n  \"streams\": [");
+    fprintf(f, "},\n");
+    gs__report_sites_json(f);
+    fprintf(f, "  \"streams\": [");
     gs__each_stream(json_stream, &o);
     fprintf(f, "%s]\n}\n", o.first ? "" : "\n  ");
 }

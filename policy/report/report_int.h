@@ -56,6 +56,14 @@ static inline const char *kind_name(const struct gs_stream *s)
     return s->kind == GS_STREAM_LEGACY ? "legacy" : s->kind == GS_STREAM_PTDS ? "per-thread" : "created";
 }
 
+struct gs_site;
+
+/* The call sites of bails (report_sites.c): the top ones of each reason as the
+** JSON report's "bail_sites" member (a line of its own, ending in a comma);
+** and, for the text, the top ones of one reason, as lines. */
+void gs__report_sites_json(FILE *f);
+void gs__report_sites_text(FILE *f, const struct gs_site *sites, int n, int reason);
+
 /* Writes the text form of the report to f. */
 void gs__report_text(FILE *f, const struct totals *t, const struct gs_graph_stats *g);
 

@@ -4,11 +4,13 @@
 ** then a line per stream with its bails, sequences and loop bodies.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../base/log.h"
 #include "../base/names.h"
 #include "../stream/release.h"
+#include "../stream/sites.h"
 #include "report_int.h"
 
 /* --- Text ------------------------------------------------------------------ */
@@ -87,6 +89,8 @@ static void text_stream(struct gs_stream *s, void *arg)
 
 void gs__report_text(FILE *f, const struct totals *t, const struct gs_graph_stats *g)
 {
+    struct gs_site *sites;
+    int nsites;
     struct out o = {f, 1, 0};
     char buf[64];
 
@@ -116,9 +120,13 @@ void gs__report_text(FILE *f, const struct totals *t, const struct gs_graph_stat
                 atomic_load(&gs__oom_freed_bytes) / 1048576.0, atomic_load(&gs__oom_retries_ok));
     fprintf(f, "  host time: capturing %.1f ms, instantiating %.1f ms, setting nodes %.1f ms\n",
             t->capture_ns / 1e6, t->instantiate_ns / 1e6, t->update_ns / 1e6);
+    nsites = gs__sites_collect(&sites);
     for (int b = 0; b < GS_NBAIL; b++)
-        if (t->bails[b])
+        if (t->bails[b]) {
             fprintf(f, "  bailed out %llu x  %s\n", (unsigned long long)t->bails[b], gs__bail_name(b, buf, sizeof buf));
+            gs__report_sites_text(f, sites, nsites, b);
+        }
+    free(sites);
     fprintf(f, "  calls other than ops:");
     for (int c = GS_SYNC; c < GS_NCLASSES; c++)
         if (atomic_load(&gs__calls_by_class[c]))
