@@ -2,11 +2,11 @@
 """torch_bail_sites: a step of elementwise ops that a call of the program cuts
 in the middle, for the report's bail sites (GRAPHSHIM_BAIL_SITES, docs/report.md):
 
-  item   every 4th step reads a value back with .item() after half its ops
-         (a copy to the host and a synchronize: PyTorch's
+  item   every 4th step reads a value back with .item() in its middle (a
+         copy to the host and a synchronize: PyTorch's
          at::native::_local_scalar_dense_cuda)
-  alloc  every 3rd step empties the caching allocator's cache after half its
-         ops, so the next tensors are allocated anew (cudaFree, cudaMalloc)
+  alloc  every 3rd step empties the caching allocator's cache in its middle,
+         so the next tensors are allocated anew (cudaFree, cudaMalloc)
 
 Prints a deterministic checksum on stdout.  Run it under graphshim and read the
 sites of the reasons that cut it:
@@ -32,14 +32,16 @@ def main():
     x = torch.linspace(0, 1, 4096, device="cuda")
     seen = 0.0
     for i in range(args.iters):
-        for _ in range(8):
-            x = torch.sin(x) * 0.5 + 0.25
-        if args.mode == "item" and i % 4 == 3:
-            seen += x[7].item()
-        if args.mode == "alloc" and i % 3 == 2:
-            torch.cuda.empty_cache()
-        for _ in range(8):
-            x = torch.cos(x) * 0.5 + 0.25
+        # The cut comes after another op each time it comes (a prefix cut at
+        # one place every time would be learned as a sequence of its own).
+        cut = (i // 4) % 15 + 1 if args.mode == "item" and i % 4 == 3 else \
+              (i // 3) % 15 + 1 if args.mode == "alloc" and i % 3 == 2 else -1
+        for j in range(16):
+            if j == cut and args.mode == "item":
+                seen += x[7].item()
+            if j == cut and args.mode == "alloc":
+                torch.cuda.empty_cache()
+            x = torch.sin(x) * 0.5 + 0.25 if j % 2 else torch.cos(x) * 0.5 + 0.25
         torch.cuda.synchronize()
     print("sha256", sha256_of(x))
     print("seen", seen.hex())
