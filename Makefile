@@ -80,6 +80,13 @@ GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 +
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
 
+# Without the toolkit's headers, one line on what to install, not make's "No
+# rule to make target".
+$(CUDA_HOME)/include/cuda.h:
+	@echo "make: graphshim is built against the CUDA driver API's header, and $@ is missing:" \
+	    "install the CUDA toolkit 13.0 or newer (or only its driver headers, the package cuda-driver-dev-13-0" \
+	    "of NVIDIA's repository), or name its folder: make CUDA_HOME=/usr/local/cuda-13.0" >&2; exit 2
+
 # The driver entry points of cuda.h that hooks.def does not list: each gets an
 # exported trampoline, so programs linked with -lcuda are guarded everywhere.
 $(GEN): $(CUDA_HOME)/include/cuda.h driver/hooks.def
@@ -152,6 +159,7 @@ gpu-jobs: all $(BUILD)/test/libgraphshim.so
 
 # compute-sanitizer memcheck over the samples, without and with the shim
 sanitize: all
+	@sh scripts/need-gpu.sh sanitize
 	bash samples/sanitize.sh
 
 bench: all
@@ -160,6 +168,7 @@ bench: all
 	@if [ "$(APPS)" != 0 ]; then bash bench/apps.sh; fi
 
 bench-apps: all
+	@sh scripts/need-gpu.sh bench-apps
 	bash bench/apps.sh
 
 # Node updates, host against device (issue 40): node_update_cost (what a host
@@ -178,8 +187,10 @@ $(BUILD)/bench/device_update_cost: bench/device_update_cost.cu bench/check.cuh
 	$(SAY) NVCC bench/device_update_cost.cu
 	$(Q)$(NVCC) -O2 $(NODE_UPDATE_ARCH) -rdc=true -o $@ bench/device_update_cost.cu -lcudadevrt
 
-bench-node-update: $(BUILD)/bench/node_update_cost $(BUILD)/bench/device_update_cost
+# The GPU is checked before nvcc runs: a machine without one stops in one line.
+bench-node-update:
 	@sh scripts/need-gpu.sh bench-node-update
+	@$(MAKE) --no-print-directory $(BUILD)/bench/node_update_cost $(BUILD)/bench/device_update_cost
 	$(BUILD)/bench/node_update_cost
 	$(BUILD)/bench/device_update_cost
 

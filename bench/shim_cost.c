@@ -26,6 +26,11 @@
 **                turned off (rule hopeless-rest), learning every launch: a row
 **                of the test build's alone (its objects: make BUILD=build/test
 **                GS_TEST_BUILD=1 build/test/bench/shim_cost)
+**   cut          the held sequence, but its 11th launch has a new shape each
+**                time: a bail (mismatch) every sequence, ten ops issued eagerly,
+**                and the bail sampled for its call site (GRAPHSHIM_BAIL_SITES:
+**                a counter check, and a stack one time in 64); again with the
+**                knob off
 **   single       one launch, then a synchronize (bench's tiny1), per pair: the
 **                segment's learning, the synchronize's resolve and the gain
 **                check's clock reads; beside the two stub calls made directly;
@@ -39,7 +44,7 @@
 ** norepeat cost 500-700 ns a launch on the H100's host against +88 ns here).
 ** Prints nanoseconds per launch, the median of several rounds.
 **
-**   shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|single]
+**   shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|cut|single]
 **
 ** With a mode, times only that one, ten times as long: a run to profile (perf
 ** record), whose figure is printed alone; cold-: with caches cold.
@@ -196,7 +201,7 @@ static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInf
     return CUDA_SUCCESS;
 }
 
-enum { DIRECT, SHIM, PATCHED, ROTATE, LEARNING, SHAPES, RARE, DIRECT1, SINGLE, PAUSED1 };
+enum { DIRECT, SHIM, PATCHED, ROTATE, LEARNING, SHAPES, RARE, CUT, DIRECT1, SINGLE, PAUSED1 };
 
 /* Median over rounds of ns per launch, in one of the modes above; DIRECT1,
 ** SINGLE and PAUSED1: ns per launch and synchronize, one launch between
@@ -208,7 +213,8 @@ static double time_launches(int mode, double *boundary_ns)
     double per[ROUNDS], bnd[ROUNDS];
     /* A stream of its own for each mode, hot or cold, rule dropped or not: what
     ** one run learned (a wide tree, a rest) does not change what the next costs. */
-    CUstream s = (CUstream)(uintptr_t)(0x1000 + 0x100 * mode + (cold_bytes ? 0x80 : 0) + (GS_DROPPED(GS_RULE_HOPELESS_REST) ? 0x40 : 0));
+    CUstream s = (CUstream)(uintptr_t)(0x1000 + 0x100 * mode + (cold_bytes ? 0x80 : 0) + (GS_DROPPED(GS_RULE_HOPELESS_REST) ? 0x40 : 0) +
+                                       (gs__cfg.bail_sites ? 0 : 0x20));
     long args[3] = {1, 2, 3};
 
     for (int r = 0; r < ROUNDS; r++) {
@@ -223,6 +229,7 @@ static double time_launches(int mode, double *boundary_ns)
                 unsigned shape = mode == LEARNING ? (unsigned)(n % 65536)
                                  : mode == SHAPES ? (unsigned)(mix64(n) >> 59)
                                  : mode == RARE   ? (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 59)
+                                 : mode == CUT && i == K_SEQ / 2 ? (unsigned)(it % 65536) + 1
                                                   : 0;
                 args[0] = i; /* the sequence's ops differ from each other, and repeat */
                 args[1] = mode == PATCHED ? it : mode == ROTATE ? it % 3 : mode == RARE ? (long)n : 2;
@@ -309,6 +316,7 @@ static void *idle_thread(void *arg)
 int main(int argc, char **argv)
 {
     double direct, pass, held, bnd, patched, pbnd, rotate, rbnd, learning, shapes, rare, rare_kept, direct1, single, paused1;
+    double cut, cut_off;
     double clock_ns, rmw_ns;
     double cdirect, clearning, cshapes, crare, crare_kept, cdirect1, csingle;
 
@@ -342,7 +350,7 @@ int main(int argc, char **argv)
 
     if (argc > 1) {
         static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [ROTATE] = "rotate", [LEARNING] = "learning",
-                                      [SHAPES] = "shapes", [RARE] = "rare", [SINGLE] = "single"};
+                                      [SHAPES] = "shapes", [RARE] = "rare", [CUT] = "cut", [SINGLE] = "single"};
         const char *mode = argv[1];
         if (strncmp(mode, "cold-", 5) == 0 && (cold_buf = calloc(1, COLD_SPAN))) {
             cold_bytes = COLD_BYTES;
@@ -354,7 +362,7 @@ int main(int argc, char **argv)
                 printf("%s: %.1f ns per launch\n", names[m], time_launches(m, NULL));
                 return 0;
             }
-        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|single]\n");
+        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|cut|single]\n");
         return 2;
     }
     direct = time_launches(DIRECT, NULL);
@@ -367,6 +375,10 @@ int main(int argc, char **argv)
     learning = time_launches(LEARNING, NULL);
     shapes = time_launches(SHAPES, NULL);
     rare_rows(&rare, &rare_kept);
+    cut = time_launches(CUT, NULL);
+    gs__cfg.bail_sites = 0;
+    cut_off = time_launches(CUT, NULL);
+    gs__cfg.bail_sites = 1;
     gs__cfg.gain_check = 1; /* as in a real run: its clock reads are part of the cost */
     direct1 = time_launches(DIRECT1, NULL);
     single = time_launches(SINGLE, NULL);
@@ -388,6 +400,8 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f  (+%.1f)\n", "rare (budget: nothing pays; learning rests)", rare, rare - direct);
     if (rare_kept >= 0)
         printf("  %-44s %8.1f  (+%.1f)\n", "rare, learning kept (rule hopeless-rest off)", rare_kept, rare_kept - direct);
+    printf("  %-44s %8.1f  (+%.1f)\n", "a bail every sequence, its site sampled", cut, cut - direct);
+    printf("  %-44s %8.1f  (+%.1f)\n", "the same, GRAPHSHIM_BAIL_SITES=0", cut_off, cut_off - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "one launch and a synchronize (per pair)", single, single - direct1);
     printf("  %-44s %8.1f  (+%.1f)\n", "the same, paused (gs_pause: bench's AB=)", paused1, paused1 - direct1);
     host_costs(&clock_ns, &rmw_ns);

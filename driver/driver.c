@@ -11,6 +11,7 @@
 
 void *gs__real[GS_NROWS];
 atomic_int gs__ready;
+atomic_ulong gs__own_calls;
 atomic_uint gs__ctx_epoch = 1;
 int gs__passthrough;
 GS_TLS struct gs_tls gs__tls;

@@ -67,8 +67,19 @@ enum gs_id {
 ** the entry point. */
 extern void *gs__real[GS_NROWS];
 
-/* The typed real pointer of a row. */
-#define GS_REAL(abi) ((__typeof__(&abi))gs__real[GS_ID_##abi])
+/* Driver calls graphshim made through GS_REAL: its own (graph launches, node
+** sets, captures, queries) and the held ops it issued eagerly.  The report's
+** headline nets them against the calls it saved. */
+extern atomic_ulong gs__own_calls;
+
+/* The typed real pointer of a row, for a call the program made (a shim's own
+** call, interpose/): not counted. */
+#define GS_APP(abi) ((__typeof__(&abi))gs__real[GS_ID_##abi])
+
+/* The same, counted as a call of graphshim's own: GS_REAL is only ever called,
+** never kept.  A relaxed add: a driver call costs microseconds. */
+#define GS_REAL(abi) \
+    (atomic_fetch_add_explicit(&gs__own_calls, 1, memory_order_relaxed), (__typeof__(&abi))gs__real[GS_ID_##abi])
 
 /* Streams: a call's stream, normalized; GS_NONE for calls without one. */
 #define GS_NONE ((CUstream)(uintptr_t)-1)

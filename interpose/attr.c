@@ -60,19 +60,19 @@ GS_EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int 
 {
     int cur = 0;
     SET_BODY(cuFuncSetAttribute, cuFuncGetAttribute, (int)a, value, GS_REAL(cuFuncGetAttribute)(&cur, a, f),
-             GS_REAL(cuFuncSetAttribute)(f, a, value));
+             GS_APP(cuFuncSetAttribute)(f, a, value));
 }
 
 GS_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute a, int value, CUkernel k, CUdevice dev)
 {
     int cur = 0;
     SET_BODY(cuKernelSetAttribute, cuKernelGetAttribute, (int)a, value,
-             GS_REAL(cuKernelGetAttribute)(&cur, a, k, dev), GS_REAL(cuKernelSetAttribute)(a, value, k, dev));
+             GS_REAL(cuKernelGetAttribute)(&cur, a, k, dev), GS_APP(cuKernelSetAttribute)(a, value, k, dev));
 }
 
 GS_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
     size_t cur = 0;
     SET_BODY(cuCtxSetLimit, cuCtxGetLimit, -1, value, GS_REAL(cuCtxGetLimit)(&cur, limit),
-             GS_REAL(cuCtxSetLimit)(limit, value));
+             GS_APP(cuCtxSetLimit)(limit, value));
 }

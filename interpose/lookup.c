@@ -181,7 +181,7 @@ GS_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
     gs__ensure_init();
     if (!gs__real[GS_ID_cuGetProcAddress])
         return CUDA_ERROR_NOT_FOUND;
-    rc = GS_REAL(cuGetProcAddress)(symbol, pfn, version, flags);
+    rc = GS_APP(cuGetProcAddress)(symbol, pfn, version, flags);
     if (rc == CUDA_SUCCESS)
         wrap(symbol, pfn, version, flags);
     trace(GS_ID_cuGetProcAddress, rc);
@@ -196,7 +196,7 @@ GS_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int versi
     gs__ensure_init();
     if (!gs__real[GS_ID_cuGetProcAddress_v2])
         return CUDA_ERROR_NOT_FOUND;
-    rc = GS_REAL(cuGetProcAddress_v2)(symbol, pfn, version, flags, status);
+    rc = GS_APP(cuGetProcAddress_v2)(symbol, pfn, version, flags, status);
     if (rc == CUDA_SUCCESS)
         wrap(symbol, pfn, version, flags);
     trace(GS_ID_cuGetProcAddress_v2, rc);

@@ -21,9 +21,9 @@
         if (GS_UNLIKELY(!gs__real[GS_ID_##abi]))                                            \
             return CUDA_ERROR_NOT_FOUND;                                                    \
         if (GS_UNLIKELY(gs__tls.depth))                                                     \
-            return GS_REAL(abi) args;                                                       \
+            return GS_APP(abi) args;                                                       \
         gs__guard_before(&c_);                                                              \
-        rc_ = GS_REAL(abi) args;                                                            \
+        rc_ = GS_APP(abi) args;                                                            \
         gs__guard_after(&c_, rc_);                                                          \
         return rc_;                                                                         \
     }
@@ -36,11 +36,11 @@
         if (GS_UNLIKELY(!gs__real[GS_ID_##abi]))                                            \
             return CUDA_ERROR_NOT_FOUND;                                                    \
         if (GS_UNLIKELY(gs__tls.depth))                                                     \
-            return GS_REAL(abi) args;                                                       \
+            return GS_APP(abi) args;                                                       \
         gs__guard_before(&c_);                                                              \
-        rc_ = GS_REAL(abi) args;                                                            \
+        rc_ = GS_APP(abi) args;                                                            \
         if (GS_UNLIKELY(rc_ == CUDA_ERROR_OUT_OF_MEMORY) && gs__guard_out_of_memory())      \
-            rc_ = gs__guard_retried(GS_REAL(abi) args);                                     \
+            rc_ = gs__guard_retried(GS_APP(abi) args);                                     \
         gs__guard_after(&c_, rc_);                                                          \
         return rc_;                                                                         \
     }

@@ -13,16 +13,18 @@
 ** bail reasons.  --json prints a single report unchanged, or for several (or a
 ** folder) their summed totals, calls and bails and the job's rows as one JSON
 ** object.  --check prints only the checks that fail (../policy/base/check.h),
-** exit status 1 if any does.
+** exit status 1 if any does.  A file named twice (or by a folder and by name)
+** counts once.
 **
 ** The file is divided into: a small JSON reader (the whole grammar, strict, with
 ** line and column in its errors), the sum of the reports, the job's rows, the
 ** table, the JSON output, reading the input, and main.  Exit status: 0; 1 when a
-** file cannot be read or is not a graphshim report, or a check fails; 2 on bad
-** usage or a bad check.
+** check fails; 2 on bad usage, a bad check, or an input that cannot be read or
+** is not a graphshim report (a file of a folder that is none is skipped).
 */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -57,6 +59,8 @@ struct parser {
 
 #define MAX_DEPTH 64
 
+static const char *esc(const char *s);
+
 static int fail(struct parser *ps, const char *fmt, ...)
 {
     int line = 1, col = 1;
@@ -74,7 +78,7 @@ static int fail(struct parser *ps, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(ps->err, sizeof ps->err, "%s:%d:%d: not valid JSON: %s%s", ps->file, line, col,
+    snprintf(ps->err, sizeof ps->err, "%s:%d:%d: not valid JSON: %s%s", esc(ps->file), line, col,
              *ps->p ? "" : "the file ends early: ", msg);
     return -1;
 }
@@ -337,11 +341,34 @@ static const struct jv *get(const struct jv *o, const char *key)
     return NULL;
 }
 
-/* A count: a non-negative integer, or -1 when absent or of another type. */
+/* A count: a non-negative integer (one past LLONG_MAX reads as LLONG_MAX), or -1
+** when absent or of another type. */
 static long long count_of(const struct jv *o, const char *key)
 {
     const struct jv *v = get(o, key);
-    return v && v->type == J_NUM && v->is_uint ? (long long)v->u : -1;
+    if (!v || v->type != J_NUM || !v->is_uint)
+        return -1;
+    return v->u > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)v->u;
+}
+
+/* The count of a value known to be one (is_uint), as count_of reads it. */
+static long long count_in(const struct jv *v)
+{
+    return v->u > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)v->u;
+}
+
+/* a + b for counts (both >= 0), LLONG_MAX where the sum is larger: a crafted
+** report's counts must not overflow. */
+static long long sat_add(long long a, long long b)
+{
+    return a > LLONG_MAX - b ? LLONG_MAX : a + b;
+}
+
+/* qsort, but for no elements (base may then be NULL, which qsort must not get). */
+static void sort(void *base, int n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, (size_t)n, size, cmp);
 }
 
 /* The number at key of object o, or NAN where there is none. */
@@ -351,6 +378,59 @@ static double num_of(const struct jv *o, const char *key)
     return v && v->type == J_NUM ? v->num : NAN;
 }
 
+/* --- Printing what a report says ---------------------------------------------- */
+
+/* The length of the valid UTF-8 character at s (1 to 4), or 0 where the bytes
+** are none: a stray continuation, an overlong form, a surrogate, past U+10FFFF. */
+static int utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0], min, n;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, c &= 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, c &= 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, c &= 0x07, min = 0x10000;
+    else
+        return 0;
+    for (unsigned i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[i] & 0x3f);
+    }
+    return c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) ? 0 : (int)n;
+}
+
+/* s, a string of a report or a file name, fit to print on a terminal: control
+** characters and bytes that are not UTF-8 as \xNN, a backslash doubled, as the
+** library prints knob values.  In one of 8 buffers used in turn (so a printf
+** may take several), cut with "..." past 1000 bytes. */
+static const char *esc(const char *s)
+{
+    static char bufs[8][1024];
+    static int next;
+    char *b = bufs[next++ & 7], *o = b;
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (*p && o < b + sizeof bufs[0] - 8) {
+        int n = utf8_len(p);
+        if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
+            *o++ = (char)*p++;
+        } else if (n > 1) {
+            memcpy(o, p, (size_t)n);
+            o += n, p += n;
+        } else {
+            o += *p == '\\' ? sprintf(o, "\\\\") : sprintf(o, "\\x%02x", *p);
+            p++;
+        }
+    }
+    strcpy(o, *p ? "..." : "");
+    return b;
+}
+
 /* --- The sum of the reports ------------------------------------------------- */
 
 /* The counters of totals, in the report's order; those from NREQUIRED on are
@@ -358,15 +438,24 @@ static double num_of(const struct jv *o, const char *key)
 static const char *const total_keys[] = {"ops", "ops_held", "ops_replayed", "replays", "chunks", "launches_saved",
                                          "graphs_captured", "graph_failures", "graphs_evicted", "graphs_alive",
                                          "learned_dropped", "issue_errors", "body_graphs", "patched_launches",
-                                         "nodes_patched"};
+                                         "nodes_patched", "own_calls"};
 #define NTOTALS (int)(sizeof total_keys / sizeof total_keys[0])
 #define NREQUIRED 12
 enum { T_OPS, T_HELD, T_REPLAYED, T_REPLAYS, T_CHUNKS, T_SAVED, T_CAPTURED, T_FAILED, T_EVICTED, T_ALIVE,
-       T_DROPPED, T_ERRORS, T_BODY, T_PATCHED, T_NODES_PATCHED };
+       T_DROPPED, T_ERRORS, T_BODY, T_PATCHED, T_NODES_PATCHED, T_OWN };
 
 struct named {
     char *name;
     long long n;
+};
+
+/* Named counts summed over the reports (bail reasons, call classes), with a
+** hash index of their names: a crafted report's 100,000 names stay linear. */
+struct names {
+    struct named *a;
+    int n, cap;
+    int *slot; /* index + 1 into a, 0: empty; nslot a power of two */
+    int nslot;
 };
 
 struct stream_row {
@@ -393,10 +482,10 @@ struct rank_row {
 };
 
 struct sum {
-    int nreports, engine_on;
+    int nreports, engine_on, own_known; /* own_known: reports that count graphshim's own calls */
     long long totals[NTOTALS];
-    struct named *bails, *calls;
-    int nbails, cbails, ncalls, ccalls;
+    struct names bails, calls;
+    struct names sites; /* "REASON\tSITE (OBJECT)\tKERNELS": bails sampled there (bail_sites) */
     struct stream_row *streams;
     int nstreams, cstreams;
     struct seq_row *seqs;
@@ -405,16 +494,52 @@ struct sum {
     int nranks, cranks;
 };
 
-static void add_named(struct named **a, int *n, int *cap, const char *name, long long v)
+static unsigned hash_of(const char *s)
 {
-    for (int i = 0; i < *n; i++)
-        if (strcmp((*a)[i].name, name) == 0) {
-            (*a)[i].n += v;
-            return;
-        }
-    *a = grow(*a, cap, *n, sizeof **a);
-    (*a)[*n].name = strdup(name);
-    (*a)[(*n)++].n = v;
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The slot of name in ns's index: where it is, or the empty one it goes to. */
+static int *slot_of(const struct names *ns, const char *name)
+{
+    unsigned i = hash_of(name) & (unsigned)(ns->nslot - 1);
+    while (ns->slot[i] && strcmp(ns->a[ns->slot[i] - 1].name, name) != 0)
+        i = (i + 1) & (unsigned)(ns->nslot - 1);
+    return &ns->slot[i];
+}
+
+/* Keeps the index at most half full: rebuilt at twice the size. */
+static void index_names(struct names *ns)
+{
+    if (2 * (ns->n + 1) <= ns->nslot)
+        return;
+    free(ns->slot);
+    ns->nslot = ns->nslot ? 2 * ns->nslot : 64;
+    if (!(ns->slot = calloc((size_t)ns->nslot, sizeof *ns->slot))) {
+        fprintf(stderr, "graphshim report: out of memory\n");
+        exit(2);
+    }
+    for (int i = 0; i < ns->n; i++)
+        *slot_of(ns, ns->a[i].name) = i + 1;
+}
+
+static void add_named(struct names *ns, const char *name, long long v)
+{
+    int *at;
+
+    index_names(ns);
+    at = slot_of(ns, name);
+    if (*at) {
+        ns->a[*at - 1].n = sat_add(ns->a[*at - 1].n, v);
+        return;
+    }
+    ns->a = grow(ns->a, &ns->cap, ns->n, sizeof *ns->a);
+    ns->a[ns->n].name = strdup(name);
+    ns->a[ns->n++].n = v;
+    *at = ns->n;
 }
 
 /* Adds the row of report r (already checked to be one) to the job's rows. */
@@ -436,7 +561,62 @@ static void add_rank_row(struct sum *t, const char *file, const struct jv *r)
     row->bail_counts = b && b->type == J_OBJ ? b : NULL;
     for (int i = 0; row->bail_counts && i < b->n; i++)
         if (b->kids[i].type == J_NUM && b->kids[i].is_uint)
-            row->bails += (long long)b->kids[i].u;
+            row->bails = sat_add(row->bails, count_in(&b->kids[i]));
+}
+
+/* Adds a report's bail_sites (an object of reason: [site, ...]; absent from
+** earlier reports) to t->sites. */
+static void add_sites(struct sum *t, const struct jv *bs)
+{
+    for (int i = 0; bs && bs->type == J_OBJ && i < bs->n; i++)
+        for (int j = 0; bs->kids[i].type == J_ARR && j < bs->kids[i].n; j++) {
+            const struct jv *x = &bs->kids[i].kids[j], *site = get(x, "site"), *obj = get(x, "object");
+            const struct jv *k = get(x, "kernels");
+            char key[1024];
+            int n;
+            if (!site || site->type != J_STR || !obj || obj->type != J_STR || count_of(x, "count") < 0)
+                continue;
+            n = snprintf(key, sizeof key, "%s\t%s (%s)\t", bs->keys[i], site->str, obj->str);
+            for (int m = 0; k && k->type == J_ARR && m < k->n && m < 2 && n < (int)sizeof key; m++)
+                if (k->kids[m].type == J_STR)
+                    n += snprintf(key + n, sizeof key - (size_t)n, "%s%s", m ? ", " : "after ", k->kids[m].str);
+            add_named(&t->sites, key, count_of(x, "count"));
+        }
+}
+
+/* Prints the top sites of bail reason r, sorted most first, a line each. */
+static void print_sites(const struct sum *t, const char *r)
+{
+    size_t len = strlen(r);
+    int shown = 0;
+
+    for (int i = 0; i < t->sites.n && shown < 3; i++) {
+        const char *key = t->sites.a[i].name, *site = key + len + 1, *kern;
+        if (strncmp(key, r, len) != 0 || key[len] != '\t')
+            continue;
+        char at[1024];
+        kern = strchr(site, '\t');
+        snprintf(at, sizeof at, "%.*s", (int)(kern - site), site);
+        printf("            at %s: %lld", esc(at), t->sites.a[i].n);
+        printf("%s%s\n", kern[1] ? ", " : "", esc(kern + 1));
+        shown++;
+    }
+}
+
+/* Why the parsed JSON r is not a graphshim report, in why (n bytes); NULL
+** where it is one. */
+static const char *not_a_report(const struct jv *r, char *why, size_t n)
+{
+    const struct jv *tot = get(r, "totals"), *streams = get(r, "streams");
+
+    if (r->type != J_OBJ || !tot || tot->type != J_OBJ || !streams || streams->type != J_ARR)
+        return "not a graphshim report (no \"totals\" object or \"streams\" array)";
+    for (int k = 0; k < NTOTALS; k++)
+        if (count_of(tot, total_keys[k]) < 0 && (k < NREQUIRED || get(tot, total_keys[k]))) {
+            snprintf(why, n, "totals.%s is missing or not a count", total_keys[k]);
+            return why;
+        }
+    return NULL;
 }
 
 /* Adds one parsed report.  Returns 0, or -1 (message on stderr) if it is not a
@@ -445,29 +625,25 @@ static int add_report(struct sum *t, const char *file, const struct jv *r)
 {
     const struct jv *tot = get(r, "totals"), *calls = get(r, "calls"), *streams = get(r, "streams"), *b;
     const struct jv *engine = get(r, "engine");
+    char why[96];
 
-    if (r->type != J_OBJ || !tot || tot->type != J_OBJ || !streams || streams->type != J_ARR) {
-        fprintf(stderr, "graphshim report: %s: not a graphshim report (no \"totals\" object or \"streams\" array)\n",
-                file);
+    if (not_a_report(r, why, sizeof why)) {
+        fprintf(stderr, "graphshim report: %s: %s\n", esc(file), not_a_report(r, why, sizeof why));
         return -1;
     }
     for (int k = 0; k < NTOTALS; k++) {
         long long v = count_of(tot, total_keys[k]);
-        if (v < 0 && k >= NREQUIRED && !get(tot, total_keys[k]))
-            v = 0;
-        if (v < 0) {
-            fprintf(stderr, "graphshim report: %s: totals.%s is missing or not a count\n", file, total_keys[k]);
-            return -1;
-        }
-        t->totals[k] += v;
+        t->totals[k] = sat_add(t->totals[k], v < 0 ? 0 : v);
     }
+    t->own_known += count_of(tot, "own_calls") >= 0;
+    add_sites(t, get(r, "bail_sites"));
     b = get(tot, "bails");
     for (int i = 0; b && b->type == J_OBJ && i < b->n; i++)
         if (b->kids[i].type == J_NUM && b->kids[i].is_uint)
-            add_named(&t->bails, &t->nbails, &t->cbails, b->keys[i], (long long)b->kids[i].u);
+            add_named(&t->bails, b->keys[i], count_in(&b->kids[i]));
     for (int i = 0; calls && calls->type == J_OBJ && i < calls->n; i++)
         if (calls->kids[i].type == J_NUM && calls->kids[i].is_uint)
-            add_named(&t->calls, &t->ncalls, &t->ccalls, calls->keys[i], (long long)calls->kids[i].u);
+            add_named(&t->calls, calls->keys[i], count_in(&calls->kids[i]));
     t->engine_on += engine && engine->type == J_BOOL && engine->boolean;
     t->nreports++;
     add_rank_row(t, file, r);
@@ -630,9 +806,9 @@ static int top_bails(const struct rank_row *r, struct named **out)
     for (int i = 0; b && i < b->n; i++)
         if (b->kids[i].type == J_NUM && b->kids[i].is_uint && b->kids[i].u > 0) {
             (*out)[n].name = b->keys[i];
-            (*out)[n++].n = (long long)b->kids[i].u;
+            (*out)[n++].n = count_in(&b->kids[i]);
         }
-    qsort(*out, (size_t)n, sizeof **out, by_count);
+    sort(*out, n, sizeof **out, by_count);
     return n;
 }
 
@@ -646,17 +822,17 @@ static void print_least(const struct rank_row *r)
 
     printf("  least gain: rank ");
     r->rank >= 0 ? printf("%lld", r->rank) : printf("-");
-    printf(" (%s): hit rate %.1f%%, %lld launches saved", r->file, pct(r->replayed, r->ops), r->saved);
+    printf(" (%s): hit rate %.1f%%, %lld launches saved", esc(r->file), pct(r->replayed, r->ops), r->saved);
     if (!r->engine)
         printf("; the engine was off (pass-through)\n");
     else if (!n)
         printf("; no bails: little of its work repeated the same way (its streams are below)\n");
     for (int i = 0; r->engine && i < n && i < TOP_WHY; i++)
-        printf("%s %lld x %s", i ? "," : "; top bails:", b[i].n, b[i].name);
+        printf("%s %lld x %s", i ? "," : "; top bails:", b[i].n, esc(b[i].name));
     if (r->engine && n)
         printf("\n");
     for (int i = 0; r->engine && i < n && i < TOP_WHY; i++)
-        printf("    %s: %s\n", b[i].name, hint(b[i].name));
+        printf("    %s: %s\n", esc(b[i].name), hint(b[i].name));
     free(b);
 }
 
@@ -664,7 +840,7 @@ static void print_least(const struct rank_row *r)
 ** or more). */
 static void print_job(struct sum *t)
 {
-    qsort(t->ranks, (size_t)t->nranks, sizeof *t->ranks, by_rank);
+    sort(t->ranks, t->nranks, sizeof *t->ranks, by_rank);
     printf("\nranks (%d report%s)\n", t->nranks, t->nranks == 1 ? "" : "s");
     printf("  %4s %8s %15s %8s %8s  %-26s %s\n", "rank", "hit_rate", "launches_saved", "graphs", "bails", "top bail",
            "report");
@@ -677,11 +853,11 @@ static void print_job(struct sum *t)
         if (!r->engine)
             snprintf(top, sizeof top, "engine off");
         else if (top_bails(r, &b) > 0)
-            snprintf(top, sizeof top, "%s %lld", b[0].name, b[0].n);
+            snprintf(top, sizeof top, "%s %lld", esc(b[0].name), b[0].n);
         if (r->engine)
             free(b);
         printf("  %4s %7.1f%% %15lld %8lld %8lld  %-26s %s\n", rank, pct(r->replayed, r->ops), r->saved, r->graphs,
-               r->bails, top, r->file);
+               r->bails, top, esc(r->file));
     }
     if (t->nranks > 1)
         print_least(least_gain(t));
@@ -711,19 +887,20 @@ static const char *count_cell(char *buf, size_t size, long long n)
 ** and their times where measured ("-": not measured, or an earlier report). */
 static void print_seqs(struct sum *t)
 {
-    qsort(t->seqs, (size_t)t->nseqs, sizeof *t->seqs, by_seq_saved);
+    sort(t->seqs, t->nseqs, sizeof *t->seqs, by_seq_saved);
     printf("\nsequences by launches saved (%d)\n", t->nseqs);
-    printf("  %4s %15s %8s %8s %6s  %-8s %14s %9s %13s %10s %10s %12s  %-16s %s\n", "rank", "launches_saved",
+    printf("  %4s %15s %8s %8s %6s  %-8s %14s %9s %13s %10s %10s %12s  %-16s %s\n", "#", "launches_saved",
            "replays", "seen", "ops", "graph", "graph_launches", "nodes_set", "graph_host_us", "eager_us", "replay_us",
            "saved_us", "stream", "report");
     for (int i = 0; i < t->nseqs && i < MAX_ROWS; i++) {
         const struct seq_row *s = &t->seqs[i];
         char c[6][32];
         printf("  %4d %15lld %8lld %8lld %6lld  %-8s %14s %9s %13s %10s %10s %12s  %-16s %s\n", i + 1, s->saved,
-               s->replays, s->seen, s->ops, s->graph,
+               s->replays, s->seen, s->ops, esc(s->graph),
                count_cell(c[0], sizeof c[0], s->graph_launches), count_cell(c[1], sizeof c[1], s->nodes_set),
                cell(c[2], sizeof c[2], s->host_us), cell(c[3], sizeof c[3], s->eager_us),
-               cell(c[4], sizeof c[4], s->replay_us), cell(c[5], sizeof c[5], s->saved_us), s->handle, s->file);
+               cell(c[4], sizeof c[4], s->replay_us), cell(c[5], sizeof c[5], s->saved_us), esc(s->handle),
+               esc(s->file));
     }
     if (t->nseqs > MAX_ROWS)
         printf("  ... %d more\n", t->nseqs - MAX_ROWS);
@@ -736,12 +913,18 @@ static void print_table(struct sum *t, const char *label, int job)
 
     printf("graphshim report: %d report%s", t->nreports, t->nreports == 1 ? "" : "s");
     if (label)
-        printf(" (%s)", label);
+        printf(" (%s)", esc(label));
     printf(", engine on in %d\n", t->engine_on);
     printf("  ops %lld, replayed as graphs %lld: hit rate %.1f%%\n", v[T_OPS], v[T_REPLAYED],
            pct(v[T_REPLAYED], v[T_OPS]));
-    printf("  %lld replays, %lld early chunks and %lld loop-body graphs saved %lld driver calls\n", v[T_REPLAYS],
+    printf("  %lld replays, %lld early chunks and %lld loop-body graphs saved %lld launches\n", v[T_REPLAYS],
            v[T_CHUNKS], v[T_BODY], v[T_SAVED]);
+    if (t->own_known == t->nreports) { /* reports before own_calls cannot say */
+        long long net = v[T_REPLAYED] - v[T_OWN];
+        printf("  driver calls: net %lld %s than without graphshim (%lld ops replayed made none; graphshim made "
+               "%lld of its own: graph launches, node sets, captures, queries)\n", net < 0 ? -net : net,
+               net < 0 ? "more" : "fewer", v[T_REPLAYED], v[T_OWN]);
+    }
     if (v[T_PATCHED])
         printf("  %lld graph launches set new parameters in place first (%lld nodes set)\n", v[T_PATCHED],
                v[T_NODES_PATCHED]);
@@ -750,9 +933,9 @@ static void print_table(struct sum *t, const char *label, int job)
     if (job)
         print_job(t);
 
-    qsort(t->streams, (size_t)t->nstreams, sizeof *t->streams, by_stream_saved);
+    sort(t->streams, t->nstreams, sizeof *t->streams, by_stream_saved);
     printf("\nstreams by launches saved (%d)\n", t->nstreams);
-    printf("  %4s %15s %8s %8s %10s  %-10s %3s %-16s %s\n", "rank", "launches_saved", "hit_rate", "replays", "ops",
+    printf("  %4s %15s %8s %8s %10s  %-10s %3s %-16s %s\n", "#", "launches_saved", "hit_rate", "replays", "ops",
            "kind", "ctx", "stream", "report");
     for (int i = 0; i < t->nstreams && i < MAX_ROWS; i++) {
         const struct stream_row *s = &t->streams[i];
@@ -761,7 +944,7 @@ static void print_table(struct sum *t, const char *label, int job)
         if (s->ctx >= 0)
             snprintf(ctx, sizeof ctx, "%lld", s->ctx);
         printf("  %4d %14lld%s %7.1f%% %8lld %10lld  %-10s %3s %-16s %s\n", i + 1, s->saved, s->saved_bound ? "*" : " ",
-               pct(s->replayed, s->ops), s->replays, s->ops, s->kind, ctx, s->handle, s->file);
+               pct(s->replayed, s->ops), s->replays, s->ops, esc(s->kind), ctx, esc(s->handle), esc(s->file));
     }
     if (t->nstreams > MAX_ROWS)
         printf("  ... %d more\n", t->nstreams - MAX_ROWS);
@@ -770,46 +953,56 @@ static void print_table(struct sum *t, const char *label, int job)
 
     print_seqs(t);
 
-    qsort(t->bails, (size_t)t->nbails, sizeof *t->bails, by_count);
-    for (int i = 0; i < t->nbails; i++)
-        bails += t->bails[i].n;
+    sort(t->bails.a, t->bails.n, sizeof *t->bails.a, by_count);
+    for (int i = 0; i < t->bails.n; i++)
+        bails = sat_add(bails, t->bails.a[i].n);
     printf("\nbails by count (%lld)\n", bails);
-    if (!t->nbails)
+    if (!t->bails.n)
         printf("  none: held work always went out as graphs\n");
-    for (int i = 0; i < t->nbails; i++)
-        printf("  %8lld  %-22s %s\n", t->bails[i].n, t->bails[i].name, hint(t->bails[i].name));
+    sort(t->sites.a, t->sites.n, sizeof *t->sites.a, by_count);
+    for (int i = 0; i < t->bails.n; i++) {
+        printf("  %8lld  %-22s %s\n", t->bails.a[i].n, esc(t->bails.a[i].name), hint(t->bails.a[i].name));
+        print_sites(t, t->bails.a[i].name);
+    }
 
     printf("\ncalls other than ops:");
-    for (int i = 0; i < t->ncalls; i++)
-        if (t->calls[i].n)
-            printf(" %s %lld", t->calls[i].name, t->calls[i].n);
+    for (int i = 0; i < t->calls.n; i++)
+        if (t->calls.a[i].n)
+            printf(" %s %lld", esc(t->calls.a[i].name), t->calls.a[i].n);
     printf("\n");
 }
 
 /* --- JSON output ---------------------------------------------------------------- */
 
+/* s as a JSON string, quotes included; a byte that is not UTF-8 as the
+** character of its value (\u00NN), so the output is JSON whatever came in. */
+static void print_jstr(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    putchar('"');
+    while (*p) {
+        int n = utf8_len(p);
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (n == 0 || *p < 0x20 || *p == 0x7f)
+            printf("\\u%04x", *p);
+        else
+            fwrite(p, 1, (size_t)n, stdout);
+        p += n ? n : 1;
+    }
+    putchar('"');
+}
+
 static void print_named(const struct named *a, int n)
 {
     printf("{");
-    for (int i = 0; i < n; i++)
-        printf("%s\"%s\": %lld", i ? ", " : "", a[i].name, a[i].n);
-    printf("}");
-}
-
-/* s as a JSON string, quotes included. */
-static void print_jstr(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
+    for (int i = 0; i < n; i++) {
+        printf("%s", i ? ", " : "");
+        print_jstr(a[i].name);
+        printf(": %lld", a[i].n);
     }
-    putchar('"');
+    printf("}");
 }
 
 /* A row of the job as a JSON object: rank (null: none), report, and its figures,
@@ -835,7 +1028,7 @@ static void print_json_row(const struct rank_row *r, int max)
 /* The job's rows by rank, and the one that gains least (null for one row). */
 static void print_json_job(struct sum *t)
 {
-    qsort(t->ranks, (size_t)t->nranks, sizeof *t->ranks, by_rank);
+    sort(t->ranks, t->nranks, sizeof *t->ranks, by_rank);
     printf(",\n  \"ranks\": [");
     for (int i = 0; i < t->nranks; i++) {
         printf("%s\n    ", i ? "," : "");
@@ -855,11 +1048,13 @@ static void print_json(struct sum *t, int job)
         printf("%s\"%s\": %lld", k ? ", " : "", total_keys[k], t->totals[k]);
         if (k == T_REPLAYED)
             printf(", \"hit_rate\": %.4f", pct(t->totals[T_REPLAYED], t->totals[T_OPS]) / 100.0);
+        if (k == T_OWN && t->own_known == t->nreports)
+            printf(", \"net_calls_saved\": %lld", t->totals[T_REPLAYED] - t->totals[T_OWN]);
     }
     printf(", \"bails\": ");
-    print_named(t->bails, t->nbails);
+    print_named(t->bails.a, t->bails.n);
     printf("},\n  \"calls\": ");
-    print_named(t->calls, t->ncalls);
+    print_named(t->calls.a, t->calls.n);
     if (job)
         print_json_job(t);
     printf("\n}\n");
@@ -906,7 +1101,7 @@ static char *read_stream(FILE *f, const char *name)
     if (!why && ferror(f))
         why = strerror(errno);
     if (why) {
-        fprintf(stderr, "graphshim report: cannot read %s (%s)\n", name, why);
+        fprintf(stderr, "graphshim report: cannot read %s (%s)\n", esc(name), why);
         free(buf);
         return NULL;
     }
@@ -923,7 +1118,7 @@ static char *read_input(const char *path)
     if (strcmp(path, "-") == 0)
         return read_stream(stdin, "standard input");
     if (!(f = fopen(path, "rb"))) {
-        fprintf(stderr, "graphshim report: cannot read %s (%s)\n", path, strerror(errno));
+        fprintf(stderr, "graphshim report: cannot read %s (%s)\n", esc(path), strerror(errno));
         return NULL;
     }
     text = read_stream(f, path);
@@ -937,14 +1132,41 @@ static int is_report_name(const struct dirent *e)
     return e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0;
 }
 
+/* The inputs: their names, and for each whether a folder named it (such a file
+** that is no report is skipped with a warning: a job's folder may hold a
+** config.json), and its identity (a file named twice is read once). */
 struct inputs {
     char **names;
-    int n, cap, folders;
+    char *in_folder;
+    dev_t *dev;
+    ino_t *ino;
+    int n, cap, cap2, cap3, cap4, folders;
 };
 
-static void add_name(struct inputs *in, char *name)
+/* Adds name (owned) to the inputs, unless it is a file already there: then says
+** so and frees it. */
+static void add_name(struct inputs *in, char *name, int in_folder)
 {
+    struct stat st;
+    int have = strcmp(name, "-") != 0 && stat(name, &st) == 0;
+
+    for (int i = 0; have && i < in->n; i++)
+        if (in->dev[i] == st.st_dev && in->ino[i] == st.st_ino && in->names[i][0]) {
+            if (strcmp(name, in->names[i]) == 0)
+                fprintf(stderr, "graphshim report: %s is given twice: counted once\n", esc(name));
+            else
+                fprintf(stderr, "graphshim report: %s is the file %s, given already: counted once\n", esc(name),
+                        esc(in->names[i]));
+            free(name);
+            return;
+        }
     in->names = grow(in->names, &in->cap, in->n, sizeof *in->names);
+    in->in_folder = grow(in->in_folder, &in->cap2, in->n, sizeof *in->in_folder);
+    in->dev = grow(in->dev, &in->cap3, in->n, sizeof *in->dev);
+    in->ino = grow(in->ino, &in->cap4, in->n, sizeof *in->ino);
+    in->dev[in->n] = have ? st.st_dev : 0;
+    in->ino[in->n] = have ? st.st_ino : 0;
+    in->in_folder[in->n] = (char)in_folder;
     in->names[in->n++] = name;
 }
 
@@ -959,11 +1181,11 @@ static int add_input(struct inputs *in, const char *arg)
     int k, found = 0;
 
     if (strcmp(arg, "-") == 0 || stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        add_name(in, strdup(arg));
+        add_name(in, strdup(arg), 0);
         return 0;
     }
     if ((k = scandir(arg, &ents, is_report_name, alphasort)) < 0) {
-        fprintf(stderr, "graphshim report: cannot read the folder %s (%s)\n", arg, strerror(errno));
+        fprintf(stderr, "graphshim report: cannot read the folder %s (%s)\n", esc(arg), strerror(errno));
         return -1;
     }
     in->folders++;
@@ -972,11 +1194,11 @@ static int add_input(struct inputs *in, const char *arg)
         char *path = malloc(len + strlen(ents[i]->d_name) + 2);
         if (!path) {
             fprintf(stderr, "graphshim report: out of memory\n");
-            exit(1);
+            exit(2);
         }
         sprintf(path, "%s%s%s", arg, len && arg[len - 1] == '/' ? "" : "/", ents[i]->d_name);
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-            add_name(in, path);
+            add_name(in, path, 1);
             found++;
         } else {
             free(path);
@@ -985,7 +1207,7 @@ static int add_input(struct inputs *in, const char *arg)
     }
     free(ents);
     if (!found) {
-        fprintf(stderr, "graphshim report: the folder %s holds no report (no regular file named *.json)\n", arg);
+        fprintf(stderr, "graphshim report: the folder %s holds no report (no regular file named *.json)\n", esc(arg));
         return -1;
     }
     return 0;
@@ -999,83 +1221,127 @@ static void usage(void)
                     "  ranks streams and sequences by launches saved and bail reasons by count, over\n"
                     "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed, with a\n"
                     "  row per rank and the rank that gains least); a FOLDER is every *.json in it (a\n"
-                    "  job's reports), - is standard input;\n"
+                    "  job's reports; one that is no report is skipped), - is standard input; a file\n"
+                    "  given twice counts once;\n"
                     "  --json: a single report unchanged, or the summed totals and the ranks of several\n"
                     "  --check 'hit_rate>=0.8': prints the checks that fail and exits 1 if any does\n"
-                    "    ([streams.]FIELD OP NUMBER, OP one of >= <= > < == !=; docs/report.md)\n");
+                    "    ([streams.]FIELD OP NUMBER, OP one of >= <= > < == !=, at most %d; the same\n"
+                    "    in the program: GRAPHSHIM_CHECK, GRAPHSHIM_CHECK_EXIT=1; docs/report.md)\n"
+                    "exit status: 0; 1: a check failed; 2: bad usage, a bad check, or an input that\n"
+                    "  cannot be read or is no report\n", GS_CHECKS_MAX);
     exit(2);
 }
 
-int main(int argc, char **argv)
+/* Reads the options into *json and checks; returns the index of the first
+** input.  Exits with status 2 on bad usage or a bad check. */
+static int parse_options(int argc, char **argv, int *json, struct gs_checks *checks)
 {
-    int json = 0, first = 1, bad = 0, job;
-    struct inputs in = {0};
-    struct sum t;
-    static struct gs_checks checks;
     char err[2048];
+    int first;
 
-    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
-        if (strcmp(argv[first], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[first], "--check") == 0 && first + 1 < argc) {
-            if (gs__checks_parse(&checks, argv[++first], err, sizeof err) != 0) {
-                fprintf(stderr, "graphshim report: %s\n", err);
-                return 2;
+    for (first = 1; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
+        if (strcmp(argv[first], "--json") == 0) {
+            *json = 1;
+        } else if (strcmp(argv[first], "--check") == 0) {
+            if (first + 1 >= argc) {
+                fprintf(stderr, "graphshim report: --check needs a CHECK (--check 'hit_rate>=0.8')\n");
+                usage();
             }
-        }
-        else if (strcmp(argv[first], "--") == 0) {
+            if (gs__checks_parse(checks, argv[++first], err, sizeof err) != 0) {
+                fprintf(stderr, "graphshim report: %s\n", err);
+                exit(2);
+            }
+        } else if (strcmp(argv[first], "--") == 0) {
             first++;
             break;
-        } else if (strcmp(argv[first], "-h") == 0 || strcmp(argv[first], "--help") == 0)
+        } else if (strcmp(argv[first], "-h") == 0 || strcmp(argv[first], "--help") == 0) {
             usage();
-        else {
-            fprintf(stderr, "graphshim report: unknown option %s\n", argv[first]);
+        } else {
+            fprintf(stderr, "graphshim report: unknown option %s\n", esc(argv[first]));
             usage();
         }
     }
     if (first >= argc)
         usage();
+    return first;
+}
+
+/* Reads input i and adds it to t.  Returns its text, or NULL where it is no
+** report: after a message, and *bad set, unless a folder named it (then it is
+** skipped with a warning). */
+static char *read_one(struct inputs *in, int i, struct sum *t, int *bad)
+{
+    char *text = read_input(in->names[i]), why[96];
+    const char *no = NULL;
+    struct parser ps;
+    struct jv root;
+
+    if (!text) {
+        *bad = 1;
+        return NULL;
+    }
+    if (json_parse(&ps, in->names[i], text, &root) != 0)
+        no = strncmp(text, "graphshim report: engine ", 25) == 0
+                 ? "a text report: graphshim report reads JSON ones (GRAPHSHIM_REPORT or --report with a name "
+                   "ending in .json)"
+                 : ps.err;
+    else if (in->in_folder[i])
+        no = not_a_report(&root, why, sizeof why);
+    if (no && in->in_folder[i]) {
+        fprintf(stderr, "graphshim report: skipped %s (%s)\n", esc(in->names[i]), no);
+    } else if (no == ps.err) {
+        fprintf(stderr, "graphshim report: %s\n", no);
+    } else if (no) {
+        fprintf(stderr, "graphshim report: %s: %s\n", esc(in->names[i]), no);
+        *bad = 1;
+    } else if (add_report(t, in->names[i], &root) != 0) {
+        *bad = 1;
+    } else {
+        return text; /* the parsed tree stays: the rows point into it */
+    }
+    free(text);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0, first, bad = 0, job, n = 0;
+    struct inputs in = {0};
+    struct sum t;
+    static struct gs_checks checks;
+    char **texts, **names;
+
+    first = parse_options(argc, argv, &json, &checks);
     for (int i = first; i < argc; i++)
         bad |= add_input(&in, argv[i]) != 0;
     /* A job: several reports, or a folder of them. */
     job = in.n > 1 || in.folders > 0;
     memset(&t, 0, sizeof t);
-    /* The reports' texts, kept for the checks where there are any. */
-    char **texts = calloc((size_t)in.n + 1, sizeof *texts);
-    if (!texts) {
+    texts = calloc((size_t)in.n + 1, sizeof *texts);
+    names = calloc((size_t)in.n + 1, sizeof *names);
+    if (!texts || !names) {
         fprintf(stderr, "graphshim report: out of memory\n");
-        return 1;
+        return 2;
     }
-    for (int i = 0; i < in.n; i++) {
-        struct parser ps;
-        struct jv root;
-        char *text = read_input(in.names[i]);
-
-        if (!text) {
-            bad = 1;
-            continue;
-        }
-        if (json_parse(&ps, in.names[i], text, &root) != 0) {
-            fprintf(stderr, "graphshim report: %s\n", ps.err);
-            bad = 1;
-        } else if (add_report(&t, in.names[i], &root) != 0) {
-            bad = 1;
-        }
-        if (json && !job && !bad && !checks.n)
-            fputs(text, stdout);
-        if (checks.n)
-            texts[i] = text;
-        else
-            free(text); /* the parsed tree stays: the rows point into it */
+    for (int i = 0; i < in.n; i++)
+        if ((texts[n] = read_one(&in, i, &t, &bad)) != NULL)
+            names[n++] = strdup(esc(in.names[i])); /* for the checks' messages */
+    if (!bad && n == 0) {
+        fprintf(stderr, "graphshim report: no report among the inputs\n");
+        bad = 1;
     }
     if (bad)
-        return 1;
-    if (checks.n)
-        return gs__checks_run(&checks, (const char *const *)texts, (const char *const *)in.names, in.n, stdout,
-                              "graphshim report: ") != 0;
-    if (json && job)
+        return 2;
+    if (checks.n) {
+        int failed = gs__checks_run(&checks, (const char *const *)texts, (const char *const *)names, n, stdout,
+                                    "graphshim report: ");
+        return failed < 0 ? 2 : failed > 0;
+    }
+    if (json && !job)
+        fputs(texts[0], stdout);
+    else if (json)
         print_json(&t, 1);
-    else if (!json)
+    else
         print_table(&t, argc - first == 1 ? argv[first] : NULL, job);
     return 0;
 }

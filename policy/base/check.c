@@ -17,7 +17,7 @@
 /* The counters of the report's "totals" that a check may name. */
 static const char *const total_fields[] = {
     "ops", "ops_held", "ops_replayed", "hit_rate", "replays", "chunks", "body_graphs", "launches_saved",
-    "patched_launches", "nodes_patched", "recaptures", "resumed", "capture_us", "instantiate_us", "update_us",
+    "own_calls", "net_calls_saved", "patched_launches", "nodes_patched", "recaptures", "resumed", "capture_us", "instantiate_us", "update_us",
     "graphs_captured", "graph_failures", "graphs_evicted", "graphs_alive", "learned_dropped", "issue_errors",
     "oom_retries", "oom_retries_ok", "oom_freed_bytes"};
 /* A stream's (after "streams."). */
@@ -52,45 +52,86 @@ static void list_fields(char *buf, size_t n, const char *const *f, size_t nf, co
 
 /* --- Parsing ----------------------------------------------------------------- */
 
-/* Parses one check (blanks removed) into c.  0, or -1 with err. */
-static int parse_one(struct gs_check *c, const char *s, char *err, size_t errlen)
+static const char *blanks(const char *p)
 {
-    const char *p = s, *name;
-    size_t len;
-    char *end;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* The end of the number at p, as the docs define one: an optional sign, digits
+** with an optional fraction (or a fraction alone), an optional exponent; no
+** blank, nan, inf or hexadecimal.  p itself where there is none. */
+static const char *number_end(const char *p)
+{
+    const char *q = p + (*p == '+' || *p == '-'), *d = q;
+
+    while (*q >= '0' && *q <= '9')
+        q++;
+    if (*q == '.')
+        for (q++; *q >= '0' && *q <= '9'; q++)
+            ;
+    if (q == d || (q == d + 1 && *d == '.'))
+        return p;
+    if (*q == 'e' || *q == 'E') {
+        const char *e = q + 1 + (q[1] == '+' || q[1] == '-');
+        if (*e < '0' || *e > '9')
+            return p;
+        for (q = e; *q >= '0' && *q <= '9'; q++)
+            ;
+    }
+    return q;
+}
+
+/* Parses one check s (len bytes, blanks allowed around its three parts only)
+** into c.  0, or -1 with err. */
+static int parse_one(struct gs_check *c, const char *s, size_t len, char *err, size_t errlen)
+{
+    char one[sizeof c->text];
+    const char *p, *name, *num, *end;
+    size_t nlen;
     int op;
 
+    if (len >= sizeof one)
+        return snprintf(err, errlen, "bad check '%.*s': too long", (int)len, s), -1;
+    memcpy(one, s, len);
+    one[len] = '\0';
+    p = blanks(one);
     c->per_stream = strncmp(p, "streams.", 8) == 0;
     name = p += c->per_stream ? 8 : 0;
     while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
            *p == '.')
         p++;
-    len = (size_t)(p - name);
+    nlen = (size_t)(p - name);
+    p = blanks(p);
     for (op = 0; op < NOPS && strncmp(p, ops[op], strlen(ops[op])) != 0; op++)
         ;
-    if (len == 0 || op == NOPS) {
+    if (nlen == 0 || op == NOPS) {
         snprintf(err, errlen, "bad check '%s': expected FIELD OP NUMBER, OP one of >= <= > < == != "
-                 "(hit_rate>=0.8, streams.launches_saved>=100)", s);
+                 "(hit_rate>=0.8, streams.launches_saved>=100; blanks only around the three parts)", one);
         return -1;
     }
-    if (!(c->field = field_named(name, len, c->per_stream))) {
+    if (!(c->field = field_named(name, nlen, c->per_stream))) {
         char known[1024] = "";
         list_fields(known, sizeof known, total_fields, NFIELDS(total_fields), "");
         strncat(known, "; a stream's: ", sizeof known - strlen(known) - 1);
         list_fields(known, sizeof known, stream_fields, NFIELDS(stream_fields), "streams.");
         snprintf(err, errlen, "unknown field '%.*s%.*s' in check '%s'; the report's fields: %s",
-                 c->per_stream ? 8 : 0, "streams.", (int)len, name, s, known);
+                 c->per_stream ? 8 : 0, "streams.", (int)nlen, name, one, known);
         return -1;
     }
     c->op = op;
-    p += strlen(ops[op]);
-    c->value = strtod(p, &end);
-    if (end == p || *end || !((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.')) {
-        snprintf(err, errlen, "bad check '%s': '%s' is not a number", s, p);
+    num = blanks(p + strlen(ops[op]));
+    end = number_end(num);
+    if (end == num || *blanks(end)) {
+        snprintf(err, errlen, "bad check '%s': '%s' is not a number (digits, with an optional sign, "
+                 "fraction and exponent: 0.8, 1000, 1e3)", one, num);
         return -1;
     }
-    snprintf(c->text, sizeof c->text, "%s", s);
-    return 0;
+    c->value = strtod(num, NULL);
+    /* The check as given, blanks removed: never longer than the text it came from. */
+    return snprintf(c->text, sizeof c->text, "%s%.*s%s%.*s", c->per_stream ? "streams." : "", (int)nlen, name,
+                    ops[op], (int)(end - num), num) < (int)sizeof c->text ? 0 : -1;
 }
 
 int gs__checks_parse(struct gs_checks *cs, const char *text, char *err, size_t errlen)
@@ -99,20 +140,9 @@ int gs__checks_parse(struct gs_checks *cs, const char *text, char *err, size_t e
 
     for (;;) {
         const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p), n = 0;
-        char one[sizeof cs->c[0].text];
+        size_t len = end ? (size_t)(end - p) : strlen(p);
 
-        for (size_t i = 0; i < len; i++) {
-            if (p[i] == ' ' || p[i] == '\t')
-                continue;
-            if (n + 1 == sizeof one) {
-                snprintf(err, errlen, "bad check '%.*s': too long", (int)len, p);
-                return -1;
-            }
-            one[n++] = p[i];
-        }
-        one[n] = '\0';
-        if (!n) {
+        if (*blanks(p) == ',' || *blanks(p) == '\0') {
             snprintf(err, errlen, "bad check '%s': an empty check", text);
             return -1;
         }
@@ -120,7 +150,7 @@ int gs__checks_parse(struct gs_checks *cs, const char *text, char *err, size_t e
             snprintf(err, errlen, "more than %d checks", GS_CHECKS_MAX);
             return -1;
         }
-        if (parse_one(&cs->c[cs->n], one, err, errlen) != 0)
+        if (parse_one(&cs->c[cs->n], p, len, err, errlen) != 0)
             return -1;
         cs->n++;
         if (!end)
@@ -227,8 +257,9 @@ static double number(const char *o, const char *f)
     return end > v ? x : 0;
 }
 
-/* The string of field f in the object at o (escapes kept), in buf; "?" where
-** there is none. */
+/* The string of field f in the object at o (escapes kept, any byte outside
+** printable ASCII as '?': it goes to a terminal), in buf; "?" where there is
+** none. */
 static const char *text_of(const char *o, const char *f, char *buf, size_t n)
 {
     const char *v = member(o, f), *end;
@@ -237,10 +268,20 @@ static const char *text_of(const char *o, const char *f, char *buf, size_t n)
         return "?";
     memcpy(buf, v + 1, (size_t)(end - v - 1));
     buf[end - v - 1] = '\0';
+    for (char *c = buf; *c; c++)
+        if (*c < 0x20 || *c > 0x7e)
+            *c = '?';
     return buf;
 }
 
 /* --- Evaluation ------------------------------------------------------------------- */
+
+double gs__checks_ops(const char *text)
+{
+    const char *t = member(text, "totals");
+
+    return t && *t == '{' ? number(t, "ops") : 0;
+}
 
 static int holds(int op, double a, double b)
 {
@@ -279,6 +320,8 @@ static double job_value(const char *const *totals, int n, const char *f)
     }
     if (strcmp(f, "hit_rate") == 0)
         return ops_n > 0 ? sum / ops_n : 0;
+    if (strcmp(f, "net_calls_saved") == 0) /* of the sums, as hit_rate */
+        return job_value(totals, n, "ops_replayed") - job_value(totals, n, "own_calls");
     return sum;
 }
 
@@ -296,8 +339,17 @@ int gs__checks_run(const struct gs_checks *cs, const char *const *texts, const c
             free(totals);
             return -1;
         }
+    if (job_value(totals, n, "ops") <= 0) {
+        /* A gate that nothing was measured against fails: a check that holds
+        ** "vacuously" (graph_failures==0 of no op) would pass a broken run. */
+        fprintf(out, "%scheck failed: nothing was measured: %s no op (graphshim saw no kernel launch, copy or "
+                "memset)\n", prefix, n > 1 ? "the reports count" : "the report counts");
+        free(totals);
+        return 1;
+    }
     for (int k = 0; k < cs->n; k++) {
         const struct gs_check *c = &cs->c[k];
+        int streams = 0;
         if (!c->per_stream) {
             double v = job_value(totals, n, c->field);
             if (!holds(c->op, v, c->value)) {
@@ -311,7 +363,10 @@ int gs__checks_run(const struct gs_checks *cs, const char *const *texts, const c
             const char *s = member(texts[i], "streams");
             for (s = s ? first(s) : NULL; s; s = next(s)) {
                 double v = value_of(s, c->field);
-                if (number(s, "ops") <= 0 || holds(c->op, v, c->value))
+                if (number(s, "ops") <= 0)
+                    continue;
+                streams++;
+                if (holds(c->op, v, c->value))
                     continue;
                 char kind[32], handle[32];
                 fprintf(out, "%scheck failed: %s: stream %.0f (%s %s) of %s: %s is %.10g\n", prefix, c->text,
@@ -319,6 +374,10 @@ int gs__checks_run(const struct gs_checks *cs, const char *const *texts, const c
                         text_of(s, "stream", handle, sizeof handle), names[i], c->field, v);
                 failed++;
             }
+        }
+        if (!streams) { /* every stream of none holds it: that proves nothing */
+            fprintf(out, "%scheck failed: %s: no stream saw an op, so no stream holds it\n", prefix, c->text);
+            failed++;
         }
     }
     free(totals);

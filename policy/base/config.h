@@ -79,6 +79,11 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "1 marks replays, early chunks, captures and bails as NVTX ranges in the "    \
       "domain graphshim, for a tool that listens (Nsight Systems, or any "          \
       "NVTX_INJECTION64_PATH); 0 makes no NVTX call")                                \
+    X(bail_sites, "GRAPHSHIM_BAIL_SITES", GS_KNOB_BOOL, 1, 0, 1,                      \
+      "1: the report names where the program's calls cut its graphs: for each bail " \
+      "reason, the call sites (the first frame outside libcuda, libcudart and "     \
+      "graphshim) and the kernels held just before, from a sample of the bails "   \
+      "(every one of the first 16 of a reason, then one in 64); 0: none sampled")   \
     X(log, "GRAPHSHIM_LOG", GS_KNOB_LEVEL, GS_LOG_WARN, GS_LOG_ERROR, GS_LOG_DEBUG,   \
       "messages on stderr: error, warn, info (adds the report table) or debug "     \
       "(adds the effective settings and lookups)")                                   \
@@ -89,21 +94,29 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "report per process of a job.  The folder that holds it is made where the " \
       "folder above it exists.  Only a regular file is written, whole or not "      \
       "at all (never through a symbolic link, a FIFO or a device); - or stderr "     \
-      "writes it to standard error.  A report another process of the same run "      \
+      "writes it to standard error.  A file that is not graphshim's is never "       \
+      "replaced (GRAPHSHIM_FORCE).  A report another process of the same run "      \
       "wrote is kept: this one goes to the name with .PID added, and a warning "     \
       "says so; a report that replaces an earlier run's keeps its permissions")      \
     X(trace, "GRAPHSHIM_TRACE", GS_KNOB_PATH, 0, 0, 0,                                \
       "append one line per intercepted driver call to this path; %p, %r and %% as " \
       "in GRAPHSHIM_REPORT; a regular file only, as for GRAPHSHIM_REPORT; - or "      \
       "stderr writes to standard error")                                              \
+    X(force, "GRAPHSHIM_FORCE", GS_KNOB_BOOL, 0, 0, 1,                                \
+      "1: GRAPHSHIM_REPORT and GRAPHSHIM_TRACE replace a file that is not "         \
+      "graphshim's; 0: such a file (one that holds neither a graphshim report nor " \
+      "a trace, and is not empty) is kept, nothing is written to it, and a warning " \
+      "says so")                                                                      \
     X(check, "GRAPHSHIM_CHECK", GS_KNOB_TEXT, 0, 0, 0,                               \
       "checks of the report's counters, as `graphshim report --check` takes them "  \
-      "(hit_rate>=0.8,streams.launches_saved>=100: docs/report.md); at exit one "   \
-      "line on stderr for each that fails, and nothing else changes")               \
+      "(hit_rate>=0.8,streams.launches_saved>=100: docs/report.md; at most 32); "   \
+      "at exit one line on stderr for each that fails, and nothing else changes")   \
     X(check_exit, "GRAPHSHIM_CHECK_EXIT", GS_KNOB_BOOL, 0, 0, 1,                      \
-      "1: where a GRAPHSHIM_CHECK check failed and the program exits with status 0, " \
-      "it exits with status 1 instead (exit handlers registered before the "        \
-      "program's first CUDA call then do not run); 0 never changes the status")
+      "1: where a GRAPHSHIM_CHECK check failed, or no process of the run measured " \
+      "anything, and the program exits with status 0, it exits with status 1 "      \
+      "instead, and with status 2 where GRAPHSHIM_CHECK cannot be read (exit "       \
+      "handlers registered before the program's first CUDA call then do not run); " \
+      "0 never changes the status")
 
 /* Knob indices: GS_KNOB_<field>. */
 enum {

@@ -2,7 +2,8 @@
 ** outfile.c: the report and the trace, written safely (see outfile.h).
 **
 ** First the checks both share: what a path names (a regular file, or a thing
-** graphshim refuses), with one warning per refusal.  Then the report: its name
+** graphshim refuses), with one warning per refusal, and whose a file is (a
+** graphshim report or trace, or the user's, never replaced unasked).  Then the report: its name
 ** (an existing report of another process of this run, run.h, is kept) and the
 ** write through a temporary file.  Last the trace, opened for appending without
 ** ever waiting.
@@ -101,6 +102,48 @@ int gs__out_write_all(int fd, const char *data, size_t len)
     return 0;
 }
 
+/* --- Whose file ------------------------------------------------------------------ */
+
+/* The trace this process writes, once gs__out_append opened it: a report of
+** the same name would write over it. */
+static dev_t trace_dev;
+static ino_t trace_ino;
+static int trace_known;
+
+/* Is the regular file at path graphshim's to replace: empty, or beginning as a
+** report (JSON or text, policy/report/report.c) or a trace (trace.c) does?  Any
+** other file is the user's, and is replaced only under GRAPHSHIM_FORCE.  Sets
+** *trace where it holds a trace or nothing (appended to, never cut). */
+static int graphshim_file(const char *path, int *trace)
+{
+    static const char *const starts[] = {"{\n  \"engine\": ", "graphshim report: engine ", "tid="};
+    char head[32];
+    ssize_t n;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+    *trace = 0;
+    if (fd < 0)
+        return 0;
+    n = read(fd, head, sizeof head);
+    close(fd);
+    if (n == 0) /* as a trace: another process of the run may be about to write it */
+        return *trace = 1, 1;
+    for (size_t i = 0; n > 0 && i < sizeof starts / sizeof starts[0]; i++)
+        if ((size_t)n >= strlen(starts[i]) && memcmp(head, starts[i], strlen(starts[i])) == 0)
+            return *trace = i == 2, 1;
+    return 0;
+}
+
+/* Warns that path, knob's file, is the user's and is kept. */
+static void keep_users(int knob, const char *path)
+{
+    char q[GS_QUOTE_LEN];
+
+    gs__warn("%s=%s holds a file that is neither a graphshim report nor a trace, so it is kept and %s "
+             "(graphshim run --force, or GRAPHSHIM_FORCE=1, replaces it)",
+             gs__knobs[knob].name, gs__quote(path, q), lost(knob));
+}
+
 /* --- The report --------------------------------------------------------------- */
 
 /* Writes into out (PATH_MAX bytes) path with ".PID" before the extension of its
@@ -125,11 +168,12 @@ static int with_pid(const char *path, char *out)
 ** lock is held.  Returns what it found (for a refusal, path is the thing
 ** refused, of mode *mode; for the name, *mode is the mode of the report it
 ** replaces, left as it was where there is none). */
-enum target { TARGET_NAME, TARGET_PID, TARGET_TOO_LONG, TARGET_REFUSED };
+enum target { TARGET_NAME, TARGET_PID, TARGET_TOO_LONG, TARGET_REFUSED, TARGET_USERS, TARGET_TRACE };
 static enum target report_target(char *path, char *was, const struct gs_run *r, mode_t *mode)
 {
     char alt[PATH_MAX];
     struct stat st;
+    int trace;
 
     memcpy(was, path, strlen(path) + 1);
     if (lstat(path, &st) != 0)
@@ -137,8 +181,12 @@ static enum target report_target(char *path, char *was, const struct gs_run *r, 
     *mode = st.st_mode;
     if (!S_ISREG(st.st_mode))
         return TARGET_REFUSED;
-    if (!gs__run_wrote(r, path, &st))
-        return TARGET_NAME; /* an earlier run's: replaced */
+    if (trace_known && st.st_dev == trace_dev && st.st_ino == trace_ino)
+        return TARGET_TRACE;
+    if (!graphshim_file(path, &trace) && !gs__cfg.force)
+        return TARGET_USERS;
+    if (!gs__run_wrote(r, path, &st) || gs__cfg.force)
+        return TARGET_NAME; /* an earlier run's, or the user's by request: replaced */
     if (with_pid(path, alt) != 0)
         return TARGET_TOO_LONG;
     memcpy(path, alt, strlen(alt) + 1);
@@ -156,6 +204,11 @@ static void target_said(int knob, enum target t, const char *path, const char *w
 
     if (t == TARGET_REFUSED)
         refuse(knob, path, mode);
+    else if (t == TARGET_USERS)
+        keep_users(knob, path);
+    else if (t == TARGET_TRACE)
+        gs__warn("%s=%s is the file GRAPHSHIM_TRACE writes this process's trace to, so %s (give each its own "
+                 "name)", gs__knobs[knob].name, gs__quote(path, q), lost(knob));
     else if (t == TARGET_TOO_LONG)
         gs__warn("%s=%s holds the report of another process of this run, and the name with the process id "
                  "is too long, so %s",
@@ -253,7 +306,7 @@ int gs__out_replace(int knob, const char *data, size_t len)
     if (dir >= 0)
         close(dir);
     target_said(knob, t, path, was, mode);
-    if (t == TARGET_TOO_LONG || t == TARGET_REFUSED) {
+    if (t != TARGET_NAME && t != TARGET_PID) {
         unlink(tmp);
         return -1;
     }
@@ -278,16 +331,23 @@ int gs__out_append(int knob)
 {
     char path[PATH_MAX], q[GS_QUOTE_LEN];
     struct stat st;
-    int fd, made;
+    int fd, made, trace = 0, flags;
 
     if (gs__path_is_stderr(gs__cfg.path[knob]))
         return 2;
     if (expand(knob, path) != 0)
         return -1;
     made = lstat(path, &st) != 0 && errno == ENOENT;
+    if (!made && S_ISREG(st.st_mode) && !graphshim_file(path, &trace) && !gs__cfg.force) {
+        keep_users(knob, path);
+        return -1;
+    }
+    /* A file that is not a trace is replaced (a report, or the user's under
+    ** GRAPHSHIM_FORCE); a trace is appended to: the processes of a run share it. */
+    flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (made || trace ? 0 : O_TRUNC);
     /* O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) where a plain
     ** open would wait for one; with a reader it opens, and fstat refuses it. */
-    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    fd = open(path, flags, 0644);
     if (fd < 0) {
         int err = errno;
         if ((err == ELOOP || err == ENXIO || err == EISDIR) && lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -306,6 +366,9 @@ int gs__out_append(int knob)
         return -1;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    trace_dev = st.st_dev;
+    trace_ino = st.st_ino;
+    trace_known = 1;
     made_path[0] = '\0';
     if (made) {
         memcpy(made_path, path, strlen(path) + 1);

@@ -4,7 +4,10 @@
 ** A path knob's value is expanded (%p, %r, %%: gs__path_expand) and then names
 ** either standard error ("-" or "stderr") or a regular file.  graphshim never
 ** writes through a symbolic link, into a FIFO or into a device: such a path gets
-** one warning, and the program runs on with its output untouched.  Nothing here
+** one warning, and the program runs on with its output untouched.  Nor does it
+** write over a file of the user's: a regular file that is not empty and holds
+** neither a graphshim report nor a trace is kept, with a warning, unless
+** GRAPHSHIM_FORCE is set.  Nothing here
 ** can block: a FIFO is never opened for writing in a way that waits for a reader.
 ** Files are created with mode 0644 (less what the umask takes).
 */
@@ -18,7 +21,8 @@
 ** all is written, so the name holds either the old file or the whole new one.
 ** If the name holds a file another process of this run wrote (run.h), it is
 ** kept: this one goes to the name with ".PID" put before its extension, and a
-** warning names it.  A name of standard error gets data as it is.  Returns
+** warning names it.  The file the trace goes to is never replaced: a
+** warning says so.  A name of standard error gets data as it is.  Returns
 ** 0, or -1 after one warning. */
 int gs__out_replace(int knob, const char *data, size_t len);
 
@@ -26,7 +30,9 @@ int gs__out_replace(int knob, const char *data, size_t len);
 ** expanded name ends in ".json". */
 int gs__out_is_json(int knob);
 
-/* Opens the file named by path knob `knob` (GS_KNOB_trace) for appending, and
+/* Opens the file named by path knob `knob` (GS_KNOB_trace) for appending (a
+** trace; any other file of graphshim's, or the user's under GRAPHSHIM_FORCE, is
+** cut to nothing first), and
 ** returns its descriptor (2 for standard error: never close it), or -1 after one
 ** warning. */
 int gs__out_append(int knob);

@@ -116,9 +116,10 @@ static struct timespec coarse_slack(struct timespec t)
     return t;
 }
 
-/* The run of a report knob's value: walks /proc up from this process.  A walk
-** cut short (an ancestor gone between two reads) leaves the name unknown. */
-static struct gs_run walk(const char *value)
+/* The run of knob's value (the report knob's, but for GRAPHSHIM_CHECK's gate):
+** walks /proc up from this process.  A walk cut short (an ancestor gone
+** between two reads) leaves the name unknown. */
+static struct gs_run walk_knob(int knob, const char *value)
 {
     char want[GS_KNOB_TEXT_MAX + 32];
     unsigned long long start = 0;
@@ -136,7 +137,7 @@ static struct gs_run walk(const char *value)
         r.start = ticks_to_real(start);
         ticked = 1;
     }
-    snprintf(want, sizeof want, "%s=%s", gs__knobs[GS_KNOB_report].name, value);
+    snprintf(want, sizeof want, "%s=%s", gs__knobs[knob].name, value);
     for (int depth = 0; have && depth < 64 && ppid > 1 && proc_has_env(ppid, want); depth++) {
         struct timespec a;
         pid = ppid;
@@ -154,6 +155,11 @@ static struct gs_run walk(const char *value)
     if (ticked)
         r.start = coarse_slack(r.start);
     return r;
+}
+
+static struct gs_run walk(const char *value)
+{
+    return walk_knob(GS_KNOB_report, value);
 }
 
 /* The run as it was at graphshim's first driver call, while the ancestors were
@@ -181,12 +187,22 @@ struct gs_run gs__run_walk(const char *value)
     return walk(value);
 }
 
-int gs__run_begins_here(const char *value)
+struct gs_run gs__run_walk_knob(int knob, const char *value)
+{
+    return walk_knob(knob, value);
+}
+
+int gs__run_begins_here_knob(int knob, const char *value)
 {
     char want[GS_KNOB_TEXT_MAX + 32];
 
-    snprintf(want, sizeof want, "%s=%s", gs__knobs[GS_KNOB_report].name, value);
+    snprintf(want, sizeof want, "%s=%s", gs__knobs[knob].name, value);
     return !proc_has_env(getppid(), want);
+}
+
+int gs__run_begins_here(const char *value)
+{
+    return gs__run_begins_here_knob(GS_KNOB_report, value);
 }
 
 struct gs_run gs__run_of(void)

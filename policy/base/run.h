@@ -49,6 +49,11 @@ struct gs_run gs__run_walk(const char *value);
 ** GRAPHSHIM_REPORT=value? */
 int gs__run_begins_here(const char *value);
 
+/* The same two for another knob's value (GRAPHSHIM_CHECK's: the processes that
+** one gate judges). */
+struct gs_run gs__run_walk_knob(int knob, const char *value);
+int gs__run_begins_here_knob(int knob, const char *value);
+
 /* The value of GS_RUN_XATTR for a report run r writes now: its name, the time,
 ** and the processes alive now that started within the last second, but this
 ** one and its ancestors (as many as fit), "NAME@SECONDS.NANOSECONDS PID:START

@@ -1,6 +1,6 @@
 /*
 ** engine.c: the engine's start, exit and fork; the checks of GRAPHSHIM_CHECK
-** after the report.
+** after the report (report/gate.c).
 */
 #define _GNU_SOURCE
 #include "engine.h"
@@ -9,57 +9,19 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../base/check.h"
 #include "../base/config.h"
 #include "../base/log.h"
 #include "../base/nvtx.h"
 #include "../base/prof.h"
+#include "../report/gate.h"
 #include "../report/report.h"
 #include "../rules/resolve.h"
 #include "../rules/watchdog.h"
 #include "../stream/stream.h"
 
-static struct gs_checks checks;
-
-/* An exit handler (on_exit) registered before the one that writes the report,
-** so it runs after it: prints the checks that fail on this process's report
-** and, with GRAPHSHIM_CHECK_EXIT=1 where the program exits with status 0,
-** exits with status 1. */
-static void check_at_exit(int status, void *arg)
-{
-    const char *name = "this process's report";
-    char *json;
-    int failed;
-
-    (void)arg;
-    if (!gs__cfg.check || !(json = gs__report_json()))
-        return;
-    failed = gs__checks_run(&checks, (const char *const *)&json, &name, 1, stderr, "graphshim: ");
-    free(json);
-    if (failed > 0 && gs__cfg.check_exit && status == 0) {
-        fflush(NULL);
-        _exit(1);
-    }
-}
-
-/* GRAPHSHIM_CHECK: a bad value is reported once, and nothing is checked. */
-static void checks_init(void)
-{
-    char err[2048];
-
-    if (!gs__cfg.check)
-        return;
-    if (gs__checks_parse(&checks, gs__cfg.path[GS_KNOB_check], err, sizeof err) != 0) {
-        gs__warn("GRAPHSHIM_CHECK: %s: nothing is checked", err);
-        gs__cfg.check = 0;
-    } else if (on_exit(check_at_exit, NULL) != 0) {
-        gs__cfg.check = 0;
-    }
-}
-
 void gs__engine_init(void)
 {
-    checks_init();
+    gs__gate_init();
     if (gs__passthrough)
         return;
     gs__drop_rule();

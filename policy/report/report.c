@@ -1,9 +1,10 @@
 /*
 ** report.c: the report at exit (see report.h and docs/report.md).
 **
-** Totals, then per stream its counters and its stable sequences.  Hit rate is ops
-** replayed as part of a graph over ops seen by the engine; launches saved is
-** driver calls avoided (a replay of an n-op sequence is one call instead of n).
+** Totals, then per stream its counters and its stable sequences, as JSON (the
+** text form is report_text.c).  Hit rate is ops replayed as part of a graph
+** over ops seen by the engine; launches saved is driver calls avoided (a
+** replay of an n-op sequence is one call instead of n).
 */
 #include "report.h"
 
@@ -22,14 +23,9 @@
 #include "../graph/graph_cache.h"
 #include "../stream/release.h"
 #include "../stream/stream.h"
+#include "report_int.h"
 
-struct totals {
-    uint64_t ops, held, replayed, replays, chunks, body_graphs, patched, nodes_patched, issue_errors, evicted;
-    uint64_t recaptures, resumed, capture_ns, instantiate_ns, update_ns;
-    uint64_t bails[GS_NBAIL];
-    int nstreams;
-};
-
+/* Adds stream s's counters to the totals at arg. */
 static void add_stream(struct gs_stream *s, void *arg)
 {
     struct totals *t = arg;
@@ -53,36 +49,20 @@ static void add_stream(struct gs_stream *s, void *arg)
     t->nstreams++;
 }
 
-/* Driver calls avoided: ops replayed, less the graph launches that replayed them. */
-static uint64_t saved(const struct totals *t)
+/* The totals over all streams, and the graph cache's counters.  graphshim's
+** own calls are those made through GS_REAL, less the held ops it issued eagerly
+** (held, not replayed): the program would have made those calls itself. */
+static void collect(struct totals *t, struct gs_graph_stats *g)
 {
-    return t->replayed - t->replays - t->chunks - t->body_graphs;
-}
+    uint64_t all = atomic_load(&gs__own_calls);
 
-static double rate(uint64_t a, uint64_t b)
-{
-    return b ? (double)a / (double)b : 0.0;
-}
-
-/* The highest warmup the capture budget raised the stream's to (a reset at the
-** program's end starts it over). */
-static long peak_warmup(const struct gs_stream *s)
-{
-    return gs__cfg.warmup << s->warmup_peak;
-}
-
-static const char *kind_name(const struct gs_stream *s)
-{
-    return s->kind == GS_STREAM_LEGACY ? "legacy" : s->kind == GS_STREAM_PTDS ? "per-thread" : "created";
+    memset(t, 0, sizeof *t);
+    gs__each_stream(add_stream, t);
+    gs__graph_stats(g);
+    t->own_calls = all > t->held - t->replayed ? all - (t->held - t->replayed) : 0;
 }
 
 /* --- JSON ------------------------------------------------------------------ */
-
-struct out {
-    FILE *f;
-    int first;   /* first element of the current list */
-    int nseq;
-};
 
 static void json_bails(FILE *f, const uint64_t *bails)
 {
@@ -183,6 +163,7 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
     fprintf(f, "{\n  \"engine\": %s,\n  \"rank\": %s,\n", gs__passthrough ? "false" : "true", rbuf);
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
             "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %llu, "
+            "\"own_calls\": %llu, \"net_calls_saved\": %lld, "
             "\"patched_launches\": %llu, \"nodes_patched\": %llu, \"recaptures\": %llu, \"resumed\": %llu, "
             "\"capture_us\": %llu, "
             "\"instantiate_us\": %llu, \"update_us\": %llu, \"graphs_captured\": %ld, "
@@ -191,7 +172,8 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
             "\"oom_retries\": %lu, \"oom_retries_ok\": %lu, \"oom_freed_bytes\": %lu, \"bails\": ",
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
             rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
-            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->patched,
+            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->own_calls,
+            net_saved(t), (unsigned long long)t->patched,
             (unsigned long long)t->nodes_patched, (unsigned long long)t->recaptures, (unsigned long long)t->resumed,
             (unsigned long long)(t->capture_ns / 1000), (unsigned long long)(t->instantiate_ns / 1000),
             (unsigned long long)(t->update_ns / 1000), g->captured, g->failed, g->evicted, g->alive,
@@ -203,121 +185,11 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
         if (c != GS_PROC && c != GS_QUERY) /* not counted: they pass straight through */
             fprintf(f, "%s\"%s\": %ld", c > GS_SYNC ? ", " : "", gs__class_name(c),
                     atomic_load(&gs__calls_by_class[c]));
-    fprintf(f, "},\n  \"streams\": [");
+    fprintf(f, "},\n");
+    gs__report_sites_json(f);
+    fprintf(f, "  \"streams\": [");
     gs__each_stream(json_stream, &o);
     fprintf(f, "%s]\n}\n", o.first ? "" : "\n  ");
-}
-
-/* --- Text ------------------------------------------------------------------ */
-
-/* A time of us microseconds into buf, for people: in us below a millisecond. */
-static const char *text_time(char *buf, size_t size, double us)
-{
-    int small = us > -1e3 && us < 1e3;
-
-    snprintf(buf, size, small ? "%.1f us" : "%.1f ms", small ? us : us / 1e3);
-    return buf;
-}
-
-static void text_row(struct out *o, const struct gs_seq_row *r, const char *graph)
-{
-    char host[32], eager[32] = "-", replay[32] = "-", saved[32] = "-"; /* "-": not measured */
-    const char *gained = "saved";
-
-    if (o->nseq++ >= 8)
-        return;
-    if (r->eager_ns)
-        text_time(eager, sizeof eager, (double)r->eager_ns / 1e3);
-    if (r->timed_replays)
-        text_time(replay, sizeof replay, gs__seq_replay_us(r));
-    if (r->eager_ns && r->timed_replays) {
-        double us = gs__seq_saved_us(r);
-        if (us < 0)
-            gained = "lost", us = -us;
-        saved[0] = '~'; /* an estimate */
-        text_time(saved + 1, sizeof saved - 1, us);
-    }
-    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s; %llu graph launches, %llu nodes set, "
-            "%s in the driver; eager %s, replay %s, %s %s\n", r->ops, r->seen, (unsigned long long)r->replays,
-            graph, (unsigned long long)r->cost.graph_launches, (unsigned long long)r->cost.nodes_set,
-            text_time(host, sizeof host, (double)r->cost.driver_ns / 1e3), eager, replay, gained, saved);
-}
-
-static void text_sequence(struct gs_node *n, void *arg)
-{
-    if (gs__trie_reported(n)) {
-        struct gs_seq_row r = gs__seq_row(n);
-        text_row(arg, &r, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
-    }
-}
-
-static void text_body(void *f, const struct gs_body_row *r)
-{
-    fprintf(f, "      loop body of %4u ops: %llu graphs of %u bodies or fewer, %llu ops replayed\n", r->period,
-            (unsigned long long)r->graphs, r->per_graph, (unsigned long long)r->ops_replayed);
-}
-
-static void text_stream(struct gs_stream *s, void *arg)
-{
-    struct out *o = arg;
-    struct out seq = {o->f, 1, 0};
-    char buf[64];
-
-    fprintf(o->f, "  stream %d %-14p %-10s ctx %2d  ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", s->id,
-            (void *)s->handle, kind_name(s), s->ctx_id, (unsigned long long)s->ops_seen,
-            (unsigned long long)s->ops_replayed, 100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
-    if (s->warmup_peak)
-        fprintf(o->f, "      sequences graphed only after %ld times: its graphs were launched too few times to pay "
-                "for building them (a capture, or an update for new arguments)\n", peak_warmup(s));
-    if (s->segments_rested)
-        fprintf(o->f, "      %llu segments not learned: learning rested where the work did not repeat\n",
-                (unsigned long long)s->segments_rested);
-    for (int b = 0; b < GS_NBAIL; b++)
-        if (s->bails[b])
-            fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],
-                    gs__bail_name(b, buf, sizeof buf));
-    gs__trie_walk(&s->trie.root, text_sequence, &seq);
-    for (uint32_t i = 0; i < s->nretired; i++)
-        text_row(&seq, &s->retired[i], "graph dropped (stream, context or module gone)");
-    gs__body_rows(s, text_body, o->f);
-}
-
-static void write_text(FILE *f, const struct totals *t, const struct gs_graph_stats *g)
-{
-    struct out o = {f, 1, 0};
-    char buf[64];
-
-    fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
-    fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu replays, %llu early chunks "
-            "and %llu loop-body graphs saved %llu driver calls\n",
-            (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
-            (unsigned long long)t->replays, (unsigned long long)t->chunks, (unsigned long long)t->body_graphs,
-            (unsigned long long)saved(t));
-    fprintf(f, "  graphs: %ld captured, %ld failed, %ld evicted, %ld alive\n", g->captured, g->failed,
-            g->evicted, g->alive);
-    if (t->patched)
-        fprintf(f, "  %llu graph launches set new parameters in place first (%llu nodes set)\n",
-                (unsigned long long)t->patched, (unsigned long long)t->nodes_patched);
-    if (t->recaptures)
-        fprintf(f, "  %llu graphs built again (stale, or a change that could not be made in place)\n",
-                (unsigned long long)t->recaptures);
-    if (t->resumed)
-        fprintf(f, "  %llu segments held again after their held ops went out early\n", (unsigned long long)t->resumed);
-    if (atomic_load(&gs__oom_retries))
-        fprintf(f, "  out of memory: %lu allocations made again after graphshim freed %.1f MiB of its own, "
-                "%lu of them succeeded\n", atomic_load(&gs__oom_retries),
-                atomic_load(&gs__oom_freed_bytes) / 1048576.0, atomic_load(&gs__oom_retries_ok));
-    fprintf(f, "  host time: capturing %.1f ms, instantiating %.1f ms, setting nodes %.1f ms\n",
-            t->capture_ns / 1e6, t->instantiate_ns / 1e6, t->update_ns / 1e6);
-    for (int b = 0; b < GS_NBAIL; b++)
-        if (t->bails[b])
-            fprintf(f, "  bailed out %llu x  %s\n", (unsigned long long)t->bails[b], gs__bail_name(b, buf, sizeof buf));
-    fprintf(f, "  calls other than ops:");
-    for (int c = GS_SYNC; c < GS_NCLASSES; c++)
-        if (atomic_load(&gs__calls_by_class[c]))
-            fprintf(f, " %s %ld", gs__class_name(c), atomic_load(&gs__calls_by_class[c]));
-    fprintf(f, "\n");
-    gs__each_stream(text_stream, &o);
 }
 
 GS_EXPORT int gs_stats(struct gs_stats *st)
@@ -328,9 +200,7 @@ GS_EXPORT int gs_stats(struct gs_stats *st)
     memset(st, 0, sizeof *st);
     if (!atomic_load_explicit(&gs__ready, memory_order_acquire) || gs__passthrough)
         return -1;
-    memset(&t, 0, sizeof t);
-    gs__each_stream(add_stream, &t);
-    gs__graph_stats(&g);
+    collect(&t, &g);
     st->ops = t.ops;
     st->ops_held = t.held;
     st->ops_replayed = t.replayed;
@@ -348,9 +218,7 @@ char *gs__report_json(void)
     size_t len = 0;
     FILE *f;
 
-    memset(&t, 0, sizeof t);
-    gs__each_stream(add_stream, &t);
-    gs__graph_stats(&g);
+    collect(&t, &g);
     if (!(f = open_memstream(&data, &len)))
         return NULL;
     write_json(f, &t, &g);
@@ -372,11 +240,9 @@ int gs__report_write(void)
     FILE *f;
     int rc;
 
-    memset(&t, 0, sizeof t);
-    gs__each_stream(add_stream, &t);
-    gs__graph_stats(&g);
+    collect(&t, &g);
     if (gs__cfg.log >= GS_LOG_INFO)
-        write_text(stderr, &t, &g);
+        gs__report_text(stderr, &t, &g);
     if (!gs__cfg.report)
         return 0;
     if (!(f = open_memstream(&data, &len))) {
@@ -386,7 +252,7 @@ int gs__report_write(void)
     if (gs__out_is_json(GS_KNOB_report))
         write_json(f, &t, &g);
     else
-        write_text(f, &t, &g);
+        gs__report_text(f, &t, &g);
     if (fclose(f) != 0) {
         free(data);
         gs__warn("cannot write GRAPHSHIM_REPORT (%s): no memory for it", strerror(errno));

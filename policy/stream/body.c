@@ -6,6 +6,7 @@
 #include "body.h"
 
 #include "segment.h"
+#include "sites.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,7 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
         ** it comes back. */
         wd_clean(b);
         if (b->held) {
+            gs__site_bail(s, GS_BAIL_BODY_END);
             gs__nvtx_begin(GS_NVTX_BAIL + GS_BAIL_BODY_END, b->held);
             issue_held(s);
             gs__nvtx_end();

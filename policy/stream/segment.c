@@ -10,6 +10,7 @@
 #include "../base/nvtx.h"
 #include "body.h"
 #include "issue.h"
+#include "sites.h"
 
 int gs__seg_hold_tree(struct gs_stream *s)
 {
@@ -40,6 +41,7 @@ void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *r
 
 void gs__flush(struct gs_stream *s, int reason)
 {
+    gs__site_bail(s, reason); /* while s->cur is still the last op held */
     if (s->holding == GS_HOLD_BODY) {
         gs__nvtx_begin(GS_NVTX_BAIL + reason, s->body.held);
         gs__body_flush(s, reason == GS_BAIL_WATCHDOG);

@@ -11,8 +11,14 @@ $(BUILD)/tests/runname: tests/cli/runname.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $<
 
+# The report tool under the undefined-behaviour sanitizer, for crafted reports
+# (a NULL given to qsort, a signed overflow in a sum stop it with status 1).
+$(BUILD)/tests/graphshim-report-ubsan: scripts/report.c policy/base/check.c policy/base/check.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -fsanitize=undefined -fno-sanitize-recover=all -o $@ $< policy/base/check.c
+
 .PHONY: cli-test
 cli-test: $(LIB) $(BUILD)/test/libgraphshim.so $(BUILD)/graphshim $(BUILD)/graphshim-report $(FAKECUDA_LIB) \
           $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/lateload $(BUILD)/tests/runname \
-          $(BUILD)/tests/integration $(FAKECUDA_TEST)
+          $(BUILD)/tests/integration $(BUILD)/tests/graphshim-report-ubsan $(FAKECUDA_TEST)
 	$(call gs_suite,cli,s/^cli: \([0-9]*\) passed.*/\1 cases/p,BUILD=$(BUILD) bash tests/cli/run.sh)

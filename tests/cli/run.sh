@@ -177,6 +177,54 @@ t_trace_symlink_refused() {
     check same "$(warnings)" 1 -- "$(warnings) warnings, not 1: $(cat err)"
 }
 
+t_users_files_kept() {
+    local n
+    plain "${DRV[@]}"
+    echo 'print("train")' >train.py
+    echo '{"lr": 0.1}' >config.json
+    echo 'my notes' >t2.py
+    cp train.py train.keep && cp config.json config.keep && cp t2.py t2.keep
+    launcher run --report train.py -- "${DRV[@]}"
+    check same "$rc" 0 -- "--report train.py: exit $rc"
+    check cmp -s out base -- "--report train.py: the output changed"
+    check cmp -s train.py train.keep -- "--report train.py replaced the user's file: $(head -c 80 train.py)"
+    check has err "GRAPHSHIM_REPORT=train.py holds a file that is neither a graphshim report nor a trace, so it is kept" -- \
+        "--report train.py: $(cat err)"
+    check same "$(warnings)" 1 -- "--report train.py: $(warnings) warnings, not 1: $(cat err)"
+    launcher run --report config.json -- "${DRV[@]}"
+    check cmp -s config.json config.keep -- "--report config.json replaced the user's file"
+    launcher run --trace t2.py -- "${DRV[@]}"
+    check cmp -s t2.py t2.keep -- "--trace t2.py appended to the user's file: $(tail -1 t2.py)"
+    check has err "GRAPHSHIM_TRACE=t2.py holds a file that is neither" -- "--trace t2.py: $(cat err)"
+    # Asked for: replaced, and so is a file of graphshim's without a word.
+    launcher run --force --report config.json --trace t2.py -- "${DRV[@]}"
+    check same "$(warnings)" 0 -- "--force: $(cat err)"
+    check has config.json '"engine": true' -- "--force: config.json not replaced: $(head -c 80 config.json)"
+    check hasnt t2.py 'my notes' -- "--force: t2.py kept the user's lines"
+    check has t2.py 'tid=' -- "--force: no trace in t2.py"
+    n=$(grep -c '^tid=' t2.py)
+    launcher run --report config.json --trace t2.py -- "${DRV[@]}"
+    check same "$(warnings)" 0 -- "a report and a trace of graphshim's: $(cat err)"
+    check same "$(grep -c '^tid=' t2.py)" "$((2 * n))" -- "a trace was not appended to: $(grep -c '^tid=' t2.py) lines"
+    # GRAPHSHIM_FORCE, the variable, and an empty file (nothing to lose).
+    cp train.keep train.py
+    shim GRAPHSHIM_FORCE=1 GRAPHSHIM_REPORT=train.py "${DRV[@]}"
+    check has train.py 'graphshim report: engine on' -- "GRAPHSHIM_FORCE=1: not replaced: $(head -c 80 train.py)"
+    : >empty.json
+    shim GRAPHSHIM_REPORT=empty.json "${DRV[@]}"
+    check has empty.json '"engine": true' -- "an empty file was not replaced: $(cat err)"
+}
+
+t_report_and_trace_one_file() {
+    launcher run --report x.txt --trace x.txt -- "${DRV[@]}"
+    check same "$rc" 0 -- "exit $rc"
+    check has err "GRAPHSHIM_REPORT=x.txt is the file GRAPHSHIM_TRACE writes this process's trace to" -- "$(cat err)"
+    check hasnt err "another process" -- "the clash blamed on another process: $(cat err)"
+    check same "$(warnings)" 1 -- "$(warnings) warnings, not 1: $(cat err)"
+    check same "$(ls | grep -c '^x')" 1 -- "files: $(ls | tr '\n' ' ')"
+    check has x.txt 'tid=' -- "the trace was lost: $(head -c 80 x.txt)"
+}
+
 t_fifo_never_hangs() {
     local reader
     mkfifo f
@@ -226,7 +274,7 @@ t_files_mode_0644() {
 }
 
 t_report_keeps_its_mode() {
-    echo old >r.json
+    printf '{\n  "engine": false}\n' >r.json
     chmod 600 r.json
     shim GRAPHSHIM_REPORT=r.json "${DRV[@]}"
     check has r.json '"engine": true' -- "the report was not replaced: $(head -c 80 r.json)"
@@ -350,15 +398,15 @@ total() { sed -n 's/.*"totals": {.*"'"$2"'": \([0-9.]*\).*/\1/p' "$1" | head -1;
 
 t_report_input_bounded() {
     launcher report /dev/zero
-    check same "$rc" 1 -- "/dev/zero: exit $rc (124: read without end)"
+    check same "$rc" 2 -- "/dev/zero: exit $rc (124: read without end)"
     check has err "cannot read /dev/zero (a NUL byte in it" -- "/dev/zero: $(head -c 200 err)"
     timeout 20 "$G" report - < <(yes) >out 2>err
     rc=$?
-    check same "$rc" 1 -- "endless standard input: exit $rc (124: read without end)"
+    check same "$rc" 2 -- "endless standard input: exit $rc (124: read without end)"
     check has err "cannot read standard input (more than 64 MiB" -- "endless standard input: $(head -c 200 err)"
     mkdir empty
     launcher report empty
-    check same "$rc" 1 -- "an empty folder: exit $rc"
+    check same "$rc" 2 -- "an empty folder: exit $rc"
     check has err "the folder empty holds no report" -- "an empty folder: $(cat err)"
     check hasnt err "Input/output error" -- "a folder: $(cat err)"
 }
@@ -370,6 +418,49 @@ t_report_from_standard_input() {
     check cmp -s out r.json -- "report --json - did not print the report unchanged"
     timeout 20 "$G" report - <r.json >out 2>err
     check has out "graphshim report: 1 report (-), engine on in 1" -- "report -: $(head -2 out)"
+}
+
+t_report_printed_safely() {
+    slow_report
+    # A stream kind with an escape sequence, a bail name with a newline and one
+    # with a byte that is not UTF-8, a file name with an escape.
+    sed -e 's/"kind": "created"/"kind": "\\u001b]0;owned\\u0007"/' \
+        -e 's/"bails": {"mismatch"/"bails": {"forged\\ngraphshim report: ok": 1, "bad\xff": 1, "mismatch"/' r.json >$'e\033[31m.json'
+    launcher report $'e\033[31m.json'
+    check same "$rc" 0 -- "exit $rc: $(cat err)"
+    check same "$(grep -c $'\033' out)" 0 -- "an escape character printed raw: $(grep -a $'\033' out | cat -v | head -3)"
+    check same "$(grep -c $'\xff' out)" 0 -- "a byte that is not UTF-8 printed raw"
+    check has out '\x1b]0;owned\x07' -- "the kind not shown escaped: $(grep created out | cat -v)"
+    check has out 'forged\x0agraphshim report: ok' -- "the bail name not shown escaped: $(grep -a forged out | cat -v)"
+    check has out 'bad\xff' -- "the byte not shown escaped: $(grep -a 'bad' out | cat -v)"
+    check same "$(grep -c '^graphshim report: ok' out)" 0 -- "a forged line: $(grep '^graphshim report: ok' out)"
+    launcher report --json $'e\033[31m.json' r.json
+    check same "$(grep -c $'\033\|\xff' out)" 0 -- "--json printed raw bytes: $(cat -v out | head -3)"
+}
+
+t_report_tool_linear_and_defined() {
+    local names
+    slow_report
+    # 100,000 distinct bail names: quadratic took 51 s.
+    awk 'BEGIN { printf "{"; for (i = 0; i < 100000; i++) printf "%s\"b%d\": 1", i ? ", " : "", i; printf "}" }' >names
+    awk 'NR == FNR { n = $0; next } !done && sub(/"bails": \{[^}]*\}/, "\"bails\": " n) { done = 1 } { print }' names r.json >big.json
+    SECONDS=0
+    timeout 20 "$AB/tests/graphshim-report-ubsan" big.json >out 2>err
+    check same "$?" 0 -- "100,000 bail names: exit $? (124: over 20 s): $(head -3 err)"
+    check test "$SECONDS" -lt 5 -- "100,000 bail names: $SECONDS s"
+    # Under the sanitizer: a report without bails or sequences (qsort of none),
+    # and bail counts whose sum overflows a long long.
+    timeout 20 "$AB/tests/graphshim-report-ubsan" r.json >out 2>err
+    check same "$?/$(cat err)" "0/" -- "a plain report under UBSan: $(head -3 err)"
+    sed -E 's/"bails": \{[^}]*\}/"bails": {}/g' r.json >nobails.json
+    timeout 20 "$AB/tests/graphshim-report-ubsan" nobails.json >out 2>err
+    check same "$?/$(cat err)" "0/" -- "a report of no bails under UBSan: $(head -3 err)"
+    sed -E 's/"bails": \{"mismatch": [0-9]+/"bails": {"mismatch": 9223372036854775807, "x": 9223372036854775807/' r.json >huge.json
+    cp huge.json huge2.json
+    timeout 20 "$AB/tests/graphshim-report-ubsan" huge.json huge2.json >out 2>err
+    check same "$?/$(cat err)" "0/" -- "huge bail counts under UBSan: $(head -3 err)"
+    timeout 20 "$AB/tests/graphshim-report-ubsan" --json huge.json huge2.json >out 2>err
+    check same "$?/$(cat err)" "0/" -- "huge bail counts summed under UBSan: $(head -3 err)"
 }
 
 # job_run RANK MODE: a rank of a job over the fake driver, under the launcher,
@@ -450,6 +541,33 @@ t_sequence_cost_shown() {
     launcher report old.json
     check same "$rc" 0 -- "an earlier report: exit $rc: $(cat err)"
     check has out "$(printf '%14s %9s %13s %10s %10s %12s  ' - - - - - -)" -- "$(sed -n '/^sequences/,/^$/p' out)"
+}
+
+# calls FILE: the driver calls the fake driver's log FILE holds.
+calls() { wc -l <"$1" | tr -d ' '; }
+
+t_headline_nets_own_calls() {
+    local sc net
+    # The fake driver logs every call: the report's net must be the difference.
+    for sc in "params 40" "loop1 4" "sync 8" "slow 20"; do
+        rm -f without with r.json
+        timeout 20 env -i FAKECUDA_LOG=without LD_LIBRARY_PATH="$AB/fakecuda" "$AB/tests/guardprog" $sc >/dev/null 2>&1
+        shim FAKECUDA_LOG=with GRAPHSHIM_REPORT=r.json GRAPHSHIM_LOG=info "$AB/tests/guardprog" $sc
+        net=$(sed -n 's/.*"net_calls_saved": \(-*[0-9]*\).*/\1/p' r.json | head -1)
+        check same "$net" "$(($(calls without) - $(calls with)))" -- \
+            "$sc: net_calls_saved $net, the fake driver's log: $(calls without) calls without, $(calls with) with"
+        check same "$(total r.json own_calls)" "$(($(calls with) - $(calls without) + $(total r.json ops_replayed)))" -- \
+            "$sc: own_calls $(total r.json own_calls)"
+        check has err "driver calls: net ${net#-} $([ "${net:-0}" -lt 0 ] && echo more || echo fewer) than without graphshim" -- \
+            "$sc: the text: $(grep 'driver calls' err)"
+        launcher report r.json
+        check has out "driver calls: net ${net#-} " -- "$sc: graphshim report: $(sed -n 2,4p out)"
+    done
+    # One meaning of "rank": the MPI rank.  The other tables number their rows.
+    check same "$(grep -c '^  *rank ' out)" 0 -- "a table's sort position is called rank: $(grep '^  *rank ' out)"
+    check has out "     # " -- "no # column: $(grep launches_saved out | head -2)"
+    check has "$ROOT/README.md" "False until the program's first CUDA call" -- "the README does not say when active() is True"
+    check has "$ROOT/README.md" "ops_held" -- "the README does not name counters()' fields"
 }
 
 t_no_cuda_call_no_report_said() {
@@ -557,8 +675,9 @@ t_report_check_pass() {
 
 t_report_check_fail() {
     slow_report
+    cp r.json r2.json
     launcher report --check 'hit_rate>=0.99' --check 'launches_saved>=1000,ops>=1' --check 'streams.replays>1000' \
-        r.json r.json
+        r.json r2.json
     check same "$rc" 1 -- "failed checks: exit $rc, not 1"
     check same "$(wc -l <out)" 4 -- "not one line per failed check (and stream): $(cat out)"
     check has out "check failed: hit_rate>=0.99: hit_rate is 0." -- "hit_rate: $(cat out)"
@@ -600,9 +719,93 @@ t_check_at_exit() {
     check same "$rc" 1 -- "GRAPHSHIM_CHECK_EXIT=1: exit $rc, not 1"
     shim GRAPHSHIM_CHECK='hit_rate>=0.5' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
     check same "$rc/$(cat err)" "0/" -- "a check that holds: exit $rc, $(cat err)"
-    shim GRAPHSHIM_CHECK='hitrate>=0.5' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
-    check same "$rc/$(warnings)" "0/1" -- "a bad GRAPHSHIM_CHECK: exit $rc, $(cat err)"
+    shim GRAPHSHIM_CHECK='hitrate>=0.5' "$AB/tests/guardprog" slow 20
+    check same "$rc/$(warnings)" "0/1" -- "a bad GRAPHSHIM_CHECK without _EXIT: exit $rc, $(cat err)"
     check has err "GRAPHSHIM_CHECK: unknown field 'hitrate'" -- "a bad GRAPHSHIM_CHECK: $(cat err)"
+}
+
+t_check_exit_bad_expression_fails() {
+    shim GRAPHSHIM_CHECK='bogus>=1' GRAPHSHIM_CHECK_EXIT=1 "$AB/tests/guardprog" slow 20
+    check same "$rc" 2 -- "a bad GRAPHSHIM_CHECK with _EXIT: exit $rc, not 2: $(cat err)"
+    check has err "unknown field 'bogus'" -- "the bad check not named: $(cat err)"
+    check has err "so the run fails with exit status 2" -- "the failure not said: $(cat err)"
+    # The same where graphshim never started.
+    shim GRAPHSHIM_CHECK='bogus>=1' GRAPHSHIM_CHECK_EXIT=1 true
+    check same "$rc" 2 -- "a bad GRAPHSHIM_CHECK, no CUDA: exit $rc, not 2: $(cat err)"
+}
+
+t_check_exit_nothing_measured_fails() {
+    shim GRAPHSHIM_CHECK='graph_failures==0' GRAPHSHIM_CHECK_EXIT=1 true
+    check same "$rc" 1 -- "no CUDA call under the gate: exit $rc, not 1"
+    check has err "check failed: nothing was measured" -- "no CUDA call: $(cat err)"
+    # A shell that starts the CUDA program passes where the program does (bash
+    # ends with exit, and so judges; dash ends with _exit, and says nothing).
+    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" GRAPHSHIM_CHECK='ops>=1' GRAPHSHIM_CHECK_EXIT=1 \
+        "$G" run -- bash -c '"$0" "$@" >/dev/null; exit 0' "${DRV[@]}" >out 2>err </dev/null
+    check same "$?/$(cat err)" "0/" -- "a shell around a CUDA program failed the gate: $(cat err)"
+    check same "$(ls -A "${TMPDIR:-/tmp}" | grep -c "^graphshim-gate\.$(id -u)\.")" 0 -- "a mark was left in the temporary folder"
+    # In the report tool: reports that count no op.
+    slow_report
+    sed -E 's/"ops": [0-9]+/"ops": 0/g' r.json >zero.json
+    launcher report --check 'graph_failures==0' zero.json
+    check same "$rc" 1 -- "a report of no op passed the gate: exit $rc"
+    check has out "nothing was measured" -- "no op: $(cat out)"
+}
+
+t_check_streams_never_vacuous() {
+    slow_report
+    awk '/"streams": \[/ { print "  \"streams\": []"; print "}"; exit } { print }' r.json >nostreams.json
+    launcher report --check 'streams.hit_rate>=0.9' nostreams.json
+    check same "$rc" 1 -- "a stream's check over no stream: exit $rc, not 1: $(cat out err)"
+    check has out "streams.hit_rate>=0.9: no stream saw an op" -- "not said: $(cat out)"
+}
+
+t_check_accepts_what_docs_say() {
+    local e
+    slow_report
+    for e in 'ops>=-nan' 'ops>=+nan' 'ops>=+inf' 'ops>=-NaN' 'ops>=nan(1)' 'hit _rate>=0.6' 'ops>=1 000' 'ops>=0x10' \
+             'ops>=1e' 'streams. ops>=1' 'ops> =1'; do
+        launcher report --check "$e" r.json
+        check same "$rc" 2 -- "'$e' accepted: exit $rc: $(cat out err)"
+        check has err "bad check" -- "'$e': $(cat err)"
+    done
+    for e in ' hit_rate >= 0.1 ' 'ops>=1e1' 'ops>=.5' 'ops>=+1' 'hit_rate>-1' 'ops>=1.' 'streams.ops >= 1'; do
+        launcher report --check "$e" r.json
+        check same "$rc" 0 -- "'$e' refused: exit $rc: $(cat out err)"
+    done
+    launcher report --check
+    check same "$rc" 2 -- "--check without a value: exit $rc"
+    check has err "--check needs a CHECK" -- "--check without a value: $(head -1 err)"
+    check hasnt err "unknown option" -- "--check without a value: $(head -1 err)"
+    launcher --help
+    check has out "--check CHECK" -- "--help does not name --check"
+    check has out "GRAPHSHIM_CHECK_EXIT=1" -- "--help does not name GRAPHSHIM_CHECK_EXIT"
+    check has "$ROOT/README.md" "GRAPHSHIM_CHECK_EXIT" -- "the README does not name GRAPHSHIM_CHECK_EXIT"
+    check has "$ROOT/docs/report.md" "at most 32 checks" -- "docs/report.md does not give the limit"
+}
+
+t_check_inputs_counted_once() {
+    local saved
+    mkdir job
+    shim GRAPHSHIM_REPORT=job/r.0.json "$AB/tests/guardprog" slow 20
+    saved=$(total job/r.0.json launches_saved)
+    launcher report --check "launches_saved<=$saved" job/r.0.json job/r.0.json
+    check same "$rc" 0 -- "a file given twice was summed twice: $(cat out)"
+    check has err "job/r.0.json is given twice: counted once" -- "not said: $(cat err)"
+    launcher report --check "launches_saved<=$saved" job/ job/r.0.json ./job/r.0.json
+    check same "$rc" 0 -- "a folder's report named again was summed twice: $(cat out)"
+    launcher report --check 'ops>=1' missing.json
+    check same "$rc" 2 -- "a missing input: exit $rc, not 2"
+    # A stray file of the folder is skipped, with a warning; the table stays.
+    echo '{"lr": 0.1}' >job/config.json
+    echo 'not json' >job/notes.json
+    launcher report job/
+    check same "$rc" 0 -- "a folder with a config.json: exit $rc: $(cat err)"
+    check has err "skipped job/config.json (not a graphshim report" -- "config.json: $(cat err)"
+    check has err "skipped job/notes.json" -- "notes.json: $(cat err)"
+    check has out "graphshim report: 1 report (job/)" -- "no table: $(head -2 out)"
+    launcher report job/config.json
+    check same "$rc" 2 -- "a file named that is no report: exit $rc, not 2"
 }
 
 # --- The test-only switch, a late load, the demo ------------------------------
@@ -665,7 +868,7 @@ gpu_make() {
 
 t_gpu_targets_stop_without_a_gpu() {
     local t
-    for t in gpu-test bench; do
+    for t in gpu-test bench sanitize bench-apps bench-node-update; do
         SECONDS=0
         gpu_make "$t"
         check test "$rc" != 0 -- "make $t without a GPU: exit 0"
@@ -674,6 +877,33 @@ t_gpu_targets_stop_without_a_gpu() {
         check same "$(grep -vc '^make: \*\*\*' out)" 1 -- "make $t without a GPU: not one line: $(head -5 out)"
         check has out "make $t: no GPU here" -- "make $t without a GPU: $(head -3 out)"
     done
+}
+
+t_first_minute() {
+    local r=$ROOT/README.md
+    # Without the CUDA headers: what to install, not make's "No rule".
+    (cd "$ROOT" && timeout 60 env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory CUDA_HOME=/nonexistent \
+        BUILD="$PWD/b" all) >out 2>&1 </dev/null
+    check hasnt out "No rule to make target" -- "no CUDA headers: $(head -2 out)"
+    check has out "is missing: install the CUDA toolkit 13.0 or newer" -- "no CUDA headers: $(head -2 out)"
+    # A text report given to graphshim report is named as one.
+    shim GRAPHSHIM_REPORT=r.txt "${DRV[@]}"
+    launcher report r.txt
+    check same "$rc" 2 -- "report r.txt: exit $rc"
+    check has err "r.txt: a text report" -- "report r.txt: $(cat err)"
+    # The demo over the fake driver says what it shows, never "slower".
+    BUILD=$B bash "$ROOT/scripts/demo.sh" >demo 2>&1
+    check hasnt demo "wall time" -- "the fake demo shows times: $(grep 'wall time' demo)"
+    check has demo "driver calls in the fake driver's log:" -- "the fake demo: $(tail -3 demo)"
+    check has demo "fewer than without graphshim" -- "the demo's program does not save calls: $(grep 'driver calls' demo)"
+    # The README's first minute: gains, a report, the fake driver, pip.
+    check has "$r" "## What to expect" -- "README: no table of gains"
+    check has "$r" "It does not help where" -- "README: not where it does not help"
+    check has "$r" "## What a report looks like" -- "README: no report"
+    check has "$r" "LD_LIBRARY_PATH=build/fakecuda build/graphshim run" -- "README: not how to try a program over the fake"
+    check has "$r" "python3 -m venv" -- "README: pip without a virtual environment"
+    check has "$r" "WHEEL_PYTHON" -- "README: no WHEEL_PYTHON"
+    check has "$r" "glibc is 2.34 or newer" -- "README: no glibc floor"
 }
 
 # bench_with PROGRAM-BODY: bench.sh's tiny1 row, one round, where bench.cu
@@ -704,14 +934,16 @@ t_bench_rows_never_yes_without_runs() {
 
 cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_an_error missing_program
        run_passes_program_and_status readme_shows_help
-       report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
+       users_files_kept report_and_trace_one_file report_symlink_refused trace_symlink_refused fifo_never_hangs devices_refused report_on_stderr_by_name
        files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept reports_at_once_all_kept
-       report_input_bounded report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown no_cuda_call_no_report_said
+       report_input_bounded report_printed_safely report_tool_linear_and_defined report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown headline_nets_own_calls no_cuda_call_no_report_said
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
-       gpu_targets_stop_without_a_gpu bench_rows_never_yes_without_runs
-       report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit)
+       gpu_targets_stop_without_a_gpu first_minute bench_rows_never_yes_without_runs
+       report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit
+       check_exit_bad_expression_fails check_exit_nothing_measured_fails check_streams_never_vacuous
+       check_accepts_what_docs_say check_inputs_counted_once)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0
 for c in "${cases[@]}"; do

@@ -1756,26 +1756,35 @@ Test(pending, host_functions_run_in_issue_order_at_completion, .init = pending3)
     cr_assert_eq(g_inner_rc, CUDA_ERROR_NOT_PERMITTED);
 }
 
-Test(pending, a_blocking_stream_waits_on_later_legacy_stream_work, .init = pending3)
+/* Measured on an H200 (bench/ptds_legacy_probe.cu): a synchronize or query of
+ * a per-thread stream does not wait for legacy-stream work issued after its
+ * last op; an event recorded on it afterwards does, and so does any op of a
+ * blocking stream (the legacy stream's implicit synchronization). */
+Test(pending, a_blocking_stream_waits_for_legacy_work_before_its_own_ops, .init = pending3)
 {
     setup();
     CUstream blk, nb;
+    CUevent e;
     int *out;
     CUfunction store = get_fn("store");
     CK(cuStreamCreate(&blk, 0));
     CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
     CK(cuMemAllocHost((void **)&out, sizeof *out));
     *out = 0;
     store_int(store, 1, out, CU_STREAM_LEGACY);
     CK(cuStreamSynchronize(nb));
     cr_assert_eq(*out, 0, "a non-blocking stream does not wait on the legacy stream");
-    for (int i = 0; i < 3; i++)
-        cr_assert_eq(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
+    CK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
     CK(cuStreamQuery(CU_STREAM_PER_THREAD));
-    cr_assert_eq(*out, 1, "the per-thread stream is blocking");
-    store_int(store, 2, out, NULL);
+    cr_assert_eq(*out, 0, "a per-thread stream's synchronize waited for later legacy work");
+    CK(cuEventRecord(e, CU_STREAM_PER_THREAD));
+    CK(cuEventSynchronize(e));
+    cr_assert_eq(*out, 1, "an event recorded on the per-thread stream after legacy work waits for it");
+    store_int(store, 2, out, CU_STREAM_LEGACY);
+    store_int(store, 3, out, blk);
     CK(cuStreamSynchronize(blk));
-    cr_assert_eq(*out, 2);
+    cr_assert_eq(*out, 3, "a blocking stream's op runs after the legacy work before it");
 }
 
 Test(pending, a_stream_waits_for_the_events_it_waits_on, .init = pending3)

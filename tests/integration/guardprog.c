@@ -641,6 +641,62 @@ static void n_ops(int iters, int n)
     }
 }
 
+/* sites: a step of six ops and a synchronize, cut in some steps by a call of
+** the program's in the middle, after a kernel named cut_kernel: every 4th step
+** reads a value back (gp_site_item: a synchronize, as PyTorch's .item()) after
+** 3 ops, every 6th allocates (gp_site_alloc) after 4.  The two functions are
+** global and not inlined, so that dladdr names them (guardprog is linked with
+** -rdynamic): the report's bail sites must. */
+FAKECUDA_KERNEL(cut_kernel, sizeof(float *), sizeof(int))
+{
+    float *x = FAKECUDA_ARG(float *, 0);
+    x[0] += (float)FAKECUDA_ARG(int, 1);
+}
+
+__attribute__((noinline)) void gp_site_item(CUstream s)
+{
+    CHECK(cuStreamSynchronize(s));
+}
+
+__attribute__((noinline)) void gp_site_alloc(void)
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, 256));
+    CHECK(cuMemFree_v2(p));
+}
+
+static void cut(CUstream s, CUdeviceptr x, CUfunction f)
+{
+    int one = 1;
+    launch(f, s, (void *[]){&x, &one});
+}
+
+static void sites(int iters)
+{
+    CUstream s;
+    CUmodule m;
+    CUfunction f;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuModuleLoadData(&m, "image"));
+    CHECK(cuModuleGetFunction(&f, m, "cut_kernel"));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        cut(s, x, f);
+        if (it % 4 == 3)
+            gp_site_item(s);
+        axpb(s, x);
+        if (it % 6 == 5)
+            gp_site_alloc();
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 static void long_(int iters) { n_ops(iters, 100); }
 static void twenty(int iters) { n_ops(iters, 20); }
 
@@ -2267,7 +2323,7 @@ static const struct {
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy}, {"ptds-legacy", ptds_legacy},
-    {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
+    {"sites", sites},      {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };

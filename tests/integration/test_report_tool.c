@@ -6,8 +6,10 @@
 ** saved (a sequence with what its graph launches cost), each bail reason with
 ** its hint; --json gives the report unchanged.  Two
 ** reports: every total summed.  A truncated report, a JSON file that is no
-** report and a missing file: exit status 1 and a message naming the file (and
-** for bad JSON the line and column); no file: usage, exit status 2.  And
+** report and a missing file: exit status 2 and a message naming the file (and
+** for bad JSON the line and column); no file: usage, exit status 2.  Where the
+** program's calls cut its graphs: guardprog's sites scenario, whose functions
+** gp_site_item and gp_site_alloc the report names under their bail reasons.  And
 ** GRAPHSHIM_REPORT's %p and %r: a report per process, named by its pid or its
 ** rank in a job; and a job's process tree under the launcher: every worker
 ** preloaded, each its own report, summed by graphshim report.
@@ -57,7 +59,7 @@ Test(report_tool, ranks_one_report)
     cr_assert_eq(t.status, 0, "%s", t.err);
     snprintf(line, sizeof line, "  ops %ld, replayed as graphs %ld:", total(report, "ops"), total(report, "ops_replayed"));
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
-    snprintf(line, sizeof line, "saved %ld driver calls", total(report, "launches_saved"));
+    snprintf(line, sizeof line, "saved %ld launches", total(report, "launches_saved"));
     cr_assert(strstr(t.out, line), "no '%s' in:\n%s", line, t.out);
     cr_assert(strstr(t.out, "streams by launches saved (1)"), "%s", t.out);
     cr_assert(strstr(t.out, "sequences by launches saved (2)"), "%s", t.out);
@@ -148,17 +150,17 @@ Test(report_tool, rejects_what_is_no_report)
     snprintf(missing, sizeof missing, "%s/missing.json", a.dir);
 
     tool(&t, (const char *[]){trunc, NULL});
-    cr_assert_eq(t.status, 1, "%d %s", t.status, t.out);
+    cr_assert_eq(t.status, 2, "%d %s", t.status, t.out);
     cr_assert(strstr(t.err, "trunc.json:") && strstr(t.err, "not valid JSON: the file ends early"), "%s", t.err);
     cr_assert_str_empty(t.out);
     run_free(&t);
     tool(&t, (const char *[]){"--json", other, NULL});
-    cr_assert_eq(t.status, 1);
+    cr_assert_eq(t.status, 2);
     cr_assert(strstr(t.err, "other.json: totals.ops_held is missing"), "%s", t.err);
     cr_assert_str_empty(t.out, "--json passed a bad report through: %s", t.out);
     run_free(&t);
     tool(&t, (const char *[]){missing, NULL});
-    cr_assert_eq(t.status, 1);
+    cr_assert_eq(t.status, 2);
     cr_assert(strstr(t.err, "cannot read") && strstr(t.err, "missing.json"), "%s", t.err);
     run_free(&t);
     tool(&t, (const char *[]){NULL});
@@ -166,6 +168,32 @@ Test(report_tool, rejects_what_is_no_report)
     cr_assert(strstr(t.err, "usage: graphshim report"), "%s", t.err);
     free(report);
     run_free(&t), run_free(&a);
+}
+
+/* The report names the call sites that cut graphs, and the kernels before the
+** cut; the report tool prints them under their reasons; the knob turns it off. */
+Test(report_tool, names_where_graphs_are_cut)
+{
+    struct run a, b, t;
+    char *report = report_of(&a, "sites", "60", "GRAPHSHIM_LOG=warn"), *sites, *off, path[256];
+
+    cr_assert(sites = strstr(report, "\"bail_sites\": {"), "%s", report);
+    cr_assert(strstr(sites, "\"boundary-sync\": [{\"site\": \"gp_site_item\", \"object\": \"guardprog\", \"count\": "),
+              "%s", report);
+    cr_assert(strstr(sites, "\"boundary-alloc\": [{\"site\": \"gp_site_alloc\", \"object\": \"guardprog\""), "%s",
+              report);
+    cr_assert(strstr(sites, "\"kernels\": [\"cut_kernel\", \"axpb\"]}"), "the kernels before the cut: %s", report);
+    cr_assert_eq(total(strstr(sites, "\"boundary-sync\""), "count"), total(strstr(report, "\"bails\""), "boundary-sync"),
+                 "each of the first bails is sampled: %s", report);
+    snprintf(path, sizeof path, "%s/report.json", a.dir);
+    tool(&t, (const char *[]){path, NULL});
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_assert(strstr(t.out, "boundary-sync") && strstr(t.out, "            at gp_site_item (guardprog): "), "%s", t.out);
+    cr_assert(strstr(t.out, "            at gp_site_alloc (guardprog): "), "%s", t.out);
+    off = report_of(&b, "sites", "60", "GRAPHSHIM_BAIL_SITES=0");
+    cr_assert(strstr(off, "\"bail_sites\": {},"), "GRAPHSHIM_BAIL_SITES=0: %s", off);
+    free(report), free(off);
+    run_free(&t), run_free(&a), run_free(&b);
 }
 
 /* GRAPHSHIM_REPORT with %p: each process writes its own, named by its pid. */
