@@ -21,7 +21,7 @@
 # eager and own-graphs rows graphshim is not loaded: the method's noise), and from
 # the graphshim runs' reports the hit rate and the graphs launched a token
 # (replays + chunks + body graphs over the tokens run while active).
-# Then the prompt step (--prompt P, 22 layers of 6 matrix products 512 x 1024 x
+# Then the prompt step (--mode prompt --steps P, 22 layers of 6 matrix products 512 x 1024 x
 # 1024) with P = 3 and 5: eager against graphshim, milliseconds for the P steps.
 # Every run's checksum must equal the eager run's of the same size (all rounds):
 # a mismatch, or a run without a result, fails the script (exit 1).
@@ -150,9 +150,9 @@ prompt() {
         for row in eager graphshim; do
             stem=$LOGS/prompt$p.$row.$r
             if [ $row = eager ]; then
-                one "$stem" env -u LD_PRELOAD "$BIN" --prompt "$p"
+                one "$stem" env -u LD_PRELOAD "$BIN" --mode prompt --steps "$p"
             else
-                one "$stem" env LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$stem.report.json" "$BIN" --prompt "$p"
+                one "$stem" env LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$stem.report.json" "$BIN" --mode prompt --steps "$p"
             fi
             c=$(val checksum "$stem.out")
             if [ "$(val rc "$stem.err")" != 0 ] || [ -z "$c" ] || [ -z "$(val prompt_ms "$stem.err")" ]; then

@@ -2,10 +2,10 @@
 // tokens one at a time (issue 50), with the engine's own graphs by hand as
 // the yardstick.
 //
-//   decode_loop [tokens] [--mode eager|graphs] [--layers N] [--hidden H]
+//   decode_loop [tokens] [--mode eager|graphs|prompt] [--layers N] [--hidden H]
 //               [--vocab V] [--gpu-us G] [--host-us U] [--pad P] [--start S]
 //               [--warmup W] [--ab K] [--ab-tokens B] [--check C]
-//               [--prompt P] [--prompt-rows M] [--prompt-hidden HP]
+//               [--steps P] [--prompt-rows M] [--prompt-hidden HP]
 //
 // A token: two small host-to-device copies from pinned memory (the token id and
 // its position, into one device array that the kernels read), then 1 + 16 N + 2
@@ -51,8 +51,9 @@
 //           launches are stream-captured again and applied with
 //           cudaGraphExecUpdate (instantiated anew if the update fails).  The
 //           copies and the synchronize stay outside the graph.
-// Both print the same checksum; `launches` counts launch calls (captured ones
-// included), so it differs between them.
+//   prompt  the prompt step instead of decoding (below), eagerly
+// eager and graphs print the same checksum; `launches` counts launch calls
+// (captured ones included), so it differs between them.
 //
 // --ab K: after the main run, K pairs of blocks of B tokens each, in the order
 // paused-active, active-paused, ... (ABBA), graphshim paused (gs_pause) in the
@@ -62,7 +63,7 @@
 // the median over pairs of the paused block's time over the active one's
 // (above 1: graphshim faster).
 //
-// --prompt P: instead of decoding, P prompt steps: each an embedding of M rows
+// --mode prompt: P prompt steps (--steps, 5): each an embedding of M rows
 // (--prompt-rows, 512) of width HP (--prompt-hidden, 1024), then per layer
 // 12 kernels of which 6 are tiled 16x16 matrix products (M x HP by HP x HP),
 // a copy of the last row into pinned memory and a synchronize.  Every step
@@ -425,15 +426,15 @@ struct Opts {
     double gpu_us = 0, host_us = 1;
     int ab = 0, ab_tokens = 32;
     long long check = -1;
-    int prompt = 0, prompt_rows = 512, prompt_hidden = 1024;
+    int steps = 5, prompt_rows = 512, prompt_hidden = 1024;
 };
 
 static void usage(const char* prog)
 {
     fprintf(stderr,
-            "usage: %s [tokens] [--mode eager|graphs] [--tokens T] [--layers N] [--hidden H] [--vocab V]\n"
+            "usage: %s [tokens] [--mode eager|graphs|prompt] [--tokens T] [--layers N] [--hidden H] [--vocab V]\n"
             "       [--gpu-us G] [--host-us U] [--pad P] [--start S] [--warmup W] [--ab K] [--ab-tokens B]\n"
-            "       [--check C] [--prompt P] [--prompt-rows M] [--prompt-hidden HP]\n",
+            "       [--check C] [--steps P] [--prompt-rows M] [--prompt-hidden HP]\n",
             prog);
     exit(2);
 }
@@ -463,7 +464,7 @@ static Opts parse(int argc, char** argv)
         const char* v = argv[++i];
         if (a == "--mode") {
             o.mode = v;
-            if (o.mode != "eager" && o.mode != "graphs")
+            if (o.mode != "eager" && o.mode != "graphs" && o.mode != "prompt")
                 usage(argv[0]);
         } else if (a == "--tokens") o.tokens = (int)num(v, 1, 1e7);
         else if (a == "--layers") o.layers = (int)num(v, 1, 1000);
@@ -477,7 +478,7 @@ static Opts parse(int argc, char** argv)
         else if (a == "--ab") o.ab = (int)num(v, 0, 1e6);
         else if (a == "--ab-tokens") o.ab_tokens = (int)num(v, 1, 1e7);
         else if (a == "--check") o.check = (long long)num(v, -1, 1e12);
-        else if (a == "--prompt") o.prompt = (int)num(v, 0, 1e6);
+        else if (a == "--steps") o.steps = (int)num(v, 1, 1e6);
         else if (a == "--prompt-rows") o.prompt_rows = (int)num(v, 16, 1 << 16);
         else if (a == "--prompt-hidden") o.prompt_hidden = (int)num(v, 16, 1 << 14);
         else
@@ -485,8 +486,6 @@ static Opts parse(int argc, char** argv)
     }
     if (o.hidden % 32)
         fail(NAME, "--hidden must be a multiple of 32");
-    if (o.prompt > 0 && o.mode != "eager")
-        fail(NAME, "--prompt runs in --mode eager only");
     if (o.prompt_rows % 16 || o.prompt_hidden % 16)
         fail(NAME, "--prompt-rows and --prompt-hidden must be multiples of 16");
     return o;
@@ -964,7 +963,7 @@ static int prompt_main(const Opts& o, Engine& e)
     const dim3 gg(HP / 16, R / 16);
     std::vector<double> steps;
     double t0 = now_s();
-    for (int st = 0; st < o.prompt; st++) {
+    for (int st = 0; st < o.steps; st++) {
         double ts = now_s();
         e.kern(gsamp_pro_embed, eg, 256, false, args(nullptr, nullptr, x, nullptr, (int)RH, HP, 0, 0));
         for (int l = 0; l < N; l++) {
@@ -994,7 +993,7 @@ static int prompt_main(const Opts& o, Engine& e)
             fail(NAME, "a prompt step's last row differs from the first step's");
     }
     double total = now_s() - t0;
-    fprintf(stderr, "%s: prompt, %d steps, %d layers, %d x %d, %d kernels a step\n", NAME, o.prompt, N, R, HP,
+    fprintf(stderr, "%s: prompt, %d steps, %d layers, %d x %d, %d kernels a step\n", NAME, o.steps, N, R, HP,
             1 + 12 * N);
     fprintf(stderr, "prompt_step_ms");
     for (double s : steps)
@@ -1052,7 +1051,7 @@ static int prompt_main(const Opts& o, Engine& e)
     }
     uint64_t h = fnv_words(hx.data(), hx.size());
     printf("sample %s\n", NAME);
-    printf("prompt_steps %d\nlayers %d\nrows %d\nhidden %d\n", o.prompt, N, R, HP);
+    printf("prompt_steps %d\nlayers %d\nrows %d\nhidden %d\n", o.steps, N, R, HP);
     printf("kernels_per_step %d\n", 1 + 12 * N);
     printf("prompt.fnv1a 0x%016llx\n", (unsigned long long)h);
     printf("checksum 0x%016llx\n", (unsigned long long)h);
@@ -1068,7 +1067,7 @@ int main(int argc, char** argv)
     e.host_iters = (uint64_t)(o.host_us * e.busy_per_us + 0.5);
     e.spin_ns = (long long)(o.gpu_us * 1000.0 + 0.5);
     CK(cudaStreamCreateWithFlags(&e.s, cudaStreamNonBlocking));
-    int rc = o.prompt > 0 ? prompt_main(o, e) : decode_main(o, e);
+    int rc = o.mode == "prompt" ? prompt_main(o, e) : decode_main(o, e);
     CK(cudaStreamDestroy(e.s));
     return rc;
 }
