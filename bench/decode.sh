@@ -42,6 +42,7 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 OUT=${OUT:-$BUILD/bench-decode}
 case $OUT in /*) ;; *) OUT=$ROOT/$OUT ;; esac
 LOGS=$OUT/logs
+rm -rf "$LOGS" # an earlier run's logs only
 mkdir -p "$OUT" "$LOGS" || exit 2
 TXT=$OUT/decode.txt
 : >"$TXT"
