@@ -126,8 +126,10 @@ struct KArgs {
 
 __device__ static inline long long gtimer()
 {
-    long long t;
+    long long t = 0;
+#if defined(__CUDA_ARCH__)
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+#endif
     return t;
 }
 
