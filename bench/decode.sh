@@ -5,7 +5,7 @@
 # Builds samples/decode_loop.cu (static runtime) and runs it at two sizes, each
 # 22 layers, hidden 256, 355 kernels a token, the host working 1 us before each
 # launch, positions from 200 (the arguments change where the position crosses
-# 256 and 512):
+# a multiple of 256: three times in a launch-bound run, once in a GPU-bound one):
 #   launch  tiny kernels (a few us of GPU time each): host-bound
 #   gpu     every kernel at least GPU_US (20) us on the GPU: GPU-bound
 # Rows of each size, measured in turn in each of ROUNDS rounds:
@@ -31,9 +31,9 @@
 # LAUNCH_TOKENS (272), GPU_TOKENS (112), AB (pairs of blocks: 6 launch-bound, 4
 # GPU-bound), SHIM_ENV (extra settings of the graphshim rows, comma-separated
 # VAR=value), BENCH_CPUS (run every program under taskset -c BENCH_CPUS).
-# Estimate on an H100: about 4 minutes with ROUNDS=5 (launch-bound runs about
-# 2 s each, GPU-bound about 3 s, prompt runs about 1.5 s, 60 runs, plus the
-# build).
+# Estimated (not yet measured) on an H100: 3 to 5 minutes with ROUNDS=5:
+# 60 runs (launch-bound about 2 s each: 656 tokens of about 1.3 ms; GPU-bound
+# about 3 s: 240 tokens of about 7.5 ms; prompt about 1.5 s), plus the build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
