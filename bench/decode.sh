@@ -137,6 +137,7 @@ print("%.3f %.1f" % (t["hit_rate"], (t["replays"] + t["chunks"] + t.get("body_gr
         hh=$(echo "${hit[$row]:-}" | median)
         gg=$(echo "${gpt[$row]:-}" | median)
         [ "$(echo "${sum[$row]:-}" | tr ' ' '\n' | grep -v '^$' | sort -u | wc -l)" = 1 ] && [ "$(echo "${sum[$row]}" | awk '{print $1}')" = "$ref" ] || same=NO
+        [ -n "${sum[$row]:-}" ] || same=no-result
         v=$(awk -v m="$m" -v g="$gm" 'BEGIN { if (m + 0 > 0 && g + 0 > 0) printf "%.3f", m / g; else print "-" }')
         printf '%-8s %-11s %10s %17s %9s %8s %6s %9s %s\n' "$name" "$row" "$m" "$s" "$v" "$a" \
             "${hh/nan/-}" "${gg/nan/-}" "$same" | tee -a "$TXT"
