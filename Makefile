@@ -23,6 +23,8 @@
 #   bench      eager vs graphshim vs hand-written graphs, on a GPU
 #   bench-apps real applications (bench/apps/), eager vs graphshim in one process;
 #              part of bench unless APPS=0
+#   bench-decode  an LLM engine's decode loop (samples/decode_loop.cu): eager,
+#              graphshim and the engine's own graphs, on a GPU (bench/decode.sh)
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
@@ -75,7 +77,7 @@ GEN      := $(BUILD)/gen/driver_names.def
 GS_VERSION        := $(shell cat VERSION)
 GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
 
-.PHONY: all test unit-test integration-test demo gpu-test gpu-jobs sanitize bench bench-apps shim-cost profile test-lib docs \
+.PHONY: all test unit-test integration-test demo gpu-test gpu-jobs sanitize bench bench-apps bench-decode shim-cost profile test-lib docs \
         install clean wheel wheel-test
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
@@ -170,6 +172,12 @@ bench: all
 bench-apps: all
 	@sh scripts/need-gpu.sh bench-apps
 	bash bench/apps.sh
+
+# an LLM engine's decode loop: eager, graphshim and the engine's own graphs
+# (samples/decode_loop.cu), and its prompt step (bench/decode.sh)
+bench-decode: all
+	@sh scripts/need-gpu.sh bench-decode
+	bash bench/decode.sh
 
 # Node updates, host against device (issue 40): node_update_cost (what a host
 # node set costs) and device_update_cost (N host sets against device-updatable

@@ -165,6 +165,11 @@ PY_SHIM_RUNS=$(printf '%s\n' ${GS_SHIM_RUNS:-off trace} report | awk '!seen[$0]+
 # every iteration, in four memory kinds in turn, and copies between pinned host
 # memory and a device buffer that changes: their nodes are set in place, so
 # replays are expected.
+# decode_loop: an LLM engine's decode loop (64 tokens of 22 layers, 355
+# kernels a token by cudaLaunchKernelEx with programmatic stream
+# serialization, the token id back and the next one's inputs in by small
+# copies, a synchronize a token); its arguments change once, where the
+# position crosses 256: replays expected.
 EXPECT='
 tiny_stream     cu  eq  >0   rows
 tiny_legacy     cu  eq  >0   -
@@ -213,6 +218,7 @@ mem_rounds      cu  eq  >0   -
 large_param     cu  eq  any  -
 um_perf         cu  eq  >0   -
 copy_args       cu  eq  >0   -
+decode_loop     cu  eq  >0   -
 '
 
 # ------------------------------------------------------------------ report checks
