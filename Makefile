@@ -150,7 +150,7 @@ docs: $(BUILD)/knobs_doc
 demo: all
 	bash scripts/demo.sh
 
-gpu-test: all $(BUILD)/test/libgraphshim.so
+gpu-test: all $(BUILD)/test/libgraphshim.so $(BUILD)/test/graphshim
 	@sh scripts/need-gpu.sh gpu-test
 	bash samples/gpu-test.sh
 
@@ -215,7 +215,14 @@ $(BUILD)/test/libgraphshim.so: $(LIB_SRC) $(wildcard driver/*.h interpose/*.h po
                                interpose/trampoline.S driver/hooks.def interpose/graphshim.map
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/test GS_TEST_BUILD=1 GS_QUIET=$(GS_QUIET) $@
 
-test-lib: $(BUILD)/test/libgraphshim.so
+# The launcher beside the test build preloads the test build (it finds the
+# library in its own directory): gpu-test's runs through the launcher, with
+# GRAPHSHIM_LIB=$(BUILD)/test/libgraphshim.so.
+$(BUILD)/test/graphshim: $(BUILD)/graphshim
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+test-lib: $(BUILD)/test/libgraphshim.so $(BUILD)/test/graphshim
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/graphshim $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
