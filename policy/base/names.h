@@ -77,6 +77,7 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(BIG_BODY, "big-body", "a loop body of keys over 4 KiB takes its segment from the tree")         \
     X(COPY_RANGE, "copy-range", "a moved copy or memset is held only inside its allocation")          \
     X(DRAIN, "drain", "shorter chunks where the GPU still ran them at synchronizes")                 \
+    X(CHUNK_BUSY, "chunk-busy", "a slow host's chunk ends only where the GPU ran dry")                  \
     X(RESUME, "resume", "holding resumes after a stall where a chunk ended")                          \
     X(OOM_RETRY, "oom-retry", "a failed allocation is made again after graphshim frees its own memory") \
     X(BUSY_GPU, "busy-gpu", "a sequence whose GPU time dwarfs its issue time keeps no graph that is slower at all")

@@ -62,6 +62,30 @@ static int can_shorten(const struct gs_stream *s)
            (uint32_t)gs__cfg.chunk_max >> s->chunk_shift > (uint32_t)gs__cfg.chunk_ops;
 }
 
+/* A chunk exists so that the GPU never waits for the host.  Where the GPU
+** still runs the work that went out before (a cuStreamQuery, once a chunk's
+** length of held ops: a microsecond against the tens the host took to issue
+** them), another graph launch would only add its cost, and the held ops wait
+** for nothing: chunks grow, by count (GRAPHSHIM_CHUNK_OPS's doubling), and a
+** slow host's place becomes a chunk's end only where the GPU ran dry there,
+** twice in a row (a decode step whose kernels each take longer than the host
+** takes to issue them: 7 graphs a token, not 45).  A host slower than its GPU
+** finds it idle at each such place, and its chunks stay the slow host's
+** length. */
+static int gpu_has_work(struct gs_stream *s)
+{
+    CUcontext prev;
+    CUresult rc;
+
+    if (GS_DROPPED(GS_RULE_CHUNK_BUSY) || !gs__real[GS_ID_cuStreamQuery] ||
+        (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
+        return 0;
+    prev = gs__enter_ctx(s);
+    rc = GS_REAL(cuStreamQuery)(s->handle);
+    gs__leave_ctx(s, prev);
+    return rc == CUDA_ERROR_NOT_READY;
+}
+
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
 {
     uint32_t limit = chunk_limit(s);
@@ -73,9 +97,10 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
             return 1;
         if (gs__cfg.chunk_max && held == limit) {
             /* Two slow passes in a row: a fast host that stalls once in a while
-            ** (descheduled) keeps its few long chunks. */
+            ** (descheduled) keeps its few long chunks; and a GPU still running
+            ** what went out before (rule chunk-busy) keeps its long chunks too. */
             if (c->chunk.chunk_votes < 2) {
-                if (gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP) {
+                if (gs__now_ns() - s->chunk_since < (uint64_t)held * GS_SLOW_HOST_NS_PER_OP || gpu_has_work(s)) {
                     c->chunk.chunk_votes = 0;
                     return 0;
                 }

@@ -918,26 +918,41 @@ Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
 
 Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
 {
-    /* slowlong's 60 ops at tens of microseconds an op, as above: SLOWLONG_CHUNKS.
-    ** With 150 us of GPU time a kernel the GPU is still running the chunks when
-    ** the last graph goes out at the synchronize (rule drain): after two such
-    ** synchronizes chunks end every 8 ops, not 16, and, once their places have
-    ** seen the slow host twice, 7 a replay instead of 5 (55 in all here; a loaded
-    ** host that finds the GPU idle once halves them a replay later: 51-53). */
-    expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL},
-                  SLOWLONG_CHUNKS + 2, 10 * 8);
+    /* slowlong's 60 ops at 20 us of the host's time an op, as above:
+    ** SLOWLONG_CHUNKS.  With 15 us of GPU time a kernel (ResNet-18 at batch 1:
+    ** 18 against 24) the GPU has run each chunk before the next (rule
+    ** chunk-busy cuts them), but is still running the last chunks when the last
+    ** graph goes out at the synchronize (rule drain): after two such
+    ** synchronizes chunks end every 8 ops, not 16, once their places have seen
+    ** the slow host twice: 51 in all here. */
+    expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=15", NULL},
+                  SLOWLONG_CHUNKS + 4, SLOWLONG_CHUNKS + 4);
     expect_chunks("slowlong",
-                  (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", "GRAPHSHIM_TEST_DROP_RULE=drain",
+                  (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=15", "GRAPHSHIM_TEST_DROP_RULE=drain",
                                    NULL},
                   SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
     /* The program asks whether the stream is done, then works 20 ms on the host:
     ** the synchronize after that waits for nothing, and chunks stay 16 ops long. */
-    expect_chunks("slowlong-polled", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL},
+    expect_chunks("slowlong-polled", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=15", NULL},
                   SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
     /* A GPU that keeps up (1 us a kernel) waits a moment at the synchronize:
     ** chunks stay 16 ops long. */
     expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=1", NULL}, SLOWLONG_CHUNKS,
                   SLOWLONG_CHUNKS);
+}
+
+Test(engine, a_gpu_still_running_earlier_chunks_gets_longer_chunks)
+{
+    /* slowlong's host, and 150 us of GPU time a kernel: at each place where the
+    ** slow host's chunk would end, the GPU still runs what went out before, so
+    ** no chunk ends there (rule chunk-busy); chunks end by count (8, 16, 32, 48
+    ** and short-tail's 56 become 8, 16, 32): 30 graph launches in 10 replays,
+    ** not 55 (the slow host's 16-op chunks, then drain's 8). */
+    expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL}, 30, 30);
+    expect_chunks("slowlong",
+                  (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150",
+                                   "GRAPHSHIM_TEST_DROP_RULE=chunk-busy", NULL},
+                  55, 55);
 }
 
 ParameterizedTestParameters(engine, a_graph_slower_than_eager_work_runs_eagerly_for_good)
