@@ -65,6 +65,8 @@ void gs__engine_boundary(const struct gs_call *c)
         s = gs__stream_get(c->stream);
         gs__legacy_rule(s);
         gs__resolve(s, GS_BAIL_BOUNDARY + c->cls);
+        if (c->cls == GS_SYNC)
+            gs__ptds_catch_up(s);
         if (c->cls == GS_CAPTURE)
             capture_call(s, c->id);
         if (c->cls == GS_STREAM)

@@ -157,8 +157,8 @@ struct gs_stream {
     CUevent staging_done;     /* recorded after the last issue that read staging */
     int staging_pending;
     /* A per-thread stream's held work that another thread issued, on the legacy
-    ** stream: recorded there after it, waited for by the stream at its owner's
-    ** next call on it (streams.c, gs__ptds_catch_up). */
+    ** stream: recorded there after it, waited for by the stream before its
+    ** owner's next synchronize or query of it (streams.c, gs__ptds_catch_up). */
     CUevent foreign_done;
     atomic_int foreign_pending;
 
@@ -242,16 +242,12 @@ static inline CUcontext gs__default_ctx(void)
 extern GS_TLS struct gs_stream *gs__tls_last, *gs__tls_default[2];
 extern GS_TLS CUstream gs__tls_last_handle;
 struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx);
-void gs__ptds_catch_up(struct gs_stream *s);
 static inline struct gs_stream *gs__stream_get(CUstream handle)
 {
     if (handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
         CUcontext c = gs__default_ctx();
         struct gs_stream *s = gs__tls_default[handle == CU_STREAM_PER_THREAD];
-        s = GS_LIKELY(s && s->key == c) ? s : gs__stream_lookup(handle, c);
-        if (GS_UNLIKELY(atomic_load_explicit(&s->foreign_pending, memory_order_acquire)))
-            gs__ptds_catch_up(s);
-        return s;
+        return GS_LIKELY(s && s->key == c) ? s : gs__stream_lookup(handle, c);
     }
     if (GS_LIKELY(gs__tls_last && gs__tls_last_handle == handle))
         return gs__tls_last;
@@ -268,9 +264,12 @@ void gs__stream_ready(struct gs_stream *s);
 /* The stream held ops of s are issued to from this thread. */
 CUstream gs__issue_stream(const struct gs_stream *s);
 /* Held ops of s went out on st (gs__issue_stream's): where that is the legacy
-** stream for another thread's per-thread stream, that stream waits for them
-** at its owner's next call on it.  Called locked. */
+** stream for another thread's per-thread stream, an event there marks them.
+** Called locked. */
 void gs__issued_on(struct gs_stream *s, CUstream st);
+/* Before a synchronize or query of s by its owner, where s holds nothing: s
+** waits for the work of its that another thread issued (gs__issued_on). */
+void gs__ptds_catch_up(struct gs_stream *s);
 /* Makes s's context current for the engine's own calls; returns the previous one. */
 CUcontext gs__enter_ctx(const struct gs_stream *s);
 void gs__leave_ctx(const struct gs_stream *s, CUcontext prev);

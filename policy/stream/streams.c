@@ -195,11 +195,13 @@ CUstream gs__issue_stream(const struct gs_stream *s)
 
 /* A synchronize or query of a per-thread stream does not wait for work issued
 ** on the legacy stream after the stream's last op (measured on an H200,
-** bench/ptds_legacy_probe.cu; an event recorded on it, or an op, does).  So
-** held work of a per-thread stream issued by another thread, on the legacy
-** stream, is followed there by an event, and the stream's owner makes the
-** stream wait for it at its next call on the stream, before any synchronize
-** or query of it reaches the driver. */
+** bench/ptds_legacy_probe.cu; an event recorded on it, or an op of it, does:
+** an action of a blocking stream waits for the legacy stream's earlier work).
+** So held work of a per-thread stream issued by another thread, on the legacy
+** stream, is followed there by an event, and before the owner's synchronize
+** or query of the stream reaches the driver, the stream waits for it
+** (entry/boundary.c, once the stream holds nothing: then no other thread can
+** issue work of it any more). */
 void gs__issued_on(struct gs_stream *s, CUstream st)
 {
     GS_ASSERT_LOCKED(s);
@@ -219,6 +221,8 @@ void gs__issued_on(struct gs_stream *s, CUstream st)
 
 void gs__ptds_catch_up(struct gs_stream *s)
 {
+    if (GS_LIKELY(!atomic_load_explicit(&s->foreign_pending, memory_order_acquire)))
+        return;
     gs__lock(&s->lock);
     if (atomic_load_explicit(&s->foreign_pending, memory_order_relaxed) && s->owner_tid == gs__tid()) {
         CUcontext prev = gs__enter_ctx(s);
