@@ -285,6 +285,29 @@ static void hostfn(int iters)
     }
 }
 
+/* hostfn with cuStreamAddCallback, the older way to run host code in stream
+** order (its callback also gets the stream and a status). */
+static void callback_fn(CUstream s, CUresult status, void *p)
+{
+    (void)s, (void)status;
+    seen_by_host = *(float *)p;
+}
+
+static void callback(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        copy(s, P(out), x);
+        CHECK(cuStreamAddCallback(s, callback_fn, out, 0));
+        CHECK(cuStreamSynchronize(s));
+        printf("%d callback saw %g\n", it, seen_by_host);
+    }
+}
+
 /* A free of memory the held work uses: the work must run before it. */
 static void alloc(int iters)
 {
@@ -317,6 +340,25 @@ static void syncop(int iters)
         CHECK(cuMemcpyDtoH_v2(host, x, sizeof host));
         show(it, "host", host);
         CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* syncop with a synchronous byte memset: it clears x's first float after the
+** held input and axpb wrote it, so the copy after it reads 0 there.  The
+** stream is blocking: a synchronous memset orders after it (legacy stream). */
+static void syncop_memset(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, 0));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        CHECK(cuMemsetD8_v2(x, 0, sizeof(float)));
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
     }
 }
 
@@ -391,6 +433,32 @@ static void unclassified(int iters)
         copy(s, P(out), x);
         *(volatile unsigned *)flag = 0;
         CHECK(cuStreamWriteValue32_v2(s, P(flag), 1, 0));
+        if (*(volatile unsigned *)flag == 1) /* the work before the store is done */
+            show(it, "out", out);
+        CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* unclassified, with the store fetched as a runtime fetches every entry point:
+** through cuGetProcAddress.  hooks.def has no row of that name, so graphshim
+** answers with a trampoline, which must guard it as unclassified too. */
+static void unclassified_proc(int iters)
+{
+    CUresult (*write32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+    CUdriverProcAddressQueryResult found;
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    unsigned *flag;
+    CHECK(cuGetProcAddress_v2("cuStreamWriteValue32", (void **)&write32, 12000, 0, &found));
+    CHECK(found == CU_GET_PROC_ADDRESS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND);
+    CHECK(cuMemAllocHost_v2((void **)&flag, sizeof *flag));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        copy(s, P(out), x);
+        *(volatile unsigned *)flag = 0;
+        CHECK(write32(s, P(flag), 1, 0));
         if (*(volatile unsigned *)flag == 1) /* the work before the store is done */
             show(it, "out", out);
         CHECK(cuStreamSynchronize(s));
@@ -1523,6 +1591,29 @@ static void host_bind(int iters)
     }
 }
 
+/* host-bind with a device-to-host copy as the graph's only host copy (the
+** input comes from a kernel): its node binds the pinned buffer and the device
+** buffer it was made with, freed and allocated again, at the same addresses,
+** every 4 iterations. */
+static void host_bind_d2h(int iters)
+{
+    CUstream s;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int round = 0; round * 4 < iters; round++) {
+        CUdeviceptr x = dev();
+        float *out = pinned();
+        for (int it = round * 4; it < iters && it < round * 4 + 4; it++) {
+            fill(s, x, (float)(it % 4)); /* the same bytes each round: one sequence */
+            axpb(s, x);
+            CHECK(cuMemcpyDtoHAsync_v2(out, x, N * sizeof(float), s));
+            CHECK(cuStreamSynchronize(s));
+            show(it, "out", out);
+        }
+        CHECK(cuMemFreeHost(out));
+        CHECK(cuMemFree_v2(x));
+    }
+}
+
 /* Four threads, each its own stream and sequence.  Memory is allocated before the
 ** threads start: an allocation resolves every stream's held work, which would
 ** cut the other threads' sequences at random places. */
@@ -1651,6 +1742,28 @@ static void spin_on(CUevent e)
     while ((rc = cuEventQuery(e)) == CUDA_ERROR_NOT_READY)
         ;
     CHECK(rc);
+}
+
+/* event on the per-thread default stream, as a program built with
+** --default-stream per-thread records it: cuEventRecord_ptsz (cuda.h declares
+** it only for such builds), stream 0 naming the calling thread's stream.  The
+** host spins on the event, then reads what the work before it wrote. */
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream);
+static void event_pt(int iters)
+{
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < iters; it++) {
+        input(CU_STREAM_PER_THREAD, x, it);
+        axpb(CU_STREAM_PER_THREAD, x);
+        copy(CU_STREAM_PER_THREAD, P(out), x);
+        CHECK(cuEventRecord_ptsz(e, 0));
+        spin_on(e);
+        show(it, "out", out);
+        CHECK(cuStreamSynchronize(CU_STREAM_PER_THREAD)); /* ends the sequence where the record does not */
+    }
 }
 
 /* Work on one stream, an event recorded on another that orders after it, the
@@ -2203,6 +2316,7 @@ static const struct {
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
+    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };
 

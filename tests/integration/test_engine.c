@@ -33,6 +33,13 @@ static struct rule rules[] = {
     {"body-poll", "watchdog"}, {"body-module", "module"}, {"two-ctx", "current"},
     {"two-ctx-pt", "current"}, {"two-proc", "watchdog"}, {"host-bind", "host-bind"},
     {"copy-range", "copy-range"}, {"event-legacy", "legacy"},
+    /* Each rule's other ways in, where a planted bug in one (tests/mutants/list)
+    ** went unseen: a record on the per-thread stream (cuEventRecord_ptsz), the
+    ** older host function (cuStreamAddCallback), a synchronous byte memset, an
+    ** unlisted entry point fetched through cuGetProcAddress, and a graph whose
+    ** only host copy is a device-to-host one. */
+    {"event-pt", "event"}, {"callback", "hostfn"}, {"syncop-memset", "syncop"},
+    {"unclass-proc", "unclassified"}, {"host-bind-d2h", "host-bind"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)
