@@ -1477,6 +1477,31 @@ static void staging(int iters)
     }
 }
 
+/* staging, where the held copy goes out eagerly: every fourth iteration one
+** more axpb comes where the sequence has its copy to out, and the held ops
+** (the pageable copy and the first axpb) bail out, issued one by one after the
+** program rewrote the copy's source.  They must copy the bytes of the call. */
+static void staging_bail(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned(), *src = malloc(N * sizeof(float));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        for (int i = 0; i < N; i++)
+            src[i] = (float)(it * 10 + i);
+        CHECK(cuMemcpyHtoDAsync_v2(x, src, N * sizeof(float), s));
+        for (int i = 0; i < N; i++)
+            src[i] = -1.0f; /* allowed: the copy took the bytes at the call */
+        axpb(s, x);
+        if (it % 4 == 3)
+            axpb(s, x); /* a mismatch: the held ops go out eagerly */
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Blocks fill_memory() allocated, and their kind. */
 static void *filled[256];
 static size_t nfilled;
@@ -2316,7 +2341,7 @@ static const struct {
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
-    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt},
+    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };
 

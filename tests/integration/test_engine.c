@@ -37,8 +37,9 @@ static struct rule rules[] = {
     ** went unseen: a record on the per-thread stream (cuEventRecord_ptsz), the
     ** older host function (cuStreamAddCallback), a synchronous byte memset, an
     ** unlisted entry point fetched through cuGetProcAddress, and a graph whose
-    ** only host copy is a device-to-host one. */
-    {"event-pt", "event"}, {"callback", "hostfn"}, {"syncop-memset", "syncop"},
+    ** only host copy is a device-to-host one; a held pageable copy that bails
+    ** out, issued eagerly. */
+    {"staging-bail", "staging"}, {"event-pt", "event"}, {"callback", "hostfn"}, {"syncop-memset", "syncop"},
     {"unclass-proc", "unclassified"}, {"host-bind-d2h", "host-bind"},
 };
 
