@@ -650,6 +650,29 @@ static void new_then_same(int iters)
     }
 }
 
+/* new-then-same's two kinds of segment in turn: every iteration one that never
+** came before (the axpb's block size is the iteration's), then one sequence
+** that comes every time.  The work repeats: learning must never rest. */
+static void new_and_same(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    float a = 2.0f, b = 1.0f;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        unsigned block = (unsigned)it % 1000 + 33; /* never the other segment's 32 */
+        input(s, x, it);
+        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, block, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        CHECK(cuStreamSynchronize(s));
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* A 60-op sequence from a slow host (tens of microseconds per op, as a Python
 ** framework issues them): the shape of a model's forward pass.  With stall_at,
 ** the host stalls for 20 ms after op stall_at + 1 (a garbage collection, a
@@ -2341,7 +2364,7 @@ static const struct {
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
-    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail},
+    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };
 

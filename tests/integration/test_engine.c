@@ -212,6 +212,22 @@ Test(engine, learning_rests_where_nothing_repeats_and_resumes_when_a_segment_com
     free(report);
 }
 
+Test(engine, a_segment_that_comes_back_breaks_a_run_of_new_ones)
+{
+    /* new-and-same: 200 new segments, each followed by the same 3-op sequence,
+    ** replayed from the 3rd on.  A run of new segments ends at each repeated
+    ** one, so learning never rests and the sequence is replayed 198 times.
+    ** Were the runs counted across it, learning would rest after 64 new
+    ** segments, for two segments at least each time (until the sequence's
+    ** fingerprint comes back), and some replays would be lost. */
+    char *report;
+
+    replays_with("new-and-same", NULL, "200", &report);
+    cr_assert_eq(total(report, "replays"), 200 - 2, "%s", report);
+    cr_assert(strstr(report, "\"segments_rested\": 0,"), "%s", report);
+    free(report);
+}
+
 Test(engine, pure_queries_inside_a_sequence_do_not_cut_it)
 {
     char *report;
