@@ -679,8 +679,12 @@ static void new_and_same(int iters)
 ** descheduled thread) in every `every`-th iteration from the sixth on (the
 ** tenth on with cut_at), and with cut_at, after op cut_at + 1 in the sixth and
 ** seventh iterations: a place the watchdog then cuts, which moves the chunks'
-** places after it. */
-static void slowlong_run(int iters, int polled, int stall_at, int every, int cut_at)
+** places after it.  Every odd iteration, with odd = ODD_IDLE, the host works
+** 20 ms before the last op (the GPU has run the chunks by the time the last
+** graph goes out); with odd = ODD_FAST, it issues the ops without a pause, as
+** a fast host. */
+enum { ODD_SAME, ODD_IDLE, ODD_FAST };
+static void slowlong_run(int iters, int polled, int stall_at, int every, int cut_at, int odd)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -691,11 +695,14 @@ static void slowlong_run(int iters, int polled, int stall_at, int every, int cut
         input(s, x, it);
         for (int j = 0; j < 58; j++) {
             axpb(s, x);
-            nanosleep(&nap, NULL);
+            if (!(odd == ODD_FAST && it % 2))
+                nanosleep(&nap, NULL);
             if ((stall_at && it >= (cut_at ? 9 : 5) && it % every == every - 1 && j == stall_at) ||
                 (cut_at && (it == 5 || it == 6) && j == cut_at))
                 nanosleep(&wait, NULL);
         }
+        if (odd == ODD_IDLE && it % 2)
+            nanosleep(&wait, NULL);
         copy(s, P(out), x);
         if (polled) { /* asks once, then waits 20 ms on the host: the GPU is done by then */
             CUresult rc = cuStreamQuery(s);
@@ -708,11 +715,13 @@ static void slowlong_run(int iters, int polled, int stall_at, int every, int cut
     }
 }
 
-static void slowlong(int iters) { slowlong_run(iters, 0, 0, 0, 0); }
-static void slowlong_polled(int iters) { slowlong_run(iters, 1, 0, 0, 0); }
-static void slowlong_stall(int iters) { slowlong_run(iters, 0, 20, 3, 0); }
-static void slowlong_stall_late(int iters) { slowlong_run(iters, 0, 40, 2, 0); }
-static void slowlong_stall_moved(int iters) { slowlong_run(iters, 0, 26, 3, 20); }
+static void slowlong(int iters) { slowlong_run(iters, 0, 0, 0, 0, 0); }
+static void slowlong_polled(int iters) { slowlong_run(iters, 1, 0, 0, 0, 0); }
+static void slowlong_stall(int iters) { slowlong_run(iters, 0, 20, 3, 0, 0); }
+static void slowlong_stall_late(int iters) { slowlong_run(iters, 0, 40, 2, 0, 0); }
+static void slowlong_stall_moved(int iters) { slowlong_run(iters, 0, 26, 3, 20, 0); }
+static void slowlong_idle_odd(int iters) { slowlong_run(iters, 0, 0, 0, 0, ODD_IDLE); }
+static void slowlong_fast_odd(int iters) { slowlong_run(iters, 0, 0, 0, 0, ODD_FAST); }
 
 /* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark;
 ** twenty: 20 ops (bench's tiny20). */
@@ -2364,7 +2373,7 @@ static const struct {
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
-    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same},
+    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };
 

@@ -886,6 +886,13 @@ Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
     expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=short-tail", NULL},
                   3 + 4 * 9, 3 + 4 * 9);
     expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_CHUNK_MAX=0", "GRAPHSHIM_BODY_OPS=0", NULL}, 3 * 10, 3 * 10);
+    /* The host is slow every other iteration only, fast in between: the slow
+    ** passes are never two in a row, and the fast host's three chunks (8, 8 and
+    ** 16 ops) stay.  (The fast iterations issue in no time on the virtual
+    ** clock, where rule chunk-idle would drop those chunks: it is off.) */
+    expect_chunks("slowlong-fast-odd",
+                  (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=chunk-idle", NULL}, 3 * 10,
+                  3 * 10);
 }
 
 Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
@@ -905,6 +912,12 @@ Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
     /* The program asks whether the stream is done, then works 20 ms on the host:
     ** the synchronize after that waits for nothing, and chunks stay 16 ops long. */
     expect_chunks("slowlong-polled", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL},
+                  SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
+    /* The host works 20 ms before the last op of every other iteration: there
+    ** the GPU has run the chunks when the last graph goes out, and its vote
+    ** ends the run of busy ends, which are never two in a row: chunks stay 16
+    ** ops long. */
+    expect_chunks("slowlong-idle-odd", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=150", NULL},
                   SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
     /* A GPU that keeps up (1 us a kernel) waits a moment at the synchronize:
     ** chunks stay 16 ops long. */
