@@ -895,6 +895,48 @@ Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
                   3 * 10);
 }
 
+/* The ops of each graph graphshim captured running scenario (12 iterations,
+** loop bodies off, the virtual clock), in the order of the captures: from the
+** fake driver's call log, the launches and copies between each
+** cuStreamBeginCapture_v2 and its cuStreamEndCapture, as "8 8 16". */
+static char *capture_sizes(const char *scenario)
+{
+    const char *argv[] = {GUARDPROG, scenario, "12", NULL};
+    const char *env[] = {"FAKECUDA_LOG=@/fake.log", "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_MAX_DEFER_US=1000000",
+                         "GRAPHSHIM_BODY_OPS=0", FAKE_CLOCK, NULL};
+    char *log, *line, *save, *sizes = calloc(1, 4096);
+    int ops = -1;
+    struct run r;
+
+    run_prog(&r, run_lib(env), env, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    log = run_file(&r, "fake.log");
+    cr_assert_not_null(log);
+    for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(line, "cuStreamBeginCapture_v2 ", 24))
+            ops = 0;
+        else if (!strncmp(line, "cuStreamEndCapture ", 19) && ops >= 0)
+            snprintf(sizes + strlen(sizes), 4096 - strlen(sizes), "%s%d", *sizes ? " " : "", ops), ops = -1;
+        else if (ops >= 0 && (!strncmp(line, "cuLaunchKernel", 14) || !strncmp(line, "cuMemcpy", 8) ||
+                              !strncmp(line, "cuMemset", 8)))
+            ops++;
+    }
+    free(log), run_free(&r);
+    return sizes;
+}
+
+Test(engine, a_slow_hosts_last_graph_is_4_ops)
+{
+    /* slowlong's 60 ops, as above: the first replay captures chunks of 8, 8
+    ** and 16 ops and a last graph of 28; the second a chunk of 16 where the
+    ** slow host's votes end one (depth 48) and a last graph of 12; the third
+    ** a chunk of 8 where the tail begins (rule short-tail) and a last graph of
+    ** 4 ops (56 to 60), the GPU's wait at the synchronize. */
+    char *sizes = capture_sizes("slowlong");
+    cr_assert_str_eq(sizes, "8 8 16 28 16 12 8 4");
+    free(sizes);
+}
+
 Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
 {
     /* slowlong's 60 ops at tens of microseconds an op, as above: SLOWLONG_CHUNKS.
