@@ -744,6 +744,29 @@ static void n_ops(int iters, int n)
 static void long_(int iters) { n_ops(iters, 100); }
 static void twenty(int iters) { n_ops(iters, 20); }
 
+/* twenty from a host that works 20 us after each of its ops 2 to 15, and
+** issues the rest at once: its GPU gains by a chunk that ends at 8, not by
+** one at 16. */
+static void twenty_slow_head(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    struct timespec nap = {0, 20000};
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        for (int j = 0; j < 18; j++) {
+            axpb(s, x);
+            if (j < 14) /* after ops 2 to 15 */
+                nanosleep(&nap, NULL);
+        }
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* ITERS segments that never repeat (a setup phase), then 40 that do (a loop):
 ** the setup must not keep the loop from being learned. */
 static void setup_then_loop(int iters)
@@ -2373,7 +2396,7 @@ static const struct {
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
-    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd},
+    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd}, {"twenty-slow-head", twenty_slow_head},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };
 

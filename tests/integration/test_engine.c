@@ -937,6 +937,19 @@ Test(engine, a_slow_hosts_last_graph_is_4_ops)
     free(sizes);
 }
 
+Test(engine, chunks_stop_only_where_the_host_had_little_left_to_issue)
+{
+    /* twenty-slow-head: 20 ops, a slow host up to op 15, then the last 5 at
+    ** once.  The first replay captures chunks of 8 and 8 ops and a last graph
+    ** of 4; from the second on the chunk at 16 is dropped (rule chunk-idle:
+    ** 4 ops issued in no time after it), and the chunk at 8 stays in every
+    ** segment: one graph of 12 more, reused.  Were chunks left off after a
+    ** segment that dropped one, the next would go out whole (20). */
+    char *sizes = capture_sizes("twenty-slow-head");
+    cr_assert_str_eq(sizes, "8 8 4 12");
+    free(sizes);
+}
+
 Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
 {
     /* slowlong's 60 ops at tens of microseconds an op, as above: SLOWLONG_CHUNKS.
