@@ -2371,7 +2371,28 @@ static CUdeviceptr pageable_h2d_launches(CUstream s, const CUdeviceptr *x, int i
     return x[1];
 }
 
+/* pageable-h2d in a loop: 24 batches a segment, each uploaded from one
+** pageable buffer (rewritten before each copy, scribbled on after it) and
+** folded into a state: a period of two ops that repeats, but whose copy must
+** take its bytes at each call. */
+static CUdeviceptr pageable_loop_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    static uint64_t *src;
+    CUdeviceptr x0 = x[0], x1 = x[1];
+    if (!src)
+        src = malloc(W * sizeof(uint64_t));
+    for (int j = 0; j < 24; j++) {
+        for (int w = 0; w < W; w++)
+            src[w] = (uint64_t)(it * 24 + j) * 0x9E3779B97F4A7C15ull + (uint64_t)w;
+        CHECK(cuMemcpyHtoDAsync_v2(x1, src, W * sizeof(uint64_t), s));
+        memset(src, 0xa5, W * sizeof(uint64_t));
+        launch(k_fold, s, (void *[]){&x0, &x1});
+    }
+    return x0;
+}
+
 static void body_cut(int iters) { steps_loop(iters, "body-cut", 1, body_cut_launches); }
+static void pageable_loop(int iters) { steps_loop(iters, "pageable-loop", 2, pageable_loop_launches); }
 static void last_byte(int iters) { steps_loop(iters, "last-byte", 2, last_byte_launches); }
 static void grid_only(int iters) { steps_loop(iters, "grid-only", 2, grid_only_launches); }
 static void pageable_h2d(int iters) { steps_loop(iters, "pageable-h2d", 2, pageable_h2d_launches); }
@@ -2396,7 +2417,7 @@ static const struct {
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
-    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd}, {"twenty-slow-head", twenty_slow_head},
+    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd}, {"twenty-slow-head", twenty_slow_head}, {"pageable-loop", pageable_loop},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };
 
