@@ -895,19 +895,22 @@ Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
                   3 * 10);
 }
 
-/* The ops of each graph graphshim captured running scenario (12 iterations,
-** loop bodies off, the virtual clock), in the order of the captures: from the
-** fake driver's call log, the launches and copies between each
-** cuStreamBeginCapture_v2 and its cuStreamEndCapture, as "8 8 16". */
-static char *capture_sizes(const char *scenario)
+/* The ops of each graph graphshim captured running scenario (iters
+** iterations, loop bodies off, the virtual clock, the watchdog defer_us away),
+** in the order of the captures: from the fake driver's call log, the launches
+** and copies between each cuStreamBeginCapture_v2 and its
+** cuStreamEndCapture, as "8 8 16". */
+static char *capture_sizes(const char *scenario, const char *iters, const char *defer_us)
 {
-    const char *argv[] = {GUARDPROG, scenario, "12", NULL};
-    const char *env[] = {"FAKECUDA_LOG=@/fake.log", "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_MAX_DEFER_US=1000000",
-                         "GRAPHSHIM_BODY_OPS=0", FAKE_CLOCK, NULL};
+    const char *argv[] = {GUARDPROG, scenario, iters, NULL};
+    char defer[64];
+    const char *env[] = {"FAKECUDA_LOG=@/fake.log", "GRAPHSHIM_GAIN_CHECK=0", defer, "GRAPHSHIM_BODY_OPS=0",
+                         FAKE_CLOCK, NULL};
     char *log, *line, *save, *sizes = calloc(1, 4096);
     int ops = -1;
     struct run r;
 
+    snprintf(defer, sizeof defer, "GRAPHSHIM_MAX_DEFER_US=%s", defer_us);
     run_prog(&r, run_lib(env), env, argv, 20);
     cr_assert_eq(r.status, 0, "%s", r.err);
     log = run_file(&r, "fake.log");
@@ -932,7 +935,7 @@ Test(engine, a_slow_hosts_last_graph_is_4_ops)
     ** slow host's votes end one (depth 48) and a last graph of 12; the third
     ** a chunk of 8 where the tail begins (rule short-tail) and a last graph of
     ** 4 ops (56 to 60), the GPU's wait at the synchronize. */
-    char *sizes = capture_sizes("slowlong");
+    char *sizes = capture_sizes("slowlong", "12", "1000000");
     cr_assert_str_eq(sizes, "8 8 16 28 16 12 8 4");
     free(sizes);
 }
@@ -945,7 +948,7 @@ Test(engine, chunks_stop_only_where_the_host_had_little_left_to_issue)
     ** 4 ops issued in no time after it), and the chunk at 8 stays in every
     ** segment: one graph of 12 more, reused.  Were chunks left off after a
     ** segment that dropped one, the next would go out whole (20). */
-    char *sizes = capture_sizes("twenty-slow-head");
+    char *sizes = capture_sizes("twenty-slow-head", "12", "1000000");
     cr_assert_str_eq(sizes, "8 8 4 12");
     free(sizes);
 }
@@ -1284,6 +1287,23 @@ ParameterizedTest(char (*scenario)[24], engine, a_segment_held_again_builds_no_g
     cr_assert_leq(total(on, "graphs_captured"), total(off, "graphs_captured"), "%s\n%s", on, off);
     free(on);
     free(off);
+}
+
+Test(engine, two_stalls_in_a_row_at_one_place_make_it_a_cut)
+{
+    /* slowlong-stall-moved, the watchdog 10 ms away: the chunks' graphs of
+    ** slowlong (8 8 16 28, 16 12, 8 4: see a_slow_hosts_last_graph_is_4_ops);
+    ** then the host stalls after op 22 in iterations 5 and 6.  Each time the
+    ** watchdog issues ops 17-22 and holding resumes after the chunk at 32: a
+    ** replay, but not of a whole segment, so the second hit at op 22 follows
+    ** the first with no whole replay between, and the place is a cut.  From
+    ** then on a chunk ends there (6 ops, 17-22) and the chunks after it move
+    ** (22 ops, then 16); the stalls after op 27 later on resume there.  Were a
+    ** resumed segment counted whole, the hits would never add up: no cut, no
+    ** graph of 6. */
+    char *sizes = capture_sizes("slowlong-stall-moved", "16", "10000");
+    cr_assert_str_eq(sizes, "8 8 16 28 16 12 8 4 6 22 16 16 22 16 2 4");
+    free(sizes);
 }
 
 Test(engine, where_the_host_polls_held_work_goes_out_when_it_is_reached)
