@@ -1344,8 +1344,10 @@ static void body_stall(int iters)
 ** 40 + it times, held as a loop body, with no CUDA call, then synchronizes
 ** (body-poll); or without a synchronize in the loop (body-poll-nosync: one
 ** segment); or with 8 more launches of the same kernel after the wait, then a
-** synchronize (body-poll-more: the loop goes on after the host waited for it). */
-static void body_poll_each(int iters, int sync, int more)
+** synchronize (body-poll-more: the loop goes on after the host waited for it);
+** or napping 50 us between its polls (body-poll-nap: on the fake driver's
+** virtual clock, each nap is time the watchdog counts). */
+static void body_poll_each(int iters, int sync, int more, int nap)
 {
     CUstream s;
     int *count;
@@ -1355,6 +1357,9 @@ static void body_poll_each(int iters, int sync, int more)
         *count = 0;
         for (int k = 0; k < 40 + it; k++)
             launch(k_bump, s, (void *[]){&count});
+        if (nap)
+            for (int polls = 0; *(const volatile int *)count != 40 + it && polls < 100000; polls++)
+                usleep(50);
         wait_count(count, 40 + it, it);
         printf("%d count %d\n", it, *(volatile int *)count);
         for (int k = 0; k < 8 * more; k++)
@@ -1364,9 +1369,10 @@ static void body_poll_each(int iters, int sync, int more)
     }
     CHECK(cuStreamSynchronize(s));
 }
-static void body_poll(int iters) { body_poll_each(iters, 1, 0); }
-static void body_poll_nosync(int iters) { body_poll_each(iters, 0, 0); }
-static void body_poll_more(int iters) { body_poll_each(iters, 1, 1); }
+static void body_poll(int iters) { body_poll_each(iters, 1, 0, 0); }
+static void body_poll_nosync(int iters) { body_poll_each(iters, 0, 0, 0); }
+static void body_poll_more(int iters) { body_poll_each(iters, 1, 1, 0); }
+static void body_poll_nap(int iters) { body_poll_each(iters, 1, 0, 1); }
 
 /* body-poll's shape, varied: the host waits for the count only every
 ** `every`-th iteration, after `loops` loops of the body an iteration (another
@@ -2417,7 +2423,7 @@ static const struct {
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy},
     {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
-    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd}, {"twenty-slow-head", twenty_slow_head}, {"pageable-loop", pageable_loop},
+    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd}, {"twenty-slow-head", twenty_slow_head}, {"pageable-loop", pageable_loop}, {"body-poll-nap", body_poll_nap},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };
 

@@ -1367,6 +1367,21 @@ Test(engine, a_host_that_polls_a_loop_body_waits_for_the_watchdog_twice)
     }
 }
 
+Test(engine, a_host_that_naps_while_it_polls_a_loop_body_waits_for_the_watchdog_twice)
+{
+    /* body-poll, the host napping 50 us between its polls: on the virtual
+    ** clock each nap is time the watchdog counts (1 ms), and nothing else is,
+    ** so the count is exact.  The body is issued by the watchdog in two loops
+    ** in a row, and is held no more: twice, not "about twice" (a third wait
+    ** would be a rule that waits for three hits). */
+    char *report;
+
+    replays_with("body-poll-nap", (const char *[]){"GRAPHSHIM_MAX_DEFER_US=1000", NULL}, "24", &report);
+    cr_assert_eq(total(strstr(report, "\"bails\""), "watchdog"), 2, "%s", report);
+    cr_assert_gt(total(report, "body_graphs"), 0, "no body was held, so the test proves nothing: %s", report);
+    free(report);
+}
+
 /* With nothing held for a while the watchdog sleeps until a stream holds work
 ** again: the stream wakes it, and held work the host polls for still goes out
 ** within the watchdog's limit (the program fails a wait over 300 ms; the
