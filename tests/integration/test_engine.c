@@ -1410,6 +1410,20 @@ Test(engine, work_that_never_repeats_costs_bounded_learning)
     free(report);
 }
 
+Test(engine, a_stream_destroy_ends_its_segment)
+{
+    /* stream-destroy: 8 iterations of one sequence, each ended by an event
+    ** record, the last by the stream's destroy.  The destroy is the end of
+    ** that segment, which replays its graph like the others (6 replays) and
+    ** bails nowhere; flushed as the stream is emptied, it would go out
+    ** eagerly, a bail. */
+    char *report;
+
+    cr_assert_eq(replays_with("stream-destroy", NULL, "8", &report), 8 - 2, "%s", report);
+    cr_assert_null(strstr(report, "\"boundary-stream\""), "%s", report);
+    free(report);
+}
+
 Test(engine, ops_that_cannot_be_held_go_after_held_ones)
 {
     char *report;
