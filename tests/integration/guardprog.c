@@ -285,6 +285,29 @@ static void hostfn(int iters)
     }
 }
 
+/* hostfn with cuStreamAddCallback, the older way to run host code in stream
+** order (its callback also gets the stream and a status). */
+static void callback_fn(CUstream s, CUresult status, void *p)
+{
+    (void)s, (void)status;
+    seen_by_host = *(float *)p;
+}
+
+static void callback(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        copy(s, P(out), x);
+        CHECK(cuStreamAddCallback(s, callback_fn, out, 0));
+        CHECK(cuStreamSynchronize(s));
+        printf("%d callback saw %g\n", it, seen_by_host);
+    }
+}
+
 /* A free of memory the held work uses: the work must run before it. */
 static void alloc(int iters)
 {
@@ -317,6 +340,25 @@ static void syncop(int iters)
         CHECK(cuMemcpyDtoH_v2(host, x, sizeof host));
         show(it, "host", host);
         CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* syncop with a synchronous byte memset: it clears x's first float after the
+** held input and axpb wrote it, so the copy after it reads 0 there.  The
+** stream is blocking: a synchronous memset orders after it (legacy stream). */
+static void syncop_memset(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, 0));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        axpb(s, x);
+        CHECK(cuMemsetD8_v2(x, 0, sizeof(float)));
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
     }
 }
 
@@ -391,6 +433,32 @@ static void unclassified(int iters)
         copy(s, P(out), x);
         *(volatile unsigned *)flag = 0;
         CHECK(cuStreamWriteValue32_v2(s, P(flag), 1, 0));
+        if (*(volatile unsigned *)flag == 1) /* the work before the store is done */
+            show(it, "out", out);
+        CHECK(cuStreamSynchronize(s));
+    }
+}
+
+/* unclassified, with the store fetched as a runtime fetches every entry point:
+** through cuGetProcAddress.  hooks.def has no row of that name, so graphshim
+** answers with a trampoline, which must guard it as unclassified too. */
+static void unclassified_proc(int iters)
+{
+    CUresult (*write32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+    CUdriverProcAddressQueryResult found;
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    unsigned *flag;
+    CHECK(cuGetProcAddress_v2("cuStreamWriteValue32", (void **)&write32, 12000, 0, &found));
+    CHECK(found == CU_GET_PROC_ADDRESS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND);
+    CHECK(cuMemAllocHost_v2((void **)&flag, sizeof *flag));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        copy(s, P(out), x);
+        *(volatile unsigned *)flag = 0;
+        CHECK(write32(s, P(flag), 1, 0));
         if (*(volatile unsigned *)flag == 1) /* the work before the store is done */
             show(it, "out", out);
         CHECK(cuStreamSynchronize(s));
@@ -582,14 +650,41 @@ static void new_then_same(int iters)
     }
 }
 
+/* new-then-same's two kinds of segment in turn: every iteration one that never
+** came before (the axpb's block size is the iteration's), then one sequence
+** that comes every time.  The work repeats: learning must never rest. */
+static void new_and_same(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    float a = 2.0f, b = 1.0f;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        unsigned block = (unsigned)it % 1000 + 33; /* never the other segment's 32 */
+        input(s, x, it);
+        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, block, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        CHECK(cuStreamSynchronize(s));
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* A 60-op sequence from a slow host (tens of microseconds per op, as a Python
 ** framework issues them): the shape of a model's forward pass.  With stall_at,
 ** the host stalls for 20 ms after op stall_at + 1 (a garbage collection, a
 ** descheduled thread) in every `every`-th iteration from the sixth on (the
 ** tenth on with cut_at), and with cut_at, after op cut_at + 1 in the sixth and
 ** seventh iterations: a place the watchdog then cuts, which moves the chunks'
-** places after it. */
-static void slowlong_run(int iters, int polled, int stall_at, int every, int cut_at)
+** places after it.  Every odd iteration, with odd = ODD_IDLE, the host works
+** 20 ms before the last op (the GPU has run the chunks by the time the last
+** graph goes out); with odd = ODD_FAST, it issues the ops without a pause, as
+** a fast host. */
+enum { ODD_SAME, ODD_IDLE, ODD_FAST };
+static void slowlong_run(int iters, int polled, int stall_at, int every, int cut_at, int odd)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -600,11 +695,14 @@ static void slowlong_run(int iters, int polled, int stall_at, int every, int cut
         input(s, x, it);
         for (int j = 0; j < 58; j++) {
             axpb(s, x);
-            nanosleep(&nap, NULL);
+            if (!(odd == ODD_FAST && it % 2))
+                nanosleep(&nap, NULL);
             if ((stall_at && it >= (cut_at ? 9 : 5) && it % every == every - 1 && j == stall_at) ||
                 (cut_at && (it == 5 || it == 6) && j == cut_at))
                 nanosleep(&wait, NULL);
         }
+        if (odd == ODD_IDLE && it % 2)
+            nanosleep(&wait, NULL);
         copy(s, P(out), x);
         if (polled) { /* asks once, then waits 20 ms on the host: the GPU is done by then */
             CUresult rc = cuStreamQuery(s);
@@ -617,11 +715,13 @@ static void slowlong_run(int iters, int polled, int stall_at, int every, int cut
     }
 }
 
-static void slowlong(int iters) { slowlong_run(iters, 0, 0, 0, 0); }
-static void slowlong_polled(int iters) { slowlong_run(iters, 1, 0, 0, 0); }
-static void slowlong_stall(int iters) { slowlong_run(iters, 0, 20, 3, 0); }
-static void slowlong_stall_late(int iters) { slowlong_run(iters, 0, 40, 2, 0); }
-static void slowlong_stall_moved(int iters) { slowlong_run(iters, 0, 26, 3, 20); }
+static void slowlong(int iters) { slowlong_run(iters, 0, 0, 0, 0, 0); }
+static void slowlong_polled(int iters) { slowlong_run(iters, 1, 0, 0, 0, 0); }
+static void slowlong_stall(int iters) { slowlong_run(iters, 0, 20, 3, 0, 0); }
+static void slowlong_stall_late(int iters) { slowlong_run(iters, 0, 40, 2, 0, 0); }
+static void slowlong_stall_moved(int iters) { slowlong_run(iters, 0, 26, 3, 20, 0); }
+static void slowlong_idle_odd(int iters) { slowlong_run(iters, 0, 0, 0, 0, ODD_IDLE); }
+static void slowlong_fast_odd(int iters) { slowlong_run(iters, 0, 0, 0, 0, ODD_FAST); }
 
 /* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark;
 ** twenty: 20 ops (bench's tiny20). */
@@ -699,6 +799,29 @@ static void sites(int iters)
 
 static void long_(int iters) { n_ops(iters, 100); }
 static void twenty(int iters) { n_ops(iters, 20); }
+
+/* twenty from a host that works 20 us after each of its ops 2 to 15, and
+** issues the rest at once: its GPU gains by a chunk that ends at 8, not by
+** one at 16. */
+static void twenty_slow_head(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    struct timespec nap = {0, 20000};
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        for (int j = 0; j < 18; j++) {
+            axpb(s, x);
+            if (j < 14) /* after ops 2 to 15 */
+                nanosleep(&nap, NULL);
+        }
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
 
 /* ITERS segments that never repeat (a setup phase), then 40 that do (a loop):
 ** the setup must not keep the loop from being learned. */
@@ -1277,8 +1400,10 @@ static void body_stall(int iters)
 ** 40 + it times, held as a loop body, with no CUDA call, then synchronizes
 ** (body-poll); or without a synchronize in the loop (body-poll-nosync: one
 ** segment); or with 8 more launches of the same kernel after the wait, then a
-** synchronize (body-poll-more: the loop goes on after the host waited for it). */
-static void body_poll_each(int iters, int sync, int more)
+** synchronize (body-poll-more: the loop goes on after the host waited for it);
+** or napping 50 us between its polls (body-poll-nap: on the fake driver's
+** virtual clock, each nap is time the watchdog counts). */
+static void body_poll_each(int iters, int sync, int more, int nap)
 {
     CUstream s;
     int *count;
@@ -1288,6 +1413,9 @@ static void body_poll_each(int iters, int sync, int more)
         *count = 0;
         for (int k = 0; k < 40 + it; k++)
             launch(k_bump, s, (void *[]){&count});
+        if (nap)
+            for (int polls = 0; *(const volatile int *)count != 40 + it && polls < 100000; polls++)
+                usleep(50);
         wait_count(count, 40 + it, it);
         printf("%d count %d\n", it, *(volatile int *)count);
         for (int k = 0; k < 8 * more; k++)
@@ -1297,9 +1425,10 @@ static void body_poll_each(int iters, int sync, int more)
     }
     CHECK(cuStreamSynchronize(s));
 }
-static void body_poll(int iters) { body_poll_each(iters, 1, 0); }
-static void body_poll_nosync(int iters) { body_poll_each(iters, 0, 0); }
-static void body_poll_more(int iters) { body_poll_each(iters, 1, 1); }
+static void body_poll(int iters) { body_poll_each(iters, 1, 0, 0); }
+static void body_poll_nosync(int iters) { body_poll_each(iters, 0, 0, 0); }
+static void body_poll_more(int iters) { body_poll_each(iters, 1, 1, 0); }
+static void body_poll_nap(int iters) { body_poll_each(iters, 1, 0, 1); }
 
 /* body-poll's shape, varied: the host waits for the count only every
 ** `every`-th iteration, after `loops` loops of the body an iteration (another
@@ -1465,6 +1594,31 @@ static void staging(int iters)
     }
 }
 
+/* staging, where the held copy goes out eagerly: every fourth iteration one
+** more axpb comes where the sequence has its copy to out, and the held ops
+** (the pageable copy and the first axpb) bail out, issued one by one after the
+** program rewrote the copy's source.  They must copy the bytes of the call. */
+static void staging_bail(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned(), *src = malloc(N * sizeof(float));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        for (int i = 0; i < N; i++)
+            src[i] = (float)(it * 10 + i);
+        CHECK(cuMemcpyHtoDAsync_v2(x, src, N * sizeof(float), s));
+        for (int i = 0; i < N; i++)
+            src[i] = -1.0f; /* allowed: the copy took the bytes at the call */
+        axpb(s, x);
+        if (it % 4 == 3)
+            axpb(s, x); /* a mismatch: the held ops go out eagerly */
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Blocks fill_memory() allocated, and their kind. */
 static void *filled[256];
 static size_t nfilled;
@@ -1611,6 +1765,29 @@ static void host_bind(int iters)
     }
 }
 
+/* host-bind with a device-to-host copy as the graph's only host copy (the
+** input comes from a kernel): its node binds the pinned buffer and the device
+** buffer it was made with, freed and allocated again, at the same addresses,
+** every 4 iterations. */
+static void host_bind_d2h(int iters)
+{
+    CUstream s;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int round = 0; round * 4 < iters; round++) {
+        CUdeviceptr x = dev();
+        float *out = pinned();
+        for (int it = round * 4; it < iters && it < round * 4 + 4; it++) {
+            fill(s, x, (float)(it % 4)); /* the same bytes each round: one sequence */
+            axpb(s, x);
+            CHECK(cuMemcpyDtoHAsync_v2(out, x, N * sizeof(float), s));
+            CHECK(cuStreamSynchronize(s));
+            show(it, "out", out);
+        }
+        CHECK(cuMemFreeHost(out));
+        CHECK(cuMemFree_v2(x));
+    }
+}
+
 /* Four threads, each its own stream and sequence.  Memory is allocated before the
 ** threads start: an allocation resolves every stream's held work, which would
 ** cut the other threads' sequences at random places. */
@@ -1739,6 +1916,28 @@ static void spin_on(CUevent e)
     while ((rc = cuEventQuery(e)) == CUDA_ERROR_NOT_READY)
         ;
     CHECK(rc);
+}
+
+/* event on the per-thread default stream, as a program built with
+** --default-stream per-thread records it: cuEventRecord_ptsz (cuda.h declares
+** it only for such builds), stream 0 naming the calling thread's stream.  The
+** host spins on the event, then reads what the work before it wrote. */
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream);
+static void event_pt(int iters)
+{
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < iters; it++) {
+        input(CU_STREAM_PER_THREAD, x, it);
+        axpb(CU_STREAM_PER_THREAD, x);
+        copy(CU_STREAM_PER_THREAD, P(out), x);
+        CHECK(cuEventRecord_ptsz(e, 0));
+        spin_on(e);
+        show(it, "out", out);
+        CHECK(cuStreamSynchronize(CU_STREAM_PER_THREAD)); /* ends the sequence where the record does not */
+    }
 }
 
 /* Work on one stream, an event recorded on another that orders after it, the
@@ -2300,7 +2499,28 @@ static CUdeviceptr pageable_h2d_launches(CUstream s, const CUdeviceptr *x, int i
     return x[1];
 }
 
+/* pageable-h2d in a loop: 24 batches a segment, each uploaded from one
+** pageable buffer (rewritten before each copy, scribbled on after it) and
+** folded into a state: a period of two ops that repeats, but whose copy must
+** take its bytes at each call. */
+static CUdeviceptr pageable_loop_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    static uint64_t *src;
+    CUdeviceptr x0 = x[0], x1 = x[1];
+    if (!src)
+        src = malloc(W * sizeof(uint64_t));
+    for (int j = 0; j < 24; j++) {
+        for (int w = 0; w < W; w++)
+            src[w] = (uint64_t)(it * 24 + j) * 0x9E3779B97F4A7C15ull + (uint64_t)w;
+        CHECK(cuMemcpyHtoDAsync_v2(x1, src, W * sizeof(uint64_t), s));
+        memset(src, 0xa5, W * sizeof(uint64_t));
+        launch(k_fold, s, (void *[]){&x0, &x1});
+    }
+    return x0;
+}
+
 static void body_cut(int iters) { steps_loop(iters, "body-cut", 1, body_cut_launches); }
+static void pageable_loop(int iters) { steps_loop(iters, "pageable-loop", 2, pageable_loop_launches); }
 static void last_byte(int iters) { steps_loop(iters, "last-byte", 2, last_byte_launches); }
 static void grid_only(int iters) { steps_loop(iters, "grid-only", 2, grid_only_launches); }
 static void pageable_h2d(int iters) { steps_loop(iters, "pageable-h2d", 2, pageable_h2d_launches); }
@@ -2325,6 +2545,7 @@ static const struct {
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy}, {"ptds-legacy", ptds_legacy},
     {"sites", sites},      {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
+    {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd}, {"twenty-slow-head", twenty_slow_head}, {"pageable-loop", pageable_loop}, {"body-poll-nap", body_poll_nap},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
 };
 

@@ -33,6 +33,14 @@ static struct rule rules[] = {
     {"body-poll", "watchdog"}, {"body-module", "module"}, {"two-ctx", "current"},
     {"two-ctx-pt", "current"}, {"two-proc", "watchdog"}, {"host-bind", "host-bind"},
     {"copy-range", "copy-range"}, {"event-legacy", "legacy"},
+    /* Each rule's other ways in, where a planted bug in one (tests/mutants/list)
+    ** went unseen: a record on the per-thread stream (cuEventRecord_ptsz), the
+    ** older host function (cuStreamAddCallback), a synchronous byte memset, an
+    ** unlisted entry point fetched through cuGetProcAddress, and a graph whose
+    ** only host copy is a device-to-host one; a held pageable copy that bails
+    ** out, issued eagerly. */
+    {"staging-bail", "staging"}, {"event-pt", "event"}, {"callback", "hostfn"}, {"syncop-memset", "syncop"},
+    {"unclass-proc", "unclassified"}, {"host-bind-d2h", "host-bind"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)
@@ -203,6 +211,22 @@ Test(engine, learning_rests_where_nothing_repeats_and_resumes_when_a_segment_com
     replays_with("new-then-same", NULL, "600", &report);
     cr_assert_eq(total(report, "replays"), 300 - 4, "%s", report);
     cr_assert(strstr(report, "\"segments_rested\": 206,"), "%s", report);
+    free(report);
+}
+
+Test(engine, a_segment_that_comes_back_breaks_a_run_of_new_ones)
+{
+    /* new-and-same: 200 new segments, each followed by the same 3-op sequence,
+    ** replayed from the 3rd on.  A run of new segments ends at each repeated
+    ** one, so learning never rests and the sequence is replayed 198 times.
+    ** Were the runs counted across it, learning would rest after 64 new
+    ** segments, for two segments at least each time (until the sequence's
+    ** fingerprint comes back), and some replays would be lost. */
+    char *report;
+
+    replays_with("new-and-same", NULL, "200", &report);
+    cr_assert_eq(total(report, "replays"), 200 - 2, "%s", report);
+    cr_assert(strstr(report, "\"segments_rested\": 0,"), "%s", report);
     free(report);
 }
 
@@ -914,6 +938,71 @@ Test(engine, a_slow_host_gets_chunks_of_16_ops_at_most)
     expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=short-tail", NULL},
                   3 + 4 * 9, 3 + 4 * 9);
     expect_chunks("slowlong", (const char *[]){"GRAPHSHIM_CHUNK_MAX=0", "GRAPHSHIM_BODY_OPS=0", NULL}, 3 * 10, 3 * 10);
+    /* The host is slow every other iteration only, fast in between: the slow
+    ** passes are never two in a row, and the fast host's three chunks (8, 8 and
+    ** 16 ops) stay.  (The fast iterations issue in no time on the virtual
+    ** clock, where rule chunk-idle would drop those chunks: it is off.) */
+    expect_chunks("slowlong-fast-odd",
+                  (const char *[]){"GRAPHSHIM_BODY_OPS=0", "GRAPHSHIM_TEST_DROP_RULE=chunk-idle", NULL}, 3 * 10,
+                  3 * 10);
+}
+
+/* The ops of each graph graphshim captured running scenario (iters
+** iterations, loop bodies off, the virtual clock, the watchdog defer_us away),
+** in the order of the captures: from the fake driver's call log, the launches
+** and copies between each cuStreamBeginCapture_v2 and its
+** cuStreamEndCapture, as "8 8 16". */
+static char *capture_sizes(const char *scenario, const char *iters, const char *defer_us)
+{
+    const char *argv[] = {GUARDPROG, scenario, iters, NULL};
+    char defer[64];
+    const char *env[] = {"FAKECUDA_LOG=@/fake.log", "GRAPHSHIM_GAIN_CHECK=0", defer, "GRAPHSHIM_BODY_OPS=0",
+                         NULL};
+    char *log, *line, *save, *sizes = calloc(1, 4096);
+    int ops = -1;
+    struct run r;
+
+    snprintf(defer, sizeof defer, "GRAPHSHIM_MAX_DEFER_US=%s", defer_us);
+    run_prog(&r, run_lib(env), env, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    log = run_file(&r, "fake.log");
+    cr_assert_not_null(log);
+    for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(line, "cuStreamBeginCapture_v2 ", 24))
+            ops = 0;
+        else if (!strncmp(line, "cuStreamEndCapture ", 19) && ops >= 0)
+            snprintf(sizes + strlen(sizes), 4096 - strlen(sizes), "%s%d", *sizes ? " " : "", ops), ops = -1;
+        else if (ops >= 0 && (!strncmp(line, "cuLaunchKernel", 14) || !strncmp(line, "cuMemcpy", 8) ||
+                              !strncmp(line, "cuMemset", 8)))
+            ops++;
+    }
+    free(log), run_free(&r);
+    return sizes;
+}
+
+Test(engine, a_slow_hosts_last_graph_is_4_ops)
+{
+    /* slowlong's 60 ops, as above: the first replay captures chunks of 8, 8
+    ** and 16 ops and a last graph of 28; the second a chunk of 16 where the
+    ** slow host's votes end one (depth 48) and a last graph of 12; the third
+    ** a chunk of 8 where the tail begins (rule short-tail) and a last graph of
+    ** 4 ops (56 to 60), the GPU's wait at the synchronize. */
+    char *sizes = capture_sizes("slowlong", "12", "1000000");
+    cr_assert_str_eq(sizes, "8 8 16 28 16 12 8 4");
+    free(sizes);
+}
+
+Test(engine, chunks_stop_only_where_the_host_had_little_left_to_issue)
+{
+    /* twenty-slow-head: 20 ops, a slow host up to op 15, then the last 5 at
+    ** once.  The first replay captures chunks of 8 and 8 ops and a last graph
+    ** of 4; from the second on the chunk at 16 is dropped (rule chunk-idle:
+    ** 4 ops issued in no time after it), and the chunk at 8 stays in every
+    ** segment: one graph of 12 more, reused.  Were chunks left off after a
+    ** segment that dropped one, the next would go out whole (20). */
+    char *sizes = capture_sizes("twenty-slow-head", "12", "1000000");
+    cr_assert_str_eq(sizes, "8 8 4 12");
+    free(sizes);
 }
 
 Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
@@ -934,6 +1023,12 @@ Test(engine, a_gpu_still_busy_at_the_synchronize_gets_shorter_chunks)
     /* The program asks whether the stream is done, then works 20 ms on the host:
     ** the synchronize after that waits for nothing, and chunks stay 16 ops long. */
     expect_chunks("slowlong-polled", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=15", NULL},
+                  SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
+    /* The host works 20 ms before the last op of every other iteration: there
+    ** the GPU has run the chunks when the last graph goes out, and its vote
+    ** ends the run of busy ends, which are never two in a row: chunks stay 16
+    ** ops long. */
+    expect_chunks("slowlong-idle-odd", (const char *[]){"GRAPHSHIM_BODY_OPS=0", "FAKECUDA_KERNEL_US=15", NULL},
                   SLOWLONG_CHUNKS, SLOWLONG_CHUNKS);
     /* A GPU that keeps up (1 us a kernel) waits a moment at the synchronize:
     ** chunks stay 16 ops long. */
@@ -1261,6 +1356,23 @@ ParameterizedTest(char (*scenario)[24], engine, a_segment_held_again_builds_no_g
     free(off);
 }
 
+Test(engine, two_stalls_in_a_row_at_one_place_make_it_a_cut)
+{
+    /* slowlong-stall-moved, the watchdog 10 ms away: the chunks' graphs of
+    ** slowlong (8 8 16 28, 16 12, 8 4: see a_slow_hosts_last_graph_is_4_ops);
+    ** then the host stalls after op 22 in iterations 5 and 6.  Each time the
+    ** watchdog issues ops 17-22 and holding resumes after the chunk at 32: a
+    ** replay, but not of a whole segment, so the second hit at op 22 follows
+    ** the first with no whole replay between, and the place is a cut.  From
+    ** then on a chunk ends there (6 ops, 17-22) and the chunks after it move
+    ** (22 ops, then 16); the stalls after op 27 later on resume there.  Were a
+    ** resumed segment counted whole, the hits would never add up: no cut, no
+    ** graph of 6. */
+    char *sizes = capture_sizes("slowlong-stall-moved", "16", "10000");
+    cr_assert_str_eq(sizes, "8 8 16 28 16 12 8 4 6 22 16 16 22 16 2 4");
+    free(sizes);
+}
+
 Test(engine, where_the_host_polls_held_work_goes_out_when_it_is_reached)
 {
     char *report, *bails;
@@ -1322,6 +1434,21 @@ Test(engine, a_host_that_polls_a_loop_body_waits_for_the_watchdog_twice)
     }
 }
 
+Test(engine, a_host_that_naps_while_it_polls_a_loop_body_waits_for_the_watchdog_twice)
+{
+    /* body-poll, the host napping 50 us between its polls: on the virtual
+    ** clock each nap is time the watchdog counts (1 ms), and nothing else is,
+    ** so the count is exact.  The body is issued by the watchdog in two loops
+    ** in a row, and is held no more: twice, not "about twice" (a third wait
+    ** would be a rule that waits for three hits). */
+    char *report;
+
+    replays_with("body-poll-nap", (const char *[]){"GRAPHSHIM_MAX_DEFER_US=1000", NULL}, "24", &report);
+    cr_assert_eq(total(strstr(report, "\"bails\""), "watchdog"), 2, "%s", report);
+    cr_assert_gt(total(report, "body_graphs"), 0, "no body was held, so the test proves nothing: %s", report);
+    free(report);
+}
+
 /* With nothing held for a while the watchdog sleeps until a stream holds work
 ** again: the stream wakes it, and held work the host polls for still goes out
 ** within the watchdog's limit (the program fails a wait over 300 ms; the
@@ -1347,6 +1474,20 @@ Test(engine, work_that_never_repeats_costs_bounded_learning)
     cr_assert_gt(total(report, "learned_dropped"), 32, "%s", report);
     cr_assert_gt(total(report, "segments_rested"), 200, "%s", report);
     cr_assert_gt(n, 0, "the loop after the setup was not learned: %s", report);
+    free(report);
+}
+
+Test(engine, a_stream_destroy_ends_its_segment)
+{
+    /* stream-destroy: 8 iterations of one sequence, each ended by an event
+    ** record, the last by the stream's destroy.  The destroy is the end of
+    ** that segment, which replays its graph like the others (6 replays) and
+    ** bails nowhere; flushed as the stream is emptied, it would go out
+    ** eagerly, a bail. */
+    char *report;
+
+    cr_assert_eq(replays_with("stream-destroy", NULL, "8", &report), 8 - 2, "%s", report);
+    cr_assert_null(strstr(report, "\"boundary-stream\""), "%s", report);
     free(report);
 }
 

@@ -8,7 +8,8 @@
 ** nothing.  The cases are those a change of the hold path could break while the
 ** rest of the suite still passes: a loop body cut mid-period by a synchronize;
 ** a parameter whose last byte alone changes; a grid alone that changes, under
-** loop bodies and under chunks; a pageable source rewritten every iteration.
+** loop bodies and under chunks; a pageable source rewritten every iteration,
+** and every batch of a loop.
 */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -102,6 +103,19 @@ Test(segments, a_pageable_copy_whose_source_changes_every_iteration)
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
         char *report = same_output("pageable-h2d", "8", settings[i]);
         cr_assert_gt(total(report, "replays"), 0, "the copy was never replayed: %s", report);
+        free(report);
+    }
+}
+
+/* A pageable copy repeated in a loop inside one segment is never held as a
+** loop body (whose graph would read the source when it runs): the tree holds
+** it, staged, once the segment repeats. */
+Test(segments, a_pageable_copy_in_a_loop)
+{
+    static const char *const settings[][3] = {{NULL}, {CHUNKS, NULL}};
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        char *report = same_output("pageable-loop", "8", settings[i]);
+        cr_assert_gt(total(report, "replays"), 0, "the loop was never replayed: %s", report);
         free(report);
     }
 }

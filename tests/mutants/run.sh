@@ -47,6 +47,7 @@ suites() {
         : >"$log"
         set -- $bin
         build/tests/$1 --fail-fast -j"$jobs" ${2:+--filter "$2"} >"$log" 2>&1 && continue
+        # "[FAIL] suite::name: (0.01s)": the test's whole name, without the colon
         echo "$1 $(grep -m1 -oE '\[FAIL\] [^ ]+' "$log" | sed 's/\[FAIL\] //; s/:$//')"
         return 1
     done
