@@ -122,12 +122,19 @@ static int inside_cuda(const Dl_info *d)
 
 /* name demangled into out where the process has libstdc++'s demangler (a C++
 ** program, PyTorch): looked up, never linked; by dlvsym, as graphshim's own
-** dlsym answers the program's lookups. */
+** dlsym answers the program's lookups; in the global scope, or in a libstdc++
+** already loaded without it (Python loads PyTorch's libraries locally). */
 static void demangled(const char *name, char *out, size_t len)
 {
-    char *(*demangle)(const char *, char *, size_t *, int *) =
-        (char *(*)(const char *, char *, size_t *, int *))dlvsym(RTLD_DEFAULT, "__cxa_demangle", "CXXABI_1.3");
+    typedef char *(*demangler)(const char *, char *, size_t *, int *);
+    demangler demangle = (demangler)dlvsym(RTLD_DEFAULT, "__cxa_demangle", "CXXABI_1.3");
+    void *h;
     char *d = NULL;
+
+    if (!demangle && (h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD))) {
+        demangle = (demangler)dlvsym(h, "__cxa_demangle", "CXXABI_1.3");
+        dlclose(h);
+    }
     int status = -1;
 
     if (demangle && name[0] == '_' && name[1] == 'Z')
