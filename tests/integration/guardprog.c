@@ -1574,8 +1574,12 @@ static void two_ctx_on(int iters, CUstream d)
 static void two_ctx(int iters) { two_ctx_on(iters, 0); }
 static void two_ctx_pt(int iters) { two_ctx_on(iters, CU_STREAM_PER_THREAD); }
 
-/* A pageable source is rewritten right after the async copy returns. */
-static void staging(int iters)
+/* A pageable source is rewritten right after the async copy returns.  With
+** bail (staging-bail), every fourth iteration one more axpb comes where the
+** sequence has its copy to out, and the held ops (the pageable copy and the
+** first axpb) bail out, issued one by one after the program rewrote the copy's
+** source: they must copy the bytes of the call. */
+static void staging_run(int iters, int bail)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -1588,36 +1592,16 @@ static void staging(int iters)
         for (int i = 0; i < N; i++)
             src[i] = -1.0f; /* allowed: the copy took the bytes at the call */
         axpb(s, x);
-        copy(s, P(out), x);
-        CHECK(cuStreamSynchronize(s));
-        show(it, "out", out);
-    }
-}
-
-/* staging, where the held copy goes out eagerly: every fourth iteration one
-** more axpb comes where the sequence has its copy to out, and the held ops
-** (the pageable copy and the first axpb) bail out, issued one by one after the
-** program rewrote the copy's source.  They must copy the bytes of the call. */
-static void staging_bail(int iters)
-{
-    CUstream s;
-    CUdeviceptr x = dev();
-    float *out = pinned(), *src = malloc(N * sizeof(float));
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++) {
-        for (int i = 0; i < N; i++)
-            src[i] = (float)(it * 10 + i);
-        CHECK(cuMemcpyHtoDAsync_v2(x, src, N * sizeof(float), s));
-        for (int i = 0; i < N; i++)
-            src[i] = -1.0f; /* allowed: the copy took the bytes at the call */
-        axpb(s, x);
-        if (it % 4 == 3)
+        if (bail && it % 4 == 3)
             axpb(s, x); /* a mismatch: the held ops go out eagerly */
         copy(s, P(out), x);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
     }
 }
+
+static void staging(int iters) { staging_run(iters, 0); }
+static void staging_bail(int iters) { staging_run(iters, 1); }
 
 /* Blocks fill_memory() allocated, and their kind. */
 static void *filled[256];
