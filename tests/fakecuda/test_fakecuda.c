@@ -1812,3 +1812,46 @@ Test(pending, a_stream_waits_for_the_events_it_waits_on, .init = pending3)
     CK(cuStreamQuery(CU_STREAM_LEGACY));
     cr_assert_eq(*out, 2);
 }
+
+/* ---- FAKECUDA_CLOCK=virtual --------------------------------------------- */
+
+static void virtual_clock(void)
+{
+    setenv("FAKECUDA_CLOCK", "virtual", 1);
+    setenv("FAKECUDA_LAUNCH_US", "500", 1);
+    setenv("FAKECUDA_KERNEL_US", "2000", 1);
+}
+
+static void on_advance(void) { g_norder++; }
+
+/* The clock moves only where time is spent on purpose, by exactly that much,
+ * and never sleeps: 10 s of pauses and costs take no time of the host's. */
+Test(clock, the_virtual_clock_moves_only_where_time_is_spent, .init = virtual_clock)
+{
+    setup();
+    CUstream s;
+    int *out;
+    struct timespec t0, t1;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocHost((void **)&out, sizeof *out));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    unsigned long long c0 = fakecuda_clock_ns();
+    fakecuda_on_advance(on_advance);
+    g_norder = 0;
+    fakecuda_advance_ns(10000000000ull);
+    cr_assert_eq(g_norder, 1, "the callback runs after each advance");
+    unsigned long long c1 = fakecuda_clock_ns();
+    cr_assert_eq(c1 - c0, 10000000000ull, "a pause moves the clock by itself: %llu", c1 - c0);
+    store_int(store, 1, out, s); /* a launch: 100 ns of the call, 500 us of its cost */
+    unsigned long long c2 = fakecuda_clock_ns();
+    cr_assert_eq(c2 - c1, 100 + 500000ull, "a launch costs its call and FAKECUDA_LAUNCH_US: %llu", c2 - c1);
+    cr_assert_eq(cuStreamQuery(s), CUDA_ERROR_NOT_READY, "the GPU is busy 2 ms after the launch");
+    CK(cuStreamSynchronize(s)); /* the clock moves to the GPU's end */
+    cr_assert_geq(fakecuda_clock_ns() - c2, 2000000ull - 500000ull, "the synchronize waited for the GPU");
+    CK(cuStreamQuery(s));
+    fakecuda_on_advance(NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cr_assert_lt((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec), 1000000000ll,
+                 "the virtual clock slept");
+}
