@@ -8,7 +8,7 @@
 #include <time.h>
 
 /* The test build's GRAPHSHIM_TEST_CLOCK=fake reads the fake driver's clock
-** (base/names.c): with its FAKECUDA_CLOCK=virtual, time moves only where a test
+** (set by interpose/test_clock.c): with its FAKECUDA_CLOCK=virtual, time moves only where a test
 ** spends it, and a busy machine that deschedules the process changes nothing
 ** a test counts. */
 #ifdef GS_TEST

@@ -62,6 +62,22 @@ static int can_shorten(const struct gs_stream *s)
            (uint32_t)gs__cfg.chunk_max >> s->chunk_shift > (uint32_t)gs__cfg.chunk_ops;
 }
 
+/* Does the GPU still run work of s?  1 busy, 0 done, -1 not asked: a
+** cuStreamQuery of the stream, which another thread cannot name where s is a
+** per-thread stream. */
+static int gpu_query(struct gs_stream *s)
+{
+    CUcontext prev;
+    CUresult rc;
+
+    if (!gs__real[GS_ID_cuStreamQuery] || (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
+        return -1;
+    prev = gs__enter_ctx(s);
+    rc = GS_REAL(cuStreamQuery)(s->handle);
+    gs__leave_ctx(s, prev);
+    return rc == CUDA_ERROR_NOT_READY ? 1 : rc == CUDA_SUCCESS ? 0 : -1;
+}
+
 /* A chunk exists so that the GPU never waits for the host.  Where the GPU
 ** still runs the work that went out before (a cuStreamQuery, once a chunk's
 ** length of held ops: a microsecond against the tens the host took to issue
@@ -74,16 +90,7 @@ static int can_shorten(const struct gs_stream *s)
 ** length. */
 static int gpu_has_work(struct gs_stream *s)
 {
-    CUcontext prev;
-    CUresult rc;
-
-    if (GS_DROPPED(GS_RULE_CHUNK_BUSY) || !gs__real[GS_ID_cuStreamQuery] ||
-        (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
-        return 0;
-    prev = gs__enter_ctx(s);
-    rc = GS_REAL(cuStreamQuery)(s->handle);
-    gs__leave_ctx(s, prev);
-    return rc == CUDA_ERROR_NOT_READY;
+    return !GS_DROPPED(GS_RULE_CHUNK_BUSY) && gpu_query(s) == 1;
 }
 
 static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held)
@@ -224,17 +231,9 @@ void gs__maybe_chunk(struct gs_stream *s)
 int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
 {
     GS_ASSERT_LOCKED(s);
-    CUcontext prev;
-    CUresult rc;
-
-    if (!s->chunk_slow || reason != GS_BAIL_BOUNDARY + GS_SYNC || !can_shorten(s) ||
-        GS_DROPPED(GS_RULE_DRAIN) || !gs__real[GS_ID_cuStreamQuery] ||
-        (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
+    if (!s->chunk_slow || reason != GS_BAIL_BOUNDARY + GS_SYNC || !can_shorten(s) || GS_DROPPED(GS_RULE_DRAIN))
         return -1;
-    prev = gs__enter_ctx(s);
-    rc = GS_REAL(cuStreamQuery)(s->handle);
-    gs__leave_ctx(s, prev);
-    return rc == CUDA_ERROR_NOT_READY ? 1 : rc == CUDA_SUCCESS ? 0 : -1;
+    return gpu_query(s);
 }
 
 void gs__chunks_drain_start(struct gs_stream *s, int busy)

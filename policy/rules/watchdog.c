@@ -58,7 +58,7 @@ static void sleep_until_held(void)
         syscall(SYS_futex, &gs__watchdog_idle, FUTEX_WAIT_PRIVATE, 1, &second, NULL, 0);
 }
 
-/* Issues s's held work, held since `since`: a program point reached
+/* Issues s's held work, held too long: a program point reached
 ** GS_WATCHDOG_HITS times with no segment of the stream replayed whole between
 ** (one held again after a hit, entry/hold.c, is not) does not wait for a sync
 ** (the host polls, or works long before its next CUDA call): from then on,

@@ -207,16 +207,12 @@ void gs__issued_on(struct gs_stream *s, CUstream st)
     GS_ASSERT_LOCKED(s);
     if (s->kind != GS_STREAM_PTDS || st != CU_STREAM_LEGACY)
         return;
-    if (!s->foreign_done && GS_REAL(cuEventCreate)(&s->foreign_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+    if (!s->foreign_done && GS_REAL(cuEventCreate)(&s->foreign_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
         s->foreign_done = NULL;
-        GS_REAL(cuStreamSynchronize)(CU_STREAM_LEGACY); /* no event: done now, then */
-        return;
-    }
-    if (GS_REAL(cuEventRecord)(s->foreign_done, CU_STREAM_LEGACY) != CUDA_SUCCESS) {
-        GS_REAL(cuStreamSynchronize)(CU_STREAM_LEGACY);
-        return;
-    }
-    atomic_store_explicit(&s->foreign_pending, 1, memory_order_release);
+    if (s->foreign_done && GS_REAL(cuEventRecord)(s->foreign_done, CU_STREAM_LEGACY) == CUDA_SUCCESS)
+        atomic_store_explicit(&s->foreign_pending, 1, memory_order_release);
+    else
+        GS_REAL(cuStreamSynchronize)(CU_STREAM_LEGACY); /* no event: the work is done now, then */
 }
 
 void gs__ptds_catch_up(struct gs_stream *s)
