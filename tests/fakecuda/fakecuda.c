@@ -1270,7 +1270,9 @@ CUresult x_EventRecord(CUevent he, CUstream h, unsigned flags, int pt)
     return rc;
 }
 
-CUresult x_EventQuery(CUevent he)
+/* The event he, for a query or a synchronize: CUDA_SUCCESS and *out, or why
+ * it cannot be waited for. */
+static CUresult event_to_wait(CUevent he, struct event **out)
 {
     CUresult rc = api_enter(true);
     if (rc) return rc;
@@ -1279,19 +1281,22 @@ CUresult x_EventQuery(CUevent he)
     if (!e) rc = CUDA_ERROR_INVALID_HANDLE;
     else if (event_captured(e)) rc = CUDA_ERROR_CAPTURED_EVENT;
     UNLOCK();
+    *out = e;
+    return rc;
+}
+
+CUresult x_EventQuery(CUevent he)
+{
+    struct event *e;
+    CUresult rc = event_to_wait(he, &e);
     if (!rc && fake_pending()) rc = queue_query(e->seq, &e->q_seq, &e->q_count);
     return rc;
 }
 
 CUresult x_EventSynchronize(CUevent he)
 {
-    CUresult rc = api_enter(true);
-    if (rc) return rc;
-    LOCK();
-    struct event *e = reg_get(he, K_EVENT);
-    if (!e) rc = CUDA_ERROR_INVALID_HANDLE;
-    else if (event_captured(e)) rc = CUDA_ERROR_CAPTURED_EVENT;
-    UNLOCK();
+    struct event *e;
+    CUresult rc = event_to_wait(he, &e);
     if (!rc && fake_pending()) rc = queue_complete(e->seq);
     return rc;
 }

@@ -269,31 +269,17 @@ static void host_fn(void *p)
     seen_by_host = *(float *)p;
 }
 
-/* A host function runs after the stream's earlier work. */
-static void hostfn(int iters)
-{
-    CUstream s;
-    CUdeviceptr x = dev();
-    float *out = pinned();
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++) {
-        input(s, x, it);
-        copy(s, P(out), x);
-        CHECK(cuLaunchHostFunc(s, host_fn, out));
-        CHECK(cuStreamSynchronize(s));
-        printf("%d host function saw %g\n", it, seen_by_host);
-    }
-}
-
-/* hostfn with cuStreamAddCallback, the older way to run host code in stream
-** order (its callback also gets the stream and a status). */
+/* cuStreamAddCallback's callback: the older way to run host code in stream
+** order (it also gets the stream and a status). */
 static void callback_fn(CUstream s, CUresult status, void *p)
 {
     (void)s, (void)status;
     seen_by_host = *(float *)p;
 }
 
-static void callback(int iters)
+/* A host function (or, with callback, a stream callback) runs after the
+** stream's earlier work. */
+static void host_code(int iters, int callback)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -302,11 +288,17 @@ static void callback(int iters)
     for (int it = 0; it < iters; it++) {
         input(s, x, it);
         copy(s, P(out), x);
-        CHECK(cuStreamAddCallback(s, callback_fn, out, 0));
+        if (callback)
+            CHECK(cuStreamAddCallback(s, callback_fn, out, 0));
+        else
+            CHECK(cuLaunchHostFunc(s, host_fn, out));
         CHECK(cuStreamSynchronize(s));
-        printf("%d callback saw %g\n", it, seen_by_host);
+        printf("%d %s saw %g\n", it, callback ? "callback" : "host function", seen_by_host);
     }
 }
+
+static void hostfn(int iters) { host_code(iters, 0); }
+static void callback(int iters) { host_code(iters, 1); }
 
 /* A free of memory the held work uses: the work must run before it. */
 static void alloc(int iters)

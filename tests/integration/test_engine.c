@@ -644,6 +644,26 @@ Test(engine, an_allocation_out_of_memory_gets_as_far_as_without_graphshim, .time
     run_free(&base), run_free(&on), run_free(&off), run_free(&driver);
 }
 
+/* guardprog scenario with env (the fake driver's pending work in it), without
+** graphshim and under it: both exit 0 and print the same.  Returns the
+** report graphshim wrote. */
+static char *same_with_pending(const char *scenario, const char *iters, const char *const *env)
+{
+    const char *argv[] = {GUARDPROG, scenario, iters, NULL};
+    struct run base, on;
+    char *report;
+
+    run_prog(&base, RUN_BARE, env, argv, 20);
+    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
+    run_prog(&on, RUN_SHIM, env, argv, 20);
+    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
+    cr_assert_str_eq(on.out, base.out, "graphshim changed what the program got");
+    report = run_file(&on, "report.json");
+    cr_assert_not_null(report, "no report");
+    run_free(&base), run_free(&on);
+    return report;
+}
+
 /* An allocation that fails while a replayed graph, not yet run
 ** (FAKECUDA_PENDING), has still to read a staging buffer: graphshim frees its
 ** graphs but keeps that buffer, as its event answers not ready; freed, the
@@ -651,22 +671,13 @@ Test(engine, an_allocation_out_of_memory_gets_as_far_as_without_graphshim, .time
 ** program's synchronize would fail. */
 Test(engine, a_release_keeps_staging_that_pending_work_reads, .timeout = 60)
 {
-    const char *argv[] = {GUARDPROG, "oom-pending", "6", NULL};
-    const char *env[] = {"FAKECUDA_PENDING=1000", "FAKECUDA_FAIL=cuMemAlloc_v2:2:2", "GRAPHSHIM_GAIN_CHECK=0",
-                         "GRAPHSHIM_REPORT=@/report.json", NULL};
-    struct run base, on;
-    char *report;
-
-    run_prog(&base, 0, env, argv, 20);
-    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
-    run_prog(&on, 1, env, argv, 20);
-    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
-    cr_assert_str_eq(on.out, base.out, "graphshim changed what the program got");
-    report = run_file(&on, "report.json");
+    char *report = same_with_pending("oom-pending", "6",
+                                     (const char *[]){"FAKECUDA_PENDING=1000", "FAKECUDA_FAIL=cuMemAlloc_v2:2:2",
+                                                      "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_REPORT=@/report.json",
+                                                      NULL});
     cr_assert_eq(total(report, "oom_retries"), 1, "the release did not run: %s", report);
     cr_assert_gt(total(report, "replays"), 0, "no graph read the staging buffer: %s", report);
     free(report);
-    run_free(&base), run_free(&on);
 }
 
 /* A thread's per-thread stream holds work; another thread's launch on the
@@ -677,20 +688,10 @@ Test(engine, a_release_keeps_staging_that_pending_work_reads, .timeout = 60)
 ** pending work, the read after the synchronize shows it. */
 Test(engine, a_per_thread_streams_work_issued_by_another_thread_is_waited_for, .timeout = 60)
 {
-    const char *argv[] = {GUARDPROG, "ptds-legacy", "8", NULL};
-    const char *env[] = {"FAKECUDA_PENDING=1000", "GRAPHSHIM_REPORT=@/report.json", NULL};
-    struct run base, on;
-    char *report;
-
-    run_prog(&base, 0, env, argv, 20);
-    cr_assert_eq(base.status, 0, "without graphshim: %s", base.err);
-    run_prog(&on, 1, env, argv, 20);
-    cr_assert_eq(on.status, 0, "under graphshim: %s", on.err);
-    cr_assert_str_eq(on.out, base.out, "graphshim changed what the program got");
-    report = run_file(&on, "report.json");
+    char *report = same_with_pending("ptds-legacy", "8",
+                                     (const char *[]){"FAKECUDA_PENDING=1000", "GRAPHSHIM_REPORT=@/report.json", NULL});
     cr_assert_gt(total(report, "ops_held"), 0, "nothing held, so the test proves nothing: %s", report);
     free(report);
-    run_free(&base), run_free(&on);
 }
 
 /* The device full when graphshim builds a graph again: it gives that graph up
