@@ -80,7 +80,10 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(CHUNK_BUSY, "chunk-busy", "a slow host's chunk ends only where the GPU ran dry")                  \
     X(RESUME, "resume", "holding resumes after a stall where a chunk ended")                          \
     X(OOM_RETRY, "oom-retry", "a failed allocation is made again after graphshim frees its own memory") \
-    X(BUSY_GPU, "busy-gpu", "a sequence whose GPU time dwarfs its issue time keeps no graph that is slower at all")
+    X(BUSY_GPU, "busy-gpu", "a sequence whose GPU time dwarfs its issue time keeps no graph that is slower at all") \
+    X(CAPTURE_PAYS, "capture-pays", "a busy GPU's sequence is graphed once its graph would have saved its capture's cost") \
+    X(GAIN_FIRST, "gain-first", "a graph slow in its first 4 timed replays is tried, not after 8")      \
+    X(FAILED_KEPT, "failed-kept", "a one-op sequence whose graph failed is not captured again when learned anew")
 
 enum gs_rule {
     GS_RULE_NONE,

@@ -10,6 +10,7 @@
 #include "../base/assert.h"
 #include "../graph/graph_cache.h"
 #include "../graph/key.h"
+#include "../rules/capture.h"
 #include "../rules/chunk.h"
 #include "../rules/gain.h"
 #include "../rules/resolve.h"
@@ -159,6 +160,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         gs__chunks_forget(s);
         gs__rest_forget(s); /* a new stream's learning, and budget */
         gs__budget_forget(s);
+        gs__capture_forget(s);
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
     }

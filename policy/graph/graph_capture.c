@@ -130,6 +130,7 @@ static struct gs_exec *instantiate(struct gs_graphs *own, CUgraph g, unsigned no
     }
     if (rc == CUDA_SUCCESS) {
         e->n = nops;
+        own->ops_built += nops;
         own->builds++;
         own->instantiated++;
         return e;

@@ -37,6 +37,7 @@ struct gs_graphs {
     uint64_t builds;          /* executables instantiated or updated (graph_capture.c) */
     uint64_t instantiated;    /* of those, new executables */
     uint64_t capture_ns, instantiate_ns, update_ns; /* host time capturing, instantiating, setting nodes */
+    uint64_t ops_built;       /* ops of the new executables: capture_ns and instantiate_ns per op (rules/capture.c) */
     uint64_t refused;         /* variants captured anew where the driver refused a node's change (graph_cache.c) */
 };
 

@@ -204,9 +204,9 @@ int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict)
     return eager_ns && replay_ns * 100 > eager_ns * (strict ? 100 : 110);
 }
 
-int gs__gain_verdict(uint32_t slow, uint32_t n)
+int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
 {
-    if (n < GS_GAIN_REPLAYS)
+    if (n < window)
         return -1;
     return slow * 4 < n * 3;
 }

@@ -95,11 +95,11 @@ static void json_row(struct out *o, const struct gs_seq_row *r, const char *grap
         return;
     fprintf(o->f, "%s\n        {\"ops\": %u, \"seen\": %u, \"replays\": %llu, \"launches_saved\": %llu, "
             "\"patched\": %llu, \"graph\": %s, \"graph_launches\": %llu, \"nodes_set\": %llu, "
-            "\"graph_host_us\": %.1f",
+            "\"graph_host_us\": %.1f, \"build_us\": %.1f",
             o->first ? "" : ",", r->ops, r->seen, (unsigned long long)r->replays,
             (unsigned long long)(r->replays * (r->ops - 1)), (unsigned long long)r->patched, graph,
             (unsigned long long)r->cost.graph_launches, (unsigned long long)r->cost.nodes_set,
-            (double)r->cost.driver_ns / 1e3);
+            (double)r->cost.driver_ns / 1e3, (double)r->cost.build_ns / 1e3);
     json_times(o->f, r);
     fputc('}', o->f);
     o->first = 0;

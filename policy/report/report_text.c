@@ -26,7 +26,7 @@ static const char *text_time(char *buf, size_t size, double us)
 
 static void text_row(struct out *o, const struct gs_seq_row *r, const char *graph)
 {
-    char host[32], eager[32] = "-", replay[32] = "-", saved[32] = "-"; /* "-": not measured */
+    char host[32], built[32], eager[32] = "-", replay[32] = "-", saved[32] = "-"; /* "-": not measured */
     const char *gained = "saved";
 
     if (o->nseq++ >= 8)
@@ -42,10 +42,12 @@ static void text_row(struct out *o, const struct gs_seq_row *r, const char *grap
         saved[0] = '~'; /* an estimate */
         text_time(saved + 1, sizeof saved - 1, us);
     }
-    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s; %llu graph launches, %llu nodes set, "
-            "%s in the driver; eager %s, replay %s, %s %s\n", r->ops, r->seen, (unsigned long long)r->replays,
-            graph, (unsigned long long)r->cost.graph_launches, (unsigned long long)r->cost.nodes_set,
-            text_time(host, sizeof host, (double)r->cost.driver_ns / 1e3), eager, replay, gained, saved);
+    fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s; %llu graph launches (%.1f a replay), "
+            "%llu nodes set, %s in the driver, built in %s; eager %s, replay %s, %s %s\n", r->ops, r->seen,
+            (unsigned long long)r->replays, graph, (unsigned long long)r->cost.graph_launches,
+            r->replays ? (double)r->cost.graph_launches / (double)r->replays : 0.0,
+            (unsigned long long)r->cost.nodes_set, text_time(host, sizeof host, (double)r->cost.driver_ns / 1e3),
+            text_time(built, sizeof built, (double)r->cost.build_ns / 1e3), eager, replay, gained, saved);
 }
 
 static void text_sequence(struct gs_node *n, void *arg)

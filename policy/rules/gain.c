@@ -41,17 +41,14 @@ static void time_eagerly_once(struct gs_stream *s, struct gs_node *t)
     time_eagerly(s, 2);
 }
 
-/* Did t's eager run keep the GPU busy GS_GPU_BOUND times as long as the host
-** took to issue it (rule busy-gpu)?  Its graph can save the GPU no more than a
-** few gaps between kernels, while holding made the GPU start late by the issue
-** time (four 4096-cubed products: 0.2-0.4 % slower replayed, within the 10 %
-** any graph may lose to noise, and within the noise of one eager time): it is
-** judged strictly, and in pairs after its first window. */
-#define GS_GPU_BOUND 8
+/* Did t's last eager run keep the GPU busy (gs__gain_gpu_bound)?  Holding made
+** the GPU start late by the issue time (four 4096-cubed products: 0.2-0.4 %
+** slower replayed, within the 10 % any graph may lose to noise, and within the
+** noise of one eager time): it is judged strictly, and in pairs after its first
+** window. */
 static int gpu_bound(const struct gs_node *t)
 {
-    return !GS_DROPPED(GS_RULE_BUSY_GPU) && t->gain.eager_issue_ns &&
-           t->gain.eager_ns > GS_GPU_BOUND * t->gain.eager_issue_ns;
+    return gs__gain_gpu_bound(t->gain.eager_ns, t->gain.eager_issue_ns);
 }
 
 /* Is t's graph judged strictly (a replay is slow where it took longer at all)?
@@ -147,7 +144,7 @@ static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
     if (t->gain.replay_n < GS_GAIN_REPLAYS && t->gain.gain_trial < 3)
         time_eagerly_once(s, t);
     else
-        trial_end(s, t, gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n));
+        trial_end(s, t, gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n, GS_GAIN_REPLAYS));
 }
 
 /* A replay of t, which was never timed eagerly: its eager runs were held (as a
@@ -163,12 +160,23 @@ static void never_timed(struct gs_stream *s, struct gs_node *t)
     time_eagerly_once(s, t);
 }
 
+/* Were the first GS_GAIN_FIRST timed replays of t's graph slow (three in four,
+** gs__gain_verdict)?  Its first window ends there (rule gain-first): a capture
+** that does not pay is found after a few replays, not GS_GAIN_REPLAYS.  One that
+** pays goes on with its window. */
+static int slow_from_the_first(const struct gs_node *t)
+{
+    return !t->gain.gain_warm && !GS_DROPPED(GS_RULE_GAIN_FIRST) && t->gain.replay_n == GS_GAIN_FIRST &&
+           gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n, GS_GAIN_FIRST) == 0;
+}
+
 /* After a synchronize returned: the segment of s that ended at it took from its
 ** first op until now.  Counted for the sequence, eager or replayed (the first
 ** replay, which built the graph, is not, nor a segment that held ops and then issued
 ** them eagerly, which is neither), and kept for the report (eager_last_ns, and
 ** the timed replays' sum and count).  Replays are judged in windows of
-** GS_GAIN_REPLAYS against the last eager time; a window that finds the graph slow
+** GS_GAIN_REPLAYS against the last eager time (the first ends early where it
+** finds the graph slow, slow_from_the_first); a window that finds the graph slow
 ** starts a paired trial (trial_start), and a trial that finds it slow too drops
 ** the graph: the sequence runs eagerly for good.  Called locked. */
 static void segment_timed(struct gs_stream *s)
@@ -204,7 +212,9 @@ static void segment_timed(struct gs_stream *s)
         return;
     }
     replay_timed(t, d);
-    v = gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n);
+    v = gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n, GS_GAIN_REPLAYS);
+    if (v < 0 && slow_from_the_first(t))
+        v = 0;
     if (v == 1)
         t->gain.gain_paid = 1;
     if (v < 0)

@@ -21,6 +21,15 @@ static inline long gs__gain_min_ops(int reason)
 {
     return gs__cfg.short_trial && gs__cfg.gain_check && reason == GS_BAIL_BOUNDARY + GS_SYNC ? 1 : gs__cfg.min_ops;
 }
+/* Did a sequence's eager run, eager_ns from its first op to the synchronize's
+** return and issue_ns of that the host's, keep the GPU busy GS_GPU_BOUND times
+** as long as the host took to issue it (rule busy-gpu)?  Its graph can save
+** the GPU no more than a few gaps between kernels. */
+#define GS_GPU_BOUND 8
+static inline int gs__gain_gpu_bound(uint64_t eager_ns, uint64_t issue_ns)
+{
+    return !GS_DROPPED(GS_RULE_BUSY_GPU) && issue_ns && eager_ns > GS_GPU_BOUND * issue_ns;
+}
 /* s forgets the segment it was to time (its tree or graphs go).  Called locked. */
 void gs__gain_forget(struct gs_stream *s);
 /* After a stream synchronize returned successfully: the segment it ended is timed. */

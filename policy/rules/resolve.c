@@ -16,6 +16,7 @@
 #include "../stream/issue.h"
 #include "../stream/patch.h"
 #include "../stream/segment.h"
+#include "capture.h"
 #include "chunk.h"
 #include "gain.h"
 #include "rest.h"
@@ -131,8 +132,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
             gs__set_hold(s, GS_HOLD_NONE);
         } else {
             if (t->stable) {
-                gs__debug("graph of a %u-op sequence failed; it runs eagerly from now on", t->depth);
-                gs__trie_unstable(t);
+                gs__capture_failed(s, t);
                 gs__flush(s, GS_BAIL_GRAPH_FAILED);
             } else {
                 gs__flush(s, reason);
@@ -141,7 +141,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
     }
     gs__chunks_drain_start(s, replayed ? busy : -1);
     if (t && s->clean) {
-        gs__trie_ended(t, gs__warmup(s), gs__gain_min_ops(reason));
+        gs__capture_counted(s, t, reason);
         if (t->depth)
             gs__rest_learned(s, t->seen == 1, replayed);
     }

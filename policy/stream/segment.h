@@ -4,8 +4,9 @@
 ** (cur), whether every op of it succeeded (clean), what it held (seg_held,
 ** seg_resumed), when it began to be timed (seg_start), the holding marks, and
 ** where it ends, what its graph launches cost (issue.c adds to seg_launches,
-** seg_nodes_set and seg_driver_ns; gs__seg_cost_settle gives them to the
-** sequence the segment replayed: the node's cost, which no other file writes).
+** seg_nodes_set and seg_driver_ns; gs__seg_cost_settle gives them, and the
+** time its graphs took to build since seg_built_mark, to the sequence the
+** segment replayed: the node's cost, which no other file writes).
 ** No other file writes these fields (scripts/owners); the rules decide, and
 ** the segment's functions below record what they decided.
 **
@@ -127,11 +128,15 @@ static inline void gs__seg_failed(struct gs_stream *s)
 ** dropped, where the segment ends (gs__seg_begin) or its tree goes. */
 static inline void gs__seg_cost_settle(struct gs_stream *s, struct gs_node *replayed)
 {
+    uint64_t built = s->graphs.capture_ns + s->graphs.instantiate_ns;
+
     if (replayed) {
         replayed->cost.graph_launches += s->seg_launches;
         replayed->cost.nodes_set += s->seg_nodes_set;
         replayed->cost.driver_ns += s->seg_driver_ns;
+        replayed->cost.build_ns += built - s->seg_built_mark;
     }
+    s->seg_built_mark = built;
     s->seg_launches = 0;
     s->seg_nodes_set = 0;
     s->seg_driver_ns = 0;

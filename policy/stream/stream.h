@@ -60,6 +60,8 @@ static inline double gs__seq_saved_us(const struct gs_seq_row *r)
 
 enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
 
+#define GS_FAILED_KEYS 64
+
 struct gs_stream {
     /* What every op reads, first: two cache lines, then the loop bodies' state,
     ** whose first line is what an op reads of it.  A real launch's work in the
@@ -118,6 +120,11 @@ struct gs_stream {
                               ** before its end (segment.c) */
     uint64_t whole_replays;   /* replays of segments held from start to end (watchdog.c) */
 
+    /* One-op sequences whose graph failed, by key (rules/capture.c): learned
+    ** anew after their node was dropped, they are not captured again. */
+    uint64_t failed_keys[GS_FAILED_KEYS];
+    uint32_t nfailed;
+
     /* Work that never repeats: after GRAPHSHIM_REST_AFTER segments in a row that
     ** were new, or as many dropped subtrees with no replay, learning rests for
     ** `dormant` segments (doubling each time).  While it rests (`resting`, at
@@ -173,6 +180,7 @@ struct gs_stream {
     ** gs__seg_cost_settle gives it to the sequence the segment replayed, or
     ** drops it, where the segment ends). */
     uint64_t seg_launches, seg_nodes_set, seg_driver_ns;
+    uint64_t seg_built_mark;  /* graphs.capture_ns + instantiate_ns when the segment began */
     uint64_t recaptures;      /* graphs built again for a sequence that had one (graph_cache.h) */
     uint64_t resumes;         /* segments held again after held ops went out before their end */
     uint64_t bails[GS_NBAIL];

@@ -528,19 +528,19 @@ t_sequence_cost_shown() {
     local k cells=()
     # params: 3 kernels whose buffers alternate, timed eagerly and replayed.
     shim GRAPHSHIM_REPORT=r.json "$AB/tests/guardprog" params 12
-    for k in graph_launches nodes_set graph_host_us eager_us replay_us saved_us; do
+    for k in graph_launches nodes_set graph_host_us eager_us replay_us saved_us build_us; do
         cells+=("$(seq_key r.json 3 "$k")")
     done
     check test -n "${cells[3]}" -a -n "${cells[5]}" -- "params 12: no eager_us or saved_us: $(grep '"ops": 3' r.json)"
     launcher report r.json
-    check has out "graph_launches nodes_set graph_host_us   eager_us  replay_us     saved_us" -- "header: $(grep rank out)"
-    check has out "$(printf '%14s %9s %13s %10s %10s %12s  ' "${cells[@]}")" -- \
+    check has out "graph_launches nodes_set graph_host_us   eager_us  replay_us     saved_us   build_us" -- "header: $(grep rank out)"
+    check has out "$(printf '%14s %9s %13s %10s %10s %12s %10s  ' "${cells[@]}")" -- \
         "the row of $(grep '"ops": 3' r.json): $(sed -n '/^sequences/,/^$/p' out)"
     # A report of an earlier version, without them: "-" in each column.
     sed -E 's/, "graph_launches": [^}]*}/}/' r.json >old.json
     launcher report old.json
     check same "$rc" 0 -- "an earlier report: exit $rc: $(cat err)"
-    check has out "$(printf '%14s %9s %13s %10s %10s %12s  ' - - - - - -)" -- "$(sed -n '/^sequences/,/^$/p' out)"
+    check has out "$(printf '%14s %9s %13s %10s %10s %12s %10s  ' - - - - - - -)" -- "$(sed -n '/^sequences/,/^$/p' out)"
 }
 
 # calls FILE: the driver calls the fake driver's log FILE holds.

@@ -790,6 +790,44 @@ static void sites(int iters)
 }
 
 static void long_(int iters) { n_ops(iters, 100); }
+
+/* One launch and a synchronize an iteration, of 40 shapes in turn, each three
+** times in a row (blocks of 32 to 71 threads): a stream whose tree drops each
+** one-op sequence (a root has at most 32 children) before it comes back. */
+static void singles(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    float a = 2.0f, b = 1.0f;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        unsigned k = (unsigned)(it / 3) % 40;
+        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, 32 + k, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        CHECK(cuStreamSynchronize(s));
+        CHECK(cuMemcpyDtoH_v2(out, x, 4 * sizeof(float)));
+        show(it, "out", out);
+    }
+}
+
+/* A prompt step (run it with FAKECUDA_KERNEL_US): 100 ops of as many shapes
+** (blocks of 32 to 129 threads: no loop body), then a synchronize. */
+static void prompt(int iters)
+{
+    CUstream s;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    float a = 2.0f, b = 1.0f;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        for (unsigned j = 0; j < 98; j++)
+            CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, 32 + j, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
 static void twenty(int iters) { n_ops(iters, 20); }
 
 /* twenty from a host that works 20 us after each of its ops 2 to 15, and
@@ -2514,7 +2552,7 @@ static const struct {
     {"sync", sync_},       {"ctx-sync", ctx_sync}, {"stall", stall}, {"event", event},       {"hostfn", hostfn},       {"alloc", alloc},
     {"syncop", syncop},    {"pageable-d2h", pageable_d2h}, {"legacy", legacy}, {"capture", capture},
     {"unclassified", unclassified}, {"params", params}, {"params5", params5}, {"watchdog", watchdog}, {"idle-poll", idle_poll}, {"two-proc", two_proc}, {"two-ctx", two_ctx}, {"two-ctx-pt", two_ctx_pt}, {"quiet-then-loop", quiet_then_loop}, {"body-poll", body_poll}, {"body-stall", body_stall}, {"body-poll-nosync", body_poll_nosync}, {"body-poll-more", body_poll_more}, {"body-poll-mid", body_poll_mid}, {"body-poll-mid-nosync", body_poll_mid_nosync}, {"body-poll-every3", body_poll_every3}, {"body-poll-loops3", body_poll_loops3}, {"body-poll-ring", body_poll_ring}, {"body-module", body_module}, {"staging", staging}, {"host-bind", host_bind}, {"oom", oom}, {"oom-full", oom_full}, {"oom-pending", oom_pending},
-    {"threads", threads},  {"single", single},  {"gpubound", gpubound},  {"gpubound-body", gpubound_body},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
+    {"threads", threads},  {"single", single},  {"gpubound", gpubound},  {"gpubound-body", gpubound_body},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"prompt", prompt}, {"singles", singles}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},
     {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},

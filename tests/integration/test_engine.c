@@ -307,16 +307,75 @@ Test(engine, a_busy_gpus_sequence_whose_eager_runs_were_held_as_loop_bodies_is_t
     free(report);
 }
 
+/* Rule capture-pays.  100 ops of as many shapes, each kernel 20 us of GPU time
+** (2 ms a step, 10 us of it issuing, on the virtual clock): a graph saves such
+** a step 1/400 of its time, 5 us, and its capture is estimated at 2 us an op
+** (none measured yet), 200 us: it is graphed once seen 40 times.  In 30 steps
+** nothing is captured; in 60 it replays.  Without the rule it is captured at
+** its third step, and its replays lose to its eager runs (the gain check drops
+** it).  A host-bound step of the same ops is graphed one step after the warmup
+** (its first occurrence is timed first: 100 ops cost 200 us to capture). */
+Test(engine, a_busy_gpus_long_sequence_is_graphed_once_its_graph_would_have_paid)
+{
+    const char *busy[] = {"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_KERNEL_US=20", NULL};
+    const char *dropped[] = {"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_KERNEL_US=20", "GRAPHSHIM_TEST_DROP_RULE=capture-pays",
+                             NULL};
+    const char *host[] = {"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_LAUNCH_US=3", NULL};
+    char *report;
+
+    cr_assert_eq(replays_with("prompt", busy, "30", &report), 0, "%s", report);
+    cr_assert_eq(total(report, "graphs_captured"), 0, "%s", report);
+    free(report);
+    long n = replays_with("prompt", busy, "60", &report);
+    cr_assert(n > 0 && n <= 60 - 40, "%s", report);
+    free(report);
+    cr_assert_gt(replays_with("prompt", dropped, "30", &report), 0, "%s", report);
+    cr_assert_gt(total(report, "graphs_captured"), 0, "%s", report);
+    free(report);
+    cr_assert_geq(replays_with("prompt", host, "30", &report), 30 - 5, "%s", report);
+    free(report);
+}
+
+/* Rule failed-kept.  One launch and a synchronize a step, of 40 shapes in
+** turn, each three times in a row, and every capture fails: each one-op
+** sequence is stable after two steps and fails at its third.  The tree drops
+** it before it comes back (a node has at most 32 children), and it is learned
+** anew: without the rule it is captured again, and fails again, each round
+** (119 failures in 360 steps); with it, once (40). */
+Test(engine, a_one_op_sequence_whose_graph_failed_is_not_captured_again)
+{
+    const char *env[] = {"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_FAIL=cuStreamEndCapture:1+:CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+                         NULL};
+    const char *dropped[] = {"GRAPHSHIM_GAIN_CHECK=1",
+                             "FAKECUDA_FAIL=cuStreamEndCapture:1+:CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+                             "GRAPHSHIM_TEST_DROP_RULE=failed-kept", NULL};
+    char *report;
+
+    replays_with("singles", env, "360", &report);
+    cr_assert_eq(total(report, "graph_failures"), 40, "%s", report);
+    free(report);
+    replays_with("singles", dropped, "360", &report);
+    cr_assert_gt(total(report, "graph_failures"), 100, "%s", report);
+    free(report);
+}
+
 Test(engine, a_lone_launch_whose_graph_is_slower_runs_eagerly)
 {
     char *report;
 
     /* The same with launches at no cost and each graph launch 300 us: the first
-    ** replay builds the graph, a window of 8 finds the replays slower than the
-    ** eager runs, 8 trial pairs do too, and the sequence runs eagerly for good. */
+    ** replay builds the graph, its first 4 timed replays are slower than the
+    ** eager runs (rule gain-first), 8 trial pairs are too, and the sequence runs
+    ** eagerly for good.  Without the rule the first window is 8 replays long. */
     long n = replays_with("single", (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_GRAPH_LAUNCH_US=300", NULL},
                           "40", &report);
     cr_assert(strstr(report, "\"no-gain\": 1"), "%s", report);
+    cr_assert_eq(n, 1 + 4 + 8, "%s", report);
+    free(report);
+    n = replays_with("single",
+                     (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", "FAKECUDA_GRAPH_LAUNCH_US=300",
+                                      "GRAPHSHIM_TEST_DROP_RULE=gain-first", NULL},
+                     "40", &report);
     cr_assert_eq(n, 1 + 8 + 8, "%s", report);
     free(report);
 }
@@ -329,11 +388,11 @@ Test(engine, a_short_sequence_whose_graph_is_a_little_slower_runs_eagerly)
     /* The same with each launch 1 ms of the host's time and each graph launch
     ** 6 % more: within the 10 % a long sequence's graph may lose to noise, but
     ** a sequence on trial (shorter than GRAPHSHIM_MIN_OPS) is judged strictly,
-    ** and runs eagerly after a window and a trial.  Judged like a long one, its
-    ** graph would stay for all 38 replays. */
+    ** and runs eagerly after its first window and a trial.  Judged like a long
+    ** one, its graph would stay for all 38 replays. */
     long n = replays_with("single", env, "40", &report);
     cr_assert(strstr(report, "\"no-gain\": 1"), "%s", report);
-    cr_assert_eq(n, 1 + 8 + 8, "%s", report);
+    cr_assert_eq(n, 1 + 4 + 8, "%s", report);
     free(report);
 }
 
@@ -1066,8 +1125,8 @@ ParameterizedTest(char (*scenario)[16], engine, a_graph_slower_than_eager_work_r
 
     /* Each graph launch takes 3 ms of host time, where a stream or a context
     ** synchronize ends the sequence.  The gain check times the first replay's
-    ** followers: after 8 slow ones a trial runs the sequence eagerly and
-    ** replayed in turn, and after 8 slow pairs it drops the graph: 1 + 8 + 8
+    ** followers: after 4 slow ones a trial runs the sequence eagerly and
+    ** replayed in turn, and after 8 slow pairs it drops the graph: 1 + 4 + 8
     ** replays.  Without it every iteration from the third on replays. */
     run_prog(&base, 0, NULL, argv, 20);
     run_prog(&on, 1, (const char *[]){"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_MAX_DEFER_US=1000000", slow_graphs, NULL},
@@ -1075,7 +1134,7 @@ ParameterizedTest(char (*scenario)[16], engine, a_graph_slower_than_eager_work_r
     cr_assert_eq(on.status, 0, "%s", on.err);
     cr_assert_str_eq(on.out, base.out);
     report = run_file(&on, "report.json");
-    cr_assert_eq(total(report, "replays"), 1 + 8 + 8, "%s", report);
+    cr_assert_eq(total(report, "replays"), 1 + 4 + 8, "%s", report);
     cr_assert(strstr(report, "\"no-gain\": 1"), "%s", report);
     free(report);
     run_prog(&off, 1,

@@ -277,11 +277,14 @@ Test(learner, gain_verdict)
     cr_assert_eq(gs__gain_slow(1000, 1000, 1), 0);     /* on trial: as fast */
     cr_assert_eq(gs__gain_slow(1000, 1010, 1), 1);     /* on trial: any slower */
     cr_assert_eq(gs__gain_slow(0, 1010, 1), 0);
-    cr_assert_eq(gs__gain_verdict(7, 7), -1);          /* too few replays */
-    cr_assert_eq(gs__gain_verdict(0, 8), 1);
-    cr_assert_eq(gs__gain_verdict(5, 8), 1);           /* a few slow ones: noise */
-    cr_assert_eq(gs__gain_verdict(6, 8), 0);           /* three in four */
-    cr_assert_eq(gs__gain_verdict(8, 8), 0);
+    cr_assert_eq(gs__gain_verdict(7, 7, 8), -1);          /* too few replays */
+    cr_assert_eq(gs__gain_verdict(0, 8, 8), 1);
+    cr_assert_eq(gs__gain_verdict(5, 8, 8), 1);           /* a few slow ones: noise */
+    cr_assert_eq(gs__gain_verdict(6, 8, 8), 0);           /* three in four */
+    cr_assert_eq(gs__gain_verdict(8, 8, 8), 0);
+    cr_assert_eq(gs__gain_verdict(3, 3, 4), -1);          /* a first window of 4 */
+    cr_assert_eq(gs__gain_verdict(3, 4, 4), 0);
+    cr_assert_eq(gs__gain_verdict(2, 4, 4), 1);
 }
 
 /* A copy's match (gs__key_cmp, gs__key_shape_eq, gs__key_shape_hash): a device
