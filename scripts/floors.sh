@@ -12,8 +12,9 @@
 #   3. every source file of the library has at most 400 lines, and no floor
 #      holds more than 30 % of the library's lines;
 #   4. every function of the library has at most 80 lines, from the line at
-#      column 0 that names it to its closing brace (a function's body opens
-#      with "{" alone at column 0, as everywhere here);
+#      column 0 that names it to its closing "}" at column 0 (its body opens
+#      with "{" alone at column 0, or with the head's last line ending in
+#      ") {"), but those LONG_KNOWN lists, named every run;
 #   5. each field listed in scripts/owners is written only by the files listed
 #      as its owners (a write: assigned, incremented, decremented or stored
 #      atomically, through -> or ., also within a sub-struct; fields are
@@ -169,10 +170,21 @@ done
 LONG_KNOWN=""
 long=$(for f in $srcs; do
     case $f in *.c | *.h) ;; *) continue ;; esac
-    awk '/^[A-Za-z_].*\(/ { head = FNR; name = $0 }
+    # A head: a line at column 0 that names something and opens "(".  The
+    # body opens with "{" alone at column 0, or at the end of the head when
+    # its last line (itself, or one indented below it) ends in ") {" and no
+    # line of it has ";" or "=": a struct's, union's or enum's head has no
+    # "(", an initializer has "=", a prototype ";", a macro's body a "\" at
+    # the end of its lines, and a statement stands indented inside a body.
+    # Its name: the word before the head's "(", past any __attribute__((...)).
+    awk 'function fname(s) { sub(/^(__attribute__[ \t]*\(\([^()]*(\([^()]*\)[^()]*)*\)\)[ \t]*)+/, "", s)
+                             sub(/\(.*/, "", s); sub(/.*[ \t*]/, "", s); return s }
+         /^[^ \t]/ { open = 0 }
+         /^[A-Za-z_].*\(/ { head = FNR; name = $0; open = !/[;=]/ }
+         open && /[;=]/ { open = 0 }
+         open && !start && /\)[ \t]*\{[ \t]*$/ { start = head; open = 0 }
          /^\{/ { start = head }
-         /^\}/ && start { n = FNR - start + 1; if (n > 80) { sub(/\(.*/, "", name); sub(/.*[ *]/, "", name)
-                                                               print FILENAME ":" name " " start " " n }
+         /^\}/ && start { n = FNR - start + 1; if (n > 80) print FILENAME ":" fname(name) " " start " " n
                           start = 0 }' "$f"
 done)
 while read -r fn start n; do

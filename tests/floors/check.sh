@@ -3,10 +3,11 @@
 # copies of its sources with one fault each, where it must fail: an include that
 # goes up a floor, a circle of includes, a circle of modules that no circle of
 # files shows, CIRCLES_KNOWN out of step (a module in a circle left off it, one
-# in none left on it), a file over 400 lines, a folder without a floor, a
-# function over 80 lines, and fields of scripts/owners written by a file that
-# does not own them (assigned, incremented, stored atomically, also through a
-# node's sub-struct).  The objects (for the calls) are the build's own.
+# in none left on it), a file over 400 lines, a folder without a floor,
+# functions over 80 lines (their bodies opened by "{" alone, by ") {" on the
+# head's line, or on its last line), and fields of scripts/owners written by a
+# file that does not own them (assigned, incremented, stored atomically, also
+# through a node's sub-struct).  The objects (for the calls) are the build's own.
 #
 #   bash tests/floors/check.sh [BUILD]
 set -u -o pipefail
@@ -79,6 +80,14 @@ expect "a folder without a floor" "a folder without a floor"
 fresh
 { printf '\nstatic int filler(void)\n{\n'; yes '    /* filler */' | head -80; printf '    return 0;\n}\n'; } >>"$tmp/policy/rules/rest.c"
 expect "a function over 80 lines" "policy/rules/rest.c:[0-9]* filler has 84 lines"
+
+fresh
+{ printf '\nstatic int filler(void) {\n'; yes '    /* filler */' | head -80; printf '    return 0;\n}\n'; } >>"$tmp/policy/rules/rest.c"
+expect "a function over 80 lines opened with \") {\"" "policy/rules/rest.c:[0-9]* filler has 83 lines"
+
+fresh
+{ printf '\nstatic int filler(int a,\n                  int b) {\n'; yes '    /* filler */' | head -80; printf '    return a + b;\n}\n'; } >>"$tmp/policy/rules/rest.c"
+expect "a function over 80 lines, its head on two lines, opened with \") {\"" "policy/rules/rest.c:[0-9]* filler has 84 lines"
 
 fresh
 sed -i '0,/^{$/s//{\n    s->cur = NULL;/' "$tmp/policy/rules/gain.c"
