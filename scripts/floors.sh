@@ -16,9 +16,10 @@
 #      with "{" alone at column 0, or with the head's last line ending in
 #      ") {"), but those LONG_KNOWN lists, named every run;
 #   5. each field listed in scripts/owners is written only by the files listed
-#      as its owners (a write: assigned, incremented, decremented or stored
-#      atomically, through -> or ., also within a sub-struct; fields are
-#      matched by name).
+#      as its owners (a write: assigned, incremented, decremented, stored
+#      atomically, or the destination of a memset, memcpy or memmove by its
+#      address; through -> or ., also within a sub-struct; fields are matched
+#      by name).
 #
 # An edge A -> B is "A includes B" (#include "...", resolved as the compiler
 # does) or "A's object calls a function, or reads a variable, defined in B's
@@ -204,9 +205,12 @@ done
 owners=$(dirname "$0")/owners
 # A field's struct may be reached through others (n->chunk.chunk_votes).
 lv='([A-Za-z_][A-Za-z0-9_]*(->|\.))+'
+# A memset, memcpy or memmove writes its first argument: &s->field, or an
+# element of it (&s->field[i]); &s->field.sub writes sub, listed by its name.
+mem='(^|[^A-Za-z0-9_])(__builtin_)?mem(set|cpy|move)\([[:space:]]*&[[:space:]]*'
 writes=$(while read -r field own; do
     case $field in '' | '#'*) continue ;; esac
-    grep -nE "(->|\.)$field[[:space:]]*([-+*/|&^]?=[^=]|\+\+|--)|(\+\+|--)[[:space:]]*$lv$field([^][A-Za-z0-9_.-]|$)|atomic_(store|exchange|fetch_[a-z]+|compare_exchange_[a-z]+)(_explicit)?\(&$lv$field\b" \
+    grep -nE "(->|\.)$field[[:space:]]*([-+*/|&^]?=[^=]|\+\+|--)|(\+\+|--)[[:space:]]*$lv$field([^][A-Za-z0-9_.-]|$)|atomic_(store|exchange|fetch_[a-z]+|compare_exchange_[a-z]+)(_explicit)?\(&$lv$field\b|$mem$lv$field[[:space:]]*[,[]" \
         $srcs /dev/null | while IFS=: read -r f line _; do
         case " $own " in *" $f "*) ;; *) echo "floors: $f:$line writes $field, which only $own may write (scripts/owners)" ;; esac
     done

@@ -7,7 +7,8 @@
 # functions over 80 lines (their bodies opened by "{" alone, by ") {" on the
 # head's line, or on its last line), and fields of scripts/owners written by a
 # file that does not own them (assigned, incremented, stored atomically, also
-# through a node's sub-struct).  The objects (for the calls) are the build's own.
+# through a node's sub-struct, and by memset or memcpy).  The objects (for the
+# calls) are the build's own.
 #
 #   bash tests/floors/check.sh [BUILD]
 set -u -o pipefail
@@ -104,6 +105,14 @@ expect "a field stored atomically by a file that does not own it" "policy/rules/
 fresh
 sed -i '0,/^{$/s//{\n    ++s->cur->chunk.chunk_votes;/' "$tmp/policy/rules/gain.c"
 expect "a node's rule field incremented through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk_votes"
+
+fresh
+sed -i '0,/^{$/s//{\n    memset(\&s->cur, 0, sizeof s->cur);/' "$tmp/policy/rules/gain.c"
+expect "a stream's field cleared by memset in a file that does not own it" "policy/rules/gain.c:[0-9]* writes cur, which only"
+
+fresh
+sed -i '0,/^{$/s//{\n    memcpy(\&s->cur->chunk.chunk_votes, \&n, sizeof n);/' "$tmp/policy/rules/gain.c"
+expect "a node's rule field copied into by memcpy through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk_votes"
 
 fresh
 sed -i '0,/^{$/s//{\n    s->cur->staging = NULL;/' "$tmp/policy/stream/release.c"
