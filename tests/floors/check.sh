@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # check.sh: scripts/floors.sh on the library as it is (it must pass), then on
 # copies of its sources with one fault each, where it must fail: an include that
-# goes up a floor, a circle of includes, a file over 400 lines, a folder without
-# a floor, a function over 80 lines, and fields of scripts/owners written by a
+# goes up a floor, a circle of includes, a circle of modules that no circle of
+# files shows, CIRCLES_KNOWN out of step (a module in a circle left off it, one
+# in none left on it), a file over 400 lines, a folder without a floor,
+# functions over 80 lines (their bodies opened by "{" alone, by ") {" on the
+# head's line, or on its last line), and fields of scripts/owners written by a
 # file that does not own them (assigned, incremented, stored atomically, also
-# through a node's sub-struct).  The objects (for the calls) are the build's own.
+# through a node's sub-struct, and by memset or memcpy).  The objects (for the
+# calls) are the build's own.
 #
 #   bash tests/floors/check.sh [BUILD]
 set -u -o pipefail
@@ -14,15 +18,21 @@ bash scripts/floors.sh "$B" || exit 1
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-# expect NAME PATTERN: floors.sh over the copy fails, saying PATTERN.
+fails=0 faults=0
+# expect NAME PATTERN [NOT]: floors.sh over the copy fails, saying PATTERN (and
+# not NOT: the fault is found by the check meant for it, not another).
 expect() {
     local out
+    faults=$((faults + 1))
     if out=$(cd "$tmp" && bash scripts/floors.sh build 2>&1); then
         echo "floors check: $1: floors.sh passed, and should have failed"
         fails=1
     elif ! grep -q -- "$2" <<<"$out"; then
         echo "floors check: $1: floors.sh failed without saying \"$2\":"
+        echo "$out" | grep '^floors' | head -5
+        fails=1
+    elif [ -n "${3:-}" ] && grep -q -- "$3" <<<"$out"; then
+        echo "floors check: $1: floors.sh also said \"$3\":"
         echo "$out" | grep '^floors' | head -5
         fails=1
     else
@@ -43,6 +53,21 @@ fresh
 sed -i 's|#include "layout.h"|#include "layout.h"\n#include "learner.h"|' "$tmp/policy/graph/key.h"
 expect "a circle of includes" "a circle among files"
 
+# log.c includes config.h, and config.h includes log.h: modules log and config
+# use each other, while the files make no circle (log.c -> config.h -> log.h).
+fresh
+sed -i 's|#include "log.h"|#include "log.h"\n#include "config.h"|' "$tmp/policy/base/log.c"
+expect "a circle of modules, none of files" "a circle among modules: policy/base/config policy/base/log (not on" \
+    "a circle among files"
+
+fresh
+sed -i 's|CIRCLES_KNOWN="policy/base/assert |CIRCLES_KNOWN="|' "$tmp/scripts/floors.sh"
+expect "a module in a circle, not on CIRCLES_KNOWN" "a circle among modules: policy/base/assert policy/base/lock (not on CIRCLES_KNOWN: policy/base/assert)"
+
+fresh
+sed -i 's|CIRCLES_KNOWN="|CIRCLES_KNOWN="policy/base/log |' "$tmp/scripts/floors.sh"
+expect "a module on CIRCLES_KNOWN in no circle" "policy/base/log is in no circle among modules: take it off CIRCLES_KNOWN"
+
 fresh
 yes '/* filler */' | head -401 >>"$tmp/policy/graph/key.c"
 expect "a file over 400 lines" "policy/graph/key.c has"
@@ -56,6 +81,14 @@ expect "a folder without a floor" "a folder without a floor"
 fresh
 { printf '\nstatic int filler(void)\n{\n'; yes '    /* filler */' | head -80; printf '    return 0;\n}\n'; } >>"$tmp/policy/rules/rest.c"
 expect "a function over 80 lines" "policy/rules/rest.c:[0-9]* filler has 84 lines"
+
+fresh
+{ printf '\nstatic int filler(void) {\n'; yes '    /* filler */' | head -80; printf '    return 0;\n}\n'; } >>"$tmp/policy/rules/rest.c"
+expect "a function over 80 lines opened with \") {\"" "policy/rules/rest.c:[0-9]* filler has 83 lines"
+
+fresh
+{ printf '\nstatic int filler(int a,\n                  int b) {\n'; yes '    /* filler */' | head -80; printf '    return a + b;\n}\n'; } >>"$tmp/policy/rules/rest.c"
+expect "a function over 80 lines, its head on two lines, opened with \") {\"" "policy/rules/rest.c:[0-9]* filler has 84 lines"
 
 fresh
 sed -i '0,/^{$/s//{\n    s->cur = NULL;/' "$tmp/policy/rules/gain.c"
@@ -74,8 +107,16 @@ sed -i '0,/^{$/s//{\n    ++s->cur->chunk.chunk_votes;/' "$tmp/policy/rules/gain.
 expect "a node's rule field incremented through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk_votes"
 
 fresh
+sed -i '0,/^{$/s//{\n    memset(\&s->cur, 0, sizeof s->cur);/' "$tmp/policy/rules/gain.c"
+expect "a stream's field cleared by memset in a file that does not own it" "policy/rules/gain.c:[0-9]* writes cur, which only"
+
+fresh
+sed -i '0,/^{$/s//{\n    memcpy(\&s->cur->chunk.chunk_votes, \&n, sizeof n);/' "$tmp/policy/rules/gain.c"
+expect "a node's rule field copied into by memcpy through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk_votes"
+
+fresh
 sed -i '0,/^{$/s//{\n    s->cur->staging = NULL;/' "$tmp/policy/stream/release.c"
 expect "a node's staging buffer set outside its room" "policy/stream/release.c:[0-9]* writes staging"
 
-[ $fails = 0 ] && echo "floors check: 10 faults, each found"
+[ $fails = 0 ] && echo "floors check: $faults faults, each found"
 exit $fails
