@@ -9,22 +9,19 @@
 ** users run compiles each to nothing (the condition is type-checked, never
 ** evaluated): a condition must have no side effect.
 **
-** GS_ASSERT_LOCKED(s): the calling thread holds s's lock, where a function says
-** "called locked" (lock.h keeps, in the test build, the locks each thread
-** holds).
+** GS_ASSERT_LOCKED(s), in lock.h: the calling thread holds s's lock, where a
+** function says "called locked".
 */
 #ifndef GS_ASSERT_H
 #define GS_ASSERT_H
 
-#include "lock.h"
+#include "../../driver/driver.h" /* GS_LIKELY */
 
 #ifdef GS_TEST
 __attribute__((noreturn, cold)) void gs__assert_fail(const char *cond, const char *file, int line);
 #define GS_ASSERT(c) (GS_LIKELY(c) ? (void)0 : gs__assert_fail(#c, __FILE__, __LINE__))
-#define GS_ASSERT_LOCKED(s) GS_ASSERT(gs__lock_held(&(s)->lock))
 #else
 #define GS_ASSERT(c) ((void)sizeof(!(c))) /* compiled, never evaluated */
-#define GS_ASSERT_LOCKED(s) ((void)sizeof((s)->lock))
 #endif
 
 #endif

@@ -138,8 +138,6 @@ int gs__lock_revoke_try(struct gs_lock *l, int me)
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "assert.h"
-
 /* The locks this thread holds, newest last: a thread holds a stream's lock, and
 ** now and then a second one (another stream's, while it resolves it). */
 #define GS_HELD_MAX 16

@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 
 #include "../../driver/driver.h"
+#include "assert.h"
 
 struct gs_lock {
     atomic_int v;      /* the shared lock: 0 free, 1 taken, 2 taken and a thread may wait */
@@ -54,14 +55,17 @@ int gs__lock_revoke_try(struct gs_lock *l, int me);
 
 /* The test build keeps the locks each thread holds (lock.c): GS_LOCK_NOTE(l, 1)
 ** once l is taken, (l, 0) before it is let go; gs__lock_held(l): does the
-** caller hold l?  For GS_ASSERT_LOCKED (assert.h); nothing in the library
-** users run. */
+** caller hold l?  GS_ASSERT_LOCKED(s): the calling thread holds s's lock, where
+** a function says "called locked" (an invariant, assert.h).  Nothing of it in
+** the library users run. */
 #ifdef GS_TEST
 void gs__lock_note(const struct gs_lock *l, int taken);
 int gs__lock_held(const struct gs_lock *l);
 #define GS_LOCK_NOTE(l, taken) gs__lock_note(l, taken)
+#define GS_ASSERT_LOCKED(s) GS_ASSERT(gs__lock_held(&(s)->lock))
 #else
 #define GS_LOCK_NOTE(l, taken) ((void)0)
+#define GS_ASSERT_LOCKED(s) ((void)sizeof((s)->lock))
 #endif
 
 static inline int gs__lock_me(void)

@@ -15,6 +15,7 @@
 #include "../rules/gain.h"
 #include "../rules/resolve.h"
 #include "../rules/rest.h"
+#include "../stream/body.h"
 #include "../stream/issue.h"
 #include "../stream/segment.h"
 #include "../stream/stream.h"

@@ -19,10 +19,10 @@
 #include "../rules/chunk.h"
 #include "../rules/resolve.h"
 #include "../rules/rest.h"
+#include "../stream/body.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
 #include "../stream/segment.h"
-#include "../stream/stream.h"
 
 /* --- Ops ------------------------------------------------------------------- */
 

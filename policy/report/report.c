@@ -21,6 +21,7 @@
 #include "../base/names.h"
 #include "../base/outfile.h"
 #include "../graph/graph_cache.h"
+#include "../stream/body.h"
 #include "../stream/release.h"
 #include "../stream/stream.h"
 #include "report_int.h"

@@ -9,6 +9,7 @@
 
 #include "../base/log.h"
 #include "../base/names.h"
+#include "../stream/body.h"
 #include "../stream/release.h"
 #include "../stream/sites.h"
 #include "report_int.h"

@@ -13,6 +13,7 @@
 #include "../base/assert.h"
 #include "../base/log.h"
 #include "../graph/graph_cache.h"
+#include "../stream/body.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
 #include "../stream/segment.h"

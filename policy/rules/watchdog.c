@@ -13,6 +13,7 @@
 
 #include "../base/assert.h"
 #include "../stream/body.h"
+#include "../stream/issue.h"
 #include "../stream/segment.h"
 #include "../stream/stream.h"
 

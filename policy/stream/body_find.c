@@ -2,7 +2,7 @@
 ** body_find.c: the detector of loop bodies (body.h): the keys of the segment's
 ** last ops in a ring, and the period they repeat with.
 */
-#include "body.h"
+#include "body_find.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,6 +16,8 @@
 #include "../graph/key.h"
 #include "body.h"
 #include "patch.h"
+#include "segment.h"
+#include "sites.h"
 
 /* --- Staging ------------------------------------------------------------------ */
 
@@ -196,4 +198,23 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     gs__leave_ctx(s, prev);
     GS_PROF_STOP(GS_PROF_GRAPH, t_all);
     return rc;
+}
+
+/* --- Flush --------------------------------------------------------------------- */
+
+void gs__flush(struct gs_stream *s, int reason)
+{
+    gs__site_bail(s, reason); /* while s->cur is still the last op held */
+    if (s->holding == GS_HOLD_BODY) {
+        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->body.held);
+        gs__body_flush(s, reason == GS_BAIL_WATCHDOG);
+        gs__nvtx_end();
+    } else {
+        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->cur->depth - s->chunk_depth);
+        gs__issue_held(s, s->cur);
+        gs__nvtx_end();
+        gs__set_hold(s, GS_HOLD_NONE);
+    }
+    s->bails[reason]++;
+    gs__seg_check(s);
 }

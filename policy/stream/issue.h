@@ -14,6 +14,10 @@ void gs__staging_wait(struct gs_stream *s);
 ** order; holding goes on after them. */
 void gs__issue_held(struct gs_stream *s, struct gs_node *to);
 
+/* Issues the held ops eagerly (a loop body's whole bodies as graphs) and stops
+** holding, counting why (enum gs_bail). */
+void gs__flush(struct gs_stream *s, int reason);
+
 /* gs__launch_graph in a segment held again after a stall (entry/hold.c), where no
 ** graph kept for the whole segments begins where its held ops do: nothing went out. */
 #define GS_NOT_KEPT (-3)

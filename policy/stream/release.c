@@ -14,6 +14,7 @@
 #include "../base/clock.h"
 #include "../graph/graph_cache.h"
 #include "body.h"
+#include "issue.h"
 #include "segment.h"
 
 atomic_ulong gs__oom_retries, gs__oom_retries_ok, gs__oom_freed_bytes;

@@ -1,16 +1,31 @@
 /*
 ** segment.c: a stream's segment (segment.h), its rarer steps: holding begins
-** in the tree, held work goes out before the segment's end (a flush), the
-** segment ends and the next begins.  Every function is called with s locked.
+** in the tree, the segment ends and the next begins (every function called
+** with s locked); the counts of holding streams and the watchdog's wake, which
+** its holding marks keep.  It calls nothing above it: held work goes out in
+** issue.c (gs__flush).
 */
 #define _GNU_SOURCE
 #include "segment.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "../base/assert.h"
-#include "../base/nvtx.h"
-#include "body.h"
-#include "issue.h"
-#include "sites.h"
+
+/* Streams that hold work, for the legacy-stream rule (gs__set_hold keeps them). */
+atomic_int gs__blocking_holding, gs__legacy_holding;
+
+/* The watchdog (rules/watchdog.c) sleeps on gs__watchdog_idle while no stream
+** holds work; the first stream to hold wakes it (gs__held_from). */
+atomic_int gs__watchdog_idle;
+
+void gs__watchdog_wake(void)
+{
+    if (atomic_exchange(&gs__watchdog_idle, 0))
+        syscall(SYS_futex, &gs__watchdog_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 int gs__seg_hold_tree(struct gs_stream *s)
 {
@@ -36,22 +51,5 @@ void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *r
     s->seg_start = 0;
     s->cur = start;
     s->clean = 1;
-    gs__seg_check(s);
-}
-
-void gs__flush(struct gs_stream *s, int reason)
-{
-    gs__site_bail(s, reason); /* while s->cur is still the last op held */
-    if (s->holding == GS_HOLD_BODY) {
-        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->body.held);
-        gs__body_flush(s, reason == GS_BAIL_WATCHDOG);
-        gs__nvtx_end();
-    } else {
-        gs__nvtx_begin(GS_NVTX_BAIL + reason, s->cur->depth - s->chunk_depth);
-        gs__issue_held(s, s->cur);
-        gs__nvtx_end();
-        gs__set_hold(s, GS_HOLD_NONE);
-    }
-    s->bails[reason]++;
     gs__seg_check(s);
 }

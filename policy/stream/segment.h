@@ -184,8 +184,4 @@ int gs__seg_hold_tree(struct gs_stream *s);
 ** learning rests), clean, nothing held, timed or cost yet. */
 void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *replayed);
 
-/* Issues the held ops eagerly (a loop body's whole bodies as graphs) and stops
-** holding, counting why (enum gs_bail). */
-void gs__flush(struct gs_stream *s, int reason);
-
 #endif

@@ -20,7 +20,7 @@
 #include "../base/names.h"
 #include "../graph/graph_exec.h"
 #include "../graph/learner.h"
-#include "body.h"
+#include "body_find.h"
 
 enum gs_stream_kind { GS_STREAM_CREATED, GS_STREAM_LEGACY, GS_STREAM_PTDS };
 

@@ -27,8 +27,6 @@ struct gs_stream *gs__all_streams;
 static struct gs_stream *by_handle[STREAM_HASH];
 static int nstreams;
 
-/* Streams that hold work, for the legacy-stream rule. */
-atomic_int gs__blocking_holding, gs__legacy_holding;
 /* Captures of the program's own in progress, plus gs_pause() calls not yet
 ** resumed: while any, nothing is held. */
 atomic_int gs__app_captures;
@@ -106,18 +104,6 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
         gs__tls_last_handle = handle;
     }
     return s;
-}
-
-/* --- Held work and the watchdog ------------------------------------------------ */
-
-/* The watchdog (rules/watchdog.c) sleeps on gs__watchdog_idle while no stream
-** holds work; the first stream to hold wakes it (gs__held_from). */
-atomic_int gs__watchdog_idle;
-
-void gs__watchdog_wake(void)
-{
-    if (atomic_exchange(&gs__watchdog_idle, 0))
-        syscall(SYS_futex, &gs__watchdog_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* --- Contexts ------------------------------------------------------------ */
