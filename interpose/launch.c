@@ -8,7 +8,6 @@
 */
 #include "interpose.h"
 #include "../policy/entry/engine.h"
-#include "../policy/graph/key.h"
 #include "../policy/base/trace.h"
 
 /* The kernel's name, for the trace.  A CUkernel passed as a CUfunction is named

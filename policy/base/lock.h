@@ -56,16 +56,20 @@ int gs__lock_revoke_try(struct gs_lock *l, int me);
 /* The test build keeps the locks each thread holds (lock.c): GS_LOCK_NOTE(l, 1)
 ** once l is taken, (l, 0) before it is let go; gs__lock_held(l): does the
 ** caller hold l?  GS_ASSERT_LOCKED(s): the calling thread holds s's lock, where
-** a function says "called locked" (an invariant, assert.h).  Nothing of it in
-** the library users run. */
+** a function says "called locked" (an invariant, assert.h); GS_ASSERT_NO_LOCK():
+** it holds no stream's lock, where an engine's door returns to the layer that
+** called it.  Nothing of it in the library users run. */
 #ifdef GS_TEST
 void gs__lock_note(const struct gs_lock *l, int taken);
 int gs__lock_held(const struct gs_lock *l);
 #define GS_LOCK_NOTE(l, taken) gs__lock_note(l, taken)
 #define GS_ASSERT_LOCKED(s) GS_ASSERT(gs__lock_held(&(s)->lock))
+int gs__locks_held(void);
+#define GS_ASSERT_NO_LOCK() GS_ASSERT(gs__locks_held() == 0)
 #else
 #define GS_LOCK_NOTE(l, taken) ((void)0)
 #define GS_ASSERT_LOCKED(s) ((void)sizeof((s)->lock))
+#define GS_ASSERT_NO_LOCK() ((void)0)
 #endif
 
 static inline int gs__lock_me(void)

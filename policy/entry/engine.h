@@ -5,6 +5,7 @@
 #define GS_ENGINE_H
 
 #include "../../driver/driver.h"
+#include "../../driver/ops.h"
 #include "../base/names.h" /* GS_DROPPED */
 
 struct gs_stream;
@@ -20,20 +21,25 @@ void gs__engine_fork(int phase);
 /* What to do with an op (gs__engine_op_begin). */
 enum { GS_OP_PASS, GS_OP_ISSUE, GS_OP_HELD };
 
-/* An op (launch, copy, memset) on the normalized stream, with its key (key.h;
-** len < 0: the op cannot be held).  stage_src: the pageable source of an
-** H2D_PAGEABLE copy, snapshotted if the op is held.
+/* Inside the engine's doors (copy.c; hold.c has its own for launches), never
+** called from another layer: an op (a copy or memset) on the normalized stream,
+** with its key (key.h; len < 0: the op cannot be held).  stage_src: the
+** pageable source of an H2D_PAGEABLE copy, snapshotted if the op is held.
 **   GS_OP_HELD: the engine holds it; the call returns CUDA_SUCCESS.
-**   GS_OP_ISSUE: the caller issues it through the real driver, then calls
+**   GS_OP_ISSUE: the door issues it through the real driver, then calls
 **                gs__engine_op_end(*s, result); the stream stays locked until then.
-**   GS_OP_PASS: the caller issues it; nothing else to do. */
+**   GS_OP_PASS: the door issues it; nothing else to do. */
 int gs__engine_op_begin(struct gs_stream **s, CUstream stream, void *key, int len, const void *stage_src);
 void gs__engine_op_end(struct gs_stream *s, CUresult rc);
 
-/* Kernel launch a (key.h) by row id of the shim.  stream is normalized,
-** app_stream is what the program passed.  Returns what the program must see. */
-struct gs_launch;
+/* The doors of ops, each a whole step of the engine: the op held, or issued
+** through the real driver with its stream locked until the result is recorded
+** (the lock never crosses into another layer).  Kernel launch a (ops.h) by row
+** id of the shim: stream is normalized, app_stream is what the program passed.
+** A copy or memset op (ops.h): c names its row, class and normalized stream.
+** Each returns what the program must see. */
 CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, CUstream app_stream);
+CUresult gs__engine_copy(const struct gs_call *c, const struct gs_copy *op);
 
 /* Nonzero while the program captures a stream of its own: then nothing is held,
 ** and graphshim makes no driver call of its own (not even to build a key). */

@@ -1,10 +1,8 @@
 /*
-** hold.c: the hold-or-issue decision for each launch, copy and memset, the
-** entry of every op into the engine.  op_begin() finds the stream's state
-** unlocked (op_stream), then, locked, takes the common case (op_expected: the
-** op expected next, the same bytes) or builds and looks up the key (op_keyed);
-** both return locked.  (The segment's records: stream/segment.h; early chunks:
-** rules/chunk.c; held ops going out: stream/issue.c.)
+** hold.c: the hold-or-issue decision for each op, and the door of launches.
+** op_begin() finds the stream's state unlocked (op_stream), then, locked, takes
+** the common case (op_expected: the op expected next, the same bytes) or builds
+** and looks up the key (op_keyed).  (Copies' door: copy.c; held ops out: issue.c.)
 */
 #define _GNU_SOURCE
 #include "engine.h"
@@ -351,6 +349,7 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
 
 void gs__engine_op_end(struct gs_stream *s, CUresult rc)
 {
+    GS_ASSERT_LOCKED(s);
     if (rc != CUDA_SUCCESS) {
         gs__seg_failed(s); /* a failed op is never part of a learned sequence, */
         gs__body_failed(s); /* nor of a body */
@@ -396,5 +395,6 @@ CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, C
         GS_PROF_STOP(GS_PROF_END, t);
     }
     GS_PROF_STOP(GS_PROF_LAUNCH, t_launch);
+    GS_ASSERT_NO_LOCK();
     return rc;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../../driver/driver.h"
+#include "../../driver/ops.h"
 #include "layout.h"
 
 enum gs_op_kind {
@@ -53,28 +54,6 @@ struct gs_key {
 /* Launch attributes an op may carry and still be held; any other makes the
 ** launch pass through. */
 int gs__attr_supported(CUlaunchAttributeID id);
-
-/* A launch as the program made it, before its key is built. */
-struct gs_launch {
-    CUfunction f;
-    unsigned grid[3], block[3]; /* as a key holds them */
-    unsigned shmem;
-    int plain;                  /* no attributes, no `extra`: gs__key_launch_is compares it */
-    const CUlaunchConfig *cfg;  /* cuLaunchKernelEx's, or NULL */
-    void **params, **extra;
-};
-
-/* Launch a through the real driver's entry point of row id: in
-** cuLaunchKernelEx's form (ex, with a->cfg, which names the stream) or in
-** cuLaunchKernel's, on stream. */
-static inline CUresult gs__launch_real(int id, int ex, const struct gs_launch *a, CUstream stream)
-{
-    if (ex)
-        return ((__typeof__(&cuLaunchKernelEx))gs__real[id])(a->cfg, a->f, a->params, a->extra);
-    return ((__typeof__(&cuLaunchKernel))gs__real[id])(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
-                                                        a->block[1], a->block[2], a->shmem, stream, a->params,
-                                                        a->extra);
-}
 
 /* Builds the key of launch a into buf (GS_KEY_MAX bytes).  Returns its length, or
 ** -1 if the launch cannot be held (unknown parameter layout, unsupported `extra`
