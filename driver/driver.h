@@ -23,29 +23,31 @@
 
 /* What a call means to work the engine holds: the one list of classes, from
 ** which come enum gs_class (GS_<ID>, the class hooks.def rows name), the names
-** of the trace and the report (gs__class_name) and docs/names.md.
-** X(ID, name, doc) */
+** of the trace and the report (gs__class_name), docs/names.md, and the guard
+** rule each boundary class belongs to (its GS_RULES id in policy/base/names.h;
+** NONE: none; the test build can turn a rule off, entry/boundary.c).
+** X(ID, name, RULE, doc) */
 #define GS_CLASSES(X)                                                                      \
-    X(LAUNCH, "launch", "kernel launch: an op")                                            \
-    X(COPY, "copy", "asynchronous memcpy: an op")                                          \
-    X(SET, "set", "asynchronous memset: an op")                                            \
-    X(SYNC, "sync", "the host observes completion")                                       \
-    X(EVENT, "event", "event record / wait: other streams order on it")                    \
-    X(HOSTFN, "hostfn", "host code runs in stream order")                                  \
-    X(SYNCOP, "syncop", "synchronous copy or memset")                                      \
-    X(ALLOC, "alloc", "allocation or free of any kind")                                    \
-    X(STREAM, "stream", "stream destroy")                                                  \
-    X(CTX, "ctx", "context destroy or reset")                                              \
-    X(MODULE, "module", "module or library unload: function handles may be reused")       \
-    X(ATTR, "attr", "limits and function attributes: graphs must be rebuilt")             \
-    X(CAPTURE, "capture", "the program's own capture or graph launch")                    \
-    X(CURRENT, "current", "the calling thread's current context changes")                 \
-    X(PROC, "proc", "entry-point lookup")                                                  \
-    X(QUERY, "query", "harmless: cannot observe or enqueue behind held work")             \
-    X(UNCLASSIFIED, "unclassified", "not in hooks.def: resolve held work first")
+    X(LAUNCH, "launch", NONE, "kernel launch: an op")                                      \
+    X(COPY, "copy", NONE, "asynchronous memcpy: an op")                                    \
+    X(SET, "set", NONE, "asynchronous memset: an op")                                      \
+    X(SYNC, "sync", SYNC, "the host observes completion")                                 \
+    X(EVENT, "event", EVENT, "event record / wait: other streams order on it")            \
+    X(HOSTFN, "hostfn", HOSTFN, "host code runs in stream order")                          \
+    X(SYNCOP, "syncop", SYNCOP, "synchronous copy or memset")                              \
+    X(ALLOC, "alloc", ALLOC, "allocation or free of any kind")                             \
+    X(STREAM, "stream", STREAM_DESTROY, "stream destroy")                                  \
+    X(CTX, "ctx", NONE, "context destroy or reset")                                        \
+    X(MODULE, "module", MODULE, "module or library unload: function handles may be reused") \
+    X(ATTR, "attr", NONE, "limits and function attributes: graphs must be rebuilt")        \
+    X(CAPTURE, "capture", CAPTURE, "the program's own capture or graph launch")            \
+    X(CURRENT, "current", NONE, "the calling thread's current context changes")            \
+    X(PROC, "proc", NONE, "entry-point lookup")                                            \
+    X(QUERY, "query", NONE, "harmless: cannot observe or enqueue behind held work")       \
+    X(UNCLASSIFIED, "unclassified", UNCLASSIFIED, "not in hooks.def: resolve held work first")
 
 enum gs_class {
-#define GS_CLASS_ENUM(id, name, doc) GS_##id,
+#define GS_CLASS_ENUM(id, name, rule, doc) GS_##id,
     GS_CLASSES(GS_CLASS_ENUM)
 #undef GS_CLASS_ENUM
     GS_NCLASSES

@@ -19,7 +19,9 @@ static int names(void)
     printf("## Call classes\n\nWhat a driver call means to held work (the class of its `hooks.def` row; the trace's "
            "`class=`, the report's `calls`).\n\n| class | meaning |\n|---|---|\n");
 #define GS_DOC_ROW(id, name, doc) printf("| `%s` | %s |\n", name, doc);
-    GS_CLASSES(GS_DOC_ROW)
+#define GS_DOC_CLASS(id, name, rule, doc) GS_DOC_ROW(id, name, doc)
+    GS_CLASSES(GS_DOC_CLASS)
+#undef GS_DOC_CLASS
     printf("\n## Bails\n\nWhy held ops went out eagerly (the report's `bails`); a boundary in the middle of a "
            "sequence is `boundary-<class>`.\n\n| bail | meaning |\n|---|---|\n");
     GS_BAILS(GS_DOC_ROW)

@@ -14,7 +14,7 @@
 atomic_long gs__calls_by_class[GS_NCLASSES];
 
 static const char *const class_names[GS_NCLASSES] = {
-#define GS_CLASS_NAME(id, name, doc) [GS_##id] = name,
+#define GS_CLASS_NAME(id, name, rule, doc) [GS_##id] = name,
     GS_CLASSES(GS_CLASS_NAME)
 #undef GS_CLASS_NAME
 };

@@ -24,22 +24,13 @@ static void capture_call(struct gs_stream *s, int id);
 static void stream_destroyed(struct gs_stream *s);
 static void reset_after(int cls);
 
-/* The rule a class of boundary belongs to, for GRAPHSHIM_TEST_DROP_RULE. */
-static int rule_of(int cls)
-{
-    switch (cls) {
-    case GS_SYNC: return GS_RULE_SYNC;
-    case GS_EVENT: return GS_RULE_EVENT;
-    case GS_HOSTFN: return GS_RULE_HOSTFN;
-    case GS_ALLOC: return GS_RULE_ALLOC;
-    case GS_SYNCOP: return GS_RULE_SYNCOP;
-    case GS_CAPTURE: return GS_RULE_CAPTURE;
-    case GS_UNCLASSIFIED: return GS_RULE_UNCLASSIFIED;
-    case GS_STREAM: return GS_RULE_STREAM_DESTROY;
-    case GS_MODULE: return GS_RULE_MODULE;
-    default: return -1;
-    }
-}
+/* The rule each class of boundary belongs to (GS_CLASSES), for
+** GRAPHSHIM_TEST_DROP_RULE; GS_RULE_NONE: none. */
+static const unsigned char class_rule[GS_NCLASSES] = {
+#define GS_CLASS_RULE(id, name, rule, doc) [GS_##id] = GS_RULE_##rule,
+    GS_CLASSES(GS_CLASS_RULE)
+#undef GS_CLASS_RULE
+};
 
 void gs__engine_boundary(const struct gs_call *c)
 {
@@ -47,7 +38,7 @@ void gs__engine_boundary(const struct gs_call *c)
 
     if (gs__passthrough)
         return;
-    if (GS_DROPPED(rule_of(c->cls))) {
+    if (class_rule[c->cls] != GS_RULE_NONE && GS_DROPPED(class_rule[c->cls])) {
         if (c->cls == GS_CAPTURE && c->stream != GS_NONE)
             capture_call(gs__stream_get(c->stream), c->id);
         return;

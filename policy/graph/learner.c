@@ -199,18 +199,6 @@ void gs__trie_unstable(struct gs_node *n)
     n->ungraphable = 1;
 }
 
-int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict)
-{
-    return eager_ns && replay_ns * 100 > eager_ns * (strict ? 100 : 110);
-}
-
-int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
-{
-    if (n < window)
-        return -1;
-    return slow * 4 < n * 3;
-}
-
 void gs__trie_path(struct gs_node *n, uint32_t from, struct gs_node **path)
 {
     for (; n && n->depth > from; n = n->parent)

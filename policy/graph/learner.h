@@ -195,23 +195,6 @@ void gs__trie_eager_once(struct gs_node *n);
 ** seen `warmup` more times. */
 void gs__trie_restrain(struct gs_node *root, long warmup);
 
-/* Does the graph of a sequence pay?  Each replay is timed against the sequence's
-** eager time; a replay is slow when it took more than 10% longer (strict: a
-** sequence on trial, shorter than GRAPHSHIM_MIN_OPS, when it took longer at
-** all).  n replays with `slow` slow ones, of a window of `window`, say: 1 (keep
-** the graph), 0 (at least three in four were slow), or -1 (fewer than window
-** replays: too few to say).  Single slow replays (a descheduled thread, a
-** garbage collection in the program) do not count against a graph that pays.
-** A window that says 0 starts a paired trial (rules/gain.c), whose pairs are
-** judged the same way.  A graph's first window ends after GS_GAIN_FIRST
-** replays where they say 0: one slower than eager from its first replays is
-** tried early. */
-int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict);
-int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window);
-#define GS_GAIN_REPLAYS 8
-#define GS_GAIN_FIRST 4
-#define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */
-
 /* The nodes of the path from the root to n at depths from+1 .. n->depth, into
 ** path[from .. n->depth-1]: only the ops still held are walked (a node's parent
 ** is a cache miss in a program whose own work ran since). */

@@ -14,6 +14,18 @@
 #include "../graph/graph_cache.h"
 #include "chunk.h"
 
+int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict)
+{
+    return eager_ns && replay_ns * 100 > eager_ns * (strict ? 100 : 110);
+}
+
+int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
+{
+    if (n < window)
+        return -1;
+    return slow * 4 < n * 3;
+}
+
 /* The next n segments of s run their ops eagerly where the tree does not
 ** hold them: no loop body holds them either, or an eager run of a sequence
 ** whose ops repeat (four equal matrix products) would be held as a body, and

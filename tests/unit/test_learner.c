@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../policy/graph/learner.h"
+#include "../../policy/rules/gain.h"
 
 static struct gs_key key_of(int i)
 {
