@@ -18,8 +18,9 @@
 #   5. each field listed in scripts/owners is written only by the files listed
 #      as its owners (a write: assigned, incremented, decremented, stored
 #      atomically, or the destination of a memset, memcpy or memmove by its
-#      address; through -> or ., also within a sub-struct; fields are matched
-#      by name).
+#      address; through -> or ., also within a sub-struct; a sub-struct
+#      listed by its name is written where any member of it is; fields are
+#      matched by name).
 #
 # An edge A -> B is "A includes B" (#include "...", resolved as the compiler
 # does) or "A's object calls a function, or reads a variable, defined in B's
@@ -206,9 +207,12 @@ lv='([A-Za-z_][A-Za-z0-9_]*(->|\.))+'
 # A memset, memcpy or memmove writes its first argument: &s->field, or an
 # element of it (&s->field[i]); &s->field.sub writes sub, listed by its name.
 mem='(^|[^A-Za-z0-9_])(__builtin_)?mem(set|cpy|move)\([[:space:]]*&[[:space:]]*'
+# A sub-struct listed by its name is written where any member of it is
+# (s->chunk.last_chunk = ...; the stream's state by owner, stream.h).
+sub='(\.[A-Za-z_][A-Za-z0-9_]*|\[[^]]*\])*'
 writes=$(while read -r field own; do
     case $field in '' | '#'*) continue ;; esac
-    grep -nE "(->|\.)$field[[:space:]]*([-+*/|&^]?=[^=]|\+\+|--)|(\+\+|--)[[:space:]]*$lv$field([^][A-Za-z0-9_.-]|$)|atomic_(store|exchange|fetch_[a-z]+|compare_exchange_[a-z]+)(_explicit)?\(&$lv$field\b|$mem$lv$field[[:space:]]*[,[]" \
+    grep -nE "(->|\.)$field$sub[[:space:]]*([-+*/|&^]?=[^=]|\+\+|--)|(\+\+|--)[[:space:]]*$lv$field$sub([^][A-Za-z0-9_.-]|$)|atomic_(store|exchange|fetch_[a-z]+|compare_exchange_[a-z]+)(_explicit)?\(&$lv$field\b|$mem$lv$field$sub[[:space:]]*[,[]" \
         $srcs /dev/null | while IFS=: read -r f line _; do
         case " $own " in *" $f "*) ;; *) echo "floors: $f:$line writes $field, which only $own may write (scripts/owners)" ;; esac
     done

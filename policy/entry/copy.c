@@ -14,6 +14,7 @@
 
 #include "../base/lock.h"
 #include "../graph/key.h"
+#include "../stream/stream.h"
 #include "guard.h"
 
 /* Host memory kinds of a copy's pointers. */
@@ -80,7 +81,8 @@ CUresult gs__engine_copy(const struct gs_call *c, const struct gs_copy *op)
                                                                                  : NULL;
     struct gs_stream *s = NULL;
     CUresult rc;
-    int len = gs__passthrough || gs__engine_capturing() ? -1 : op_key(key, op);
+    /* No key while the program captures: no driver call of ours then. */
+    int len = gs__passthrough || atomic_load_explicit(&gs__app_captures, memory_order_relaxed) ? -1 : op_key(key, op);
 
     if (len == -2 && GS_DROPPED(GS_RULE_PAGEABLE_D2H)) {
         /* A test without the rule: the copy goes straight to the driver. */

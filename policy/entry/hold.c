@@ -222,7 +222,7 @@ static int not_held(struct gs_stream *s, struct gs_node *c, void *key, int len, 
         s->fp = gs__shape_mix_key(s->fp, key);
     /* Not the tree's: perhaps a loop body's (not while a sequence runs eagerly to
     ** be timed, gain.c).  The tree goes on learning through the ops a body holds. */
-    if (gs__cfg.body_ops && !s->timing_eager && gs__body_op(s, key, (uint32_t)len))
+    if (gs__cfg.body_ops && !s->gain.timing_eager && gs__body_op(s, key, (uint32_t)len))
         return GS_OP_HELD;
     return GS_OP_ISSUE;
 }

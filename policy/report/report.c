@@ -140,7 +140,7 @@ static void json_stream(struct gs_stream *s, void *arg)
             (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
             (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
             (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
-            rate(s->ops_replayed, s->ops_seen), peak_warmup(s), (unsigned long long)s->segments_rested);
+            rate(s->ops_replayed, s->ops_seen), peak_warmup(s), (unsigned long long)s->rests.segments_rested);
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);

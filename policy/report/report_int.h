@@ -48,7 +48,7 @@ static inline double rate(uint64_t a, uint64_t b)
 ** program's end starts it over). */
 static inline long peak_warmup(const struct gs_stream *s)
 {
-    return gs__cfg.warmup << s->warmup_peak;
+    return gs__cfg.warmup << s->budget.warmup_peak;
 }
 
 static inline const char *kind_name(const struct gs_stream *s)

@@ -74,12 +74,12 @@ static void text_stream(struct gs_stream *s, void *arg)
     fprintf(o->f, "  stream %d %-14p %-10s ctx %2d  ops %9llu  replayed %9llu (%5.1f%%)  replays %7llu\n", s->id,
             (void *)s->handle, kind_name(s), s->ctx_id, (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_replayed, 100 * rate(s->ops_replayed, s->ops_seen), (unsigned long long)s->replays);
-    if (s->warmup_peak)
+    if (s->budget.warmup_peak)
         fprintf(o->f, "      sequences graphed only after %ld times: its graphs were launched too few times to pay "
                 "for building them (a capture, or an update for new arguments)\n", peak_warmup(s));
-    if (s->segments_rested)
+    if (s->rests.segments_rested)
         fprintf(o->f, "      %llu segments not learned: learning rested where the work did not repeat\n",
-                (unsigned long long)s->segments_rested);
+                (unsigned long long)s->rests.segments_rested);
     for (int b = 0; b < GS_NBAIL; b++)
         if (s->bails[b])
             fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],

@@ -84,8 +84,8 @@ static int failed_before(const struct gs_stream *s, const struct gs_node *t)
 {
     if (t->depth != 1 || GS_DROPPED(GS_RULE_FAILED_KEPT))
         return 0;
-    for (uint32_t i = 0; i < s->nfailed && i < GS_FAILED_KEYS; i++)
-        if (s->failed_keys[i] == key_of(t))
+    for (uint32_t i = 0; i < s->capture.nfailed && i < GS_FAILED_KEYS; i++)
+        if (s->capture.failed_keys[i] == key_of(t))
             return 1;
     return 0;
 }
@@ -106,11 +106,11 @@ void gs__capture_failed(struct gs_stream *s, struct gs_node *t)
     gs__debug("graph of a %u-op sequence failed; it runs eagerly from now on", t->depth);
     gs__trie_unstable(t);
     if (t->depth == 1 && !failed_before(s, t))
-        s->failed_keys[s->nfailed++ % GS_FAILED_KEYS] = key_of(t);
+        s->capture.failed_keys[s->capture.nfailed++ % GS_FAILED_KEYS] = key_of(t);
 }
 
 void gs__capture_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->nfailed = 0;
+    s->capture.nfailed = 0;
 }

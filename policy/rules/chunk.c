@@ -49,7 +49,7 @@
 static uint32_t chunk_limit(const struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    uint32_t m = (uint32_t)gs__cfg.chunk_max >> s->chunk_shift;
+    uint32_t m = (uint32_t)gs__cfg.chunk_max >> s->chunk.chunk_shift;
 
     return m > (uint32_t)gs__cfg.chunk_ops ? m : (uint32_t)gs__cfg.chunk_ops;
 }
@@ -58,8 +58,8 @@ static uint32_t chunk_limit(const struct gs_stream *s)
 ** less than it is now (GRAPHSHIM_CHUNK_OPS may be the floor already). */
 static int can_shorten(const struct gs_stream *s)
 {
-    return gs__cfg.chunk_max && (uint32_t)gs__cfg.chunk_max >> (s->chunk_shift + 1) >= 4 &&
-           (uint32_t)gs__cfg.chunk_max >> s->chunk_shift > (uint32_t)gs__cfg.chunk_ops;
+    return gs__cfg.chunk_max && (uint32_t)gs__cfg.chunk_max >> (s->chunk.chunk_shift + 1) >= 4 &&
+           (uint32_t)gs__cfg.chunk_max >> s->chunk.chunk_shift > (uint32_t)gs__cfg.chunk_ops;
 }
 
 /* Does the GPU still run work of s?  1 busy, 0 done, -1 not asked: a
@@ -97,7 +97,7 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
 {
     uint32_t limit = chunk_limit(s);
 
-    if (c->depth == s->tail_at)
+    if (c->depth == s->chunk.tail_at)
         return 1;
     if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops) {
         if (held >= s->chunk_depth)
@@ -114,7 +114,7 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
                 if (++c->chunk.chunk_votes < 2)
                     return 0;
             }
-            s->chunk_slow = 1; /* a chunk by the slow host's length (rule drain) */
+            s->chunk.chunk_slow = 1; /* a chunk by the slow host's length (rule drain) */
             return 1;
         }
     }
@@ -135,10 +135,10 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
 ** where holding resumed, one op later than a chunk would have gone out). */
 static void chunk_placed(struct gs_stream *s, struct gs_node *c, int launched)
 {
-    s->last_chunk = c->depth;
-    s->last_chunk_ns = launched ? gs__now_ns() : 0;
+    s->chunk.last_chunk = c->depth;
+    s->chunk.last_chunk_ns = launched ? gs__now_ns() : 0;
     if (c->chunk.chunk_votes >= 2 && c->chunk.chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
-        s->tail_at = c->depth + c->chunk.chunk_tail - GS_TAIL_OPS;
+        s->chunk.tail_at = c->depth + c->chunk.chunk_tail - GS_TAIL_OPS;
 }
 
 /* Launches the held ops up to c as an early chunk: 0, or the failure of
@@ -149,7 +149,7 @@ static int launch_chunk(struct gs_stream *s, struct gs_node *c)
     int rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
     if (rc == 0) {
         uint64_t d = gs__now_ns() - t0;
-        s->chunk_cost_ns = s->chunk_cost_ns ? (3 * s->chunk_cost_ns + d) / 4 : d;
+        s->chunk.chunk_cost_ns = s->chunk.chunk_cost_ns ? (3 * s->chunk.chunk_cost_ns + d) / 4 : d;
         s->chunks++;
         c->chunk.chunk_end = 1;
         chunk_placed(s, c, 1);
@@ -172,19 +172,19 @@ void gs__chunks_resumed(struct gs_stream *s, struct gs_node *c)
 void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
 {
     GS_ASSERT_LOCKED(s);
-    if (end && s->last_chunk && end->depth > s->last_chunk) {
+    if (end && s->chunk.last_chunk && end->depth > s->chunk.last_chunk) {
         struct gs_node *c = end;
-        while (c->depth > s->last_chunk)
+        while (c->depth > s->chunk.last_chunk)
             c = c->parent;
-        c->chunk.chunk_tail = end->depth - s->last_chunk;
-        if (s->last_chunk_ns && end_ns - s->last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
+        c->chunk.chunk_tail = end->depth - s->chunk.last_chunk;
+        if (s->chunk.last_chunk_ns && end_ns - s->chunk.last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
             c->chunk.chunk_idle = 1;
     }
     s->chunk_depth = 0;
-    s->last_chunk = 0;
-    s->tail_at = 0;
+    s->chunk.last_chunk = 0;
+    s->chunk.tail_at = 0;
     s->chunks_off = 0;
-    s->chunk_slow = 0;
+    s->chunk.chunk_slow = 0;
 }
 
 void gs__maybe_chunk(struct gs_stream *s)
@@ -231,15 +231,15 @@ void gs__maybe_chunk(struct gs_stream *s)
 int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
 {
     GS_ASSERT_LOCKED(s);
-    if (!s->chunk_slow || reason != GS_BAIL_BOUNDARY + GS_SYNC || !can_shorten(s) || GS_DROPPED(GS_RULE_DRAIN))
+    if (!s->chunk.chunk_slow || reason != GS_BAIL_BOUNDARY + GS_SYNC || !can_shorten(s) || GS_DROPPED(GS_RULE_DRAIN))
         return -1;
     return gpu_query(s);
 }
 
 void gs__chunks_drain_start(struct gs_stream *s, int busy)
 {
-    s->drain_from = busy >= 0 ? gs__now_ns() : 0;
-    s->drain_busy = busy > 0;
+    s->chunk.drain_from = busy >= 0 ? gs__now_ns() : 0;
+    s->chunk.drain_busy = busy > 0;
 }
 
 void gs__chunks_synced(struct gs_stream *s, int waited)
@@ -247,25 +247,25 @@ void gs__chunks_synced(struct gs_stream *s, int waited)
     GS_ASSERT_LOCKED(s);
     uint64_t d;
 
-    if (!s->drain_from || !waited)
+    if (!s->chunk.drain_from || !waited)
         goto done;
-    d = gs__now_ns() - s->drain_from;
-    if (!s->drain_busy || d < 2 * s->chunk_cost_ns) {
-        s->drain_votes = 0; /* votes in a row */
-    } else if (++s->drain_votes >= 2) {
+    d = gs__now_ns() - s->chunk.drain_from;
+    if (!s->chunk.drain_busy || d < 2 * s->chunk.chunk_cost_ns) {
+        s->chunk.drain_votes = 0; /* votes in a row */
+    } else if (++s->chunk.drain_votes >= 2) {
         if (can_shorten(s))
-            s->chunk_shift++;
-        s->drain_votes = 0;
+            s->chunk.chunk_shift++;
+        s->chunk.drain_votes = 0;
     }
 done:
-    s->drain_from = 0;
+    s->chunk.drain_from = 0;
 }
 
 void gs__chunks_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->chunk_shift = 0;
-    s->drain_votes = 0;
-    s->drain_from = 0;
-    s->chunk_cost_ns = 0;
+    s->chunk.chunk_shift = 0;
+    s->chunk.drain_votes = 0;
+    s->chunk.drain_from = 0;
+    s->chunk.chunk_cost_ns = 0;
 }

@@ -32,8 +32,8 @@ int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
 ** never timed. */
 static void time_eagerly(struct gs_stream *s, uint32_t n)
 {
-    if (s->timing_eager < n)
-        s->timing_eager = n;
+    if (s->gain.timing_eager < n)
+        s->gain.timing_eager = n;
 }
 
 /* The sequence ending at t runs eagerly again (its warmup's times), to be
@@ -194,23 +194,23 @@ static int slow_from_the_first(const struct gs_node *t)
 static void segment_timed(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    struct gs_node *t = s->last_term;
+    struct gs_node *t = s->gain.last_term;
     uint64_t d;
     int v;
 
-    s->last_term = NULL;
-    if (!t || s->last_evicted != s->trie.evicted)
+    s->gain.last_term = NULL;
+    if (!t || s->gain.last_evicted != s->trie.evicted)
         return;
-    d = gs__now_ns() - s->last_start;
-    if (s->last_how == 0) {
+    d = gs__now_ns() - s->gain.last_start;
+    if (s->gain.last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
         t->gain.eager_ns = d;
         t->gain.eager_last_ns = d;
-        t->gain.eager_issue_ns = s->last_issued - s->last_start;
+        t->gain.eager_issue_ns = s->gain.last_issued - s->gain.last_start;
         t->gain.gain_fresh = 1;
         return;
     }
-    if (s->last_how != 1 || t->replays <= 1)
+    if (s->gain.last_how != 1 || t->replays <= 1)
         return;
     t->gain.timed_sum_ns += d; /* the report's, also where no eager time judges it */
     t->gain.timed_replays++;
@@ -256,22 +256,22 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     GS_ASSERT_LOCKED(s);
     /* Timed: a learned segment that a synchronize ended, long enough to be
     ** graphed (a shorter one is not worth the clock read). */
-    s->last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->clean && s->seg_start &&
+    s->gain.last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->seg.clean && s->seg.seg_start &&
                            reason == GS_BAIL_BOUNDARY + GS_SYNC
                        ? t
                        : NULL;
-    s->last_start = s->seg_start;
-    s->last_issued = s->last_term ? gs__now_ns() : 0;
-    s->last_how = replayed && !s->seg_resumed ? 1 : s->seg_held ? -1 : 0;
-    s->last_evicted = s->trie.evicted;
-    if (s->timing_eager)
-        s->timing_eager--;
+    s->gain.last_start = s->seg.seg_start;
+    s->gain.last_issued = s->gain.last_term ? gs__now_ns() : 0;
+    s->gain.last_how = replayed && !s->seg.seg_resumed ? 1 : s->seg_held ? -1 : 0;
+    s->gain.last_evicted = s->trie.evicted;
+    if (s->gain.timing_eager)
+        s->gain.timing_eager--;
 }
 
 void gs__gain_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->last_term = NULL;
+    s->gain.last_term = NULL;
 }
 
 /* A synchronize that waited for s (waited) returned: the gain check, and the

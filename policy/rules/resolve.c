@@ -60,43 +60,43 @@
 static void budget_span_start(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->budget_segments = 0;
-    s->builds_mark = s->graphs.builds;
-    s->launches_mark = s->replays + s->chunks;
-    s->instantiated_mark = s->graphs.instantiated;
+    s->budget.budget_segments = 0;
+    s->budget.builds_mark = s->graphs.builds;
+    s->budget.launches_mark = s->replays + s->chunks;
+    s->budget.instantiated_mark = s->graphs.instantiated;
 }
 
 void gs__budget_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->warmup_shift = 0;
-    s->hopeless = 0;
+    s->budget.warmup_shift = 0;
+    s->budget.hopeless = 0;
     budget_span_start(s);
 }
 
 static void capture_budget(struct gs_stream *s)
 {
-    uint64_t builds = s->graphs.builds - s->builds_mark, launches = s->replays + s->chunks - s->launches_mark;
-    uint64_t made = s->graphs.instantiated - s->instantiated_mark;
+    uint64_t builds = s->graphs.builds - s->budget.builds_mark, launches = s->replays + s->chunks - s->budget.launches_mark;
+    uint64_t made = s->graphs.instantiated - s->budget.instantiated_mark;
     int hopeless = made >= GS_BUDGET_CAPTURES && launches < made * GS_BUDGET_HOPELESS;
 
     if (GS_DROPPED(GS_RULE_BUDGET) ||
-        (++s->budget_segments < GS_BUDGET_SEGMENTS && !(hopeless && s->budget_segments % GS_BUDGET_EARLY == 0)))
+        (++s->budget.budget_segments < GS_BUDGET_SEGMENTS && !(hopeless && s->budget.budget_segments % GS_BUDGET_EARLY == 0)))
         return;
-    s->hopeless |= hopeless; /* also where the warmup was at its most already */
+    s->budget.hopeless |= hopeless; /* also where the warmup was at its most already */
     if (builds >= GS_BUDGET_CAPTURES && launches < builds * GS_BUDGET_LAUNCHES &&
         gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
-        s->warmup_shift++;
+        s->budget.warmup_shift++;
         while (hopeless && gs__warmup(s) * 2 <= GS_WARMUP_MAX)
-            s->warmup_shift++;
-        if (s->warmup_shift > s->warmup_peak)
-            s->warmup_peak = s->warmup_shift;
+            s->budget.warmup_shift++;
+        if (s->budget.warmup_shift > s->budget.warmup_peak)
+            s->budget.warmup_peak = s->budget.warmup_shift;
         gs__trie_restrain(&s->trie.root, gs__warmup(s));
         gs__debug("stream %d: graphs launched %.1f times per build in %u segments: sequences graphed after %ld times",
-                  s->id, (double)launches / (double)builds, s->budget_segments, gs__warmup(s));
-    } else if (builds && launches >= builds * 4 * GS_BUDGET_LAUNCHES && s->warmup_shift) {
-        s->warmup_shift--;
-        s->hopeless = 0;
+                  s->id, (double)launches / (double)builds, s->budget.budget_segments, gs__warmup(s));
+    } else if (builds && launches >= builds * 4 * GS_BUDGET_LAUNCHES && s->budget.warmup_shift) {
+        s->budget.warmup_shift--;
+        s->budget.hopeless = 0;
     }
     budget_span_start(s);
 }
@@ -115,7 +115,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
 
     gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
     if (s->holding) {
-        if (s->last_chunk) {
+        if (s->chunk.last_chunk) {
             end_ns = gs__now_ns(); /* before the last graph's capture */
             if (t->stable)
                 busy = gs__chunks_gpu_busy(s, reason);
@@ -123,7 +123,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
             s->replays++;
-            s->whole_replays += !s->seg_resumed;
+            s->whole_replays += !s->seg.seg_resumed;
             t->replays++;
             gs__set_hold(s, GS_HOLD_NONE);
         } else if (rc == GS_CAPTURE_BUSY) {
@@ -141,7 +141,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
         }
     }
     gs__chunks_drain_start(s, replayed ? busy : -1);
-    if (t && s->clean) {
+    if (t && s->seg.clean) {
         gs__capture_counted(s, t, reason);
         if (t->depth)
             gs__rest_learned(s, t->seen == 1, replayed);

@@ -37,7 +37,7 @@ static uint32_t new_run(const struct gs_stream *s)
 {
     uint32_t n = (uint32_t)gs__cfg.rest_after;
 
-    return s->dormant_len ? (n + 3) / 4 : n;
+    return s->rests.dormant_len ? (n + 3) / 4 : n;
 }
 
 /* Where the next segment of s starts: the root, or NULL (not learned) while
@@ -55,32 +55,32 @@ static uint32_t new_run(const struct gs_stream *s)
 struct gs_node *gs__segment_start(struct gs_stream *s)
 {
     s->resting = 0;
-    if (s->dormant) {
-        s->dormant--;
-        s->segments_rested++;
-        s->resting = s->fps != NULL;
+    if (s->rests.dormant) {
+        s->rests.dormant--;
+        s->rests.segments_rested++;
+        s->resting = s->rests.fps != NULL;
         return NULL;
     }
-    if (s->replays != s->replays_mark) {
-        s->replays_mark = s->replays;
-        s->evicted_mark = s->trie.evicted;
-        s->dormant_len = 0;
-        s->dry_segments = 0;
-    } else if (gs__cfg.rest_after && (s->trie.evicted - s->evicted_mark >= (uint64_t)gs__cfg.rest_after ||
-                                      s->new_segments >= new_run(s) ||
-                                      (s->hopeless && !GS_DROPPED(GS_RULE_HOPELESS_REST) &&
-                                       s->dry_segments >= gs__warmup(s) + gs__cfg.rest_after))) {
-        s->dormant_len = s->dormant_len ? (s->dormant_len < GS_DORMANT_MAX ? 2 * s->dormant_len : GS_DORMANT_MAX)
+    if (s->replays != s->rests.replays_mark) {
+        s->rests.replays_mark = s->replays;
+        s->rests.evicted_mark = s->trie.evicted;
+        s->rests.dormant_len = 0;
+        s->rests.dry_segments = 0;
+    } else if (gs__cfg.rest_after && (s->trie.evicted - s->rests.evicted_mark >= (uint64_t)gs__cfg.rest_after ||
+                                      s->rests.new_segments >= new_run(s) ||
+                                      (s->budget.hopeless && !GS_DROPPED(GS_RULE_HOPELESS_REST) &&
+                                       s->rests.dry_segments >= gs__warmup(s) + gs__cfg.rest_after))) {
+        s->rests.dormant_len = s->rests.dormant_len ? (s->rests.dormant_len < GS_DORMANT_MAX ? 2 * s->rests.dormant_len : GS_DORMANT_MAX)
                                         : (uint32_t)gs__cfg.rest_after;
-        s->dormant = s->dormant_len;
-        s->evicted_mark = s->trie.evicted;
-        s->new_segments = 0;
-        if (!s->fps)
-            s->fps = calloc(GS_FPS, sizeof *s->fps);
+        s->rests.dormant = s->rests.dormant_len;
+        s->rests.evicted_mark = s->trie.evicted;
+        s->rests.new_segments = 0;
+        if (!s->rests.fps)
+            s->rests.fps = calloc(GS_FPS, sizeof *s->rests.fps);
         else
-            memset(s->fps, 0, GS_FPS * sizeof *s->fps);
-        s->resting = s->fps != NULL;
-        s->segments_rested++;
+            memset(s->rests.fps, 0, GS_FPS * sizeof *s->rests.fps);
+        s->resting = s->rests.fps != NULL;
+        s->rests.segments_rested++;
         return NULL;
     }
     return &s->trie.root;
@@ -94,15 +94,15 @@ struct gs_node *gs__segment_start(struct gs_stream *s)
 void gs__rested_segment(struct gs_stream *s)
 {
     uint64_t fp = (s->fp | 1ull << 16) & ~0xffffull; /* 0 marks an empty entry */
-    uint64_t now = s->segments_rested & 0xffff;
-    uint64_t *e = &s->fps[(fp >> 16) % GS_FPS];
+    uint64_t now = s->rests.segments_rested & 0xffff;
+    uint64_t *e = &s->rests.fps[(fp >> 16) % GS_FPS];
 
     s->fp = 0;
-    if ((*e & ~0xffffull) == fp && (!s->hopeless || ((now - *e) & 0xffff) <= GS_FP_NEAR)) {
+    if ((*e & ~0xffffull) == fp && (!s->budget.hopeless || ((now - *e) & 0xffff) <= GS_FP_NEAR)) {
         gs__debug("stream %d: a segment came back while learning rested: it learns again", s->id);
-        s->dormant = s->dormant_len = 0;
-        s->replays_mark = s->replays;
-        s->dry_segments = 0;
+        s->rests.dormant = s->rests.dormant_len = 0;
+        s->rests.replays_mark = s->replays;
+        s->rests.dry_segments = 0;
     }
     *e = fp | now;
 }
@@ -110,13 +110,13 @@ void gs__rested_segment(struct gs_stream *s)
 void gs__rest_learned(struct gs_stream *s, int first_time, int replayed)
 {
     GS_ASSERT_LOCKED(s);
-    s->new_segments = first_time ? s->new_segments + 1 : 0;
-    s->dry_segments += !replayed;
+    s->rests.new_segments = first_time ? s->rests.new_segments + 1 : 0;
+    s->rests.dry_segments += !replayed;
 }
 
 void gs__rest_forget(struct gs_stream *s)
 {
-    s->dormant = s->dormant_len = s->new_segments = s->dry_segments = 0;
+    s->rests.dormant = s->rests.dormant_len = s->rests.new_segments = s->rests.dry_segments = 0;
     s->resting = 0;
     s->rest_f = NULL;
 }

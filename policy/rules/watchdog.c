@@ -31,7 +31,7 @@ static atomic_int watchdog_stop;
 static int any_held(void)
 {
     for (struct gs_stream *s = gs__all_streams; s; s = s->next)
-        if (atomic_load_explicit(&s->held_since, memory_order_relaxed))
+        if (atomic_load_explicit(&s->seg.held_since, memory_order_relaxed))
             return 1;
     return 0;
 }
@@ -92,14 +92,14 @@ static int scan(uint64_t limit)
 
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
-        uint64_t since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+        uint64_t since = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
         held |= since != 0;
         if (!since || now - since < limit)
             continue;
         gs__lock(&s->lock);
         /* Again under the lock, with the clock read now: the held work may have
         ** gone out meanwhile and newer work be held since after `now`. */
-        since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+        since = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
         if (s->holding && since && gs__now_ns() - since >= limit)
             fire(s);
         gs__unlock(&s->lock);

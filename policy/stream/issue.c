@@ -96,14 +96,14 @@ static struct gs_exec *exec_set(struct gs_stream *s, struct gs_node *t, const st
     GS_PROF_STOP(GS_PROF_GRAPH_SET, t_set);
     gs__nvtx_end();
     s->recaptures += s->graphs.refused - refused;
-    s->seg_driver_ns += s->graphs.update_ns - update_ns;
+    s->seg_cost.seg_driver_ns += s->graphs.update_ns - update_ns;
     if (!e) {
         s->recaptures++;
     } else if (set > 0) {
         t->patched++;
         s->patched_launches++;
         s->nodes_patched += set;
-        s->seg_nodes_set += set;
+        s->seg_cost.seg_nodes_set += set;
     }
     return e;
 }
@@ -115,8 +115,8 @@ static CUresult launch(struct gs_stream *s, const struct gs_exec *e, CUstream st
     uint64_t t0 = gs__now_ns();
     CUresult rc = GS_REAL(cuGraphLaunch)(e->x, st);
 
-    s->seg_driver_ns += gs__now_ns() - t0;
-    s->seg_launches += rc == CUDA_SUCCESS;
+    s->seg_cost.seg_driver_ns += gs__now_ns() - t0;
+    s->seg_cost.seg_launches += rc == CUDA_SUCCESS;
     return rc;
 }
 
@@ -145,7 +145,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 
     if (t->depth == from)
         return 0; /* everything already went out in chunks */
-    if (s->seg_resumed && (!e || e->from != from || gs__exec_stale(e)))
+    if (s->seg.seg_resumed && (!e || e->from != from || gs__exec_stale(e)))
         return GS_NOT_KEPT;
     GS_PROF_START(t_set);
     prev = gs__enter_ctx(s);

@@ -33,12 +33,12 @@ int gs__seg_hold_tree(struct gs_stream *s)
     int resumed = s->seg_held && s->cur->depth; /* held again: the ops before went out */
 
     if (resumed) {
-        s->seg_resumed = 1;
+        s->seg.seg_resumed = 1;
         s->resumes++;
     }
     s->seg_held = 1;
     gs__set_hold(s, GS_HOLD_TRIE);
-    s->chunk_since = atomic_load_explicit(&s->held_since, memory_order_relaxed);
+    s->chunk_since = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
     gs__seg_check(s);
     return resumed;
 }
@@ -47,9 +47,9 @@ void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *r
 {
     gs__seg_cost_settle(s, replayed);
     s->seg_held = 0;
-    s->seg_resumed = 0;
-    s->seg_start = 0;
+    s->seg.seg_resumed = 0;
+    s->seg.seg_start = 0;
     s->cur = start;
-    s->clean = 1;
+    s->seg.clean = 1;
     gs__seg_check(s);
 }

@@ -35,13 +35,13 @@ static inline void gs__seg_check(const struct gs_stream *s)
     GS_ASSERT(s->holding == GS_HOLD_NONE || s->holding == GS_HOLD_TRIE || s->holding == GS_HOLD_BODY);
     /* Holding nothing, no clock runs; a clock runs only while s holds. */
     GS_ASSERT(s->holding != GS_HOLD_NONE ||
-              (!s->chunk_since && !atomic_load_explicit(&s->held_since, memory_order_relaxed)));
+              (!s->chunk_since && !atomic_load_explicit(&s->seg.held_since, memory_order_relaxed)));
     GS_ASSERT(!s->chunk_since || s->holding == GS_HOLD_TRIE);
     /* Holding in the tree: the held ops are on cur's path, past the chunks. */
     GS_ASSERT(s->holding != GS_HOLD_TRIE || (s->cur && s->cur->depth >= s->chunk_depth));
     /* Whatever is held was held by this segment; resumed, it held before. */
     GS_ASSERT(s->holding == GS_HOLD_NONE || s->seg_held);
-    GS_ASSERT(!s->seg_resumed || s->seg_held);
+    GS_ASSERT(!s->seg.seg_resumed || s->seg_held);
     GS_ASSERT(atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed) >= 0 &&
               atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed) >= 0);
 }
@@ -53,7 +53,7 @@ static inline void gs__seg_check(const struct gs_stream *s)
 ** watchdog's barrier makes one of them see the other (rules/watchdog.c). */
 static inline void gs__held_from(struct gs_stream *s, uint64_t t)
 {
-    atomic_store_explicit(&s->held_since, t, memory_order_relaxed);
+    atomic_store_explicit(&s->seg.held_since, t, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     if (GS_UNLIKELY(atomic_load_explicit(&gs__watchdog_idle, memory_order_relaxed)))
         gs__watchdog_wake();
@@ -75,7 +75,7 @@ static inline void gs__set_hold(struct gs_stream *s, int mode)
         gs__held_from(s, gs__now_ns());
     } else {
         s->chunk_since = 0;
-        atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->seg.held_since, 0, memory_order_relaxed);
     }
     gs__seg_check(s);
 }
@@ -85,7 +85,7 @@ static inline void gs__set_hold(struct gs_stream *s, int mode)
 static inline void gs__held_none(struct gs_stream *s)
 {
     s->chunk_since = 0;
-    atomic_store_explicit(&s->held_since, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->seg.held_since, 0, memory_order_relaxed);
     gs__seg_check(s);
 }
 
@@ -117,7 +117,7 @@ static inline void gs__seg_unlearned(struct gs_stream *s)
 /* An op of the segment failed: the segment is no learned sequence. */
 static inline void gs__seg_failed(struct gs_stream *s)
 {
-    s->clean = 0;
+    s->seg.clean = 0;
     s->cur = NULL;
     gs__seg_check(s);
 }
@@ -131,15 +131,15 @@ static inline void gs__seg_cost_settle(struct gs_stream *s, struct gs_node *repl
     uint64_t built = s->graphs.capture_ns + s->graphs.instantiate_ns;
 
     if (replayed) {
-        replayed->cost.graph_launches += s->seg_launches;
-        replayed->cost.nodes_set += s->seg_nodes_set;
-        replayed->cost.driver_ns += s->seg_driver_ns;
-        replayed->cost.build_ns += built - s->seg_built_mark;
+        replayed->cost.graph_launches += s->seg_cost.seg_launches;
+        replayed->cost.nodes_set += s->seg_cost.seg_nodes_set;
+        replayed->cost.driver_ns += s->seg_cost.seg_driver_ns;
+        replayed->cost.build_ns += built - s->seg.seg_built_mark;
     }
-    s->seg_built_mark = built;
-    s->seg_launches = 0;
-    s->seg_nodes_set = 0;
-    s->seg_driver_ns = 0;
+    s->seg.seg_built_mark = built;
+    s->seg_cost.seg_launches = 0;
+    s->seg_cost.seg_nodes_set = 0;
+    s->seg_cost.seg_driver_ns = 0;
 }
 
 /* The tree of s is new or was emptied: the segment goes on from its root, as
@@ -149,7 +149,7 @@ static inline void gs__seg_rewind(struct gs_stream *s)
 {
     gs__seg_cost_settle(s, NULL);
     s->cur = &s->trie.root;
-    s->clean = 1;
+    s->seg.clean = 1;
     gs__seg_check(s);
 }
 
@@ -159,9 +159,9 @@ static inline void gs__seg_rewind(struct gs_stream *s)
 ** and a synchronize whose graph did not pay reads no clock). */
 static inline void gs__seg_timed_from(struct gs_stream *s, const struct gs_node *c)
 {
-    if (!s->seg_start && gs__cfg.gain_check && c && c->depth == 1 &&
+    if (!s->seg.seg_start && gs__cfg.gain_check && c && c->depth == 1 &&
         (c->nchildren || gs__cfg.min_ops <= 1 || (gs__cfg.short_trial && !c->ungraphable)))
-        s->seg_start = gs__now_ns();
+        s->seg.seg_start = gs__now_ns();
 }
 
 /* s, holding nothing, begins to hold the ops of a loop body (stream/body.c). */

@@ -62,6 +62,90 @@ enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
 
 #define GS_FAILED_KEYS 64
 
+/* A stream's state by owner: each sub-struct below is written by its room
+** alone (scripts/owners names it), the fields every op reads stay at the top
+** of struct gs_stream, in its first two cache lines. */
+
+/* The segment's records (stream/segment.h, segment.c): whether every op of it
+** succeeded, whether it held again after held ops went out before its end, when
+** it began to be timed, the watchdog's clock, and the graphs' build time when
+** it began. */
+struct gs_seg {
+    int clean;                /* every op of the segment issued so far succeeded */
+    int seg_resumed;          /* it held ops again after held ones went out before its end */
+    uint64_t seg_start;       /* monotonic ns of its first op, where the gain check times it; 0: none */
+    _Atomic uint64_t held_since; /* monotonic ns of the first op held now; 0: none (read by the watchdog) */
+    uint64_t seg_built_mark;  /* graphs.capture_ns + instantiate_ns when the segment began */
+};
+
+/* What the open segment's graph launches cost so far: launches, nodes set
+** before them, host ns in the driver for both (stream/issue.c adds; segment.h's
+** gs__seg_cost_settle gives it to the sequence the segment replayed, or drops
+** it, where the segment ends). */
+struct gs_seg_cost {
+    uint64_t seg_launches, seg_nodes_set, seg_driver_ns;
+};
+
+/* Early chunks (rules/chunk.c), beside the hot chunk_depth and chunks_off. */
+struct gs_chunks {
+    uint32_t last_chunk;      /* depth where the segment's last early chunk ended; 0: none */
+    uint32_t tail_at;         /* depth where a chunk ends to keep the last graph short; 0: none */
+    uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out; 0: not timed */
+    uint64_t chunk_cost_ns;   /* host ns of a chunk's graph launch, a running mean (rule drain) */
+    uint64_t drain_from;      /* the segment's last graph went out then, at a boundary of class
+                              ** GS_SYNC; 0: none, or the segment resolved since */
+    uint8_t drain_busy;       /* the GPU was still running the chunks before it */
+    uint8_t chunk_slow;       /* a chunk of this segment ended by the slow host's length */
+    uint8_t chunk_shift;      /* a slow host's chunks are GRAPHSHIM_CHUNK_MAX >> chunk_shift ops */
+    uint8_t drain_votes;      /* synchronizes in a row that found the GPU busy (rule drain) */
+};
+
+/* The gain check's record of the segment that ended last (rules/gain.c). */
+struct gs_gain_seg {
+    struct gs_node *last_term;
+    uint64_t last_start, last_evicted;
+    uint64_t last_issued;     /* when the synchronize that ended it was called */
+    int last_how;             /* it ran: 0 eagerly, 1 as graphs, -1 partly each */
+    uint32_t timing_eager;    /* segments still to end whose ops no loop body may hold: a
+                              ** sequence runs eagerly to be timed */
+};
+
+/* One-op sequences whose graph failed, by key (rules/capture.c): learned anew
+** after their node was dropped, they are not captured again. */
+struct gs_capture_rec {
+    uint64_t failed_keys[GS_FAILED_KEYS];
+    uint32_t nfailed;
+};
+
+/* Work that never repeats (rules/rest.c): after GRAPHSHIM_REST_AFTER segments in
+** a row that were new, or as many dropped subtrees with no replay, learning
+** rests for `dormant` segments (doubling each time).  While it rests
+** (`resting`, at the top of struct gs_stream), each segment's ops are summed
+** into `fp` (their shapes: a launch's all but its parameter bytes, a copy's or
+** memset's all but its arguments), and a segment whose fingerprint is in `fps`
+** (those of the segments since learning began to rest) ends the rest.  Where
+** the capture budget found that nothing pays (`hopeless`: sequences that come
+** back, but too rarely to keep their graphs), learning also rests after warmup
+** + GRAPHSHIM_REST_AFTER learned segments without a replay (`dry_segments`),
+** and only a segment back within GS_FP_NEAR segments ends that rest: work that
+** repeats often enough to be graphed. */
+struct gs_rest {
+    uint64_t evicted_mark, replays_mark;
+    uint32_t dormant, dormant_len, new_segments, dry_segments;
+    uint64_t segments_rested; /* for the report */
+    uint64_t *fps;            /* GS_FPS entries, allocated when learning first rests */
+};
+
+/* The capture budget (rules/resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
+** warmup_shift times before they are graphed; segments since the budget's
+** span began, and builds and graph launches then. */
+struct gs_budget {
+    uint32_t warmup_shift, budget_segments;
+    uint32_t warmup_peak;     /* the highest warmup_shift, for the report (a reset keeps it) */
+    int hopeless;             /* nothing pays: learning rests sooner (rules/rest.c) */
+    uint64_t builds_mark, launches_mark, instantiated_mark;
+};
+
 struct gs_stream {
     /* What every op reads, first: two cache lines, then the loop bodies' state,
     ** whose first line is what an op reads of it.  A real launch's work in the
@@ -74,15 +158,15 @@ struct gs_stream {
     int app_capturing;        /* the program captures this stream */
     int holding;              /* GS_HOLD_TRIE: the ops on cur's path past chunk_depth are held;
                               ** GS_HOLD_BODY: body.held ops of the loop body are (segment.h) */
-    int resting;              /* learning rests (below) */
+    int resting;              /* learning rests (rules/rest.c, struct gs_rest) */
     struct gs_node *cur;      /* the segment's path so far; NULL: not learned (segment.h) */
-    uint64_t fp;              /* the resting segment's fingerprint (below) */
+    uint64_t fp;              /* the resting segment's fingerprint (struct gs_rest) */
     CUfunction rest_f; /* the function of the last launch resting_launch() took (its layout known) */
     uint64_t ops_seen, ops_held; /* for the report */
     uint64_t chunk_since;     /* monotonic ns when the ops held now began to wait; 0: none */
     uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
     int chunks_off;           /* the segment passed a place of chunk_idle: no more chunks by count */
-    int seg_held;             /* the segment open now held an op (its start: seg_start, below) */
+    int seg_held;             /* the segment open now held an op (its records: seg, below) */
     struct gs_body body __attribute__((aligned(64))); /* loop bodies inside a segment (body.h) */
 
     CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
@@ -94,61 +178,13 @@ struct gs_stream {
     int id;                   /* order of first use: the report names streams by it */
 
     struct gs_trie trie;
-    uint32_t last_chunk;      /* depth where the segment's last early chunk ended; 0: none */
-    uint32_t tail_at;         /* depth where a chunk ends to keep the last graph short; 0: none */
-    uint64_t last_chunk_ns;   /* monotonic ns when that chunk went out; 0: not timed (chunk.c) */
-    uint64_t chunk_cost_ns;   /* host ns of a chunk's graph launch, a running mean (rule drain) */
-    uint64_t drain_from;      /* the segment's last graph went out then, at a boundary of class
-                              ** GS_SYNC; 0: none, or the segment resolved since */
-    uint8_t drain_busy;       /* the GPU was still running the chunks before it */
-    uint8_t chunk_slow;       /* a chunk of this segment ended by the slow host's length */
-    uint8_t chunk_shift;      /* a slow host's chunks are GRAPHSHIM_CHUNK_MAX >> chunk_shift ops */
-    uint8_t drain_votes;      /* synchronizes in a row that found the GPU busy (rule drain) */
-    int clean;                /* every op of the segment issued so far succeeded */
-    _Atomic uint64_t held_since; /* monotonic ns of the first op held now; 0: none */
-
-    /* Timing of segments that end in a synchronize, for the gain check: when the
-    ** segment now open began (segment.h), and the one that ended last (gain.c). */
-    uint64_t seg_start;
-    struct gs_node *last_term;
-    uint64_t last_start, last_evicted;
-    uint64_t last_issued;     /* when the synchronize that ended it was called */
-    int last_how;             /* the last one ran: 0 eagerly, 1 as graphs, -1 partly each */
-    uint32_t timing_eager;    /* segments still to end whose ops no loop body may hold: a
-                              ** sequence runs eagerly to be timed (gain.c) */
-    int seg_resumed;          /* the segment open now held ops again after held ones went out
-                              ** before its end (segment.c) */
+    struct gs_seg seg;        /* the segment's records (segment.h) */
+    struct gs_chunks chunk;   /* early chunks (rules/chunk.c) */
+    struct gs_gain_seg gain;  /* the gain check's record of the last segment (rules/gain.c) */
     uint64_t whole_replays;   /* replays of segments held from start to end (watchdog.c) */
-
-    /* One-op sequences whose graph failed, by key (rules/capture.c): learned
-    ** anew after their node was dropped, they are not captured again. */
-    uint64_t failed_keys[GS_FAILED_KEYS];
-    uint32_t nfailed;
-
-    /* Work that never repeats: after GRAPHSHIM_REST_AFTER segments in a row that
-    ** were new, or as many dropped subtrees with no replay, learning rests for
-    ** `dormant` segments (doubling each time).  While it rests (`resting`, at
-    ** the top), each segment's ops are summed into `fp` (their shapes: a
-    ** launch's all but its parameter bytes, a copy's or memset's all but its
-    ** arguments), and a segment whose fingerprint is in `fps` (those
-    ** of the segments since learning began to rest) ends the rest.  Where the
-    ** capture budget found that nothing pays (`hopeless`: sequences that come
-    ** back, but too rarely to keep their graphs), learning also rests after
-    ** warmup + GRAPHSHIM_REST_AFTER learned segments without a replay
-    ** (`dry_segments`), and only a segment back within GS_FP_NEAR segments ends
-    ** that rest: work that repeats often enough to be graphed. */
-    uint64_t evicted_mark, replays_mark;
-    uint32_t dormant, dormant_len, new_segments, dry_segments;
-    int hopeless;
-    uint64_t segments_rested; /* for the report */
-    uint64_t *fps; /* GS_FPS entries, allocated when learning first rests */
-
-    /* The capture budget (rules/resolve.c): sequences must be seen GRAPHSHIM_WARMUP <<
-    ** warmup_shift times before they are graphed; segments since the budget's
-    ** span began, and builds and graph launches then. */
-    uint32_t warmup_shift, budget_segments;
-    uint32_t warmup_peak; /* the highest warmup_shift, for the report (a reset keeps it) */
-    uint64_t builds_mark, launches_mark, instantiated_mark;
+    struct gs_capture_rec capture; /* when sequences are graphed (rules/capture.c) */
+    struct gs_rest rests;     /* learning rests (rules/rest.c) */
+    struct gs_budget budget;  /* the capture budget (rules/resolve.c) */
 
     /* Held ops whose arguments differ from their node's (the tree matches ops
     ** by everything else, gs__key_cmp): their own keys, packed in pbuf, in
@@ -175,12 +211,7 @@ struct gs_stream {
     struct gs_ranges ranges;  /* device allocations its copies moved into (gs__key_moves_ok) */
     uint64_t patched_launches, nodes_patched; /* graph launches with held launches' own parameters; nodes set
                                                ** in place for them (graph_cache.c's gs__exec_for) */
-    /* What the open segment's graph launches cost so far: launches, nodes set
-    ** before them, host ns in the driver for both (issue.c adds; segment.h's
-    ** gs__seg_cost_settle gives it to the sequence the segment replayed, or
-    ** drops it, where the segment ends). */
-    uint64_t seg_launches, seg_nodes_set, seg_driver_ns;
-    uint64_t seg_built_mark;  /* graphs.capture_ns + instantiate_ns when the segment began */
+    struct gs_seg_cost seg_cost; /* what the open segment's graph launches cost so far */
     uint64_t recaptures;      /* graphs built again for a sequence that had one (graph_cache.h) */
     uint64_t resumes;         /* segments held again after held ops went out before their end */
     uint64_t bails[GS_NBAIL];
@@ -207,7 +238,7 @@ _Static_assert(offsetof(struct gs_stream, body) == 128, "struct gs_stream: hot f
 ** resolve.c, raises warmup_shift).  s locked. */
 static inline long gs__warmup(const struct gs_stream *s)
 {
-    return gs__cfg.warmup << s->warmup_shift;
+    return gs__cfg.warmup << s->budget.warmup_shift;
 }
 
 extern pthread_mutex_t gs__table_lock;   /* guards the list below */

@@ -6,7 +6,7 @@
 # functions over 80 lines (their bodies opened by "{" alone, by ") {" on the
 # head's line, or on its last line), and fields of scripts/owners written by a
 # file that does not own them (assigned, incremented, stored atomically, also
-# through a node's sub-struct, and by memset or memcpy).  The objects (for the
+# through a node's or a stream's sub-struct, and by memset or memcpy).  The objects (for the
 # calls) are the build's own.
 #
 #   bash tests/floors/check.sh [BUILD]
@@ -91,16 +91,20 @@ sed -i '0,/^{$/s//{\n    s->cur = NULL;/' "$tmp/policy/rules/gain.c"
 expect "a stream's field written by a file that does not own it" "policy/rules/gain.c:[0-9]* writes cur, which only"
 
 fresh
-sed -i '0,/^{$/s//{\n    ++s->new_segments;/' "$tmp/policy/rules/gain.c"
-expect "a field incremented by a file that does not own it" "policy/rules/gain.c:[0-9]* writes new_segments"
+sed -i '0,/^{$/s//{\n    ++s->rests.new_segments;/' "$tmp/policy/rules/gain.c"
+expect "a stream's sub-struct incremented by a file that does not own it" "policy/rules/gain.c:[0-9]* writes rests"
 
 fresh
-sed -i '0,/^{$/s//{\n    atomic_store_explicit(\&s->held_since, 0, memory_order_relaxed);/' "$tmp/policy/rules/watchdog.c"
-expect "a field stored atomically by a file that does not own it" "policy/rules/watchdog.c:[0-9]* writes held_since"
+sed -i '0,/^{$/s//{\n    atomic_store_explicit(\&s->seg.held_since, 0, memory_order_relaxed);/' "$tmp/policy/rules/watchdog.c"
+expect "a sub-struct's field stored atomically by a file that does not own it" "policy/rules/watchdog.c:[0-9]* writes seg"
+
+fresh
+sed -i '0,/^{$/s//{\n    s->budget.warmup_shift = 0;/' "$tmp/policy/rules/chunk.c"
+expect "a stream's sub-struct member assigned by another room" "policy/rules/chunk.c:[0-9]* writes budget, which only"
 
 fresh
 sed -i '0,/^{$/s//{\n    ++s->cur->chunk.chunk_votes;/' "$tmp/policy/rules/gain.c"
-expect "a node's rule field incremented through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk_votes"
+expect "a node's rule field incremented through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk"
 
 fresh
 sed -i '0,/^{$/s//{\n    memset(\&s->cur, 0, sizeof s->cur);/' "$tmp/policy/rules/gain.c"
@@ -108,7 +112,7 @@ expect "a stream's field cleared by memset in a file that does not own it" "poli
 
 fresh
 sed -i '0,/^{$/s//{\n    memcpy(\&s->cur->chunk.chunk_votes, \&n, sizeof n);/' "$tmp/policy/rules/gain.c"
-expect "a node's rule field copied into by memcpy through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk_votes"
+expect "a node's rule field copied into by memcpy through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk"
 
 fresh
 sed -i '0,/^{$/s//{\n    s->cur->staging = NULL;/' "$tmp/policy/stream/release.c"
