@@ -41,15 +41,15 @@ static void evict_one(struct gs_graphs *own, struct gs_node *keep)
     for (int tries = 0; tries < 4; tries++) {
         int victim = -1;
         for (int i = 0; i < nrecs; i++)
-            if (recs[i].node != keep && (victim < 0 || recs[i].node->last_used < recs[victim].node->last_used))
+            if (recs[i].node != keep && (victim < 0 || recs[i].node->cache.last_used < recs[victim].node->cache.last_used))
                 victim = i;
         if (victim < 0)
             return;
         if (recs[victim].own == own || gs__trylock(recs[victim].own->lock)) {
             struct gs_node *n = recs[victim].node;
             struct gs_graphs *owner = recs[victim].own;
-            gs__exec_free(n->exec);
-            n->exec = NULL;
+            gs__exec_free(n->cache.exec);
+            n->cache.exec = NULL;
             rec_remove(victim);
             nevicted++;
             if (owner != own)
@@ -57,15 +57,15 @@ static void evict_one(struct gs_graphs *own, struct gs_node *keep)
             return;
         }
         /* Its stream is busy: touch it so another is picked next time. */
-        recs[victim].node->last_used = atomic_fetch_add(&use_clock, 1);
+        recs[victim].node->cache.last_used = atomic_fetch_add(&use_clock, 1);
     }
 }
 
 /* Puts t's new executable e (ops from .. t->depth-1) in the cache. */
 static void cache_add(struct gs_graphs *own, struct gs_node *t, struct gs_exec *e)
 {
-    t->exec = e;
-    t->last_used = atomic_fetch_add(&use_clock, 1);
+    t->cache.exec = e;
+    t->cache.last_used = atomic_fetch_add(&use_clock, 1);
     pthread_mutex_lock(&cache_lock);
     if (nrecs == caprecs) {
         caprecs = caprecs ? 2 * caprecs : 64;
@@ -103,9 +103,9 @@ int gs__graph_capture(struct gs_graphs *own, struct gs_node *t, struct gs_node *
 static struct gs_exec *refused(struct gs_graphs *own, struct gs_node *t, uint32_t n, struct gs_node **path,
                                const struct gs_key *const *keys)
 {
-    struct gs_exec *e, **last = &t->exec;
+    struct gs_exec *e, **last = &t->cache.exec;
 
-    if (gs__capture_path(own, path, keys, t->exec->from, t->depth, &e) != 0) {
+    if (gs__capture_path(own, path, keys, t->cache.exec->from, t->depth, &e) != 0) {
         gs__graph_drop_exec(t, own);
         return NULL;
     }
@@ -123,30 +123,30 @@ static struct gs_exec *refused(struct gs_graphs *own, struct gs_node *t, uint32_
 struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs_node **path,
                              const struct gs_key *const *keys, uint32_t npatches, uint32_t *set)
 {
-    struct gs_exec **best = &t->exec, *e, **v;
+    struct gs_exec **best = &t->cache.exec, *e, **v;
     uint32_t cost = UINT32_MAX, n = 0;
     GS_PROF_START(t_hash);
-    uint64_t h = gs__exec_args_hash(path, keys, t->exec->from, t->depth);
+    uint64_t h = gs__exec_args_hash(path, keys, t->cache.exec->from, t->depth);
     GS_PROF_STOP(GS_PROF_ARGS_HASH, t_hash); /* timed here: a capture hashes too, in its own phase */
-    int rc, before = gs__exec_came_before(t->exec, h);
+    int rc, before = gs__exec_came_before(t->cache.exec, h);
 
     *set = 0;
     /* A variant that holds these arguments, found by its hash: arguments that
     ** come back in turn (buffers in rotation) are not compared with every
     ** variant's before it. */
-    for (v = &t->exec; *v; v = &(*v)->next)
+    for (v = &t->cache.exec; *v; v = &(*v)->next)
         if ((*v)->args_known && (*v)->args_hash == h && !gs__exec_cost(*v, path, keys)) {
             cost = 0, best = v;
             break;
         }
-    for (v = &t->exec; cost && *v; v = &(*v)->next, n++) {
+    for (v = &t->cache.exec; cost && *v; v = &(*v)->next, n++) {
         uint32_t c = (npatches || (*v)->ndiff) ? gs__exec_cost(*v, path, keys) : 0;
         if (c < cost)
             cost = c, best = v;
     }
-    if (before && cost >= GS_VARIANT_MIN_SETS && n < GS_VARIANTS && t->exec->nodes) {
-        gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - t->exec->from);
-        rc = gs__capture_path(own, path, keys, t->exec->from, t->depth, &e);
+    if (before && cost >= GS_VARIANT_MIN_SETS && n < GS_VARIANTS && t->cache.exec->nodes) {
+        gs__nvtx_begin(GS_NVTX_CAPTURE, t->depth - t->cache.exec->from);
+        rc = gs__capture_path(own, path, keys, t->cache.exec->from, t->depth, &e);
         gs__nvtx_end();
         if (rc == 0) {
             gs__exec_push_front(t, e);
@@ -166,7 +166,7 @@ struct gs_exec *gs__exec_for(struct gs_graphs *own, struct gs_node *t, struct gs
         return NULL;
     }
     *set = (uint32_t)rc;
-    if (best != &t->exec) { /* the one launched leads: compared first next time */
+    if (best != &t->cache.exec) { /* the one launched leads: compared first next time */
         *best = e->next;
         gs__exec_push_front(t, e);
     }
@@ -193,13 +193,13 @@ void gs__graph_destroy_owned(struct gs_exec *x)
 
 void gs__graph_used(struct gs_node *t)
 {
-    t->last_used = atomic_fetch_add_explicit(&use_clock, 1, memory_order_relaxed);
+    t->cache.last_used = atomic_fetch_add_explicit(&use_clock, 1, memory_order_relaxed);
 }
 
 void gs__graph_drop_exec(struct gs_node *n, void *stream)
 {
     (void)stream;
-    if (n->exec) {
+    if (n->cache.exec) {
         pthread_mutex_lock(&cache_lock);
         for (int i = 0; i < nrecs; i++)
             if (recs[i].node == n) {
@@ -207,8 +207,8 @@ void gs__graph_drop_exec(struct gs_node *n, void *stream)
                 break;
             }
         pthread_mutex_unlock(&cache_lock);
-        gs__exec_free(n->exec);
-        n->exec = NULL;
+        gs__exec_free(n->cache.exec);
+        n->cache.exec = NULL;
     }
 }
 

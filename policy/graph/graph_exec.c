@@ -291,8 +291,8 @@ int gs__exec_came_before(struct gs_exec *head, uint64_t h)
 ** arguments.  (The cache knows t, not its chain's head: any variant may lead.) */
 void gs__exec_push_front(struct gs_node *t, struct gs_exec *e)
 {
-    memcpy(e->recent, t->exec->recent, sizeof e->recent);
-    e->seen = t->exec->seen;
-    e->next = t->exec;
-    t->exec = e;
+    memcpy(e->recent, t->cache.exec->recent, sizeof e->recent);
+    e->seen = t->cache.exec->seen;
+    e->next = t->cache.exec;
+    t->cache.exec = e;
 }

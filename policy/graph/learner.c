@@ -182,7 +182,7 @@ static void restrain(struct gs_node *n, void *warmup)
 {
     if (!n->stable)
         return;
-    if (!n->exec && n->seen - n->seen_mark < *(long *)warmup)
+    if (!n->cache.exec && n->seen - n->seen_mark < *(long *)warmup)
         drop_stable(n);
     else if (n->rebuilt && !n->gain.gain_paid)
         gs__trie_relearn(n);

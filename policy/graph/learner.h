@@ -64,6 +64,19 @@ struct gs_node_gain {
     uint64_t timed_replays;  /* its replays timed so (not the first, which built its graph) */
 };
 
+/* Its graph, kept by the graph cache (graph/graph_cache.c, graph_exec.c). */
+struct gs_node_cache {
+    struct gs_exec *exec;    /* graph of ops of the path ending here (graph_cache.h), or NULL */
+    uint64_t last_used;      /* replay clock, for the graph cache */
+};
+
+/* How often it ran as a graph: its replays (rules/resolve.c, where a segment
+** ends replayed) and those that set new parameters first (stream/issue.c). */
+struct gs_node_runs {
+    uint64_t replays;        /* graph launches of the sequence ending here */
+    uint64_t patched;        /* launches of its graph that needed new parameters first */
+};
+
 /* What its replays' graph launches cost (the segment's owner's: gs__seg_cost_settle,
 ** stream/segment.h, where a segment that replayed the sequence ends; its early
 ** chunks and its last graph): read by the report only. */
@@ -99,11 +112,9 @@ struct gs_node {
                              ** (stream/issue.c, where it goes out) */
     struct gs_node_watchdog watchdog;
     struct gs_node_chunk chunk;
-    struct gs_exec *exec;    /* graph of ops of the path ending here (graph_cache.h), or NULL */
+    struct gs_node_cache cache;
     void *staging;           /* pinned copy of a pageable source, for H2D_PAGEABLE (staging.h) */
-    uint64_t replays;        /* graph launches of the sequence ending here */
-    uint64_t patched;        /* launches of exec that needed new parameters first */
-    uint64_t last_used;      /* replay clock, for the graph cache */
+    struct gs_node_runs runs;
     struct gs_node_gain gain;
     struct gs_node_cost cost;
     union {
@@ -176,7 +187,7 @@ int gs__trie_ended(struct gs_node *n, long warmup, long min_ops);
 /* Does the report list the sequence ending at n?  Stable, replayed or failed. */
 static inline int gs__trie_reported(const struct gs_node *n)
 {
-    return n->stable || n->replays || n->ungraphable;
+    return n->stable || n->runs.replays || n->ungraphable;
 }
 
 /* Stops treating the sequence ending at n as stable (its graph failed). */

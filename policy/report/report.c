@@ -110,7 +110,7 @@ static void json_sequence(struct gs_node *n, void *arg)
 {
     if (gs__trie_reported(n)) {
         struct gs_seq_row r = gs__seq_row(n);
-        json_row(arg, &r, n->exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
+        json_row(arg, &r, n->cache.exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
     }
 }
 

@@ -55,7 +55,7 @@ static void text_sequence(struct gs_node *n, void *arg)
 {
     if (gs__trie_reported(n)) {
         struct gs_seq_row r = gs__seq_row(n);
-        text_row(arg, &r, n->exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
+        text_row(arg, &r, n->cache.exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
     }
 }
 

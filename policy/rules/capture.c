@@ -57,7 +57,7 @@ static long warmup_for(const struct gs_stream *s, const struct gs_node *t, int r
     long warmup = gs__warmup(s);
     uint64_t save, need;
 
-    if (GS_DROPPED(GS_RULE_CAPTURE_PAYS) || t->exec)
+    if (GS_DROPPED(GS_RULE_CAPTURE_PAYS) || t->cache.exec)
         return warmup; /* a graph kept (the gain check times it again) was paid for */
     if (!t->gain.eager_last_ns)
         return untimed_warmup(s, t, reason);

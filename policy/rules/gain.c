@@ -210,7 +210,7 @@ static void segment_timed(struct gs_stream *s)
         t->gain.gain_fresh = 1;
         return;
     }
-    if (s->gain.last_how != 1 || t->replays <= 1)
+    if (s->gain.last_how != 1 || t->runs.replays <= 1)
         return;
     t->gain.timed_sum_ns += d; /* the report's, also where no eager time judges it */
     t->gain.timed_replays++;

@@ -124,7 +124,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
             replayed = 1;
             s->replays++;
             s->whole_replays += !s->seg.seg_resumed;
-            t->replays++;
+            t->runs.replays++;
             gs__set_hold(s, GS_HOLD_NONE);
         } else if (rc == GS_CAPTURE_BUSY) {
             gs__flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */

@@ -100,7 +100,7 @@ static struct gs_exec *exec_set(struct gs_stream *s, struct gs_node *t, const st
     if (!e) {
         s->recaptures++;
     } else if (set > 0) {
-        t->patched++;
+        t->runs.patched++;
         s->patched_launches++;
         s->nodes_patched += set;
         s->seg_cost.seg_nodes_set += set;
@@ -137,7 +137,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
     GS_PROF_START(t_all);
     CUstream st = gs__issue_stream(s);
     CUcontext prev;
-    struct gs_exec *e = t->exec;
+    struct gs_exec *e = t->cache.exec;
     int rc = 0, cap = 0;
     uint32_t from = s->chunk_depth;
     uint64_t builds = s->graphs.builds;
@@ -172,7 +172,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
             cap = gs__graph_capture(&s->graphs, t, h.path, h.keys, from);
             GS_PROF_STOP(GS_PROF_GRAPH_CAPTURE, t_set);
             gs__nvtx_end();
-            e = t->exec;
+            e = t->cache.exec;
         }
         gs__held_free(&h);
     }

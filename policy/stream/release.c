@@ -41,7 +41,7 @@ static void release_node(struct gs_node *n, void *arg)
 {
     struct released *r = arg;
 
-    if (n->exec)
+    if (n->cache.exec)
         gs__trie_relearn(n);
     if (n->staging && r->staging_done) {
         r->freed++;

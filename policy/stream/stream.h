@@ -39,7 +39,7 @@ struct gs_seq_row {
 /* The report's row of the sequence ending at n. */
 static inline struct gs_seq_row gs__seq_row(const struct gs_node *n)
 {
-    return (struct gs_seq_row){n->depth, n->seen, n->replays, n->patched, n->cost,
+    return (struct gs_seq_row){n->depth, n->seen, n->runs.replays, n->runs.patched, n->cost,
                                n->gain.eager_last_ns, n->gain.timed_sum_ns, n->gain.timed_replays};
 }
 

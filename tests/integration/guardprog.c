@@ -144,6 +144,13 @@ static void axpb(CUstream s, CUdeviceptr x)
     launch(k_axpb, s, (void *[]){&x, &a, &b, &n});
 }
 
+/* axpb with blocks of `block` threads: an op of another shape for each block. */
+static void axpb_shaped(CUstream s, CUdeviceptr x, unsigned block)
+{
+    float a = 2.0f, b = 1.0f;
+    CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, block, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+}
+
 static void copy(CUstream s, CUdeviceptr dst, CUdeviceptr src)
 {
     launch(k_copy, s, (void *[]){&dst, &src, &n});
@@ -630,12 +637,11 @@ static void new_then_same(int iters)
     CUstream s;
     CUdeviceptr x = dev();
     float *out = pinned();
-    float a = 2.0f, b = 1.0f;
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
         unsigned block = it < iters / 2 ? (unsigned)it + 1 : 32;
         input(s, x, it);
-        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, block, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        axpb_shaped(s, x, block);
         copy(s, P(out), x);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
@@ -717,7 +723,7 @@ static void slowlong_fast_odd(int iters) { slowlong_run(iters, 0, 0, 0, 0, ODD_F
 
 /* A long sequence: 100 ops per iteration, the shape of a tiny-kernel benchmark;
 ** twenty: 20 ops (bench's tiny20). */
-static void n_ops(int iters, int n)
+static void n_ops_of(int iters, int n, int shaped)
 {
     CUstream s;
     CUdeviceptr x = dev();
@@ -725,13 +731,19 @@ static void n_ops(int iters, int n)
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
         input(s, x, it);
-        for (int j = 0; j < n - 2; j++)
-            axpb(s, x);
+        for (int j = 0; j < n - 2; j++) {
+            if (shaped)
+                axpb_shaped(s, x, 32 + (unsigned)j);
+            else
+                axpb(s, x);
+        }
         copy(s, P(out), x);
         CHECK(cuStreamSynchronize(s));
         show(it, "out", out);
     }
 }
+
+static void n_ops(int iters, int n) { n_ops_of(iters, n, 0); }
 
 /* sites: a step of six ops and a synchronize, cut in some steps by a call of
 ** the program's in the middle, after a kernel named cut_kernel: every 4th step
@@ -799,11 +811,9 @@ static void singles(int iters)
     CUstream s;
     CUdeviceptr x = dev();
     float *out = pinned();
-    float a = 2.0f, b = 1.0f;
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
-        unsigned k = (unsigned)(it / 3) % 40;
-        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, 32 + k, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        axpb_shaped(s, x, 32 + (unsigned)(it / 3) % 40);
         CHECK(cuStreamSynchronize(s));
         CHECK(cuMemcpyDtoH_v2(out, x, 4 * sizeof(float)));
         show(it, "out", out);
@@ -812,22 +822,8 @@ static void singles(int iters)
 
 /* A prompt step (run it with FAKECUDA_KERNEL_US): 100 ops of as many shapes
 ** (blocks of 32 to 129 threads: no loop body), then a synchronize. */
-static void prompt(int iters)
-{
-    CUstream s;
-    CUdeviceptr x = dev();
-    float *out = pinned();
-    float a = 2.0f, b = 1.0f;
-    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int it = 0; it < iters; it++) {
-        input(s, x, it);
-        for (unsigned j = 0; j < 98; j++)
-            CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, 32 + j, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
-        copy(s, P(out), x);
-        CHECK(cuStreamSynchronize(s));
-        show(it, "out", out);
-    }
-}
+static void prompt(int iters) { n_ops_of(iters, 100, 1); }
+
 static void twenty(int iters) { n_ops(iters, 20); }
 
 /* twenty from a host that works 20 us after each of its ops 2 to 15, and

@@ -240,7 +240,7 @@ Test(learner, restrain_keeps_graphs_that_pay)
     }
     cr_assert(unpaid->stable && paid->stable && cached->stable && nograph->stable);
     cr_assert_eq(t.root.stable_below, 4);
-    unpaid->exec = paid->exec = cached->exec = exec;
+    unpaid->cache.exec = paid->cache.exec = cached->cache.exec = exec;
     unpaid->rebuilt = 1, unpaid->gain.gain_paid = 0;
     paid->rebuilt = 1, paid->gain.gain_paid = 1;
     cached->rebuilt = 0, cached->gain.gain_paid = 0;
@@ -248,7 +248,7 @@ Test(learner, restrain_keeps_graphs_that_pay)
     gs__trie_restrain(&t.root, 4);
     cr_assert(paid->stable, "a rebuilt graph that pays was dropped");
     cr_assert_eq(paid->seen_mark, 0, "a rebuilt graph that pays was learned again");
-    cr_assert_eq(paid->exec, exec);
+    cr_assert_eq(paid->cache.exec, exec);
     cr_assert_not(paid->ungraphable);
     cr_assert(cached->stable);
     cr_assert_eq(cached->seen_mark, 0);
