@@ -125,12 +125,12 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
             s->replays++;
             s->whole_replays += !s->seg.seg_resumed;
             t->runs.replays++;
-            gs__set_hold(s, GS_HOLD_NONE);
+            gs__seg_held_out(s);
         } else if (rc == GS_CAPTURE_BUSY) {
             gs__flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */
         } else if (rc == GS_NOT_KEPT) {
             gs__issue_held(s, t); /* a segment held again after a stall: eagerly, no bail */
-            gs__set_hold(s, GS_HOLD_NONE);
+            gs__seg_held_out(s);
         } else {
             if (t->stable) {
                 gs__capture_failed(s, t);

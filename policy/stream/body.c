@@ -217,7 +217,7 @@ static void issue_held(struct gs_stream *s)
     gs__leave_ctx(s, prev);
     b->held = 0;
     b->pos = 0;
-    gs__set_hold(s, GS_HOLD_NONE);
+    gs__seg_held_out(s);
 }
 
 /* The watchdog and loop bodies, per stream (a loop whose pointers move is a

@@ -213,7 +213,7 @@ void gs__flush(struct gs_stream *s, int reason)
         gs__nvtx_begin(GS_NVTX_BAIL + reason, s->cur->depth - s->chunk_depth);
         gs__issue_held(s, s->cur);
         gs__nvtx_end();
-        gs__set_hold(s, GS_HOLD_NONE);
+        gs__seg_held_out(s);
     }
     s->bails[reason]++;
     gs__seg_check(s);

@@ -14,7 +14,7 @@
 
 #include "../base/assert.h"
 
-/* Streams that hold work, for the legacy-stream rule (gs__set_hold keeps them). */
+/* Streams that hold work, for the legacy-stream rule (seg_set_hold keeps them). */
 atomic_int gs__blocking_holding, gs__legacy_holding;
 
 /* The watchdog (rules/watchdog.c) sleeps on gs__watchdog_idle while no stream
@@ -37,7 +37,7 @@ int gs__seg_hold_tree(struct gs_stream *s)
         s->resumes++;
     }
     s->seg_held = 1;
-    gs__set_hold(s, GS_HOLD_TRIE);
+    seg_set_hold(s, GS_HOLD_TRIE);
     s->chunk_since = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
     gs__seg_check(s);
     return resumed;

@@ -61,8 +61,10 @@ static inline void gs__held_from(struct gs_stream *s, uint64_t t)
 
 /* s begins holding work (mode GS_HOLD_TRIE or GS_HOLD_BODY) or stops
 ** (GS_HOLD_NONE): the one writer of s->holding, which keeps the counts of
-** holding streams (the legacy rule's) and the clocks with it. */
-static inline void gs__set_hold(struct gs_stream *s, int mode)
+** holding streams (the legacy rule's) and the clocks with it.  The segment's
+** own: the rooms around it say what happened (gs__seg_hold_tree,
+** gs__seg_hold_body, gs__seg_held_out), and the segment sets its mode. */
+static inline void seg_set_hold(struct gs_stream *s, int mode)
 {
     int on = mode != GS_HOLD_NONE;
 
@@ -78,6 +80,12 @@ static inline void gs__set_hold(struct gs_stream *s, int mode)
         atomic_store_explicit(&s->seg.held_since, 0, memory_order_relaxed);
     }
     gs__seg_check(s);
+}
+
+/* What s held went out, replayed as a graph or issued eagerly: it holds nothing. */
+static inline void gs__seg_held_out(struct gs_stream *s)
+{
+    seg_set_hold(s, GS_HOLD_NONE);
 }
 
 /* An early chunk took every op s held in its tree, and holding goes on: both
@@ -168,7 +176,7 @@ static inline void gs__seg_timed_from(struct gs_stream *s, const struct gs_node 
 static inline void gs__seg_hold_body(struct gs_stream *s)
 {
     s->seg_held = 1;
-    gs__set_hold(s, GS_HOLD_BODY);
+    seg_set_hold(s, GS_HOLD_BODY);
     gs__seg_check(s);
 }
 
