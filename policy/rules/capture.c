@@ -74,18 +74,17 @@ static long warmup_for(const struct gs_stream *s, const struct gs_node *t, int r
     return (long)need > warmup ? (long)need : warmup;
 }
 
-/* The failed one-op sequences of s, by key (rule failed-kept). */
+/* The key of the one-op sequence ending at t, as failed_keys holds it. */
 static uint64_t key_of(const struct gs_node *t)
 {
     return gs__key_shape_hash(&t->key, t->len, t->cmp);
 }
 
-static int failed_before(const struct gs_stream *s, const struct gs_node *t)
+/* Did a one-op sequence of key h fail before on s (rule failed-kept)? */
+static int failed_before(const struct gs_stream *s, uint64_t h)
 {
-    if (t->depth != 1 || GS_DROPPED(GS_RULE_FAILED_KEPT))
-        return 0;
     for (uint32_t i = 0; i < s->capture.nfailed && i < GS_FAILED_KEYS; i++)
-        if (s->capture.failed_keys[i] == key_of(t))
+        if (s->capture.failed_keys[i] == h)
             return 1;
     return 0;
 }
@@ -93,7 +92,10 @@ static int failed_before(const struct gs_stream *s, const struct gs_node *t)
 int gs__capture_counted(struct gs_stream *s, struct gs_node *t, int reason)
 {
     GS_ASSERT_LOCKED(s);
-    if (!t->ungraphable && t->depth == 1 && failed_before(s, t)) {
+    /* Asked once a node, where it ends its first segment: a node that lives on
+    ** keeps its own mark (ungraphable). */
+    if (t->depth == 1 && !t->seen && s->capture.nfailed && !GS_DROPPED(GS_RULE_FAILED_KEPT) &&
+        failed_before(s, key_of(t))) {
         gs__debug("a one-op sequence whose graph failed before is learned again: it runs eagerly");
         gs__trie_unstable(t);
     }
@@ -102,11 +104,16 @@ int gs__capture_counted(struct gs_stream *s, struct gs_node *t, int reason)
 
 void gs__capture_failed(struct gs_stream *s, struct gs_node *t)
 {
+    uint64_t h;
+
     GS_ASSERT_LOCKED(s);
     gs__debug("graph of a %u-op sequence failed; it runs eagerly from now on", t->depth);
     gs__trie_unstable(t);
-    if (t->depth == 1 && !failed_before(s, t))
-        s->capture.failed_keys[s->capture.nfailed++ % GS_FAILED_KEYS] = key_of(t);
+    if (t->depth != 1 || GS_DROPPED(GS_RULE_FAILED_KEPT))
+        return;
+    h = key_of(t);
+    if (!failed_before(s, h))
+        s->capture.failed_keys[s->capture.nfailed++ % GS_FAILED_KEYS] = h;
 }
 
 void gs__capture_forget(struct gs_stream *s)

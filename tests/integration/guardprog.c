@@ -656,12 +656,11 @@ static void new_and_same(int iters)
     CUstream s;
     CUdeviceptr x = dev();
     float *out = pinned();
-    float a = 2.0f, b = 1.0f;
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int it = 0; it < iters; it++) {
         unsigned block = (unsigned)it % 1000 + 33; /* never the other segment's 32 */
         input(s, x, it);
-        CHECK(cuLaunchKernel(k_axpb, 1, 1, 1, block, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL));
+        axpb_shaped(s, x, block);
         CHECK(cuStreamSynchronize(s));
         input(s, x, it);
         axpb(s, x);
