@@ -21,15 +21,17 @@
 # eager and own-graphs rows graphshim is not loaded: the method's noise), and from
 # the graphshim runs' reports the hit rate and the graphs launched a token
 # (replays + chunks + body graphs over the tokens run while active).
-# Then the prompt step (--mode prompt --steps P, 22 layers of 6 matrix products 512 x 1024 x
-# 1024) with P = 3 and 5: eager against graphshim, milliseconds for the P steps.
+# Then the prompt step (--mode prompt --steps P, 22 layers of 6 matrix products
+# 512 x 1024 x 1024) with P = 3 and 5: eager against graphshim and against the
+# library loaded but off, milliseconds for the P steps and for each step.
 # Every run's checksum must equal the eager run's of the same size (all rounds):
 # a mismatch, or a run without a result, fails the script (exit 1).
 #
 # Environment: ROUNDS (5), OUT (where decode.txt and logs/ go; default
 # build/bench-decode), BUILD (build), NVCC_ARCH (-arch=native), GPU_US (20),
 # LAUNCH_TOKENS (272), GPU_TOKENS (112), AB (pairs of blocks: 6 launch-bound, 4
-# GPU-bound), SHIM_ENV (extra settings of the graphshim rows, comma-separated
+# GPU-bound), PARTS (all, decode or prompt: which tables), PROMPT_ROUNDS
+# (ROUNDS), SHIM_ENV (extra settings of the graphshim rows, comma-separated
 # VAR=value), BENCH_CPUS (run every program under taskset -c BENCH_CPUS).
 # Estimated (not yet measured) on an H100: 3 to 5 minutes with ROUNDS=5:
 # 60 runs (launch-bound about 2 s each: 656 tokens of about 1.3 ms; GPU-bound
@@ -47,6 +49,13 @@ mkdir -p "$OUT" "$LOGS" || exit 2
 TXT=$OUT/decode.txt
 : >"$TXT"
 ROUNDS=${ROUNDS:-5}
+PROMPT_ROUNDS=${PROMPT_ROUNDS:-$ROUNDS}
+PARTS=${PARTS:-all}
+case $PARTS in all | decode | prompt) ;; *)
+    echo "decode: PARTS is all, decode or prompt, not $PARTS" >&2
+    exit 2
+    ;;
+esac
 SHIM=$BUILD/libgraphshim.so
 BIN=$BUILD/samples/decode_loop.static
 GPU_US=${GPU_US:-20}
@@ -71,6 +80,8 @@ spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) p
 val() { awk -v k="$1" '$1 == k { print $2; exit }' "$2" 2>/dev/null; }
 abratio() { sed -n 's/^ab: median paused\/active = //p' "$1" 2>/dev/null | head -1; }
 
+extra=() # SHIM_ENV's settings
+[ -z "${SHIM_ENV:-}" ] || IFS=, read -ra extra <<<"$SHIM_ENV"
 bad=0 # runs without a result or with another checksum
 fails=()
 
@@ -91,8 +102,6 @@ size() {
     local rows=(eager graphshim chunk1024 own-graphs)
     local -A tps abr hit gpt sum
     local r row stem ref="" c active=$((tokens + ab * abt))
-    local extra=()
-    [ -z "${SHIM_ENV:-}" ] || IFS=, read -ra extra <<<"$SHIM_ENV"
     for r in $(seq "$ROUNDS"); do
         for row in "${rows[@]}"; do
             stem=$LOGS/$name.$row.$r
@@ -144,18 +153,27 @@ print("%.3f %.1f" % (t["hit_rate"], (t["replays"] + t["chunks"] + t.get("body_gr
     done
 }
 
-# prompt P: eager and graphshim, ROUNDS rounds, milliseconds for the P steps.
+# prompt P: eager, graphshim, and the library loaded but off (GRAPHSHIM=0: the
+# shims' own cost), PROMPT_ROUNDS rounds, in turn, the order reversed every
+# other round; milliseconds for the P steps.  Columns: each row's median and
+# spread, shim/eager (the medians' ratio) and paired (the median over rounds of
+# that round's graphshim over its eager run, with the rounds where graphshim
+# took longer); then each row's median time of every step.
 prompt() {
-    local p=$1 r row stem c ref=""
-    local -A ms sum
-    for r in $(seq "$ROUNDS"); do
-        for row in eager graphshim; do
+    local p=$1 r row stem c ref="" rows
+    local -A ms sum steps
+    local paired=""
+    for r in $(seq "$PROMPT_ROUNDS"); do
+        rows="eager graphshim off"
+        [ $((r % 2)) = 0 ] && rows="off graphshim eager"
+        for row in $rows; do
             stem=$LOGS/prompt$p.$row.$r
-            if [ $row = eager ]; then
-                one "$stem" env -u LD_PRELOAD "$BIN" --mode prompt --steps "$p"
-            else
-                one "$stem" env LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$stem.report.json" "$BIN" --mode prompt --steps "$p"
-            fi
+            case $row in
+            eager) one "$stem" env -u LD_PRELOAD "$BIN" --mode prompt --steps "$p" ;;
+            graphshim) one "$stem" env LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$stem.report.json" "${extra[@]}" "$BIN" \
+                --mode prompt --steps "$p" ;;
+            off) one "$stem" env LD_PRELOAD="$SHIM" GRAPHSHIM=0 "$BIN" --mode prompt --steps "$p" ;;
+            esac
             c=$(val checksum "$stem.out")
             if [ "$(val rc "$stem.err")" != 0 ] || [ -z "$c" ] || [ -z "$(val prompt_ms "$stem.err")" ]; then
                 bad=$((bad + 1))
@@ -167,28 +185,49 @@ prompt() {
                 fails+=("prompt P=$p $row round $r: checksum $c, the first run's $ref")
             fi
             ms[$row]+="$(val prompt_ms "$stem.err") "
+            steps[$row]+="$(sed -n 's/^prompt_step_ms //p' "$stem.err" | head -1);"
         done
+        paired+="$(awk -v e="$(val prompt_ms "$LOGS/prompt$p.eager.$r.err")" \
+            -v g="$(val prompt_ms "$LOGS/prompt$p.graphshim.$r.err")" \
+            'BEGIN { if (e + 0 > 0 && g + 0 > 0) printf "%.4f", g / e }') "
     done
-    local e g
+    local e g o slower
     e=$(echo "${ms[eager]}" | median)
     g=$(echo "${ms[graphshim]}" | median)
-    printf '%-8s %12s %17s %12s %17s %9s\n' "P=$p" "$e" "$(echo "${ms[eager]}" | spread)" "$g" \
-        "$(echo "${ms[graphshim]}" | spread)" \
-        "$(awk -v e="$e" -v g="$g" 'BEGIN { if (e + 0 > 0 && g + 0 > 0) printf "%.3f", g / e; else print "-" }')" | tee -a "$TXT"
+    o=$(echo "${ms[off]}" | median)
+    slower=$(echo "$paired" | tr ' ' '\n' | awk '$1 > 1 { n++ } END { print n + 0 }')
+    printf '%-8s %10s %15s %12s %15s %10s %15s %10s %14s\n' "P=$p" "$e" "$(echo "${ms[eager]}" | spread)" "$g" \
+        "$(echo "${ms[graphshim]}" | spread)" "$o" "$(echo "${ms[off]}" | spread)" \
+        "$(awk -v e="$e" -v g="$g" 'BEGIN { if (e + 0 > 0 && g + 0 > 0) printf "%.4f", g / e; else print "-" }')" \
+        "$(echo "$paired" | median) ($slower/$PROMPT_ROUNDS)" | tee -a "$TXT"
+    for row in eager graphshim off; do
+        # the median of each step's time over the rounds
+        printf '  %-10s step ms: %s\n' "$row" "$(echo "${steps[$row]}" | tr ';' '\n' | awk 'NF {
+                for (i = 1; i <= NF; i++) v[i, ++n[i]] = $i; if (NF > k) k = NF }
+            END { for (i = 1; i <= k; i++) { m = n[i]; for (a = 1; a <= m; a++) w[a] = v[i, a]
+                    for (a = 2; a <= m; a++) { x = w[a]; for (b = a - 1; b >= 1 && w[b] > x; b--) w[b + 1] = w[b]; w[b + 1] = x }
+                    printf "%.3f ", w[int((m + 1) / 2)] } }')" | tee -a "$TXT"
+    done
 }
 
 say "graphshim decode bench: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%dT%H:%M:%SZ), $ROUNDS rounds${SHIM_ENV:+, graphshim rows with $SHIM_ENV}"
 say "host: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs"
 say "decode: 22 layers, hidden 256, 355 kernels a token, host 1 us a kernel; launch: tiny kernels; gpu: each kernel >= $GPU_US us"
-printf '%-8s %-11s %10s %17s %9s %8s %6s %9s %s\n' size row tokens/s spread vs-graphs in-proc hit graphs/tok same-output | tee -a "$TXT"
-size launch "${LAUNCH_TOKENS:-272}" "${AB:-6}" 32 --gpu-us 0
-size gpu "${GPU_TOKENS:-112}" "${AB:-4}" 16 --gpu-us "$GPU_US"
-say ""
+if [ "$PARTS" != prompt ]; then
+    printf '%-8s %-11s %10s %17s %9s %8s %6s %9s %s\n' size row tokens/s spread vs-graphs in-proc hit graphs/tok \
+        same-output | tee -a "$TXT"
+    size launch "${LAUNCH_TOKENS:-272}" "${AB:-6}" 32 --gpu-us 0
+    size gpu "${GPU_TOKENS:-112}" "${AB:-4}" 16 --gpu-us "$GPU_US"
+    say ""
+fi
+[ "$PARTS" = decode ] || {
 say "prompt step: 22 layers of 12 kernels, 6 of them products 512 x 1024 by 1024 x 1024 (265 kernels a step); ms for the P steps"
-printf '%-8s %12s %17s %12s %17s %9s\n' steps eager-ms spread graphshim-ms spread shim/eager | tee -a "$TXT"
+printf '%-8s %10s %15s %12s %15s %10s %15s %10s %14s\n' steps eager-ms spread graphshim-ms spread off-ms \
+    spread shim/eager paired | tee -a "$TXT"
 prompt 3
 prompt 5
 say ""
+}
 if [ "$bad" != 0 ]; then
     printf '%s\n' "${fails[@]}" | tee -a "$TXT"
     say "decode: FAIL: $bad runs without a result or with another checksum; logs in $LOGS ($((SECONDS - T0)) s)"

@@ -69,6 +69,11 @@
 // a copy of the last row into pinned memory and a synchronize.  Every step
 // computes the same from the same start; rows 0 and M-1 are checked against the
 // CPU (the steps are row by row), and each step's last row against the first's.
+// --issue-times K: for the first two steps, `prompt_issue_us STEP t1 .. tK last
+// T copy C gpu G` on stderr, microseconds from the step's start to the return of
+// each of its first K launches, of its last, and of the copy before its
+// synchronize, and between events recorded before its first launch and after the
+// copy (G: the GPU's time for the step).
 //
 // stdout (deterministic): the configuration, a few token ids, FNV-1a of the
 // token ids and of the final hidden state, `checksum`, `launches`.  stderr:
@@ -149,13 +154,30 @@ __device__ static inline void kend(long long t0, long long ns)
             ;
 }
 
+// Sum of v over the warp; every lane gets it.
+__device__ static inline uint32_t warp_sum(uint32_t v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// sum_j row[j] * a[j] for j < m, the warp's lanes taking every 32nd j; every
+// lane gets it.
+__device__ static inline uint32_t warp_dot(const uint32_t* row, const uint32_t* a, int m, int lane)
+{
+    uint32_t s = 0;
+    for (int j = lane; j < m; j += 32)
+        s += row[j] * a[j];
+    return warp_sum(s);
+}
+
 // Sum of v over the block (blockDim.x a multiple of 32, at most 1024); every
 // thread gets it.
 __device__ static inline uint32_t block_sum(uint32_t v)
 {
     __shared__ uint32_t part[32];
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
+    v = warp_sum(v);
     int w = threadIdx.x / 32, nw = blockDim.x / 32;
     __syncthreads();
     if (threadIdx.x % 32 == 0)
@@ -196,12 +218,7 @@ __global__ void gsamp_dec_matvec(KArgs p)
     long long t0 = kbegin();
     int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (r < p.n) {
-        const uint32_t* w = p.b + (size_t)r * p.m;
-        uint32_t s = 0;
-        for (int j = lane; j < p.m; j += 32)
-            s += w[j] * p.a[j];
-        for (int o = 16; o > 0; o >>= 1)
-            s += __shfl_xor_sync(0xffffffffu, s, o);
+        uint32_t s = warp_dot(p.b + (size_t)r * p.m, p.a, p.m, lane);
         if (lane == 0)
             p.y[r] = s;
     }
@@ -239,13 +256,8 @@ __global__ void gsamp_dec_scores(KArgs p)
     int q = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (q < p.len) {
         uint32_t s = 0;
-        if (q <= p.in[1]) {
-            const uint32_t* k = p.b + (size_t)q * 2 * p.m;
-            for (int i = lane; i < p.m; i += 32)
-                s += k[i] * p.a[i];
-            for (int o = 16; o > 0; o >>= 1)
-                s += __shfl_xor_sync(0xffffffffu, s, o);
-        }
+        if (q <= p.in[1])
+            s = warp_dot(p.b + (size_t)q * 2 * p.m, p.a, p.m, lane);
         if (lane == 0)
             p.y[q] = s;
     }
@@ -312,12 +324,7 @@ __global__ void gsamp_dec_logits(KArgs p)
     uint32_t best = 0;
     int besti = 0x7fffffff;
     for (int v = w; v < p.n; v += nw) {
-        const uint32_t* row = p.b + (size_t)v * p.m;
-        uint32_t s = 0;
-        for (int i = lane; i < p.m; i += 32)
-            s += row[i] * p.a[i];
-        for (int o = 16; o > 0; o >>= 1)
-            s += __shfl_xor_sync(0xffffffffu, s, o);
+        uint32_t s = warp_dot(p.b + (size_t)v * p.m, p.a, p.m, lane);
         if (besti == 0x7fffffff || s > best)
             best = s, besti = v;
     }
@@ -429,6 +436,7 @@ struct Opts {
     int ab = 0, ab_tokens = 32;
     long long check = -1;
     int steps = 5, prompt_rows = 512, prompt_hidden = 1024;
+    int issue_times = 0;
 };
 
 static void usage(const char* prog)
@@ -436,7 +444,7 @@ static void usage(const char* prog)
     fprintf(stderr,
             "usage: %s [tokens] [--mode eager|graphs|prompt] [--tokens T] [--layers N] [--hidden H] [--vocab V]\n"
             "       [--gpu-us G] [--host-us U] [--pad P] [--start S] [--warmup W] [--ab K] [--ab-tokens B]\n"
-            "       [--check C] [--steps P] [--prompt-rows M] [--prompt-hidden HP]\n",
+            "       [--check C] [--steps P] [--prompt-rows M] [--prompt-hidden HP] [--issue-times K]\n",
             prog);
     exit(2);
 }
@@ -483,6 +491,7 @@ static Opts parse(int argc, char** argv)
         else if (a == "--steps") o.steps = (int)num(v, 1, 1e6);
         else if (a == "--prompt-rows") o.prompt_rows = (int)num(v, 16, 1 << 16);
         else if (a == "--prompt-hidden") o.prompt_hidden = (int)num(v, 16, 1 << 14);
+        else if (a == "--issue-times") o.issue_times = (int)num(v, 0, 1 << 20);
         else
             usage(argv[0]);
     }
@@ -516,6 +525,7 @@ struct Engine {
     uint64_t host_iters = 0;
     long long spin_ns = 0;
     bool record = false;
+    std::vector<double>* stamps = nullptr; // the time after each launch, where set
     std::vector<Launch> recs;
 
     void launch(const Launch& L)
@@ -552,6 +562,8 @@ struct Engine {
             recs.push_back(L);
         else
             launch(L);
+        if (stamps)
+            stamps->push_back(now_s());
     }
 };
 
@@ -967,6 +979,14 @@ static int prompt_main(const Opts& o, Engine& e)
     double t0 = now_s();
     for (int st = 0; st < o.steps; st++) {
         double ts = now_s();
+        std::vector<double> stamps;
+        cudaEvent_t ev[2] = {};
+        if (o.issue_times && st < 2) {
+            e.stamps = &stamps;
+            for (cudaEvent_t& v : ev)
+                CK(cudaEventCreate(&v));
+            CK(cudaEventRecord(ev[0], e.s));
+        }
         e.kern(gsamp_pro_embed, eg, 256, false, args(nullptr, nullptr, x, nullptr, (int)RH, HP, 0, 0));
         for (int l = 0; l < N; l++) {
             uint32_t salt = (uint32_t)l * 16u;
@@ -987,8 +1007,25 @@ static int prompt_main(const Opts& o, Engine& e)
             e.kern(gsamp_dec_add, eg, 256, true, args(t, nullptr, x, nullptr, (int)RH, 0, 0, 0));
         }
         CK(cudaMemcpyAsync(last, x + RH - HP, (size_t)HP * 4, cudaMemcpyDeviceToHost, e.s));
+        if (ev[1])
+            CK(cudaEventRecord(ev[1], e.s));
+        double issued = now_s();
         CK(cudaStreamSynchronize(e.s));
         steps.push_back(now_s() - ts);
+        if (e.stamps) {
+            // us from the step's start to the end of each of its first K launches,
+            // to its last launch's, and to the end of its copy
+            e.stamps = nullptr;
+            fprintf(stderr, "prompt_issue_us %d", st + 1);
+            for (size_t i = 0; i < stamps.size() && i < (size_t)o.issue_times; i++)
+                fprintf(stderr, " %.1f", 1e6 * (stamps[i] - ts));
+            float gpu_ms = 0;
+            CK(cudaEventElapsedTime(&gpu_ms, ev[0], ev[1]));
+            fprintf(stderr, " last %.1f copy %.1f gpu %.1f\n", 1e6 * (stamps.back() - ts), 1e6 * (issued - ts),
+                    1e3 * gpu_ms);
+            for (cudaEvent_t v : ev)
+                CK(cudaEventDestroy(v));
+        }
         if (st == 0)
             memcpy(first_last.data(), last, (size_t)HP * 4);
         else if (memcmp(first_last.data(), last, (size_t)HP * 4) != 0)
