@@ -93,6 +93,24 @@ one() {
     echo "rc $?" >>"$stem.err"
 }
 
+# checked STEM KEY WHAT: the run one() left in STEM gave a result (exit 0, a
+# checksum, a KEY line) with the checksum of its table's first run (the
+# caller's ref, set here by the first); else it is counted in bad, named WHAT
+# in fails.  Sets the caller's c to the run's checksum.
+checked() {
+    local stem=$1 key=$2 what=$3
+    c=$(val checksum "$stem.out")
+    if [ "$(val rc "$stem.err")" != 0 ] || [ -z "$c" ] || [ -z "$(val "$key" "$stem.err")" ]; then
+        bad=$((bad + 1))
+        fails+=("$what: no result (exit $(val rc "$stem.err"); $stem.err)")
+    elif [ -z "$ref" ]; then
+        ref=$c
+    elif [ "$c" != "$ref" ]; then
+        bad=$((bad + 1))
+        fails+=("$what: checksum $c, the first run's $ref")
+    fi
+}
+
 # size NAME TOKENS AB ABTOKENS ARGS...: the four rows of one size.
 size() {
     local name=$1 tokens=$2 ab=$3 abt=$4
@@ -112,16 +130,7 @@ size() {
                 GRAPHSHIM_CHUNK_MAX=1024 "${common[@]}" --mode eager ;;
             own-graphs) one "$stem" env -u LD_PRELOAD "${common[@]}" --mode graphs ;;
             esac
-            c=$(val checksum "$stem.out")
-            if [ "$(val rc "$stem.err")" != 0 ] || [ -z "$c" ] || [ -z "$(val tokens_per_s "$stem.err")" ]; then
-                bad=$((bad + 1))
-                fails+=("$name $row round $r: no result (exit $(val rc "$stem.err"); $stem.err)")
-            elif [ -z "$ref" ]; then
-                ref=$c
-            elif [ "$c" != "$ref" ]; then
-                bad=$((bad + 1))
-                fails+=("$name $row round $r: checksum $c, the first run's $ref")
-            fi
+            checked "$stem" tokens_per_s "$name $row round $r"
             [ -n "$c" ] && sum[$row]+="$c "
             tps[$row]+="$(val tokens_per_s "$stem.err") "
             abr[$row]+="$(abratio "$stem.err") "
@@ -173,16 +182,7 @@ prompt() {
                 --mode prompt --steps "$p" ;;
             off) one "$stem" env LD_PRELOAD="$SHIM" GRAPHSHIM=0 "$BIN" --mode prompt --steps "$p" ;;
             esac
-            c=$(val checksum "$stem.out")
-            if [ "$(val rc "$stem.err")" != 0 ] || [ -z "$c" ] || [ -z "$(val prompt_ms "$stem.err")" ]; then
-                bad=$((bad + 1))
-                fails+=("prompt P=$p $row round $r: no result (exit $(val rc "$stem.err"); $stem.err)")
-            elif [ -z "$ref" ]; then
-                ref=$c
-            elif [ "$c" != "$ref" ]; then
-                bad=$((bad + 1))
-                fails+=("prompt P=$p $row round $r: checksum $c, the first run's $ref")
-            fi
+            checked "$stem" prompt_ms "prompt P=$p $row round $r"
             ms[$row]+="$(val prompt_ms "$stem.err") "
             steps[$row]+="$(sed -n 's/^prompt_step_ms //p' "$stem.err" | head -1);"
         done
