@@ -75,6 +75,16 @@ fi
 pin() { if [ -n "${BENCH_CPUS:-}" ]; then taskset -c "$BENCH_CPUS" "$@"; else "$@"; fi; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) print a[int((NR+1)/2)]; else print "nan" }'; }
 spread() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{ if (NR) printf "%.1f-%.1f\n", a[1], a[NR]; else print "-" }'; }
+# column_medians: each column's median (median above) over the lines of stdin,
+# "%.3f " each
+column_medians() {
+    local lines i k
+    lines=$(cat)
+    k=$(awk '{ if (NF > k) k = NF } END { print k + 0 }' <<<"$lines")
+    for ((i = 1; i <= k; i++)); do
+        printf '%.3f ' "$(awk -v i="$i" 'NF >= i { print $i }' <<<"$lines" | median)"
+    done
+}
 # val KEY FILE: the value after "KEY " on the first line that starts with it
 val() { awk -v k="$1" '$1 == k { print $2; exit }' "$2" 2>/dev/null; }
 abratio() { sed -n 's/^ab: median paused\/active = //p' "$1" 2>/dev/null | head -1; }
@@ -201,11 +211,8 @@ prompt() {
         "$(echo "$paired" | median) ($slower/$PROMPT_ROUNDS)" | tee -a "$TXT"
     for row in eager graphshim off; do
         # the median of each step's time over the rounds
-        printf '  %-10s step ms: %s\n' "$row" "$(echo "${steps[$row]}" | tr ';' '\n' | awk 'NF {
-                for (i = 1; i <= NF; i++) v[i, ++n[i]] = $i; if (NF > k) k = NF }
-            END { for (i = 1; i <= k; i++) { m = n[i]; for (a = 1; a <= m; a++) w[a] = v[i, a]
-                    for (a = 2; a <= m; a++) { x = w[a]; for (b = a - 1; b >= 1 && w[b] > x; b--) w[b + 1] = w[b]; w[b + 1] = x }
-                    printf "%.3f ", w[int((m + 1) / 2)] } }')" | tee -a "$TXT"
+        printf '  %-10s step ms: %s\n' "$row" "$(echo "${steps[$row]}" | tr ';' '\n' | column_medians)" |
+            tee -a "$TXT"
     done
 }
 
