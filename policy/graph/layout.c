@@ -1,8 +1,9 @@
 /*
 ** layout.c: the parameter layouts of kernel functions (layout.h).
 **
-** Layouts come from cuFuncGetParamInfo, or cuKernelGetParamInfo when the handle
-** is a CUkernel (cuFuncGetParamInfo rejects one with CUDA_ERROR_INVALID_HANDLE).
+** Layouts come from cuKernelGetParamInfo where the handle is a CUkernel, or
+** cuFuncGetParamInfo where it is a CUfunction (each rejects the other kind with
+** CUDA_ERROR_INVALID_HANDLE).
 ** They are cached per function in a table that readers search without a lock:
 ** entries are immutable once published and never freed (a key points at its
 ** function's), and a reset or a resize publishes a new table (the old one is
@@ -63,19 +64,43 @@ static void layout_put(struct layout_table *t, struct gs_layout *l)
     t->used++;
 }
 
+/* Which kind of handle the last function asked about was: a CUkernel (the
+** runtime launches the kernels of its libraries so) or a CUfunction (a program
+** of the driver API).  The driver refuses a handle of the other kind
+** (CUDA_ERROR_INVALID_HANDLE, either way), but only after the cost of a first
+** call on the kernel (measured on an H200: a refused cuFuncGetName on a kernel
+** never asked about before, 25-34 us; the whole first query 15-20 us less when
+** the kind that serves is asked first); so the kind that served last is asked
+** first, and the other where it refuses. */
+static atomic_int by_kernel_hint = 1;
+
+/* Parameter i of f, asked as a CUkernel (by_kernel) or a CUfunction. */
+static CUresult param_info(CUfunction f, int by_kernel, int i, size_t *o, size_t *sz)
+{
+    if (!by_kernel)
+        return GS_REAL(cuFuncGetParamInfo)(f, (size_t)i, o, sz);
+    return gs__real[GS_ID_cuKernelGetParamInfo] ? GS_REAL(cuKernelGetParamInfo)((CUkernel)f, (size_t)i, o, sz)
+                                                : CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* NCCL's kernels make progress with host-side state that a replay cannot
 ** reproduce: their launches are never held.  Their names come mangled
 ** (_Z...ncclDevKernel_...), so "nccl" is looked for anywhere in the name; a
 ** kernel of another library named so is left ungraphed too (speed, never
-** results). */
-static int host_progress_kernel(CUfunction f)
+** results).  by_kernel: the kind f's layout was had by, asked first. */
+static int host_progress_kernel(CUfunction f, int by_kernel)
 {
     const char *name = NULL;
 
-    if (gs__real[GS_ID_cuFuncGetName] && GS_REAL(cuFuncGetName)(&name, f) != CUDA_SUCCESS)
-        name = NULL;
-    if (!name && gs__real[GS_ID_cuKernelGetName] && GS_REAL(cuKernelGetName)(&name, (CUkernel)f) != CUDA_SUCCESS)
-        name = NULL;
+    for (int k = 0; k < 2 && !name; k++, by_kernel = !by_kernel) {
+        CUresult rc = by_kernel ? (gs__real[GS_ID_cuKernelGetName]
+                                       ? GS_REAL(cuKernelGetName)(&name, (CUkernel)f)
+                                       : CUDA_ERROR_INVALID_HANDLE)
+                                : (gs__real[GS_ID_cuFuncGetName] ? GS_REAL(cuFuncGetName)(&name, f)
+                                                                 : CUDA_ERROR_INVALID_HANDLE);
+        if (rc != CUDA_SUCCESS)
+            name = NULL;
+    }
     return name && strstr(name, "nccl") != NULL;
 }
 
@@ -101,25 +126,19 @@ static struct gs_layout *layout_query(CUfunction f)
 {
     struct gs_layout *l = calloc(1, sizeof *l);
     uint32_t *off = NULL, *size = NULL, end = 0;
-    int cap = 0, n = 0, by_kernel = 0;
+    int cap = 0, n = 0, by_kernel = atomic_load_explicit(&by_kernel_hint, memory_order_relaxed), other = 0;
 
     if (!l)
         return NULL;
     l->f = f;
     l->n = -1;
-    if (host_progress_kernel(f))
-        return l;
     for (;;) {
         size_t o = 0, sz = 0;
-        CUresult rc;
+        CUresult rc = param_info(f, by_kernel, n, &o, &sz);
 
-        if (!by_kernel)
-            rc = GS_REAL(cuFuncGetParamInfo)(f, (size_t)n, &o, &sz);
-        else
-            rc = gs__real[GS_ID_cuKernelGetParamInfo] ? GS_REAL(cuKernelGetParamInfo)((CUkernel)f, (size_t)n, &o, &sz)
-                                                      : CUDA_ERROR_NOT_FOUND;
-        if (rc == CUDA_ERROR_INVALID_HANDLE && n == 0 && !by_kernel) {
-            by_kernel = 1;
+        if (rc == CUDA_ERROR_INVALID_HANDLE && n == 0 && !other) {
+            by_kernel = !by_kernel; /* the handle is of the other kind */
+            other = 1;
             continue;
         }
         if (rc == CUDA_ERROR_INVALID_VALUE)
@@ -145,6 +164,9 @@ static struct gs_layout *layout_query(CUfunction f)
         size[n] = (uint32_t)sz;
         n++;
     }
+    atomic_store_explicit(&by_kernel_hint, by_kernel, memory_order_relaxed);
+    if (host_progress_kernel(f, by_kernel))
+        goto unknown;
     if (!layout_plausible(n, off, size, &end)) {
         gs__debug("implausible parameter layout for function %p (%d parameters): its launches pass through",
                   (void *)f, n);

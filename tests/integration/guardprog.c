@@ -1228,6 +1228,30 @@ static void module(int iters)
     modules_in_turn(iters, 3, module_each);
 }
 
+/* Kernels of a library, launched by their CUkernel handles as the runtime
+** launches its own: an add and a multiply each iteration. */
+static void library(int iters)
+{
+    CUstream s;
+    CUlibrary lib;
+    CUkernel add, mul;
+    uint64_t *out;
+    unsigned v = 3;
+
+    CHECK(cuMemAllocHost_v2((void **)&out, sizeof *out));
+    *out = 1;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuLibraryLoadData(&lib, "image", NULL, NULL, 0, NULL, NULL, 0));
+    CHECK(cuLibraryGetKernel(&add, lib, "mod_add"));
+    CHECK(cuLibraryGetKernel(&mul, lib, "mod_mul"));
+    for (int it = 0; it < iters; it++) {
+        CHECK(cuLaunchKernel((CUfunction)add, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
+        CHECK(cuLaunchKernel((CUfunction)mul, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&out, &v}, NULL));
+        CHECK(cuStreamSynchronize(s));
+        show64(it, "out", out);
+    }
+}
+
 /* cuLaunchKernelEx with attributes whose unused union bytes are garbage that
 ** changes every call, as a caller's stack has them. */
 static void attrs(int iters)
@@ -2550,7 +2574,7 @@ static const struct {
     {"threads", threads},  {"single", single},  {"gpubound", gpubound},  {"gpubound-body", gpubound_body},  {"slow", slow},  {"cold", cold},  {"drift", drift},  {"drift-prefix", drift_prefix},  {"rare", rare},  {"long", long_}, {"prompt", prompt}, {"singles", singles}, {"twenty", twenty}, {"slowlong", slowlong}, {"setup-then-loop", setup_then_loop},
     {"unholdable", unholdable}, {"nccl", nccl}, {"collectives", collectives},
     {"stream-destroy", stream_destroy}, {"api", api},
-    {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module},
+    {"many-params", many_params}, {"big-struct", big_struct}, {"huge-loop", huge_loop}, {"module", module}, {"library", library},
     {"attrs", attrs},      {"func-attr", func_attr}, {"new-then-same", new_then_same},      {"race-ctx-sync", race_ctx_sync}, {"teardown", teardown}, {"queries", queries}, {"event-poll", event_poll}, {"event-legacy", event_legacy}, {"ptds-legacy", ptds_legacy},
     {"sites", sites},      {"loop1", loop1},      {"body5", body5},       {"scalars", scalars}, {"scalars-cut", scalars_cut}, {"rotate", rotate},
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},

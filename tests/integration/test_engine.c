@@ -1593,6 +1593,45 @@ Test(engine, the_programs_own_capture_sees_only_its_own_calls)
     run_free(&base), run_free(&r);
 }
 
+/* The driver's calls that refused a handle of the other kind (a CUkernel for a
+** CUfunction, or back) in a layout or name query, in scenario's run under
+** graphshim; its replays in *replays. */
+static int refused_queries(const char *scenario, long *replays)
+{
+    const char *argv[] = {GUARDPROG, scenario, "6", NULL};
+    const char *env[] = {"FAKECUDA_LOG=@/fake.log", "GRAPHSHIM_REPORT=@/report.json", NULL};
+    struct run base, r;
+    char *log, *report, *line, *save = NULL;
+    int refused = 0;
+
+    run_prog(&base, 0, NULL, argv, 20);
+    run_prog(&r, 1, env, argv, 20);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    report = run_file(&r, "report.json");
+    *replays = total(report, "replays");
+    log = run_file(&r, "fake.log");
+    for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        refused += (strstr(line, "GetParamInfo ") || strstr(line, "GetName ")) && strstr(line, "-> 400");
+    free(log), free(report);
+    run_free(&base), run_free(&r);
+    return refused;
+}
+
+Test(engine, a_layout_is_asked_of_the_handle_kind_that_served_last)
+{
+    /* The first call on a kernel costs the same refused or answered (25-34 us on
+    ** an H200): a program's handles are all of one kind, the runtime's CUkernels
+    ** or the driver API's CUfunctions, so graphshim asks the kind that served
+    ** last (CUkernel before any), and is refused once at most. */
+    long replays;
+
+    cr_assert_eq(refused_queries("library", &replays), 0);
+    cr_assert_eq(replays, 6 - 2);
+    cr_assert_eq(refused_queries("sync", &replays), 1); /* the first kernel's first call only */
+    cr_assert_eq(replays, 6 - 2);
+}
+
 Test(engine, nccl_kernels_are_never_held)
 {
     char *report;
