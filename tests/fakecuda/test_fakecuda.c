@@ -272,7 +272,9 @@ Test(kernel, library_and_cukernel)
     CK(cuFuncGetParamInfo(f, 2, &off, &size));
     cr_assert_eq(off, 12);
     cr_assert_eq(cuKernelGetParamInfo((CUkernel)f, 0, &off, &size), CUDA_ERROR_INVALID_HANDLE);
-    /* measured on an H200 (driver 580): the name queries refuse the other kind too */
+    /* measured on an H200 (driver 580), a module's function and the runtime's
+    ** kernel: the name queries refuse the other kind too (the check:
+    ** bench/first_query_probe.cu refused) */
     cr_assert_eq(cuKernelGetName(&name, (CUkernel)f), CUDA_ERROR_INVALID_HANDLE);
     cr_assert_eq(cuFuncGetName(&name, (CUfunction)k), CUDA_ERROR_INVALID_HANDLE);
 
