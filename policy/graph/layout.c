@@ -83,6 +83,19 @@ static CUresult param_info(CUfunction f, int by_kernel, int i, size_t *o, size_t
                                                 : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* f's name, asked as a CUkernel (by_kernel) or a CUfunction; NULL where refused. */
+static const char *name_of(CUfunction f, int by_kernel)
+{
+    const char *name = NULL;
+    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+
+    if (by_kernel && gs__real[GS_ID_cuKernelGetName])
+        rc = GS_REAL(cuKernelGetName)(&name, (CUkernel)f);
+    else if (!by_kernel && gs__real[GS_ID_cuFuncGetName])
+        rc = GS_REAL(cuFuncGetName)(&name, f);
+    return rc == CUDA_SUCCESS ? name : NULL;
+}
+
 /* NCCL's kernels make progress with host-side state that a replay cannot
 ** reproduce: their launches are never held.  Their names come mangled
 ** (_Z...ncclDevKernel_...), so "nccl" is looked for anywhere in the name; a
@@ -90,17 +103,10 @@ static CUresult param_info(CUfunction f, int by_kernel, int i, size_t *o, size_t
 ** results).  by_kernel: the kind f's layout was had by, asked first. */
 static int host_progress_kernel(CUfunction f, int by_kernel)
 {
-    const char *name = NULL;
+    const char *name = name_of(f, by_kernel);
 
-    for (int k = 0; k < 2 && !name; k++, by_kernel = !by_kernel) {
-        CUresult rc = by_kernel ? (gs__real[GS_ID_cuKernelGetName]
-                                       ? GS_REAL(cuKernelGetName)(&name, (CUkernel)f)
-                                       : CUDA_ERROR_INVALID_HANDLE)
-                                : (gs__real[GS_ID_cuFuncGetName] ? GS_REAL(cuFuncGetName)(&name, f)
-                                                                 : CUDA_ERROR_INVALID_HANDLE);
-        if (rc != CUDA_SUCCESS)
-            name = NULL;
-    }
+    if (!name)
+        name = name_of(f, !by_kernel);
     return name && strstr(name, "nccl") != NULL;
 }
 
