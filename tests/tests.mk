@@ -91,9 +91,10 @@ FUZZ_JOBS         ?= $(shell nproc)
 FUZZ_THREADS      ?= 8
 FUZZ_DEPS         := $(BUILD)/tests/fuzzprog $(BUILD)/tests/fuzzrun $(LIB) $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 
-$(BUILD)/tests/fuzzprog: tests/fuzz/fuzzprog.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
+FUZZPROG_SRC := tests/fuzz/fuzzprog.c tests/fuzz/fuzz_gen.c tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_xops.c
+$(BUILD)/tests/fuzzprog: $(FUZZPROG_SRC) tests/fuzz/fuzzprog.h tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $(FUZZPROG_SRC) -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
 $(BUILD)/tests/fuzzrun: tests/fuzz/fuzzrun.c tests/integration/run.c tests/integration/run.h
 	@mkdir -p $(@D)

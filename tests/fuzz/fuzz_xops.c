@@ -1,0 +1,282 @@
+/*
+** fuzz_xops.c: the extra ops (threads with extra ops; tests/fuzz/README.md).
+**
+** Every entry point graphshim treats as an op or a boundary that the older
+** grammar never called: the synchronous copies and memsets in their legacy and
+** _ptds forms, the generic cuMemcpyAsync, stream callbacks, stream-ordered
+** allocations freed in the same segment, the program's own capture and graph
+** launch, function attributes, a stream destroyed and created again, and a
+** reference to the primary context taken and given back.  Each keeps the
+** program race-free as fuzzprog.c describes: a synchronous copy or memset runs
+** on the legacy stream (the per-thread stream for _ptds), so the resources it
+** touches are handed to that stream first, as to any other.
+*/
+#include "fuzzprog.h"
+
+enum syncmem { SM_H2D_PINNED, SM_H2D_PAGEABLE, SM_D2H, SM_D2D, SM_GENERIC, SM_SET8, SM_SET16, SM_SET32, SM_KINDS };
+enum gencopy { GC_D2D, GC_H2D_PINNED, GC_H2D_PAGEABLE, GC_D2H_PINNED, GC_KINDS };
+
+/* A memset's width, count and offset in a device buffer. */
+static void set_extent(struct thr *t, struct op *o, int width)
+{
+    int units = BUF_BYTES / width;
+    o->width = width;
+    o->n = 1 + (int)rnd(&t->gen, (unsigned)units);
+    o->doff = width * (int)rnd(&t->gen, (unsigned)(units - o->n + 1));
+}
+
+/* A synchronous copy or memset, on the legacy or the per-thread stream. */
+static void gen_syncmem(struct thr *t, struct gen *g)
+{
+    int s = chance(&t->gen, 50) ? stream_legacy(t) : stream_pt(t);
+    int src = pick(t, g, s, 0, NDEV), dst = pick(t, g, s, 0, NDEV), pin = (int)rnd(&t->gen, NPIN);
+    struct op *o;
+    unsigned how = rnd(&t->gen, SM_KINDS);
+
+    need(t, g, s, src);
+    need(t, g, s, dst);
+    if (how == SM_H2D_PINNED)
+        need(t, g, s, RES_PIN(pin));
+    o = op_add(t, OP_SYNCMEM, s);
+    o->pt = s == stream_pt(t);
+    o->how = (int)how;
+    o->src_r = how == SM_H2D_PINNED ? pin : src;
+    o->dst_r = dst;
+    o->value = (unsigned)splitmix(&t->gen);
+    if (how >= SM_SET8)
+        set_extent(t, o, 1 << (how - SM_SET8));
+    else
+        copy_extent(t, o);
+}
+
+/* cuMemcpyAsync: device to device, pinned or pageable host to device, device
+** to pinned host. */
+static void gen_gencopy(struct thr *t, struct gen *g, int s)
+{
+    int src = pick(t, g, s, 0, NDEV), dst = pick(t, g, s, 0, NDEV), pin = (int)rnd(&t->gen, NPIN);
+    unsigned how = rnd(&t->gen, GC_KINDS);
+    struct op *o;
+
+    need(t, g, s, src);
+    need(t, g, s, dst);
+    if (how == GC_H2D_PINNED || how == GC_D2H_PINNED)
+        need(t, g, s, RES_PIN(pin));
+    o = op_add(t, OP_GENCOPY, s);
+    o->how = (int)how;
+    o->src_r = src;
+    o->dst_r = dst;
+    o->ks = pin;
+    copy_extent(t, o);
+}
+
+/* A created stream with CU_STREAM_NON_BLOCKING, at random; -1 for none. */
+static int nonblocking(struct thr *t)
+{
+    int c[MAX_CREATED], n = 0;
+    for (int i = 0; i < t->ncreated; i++)
+        if (t->sflags[i] & CU_STREAM_NON_BLOCKING)
+            c[n++] = i;
+    return n ? c[rnd(&t->gen, (unsigned)n)] : -1;
+}
+
+/* One of the extra ops on stream s (with the handoffs it needs). */
+void gen_xop(struct thr *t, struct gen *g, int s)
+{
+    unsigned c = rnd(&t->gen, 100);
+    struct op *o;
+
+    if (c < 28) {
+        gen_syncmem(t, g);
+        return;
+    }
+    if (c < 44) {
+        gen_gencopy(t, g, s);
+        return;
+    }
+    if (c < 54) {
+        o = op_add(t, OP_CALLBACK, s);
+    } else if (c < 66) {
+        int dst = pick(t, g, s, 0, NDEV);
+        need(t, g, s, dst);
+        o = op_add(t, OP_ASYNCALLOC, s);
+        o->dst_r = dst;
+        o->value = (unsigned)splitmix(&t->gen);
+        copy_extent(t, o);
+    } else if (c < 76 && g_nthreads == 1 && nonblocking(t) >= 0) {
+        /* the program's own capture, in a program of one thread (another
+        ** thread's context synchronize would fail it) on a non-blocking stream
+        ** (a blocking one meets the legacy stream's work) */
+        int cs = nonblocking(t), a = pick(t, g, cs, 0, NDEV), b = pick(t, g, cs, 0, NDEV);
+        need(t, g, cs, a);
+        need(t, g, cs, b);
+        o = op_add(t, OP_OWNGRAPH, cs);
+        o->how = (int)rnd(&t->gen, 2);
+        o->src_r = a;
+        o->dst_r = b;
+        o->value = (unsigned)splitmix(&t->gen);
+        copy_extent(t, o);
+    } else if (c < 84) {
+        o = op_add(t, OP_ATTR, s);
+        o->ks = (int)rnd(&t->gen, NKS);
+        o->value = (unsigned)rnd(&t->gen, 3) * 24576;
+    } else if (c < 92) {
+        o = op_add(t, OP_RENEW, (int)rnd(&t->gen, (unsigned)t->ncreated));
+        o->ev = (int)rnd(&t->gen, (unsigned)t->nevents);
+    } else {
+        o = op_add(t, OP_CTXREF, s);
+        o->how = (int)rnd(&t->gen, 2);
+    }
+    o->owned = owned_by(g, o->s);
+}
+
+/* --- Running them ------------------------------------------------------------ */
+
+static void run_syncmem(struct thr *t, const struct op *o, const struct api *a)
+{
+    CUdeviceptr d = dptr(t, o->dst_r, o->doff), src = dptr(t, o->src_r, o->soff);
+    size_t n = (size_t)o->n;
+    unsigned v = o->value + (unsigned)t->it;
+    unsigned char tmp[BUF_BYTES];
+
+    switch (o->how) {
+    case SM_H2D_PINNED:
+        RC(a->MemcpyHtoD(d, t->pin[o->src_r] + o->soff, n));
+        break;
+    case SM_H2D_PAGEABLE:
+        fill_page(t, 0, (uint64_t)t->it * 37 + (uint64_t)t->pos);
+        RC(a->MemcpyHtoD(d, t->page[0] + o->soff, n));
+        memset(t->page[0], 0xEE, BUF_BYTES);   /* the copy is complete */
+        break;
+    case SM_D2H:
+        memset(tmp, 0, sizeof tmp);
+        RC(a->MemcpyDtoH(tmp, src, n));
+        fprintf(t->out, "t%d i%d p%d syncd2h %016llx\n", t->tid, t->it, t->pos,
+                (unsigned long long)mix_bytes(0, tmp, n));
+        break;
+    case SM_D2D:
+        RC(a->MemcpyDtoD(d, src, n));
+        break;
+    case SM_GENERIC:
+        RC(a->Memcpy(d, src, n));
+        break;
+    case SM_SET8:
+        RC(a->MemsetD8(d, (unsigned char)v, n));
+        break;
+    case SM_SET16:
+        RC(a->MemsetD16(d, (unsigned short)v, n));
+        break;
+    default:
+        RC(a->MemsetD32(d, v, n));
+        break;
+    }
+}
+
+static void run_gencopy(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    CUdeviceptr d = dptr(t, o->dst_r, o->doff), src = dptr(t, o->src_r, o->soff);
+    size_t n = (size_t)o->n;
+
+    switch (o->how) {
+    case GC_D2D:
+        RC(a->MemcpyAsync(d, src, n, s));
+        break;
+    case GC_H2D_PINNED:
+        RC(a->MemcpyAsync(d, (CUdeviceptr)(uintptr_t)(t->pin[o->ks] + o->soff), n, s));
+        break;
+    case GC_H2D_PAGEABLE:
+        fill_page(t, 0, (uint64_t)t->it * 41 + (uint64_t)t->pos + (uint64_t)t->rep * 1000003);
+        RC(a->MemcpyAsync(d, (CUdeviceptr)(uintptr_t)(t->page[0] + o->soff), n, s));
+        memset(t->page[0], 0xEE, BUF_BYTES);   /* allowed: the copy has its bytes */
+        break;
+    default:
+        RC(a->MemcpyAsync((CUdeviceptr)(uintptr_t)(t->pin[o->ks] + o->doff), src, n, s));
+        break;
+    }
+}
+
+static void CUDA_CB callback_fn(CUstream s, CUresult status, void *p)
+{
+    (void)s;
+    (void)status;
+    host_fn(p);
+}
+
+/* Stream-ordered memory: allocated, set, read into a buffer of the stream's
+** and freed, all on the stream. */
+static void run_asyncalloc(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    CUdeviceptr p = 0;
+    if (RC(a->MemAllocAsync(&p, BUF_BYTES, s)) != CUDA_SUCCESS)
+        return;
+    RC(a->MemsetD8Async(p, (unsigned char)(o->value + (unsigned)t->it), BUF_BYTES, s));
+    RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), p + (CUdeviceptr)o->soff, (size_t)o->n, s));
+    RC(a->MemFreeAsync(p, s));
+}
+
+/* The program's own graph: a memset and a copy captured on stream s (thread
+** local or relaxed: other threads go on), instantiated, launched on s and
+** destroyed once s is complete.  graphshim passes all of it through. */
+static void run_owngraph(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    CUstreamCaptureMode mode = o->how ? CU_STREAM_CAPTURE_MODE_RELAXED : CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+
+    if (RC(a->StreamBeginCapture(s, mode)) == CUDA_SUCCESS) {
+        RC(a->MemsetD32Async(dptr(t, o->src_r, o->soff & ~3), o->value + (unsigned)t->it, (size_t)o->n / 4, s));
+        RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), dptr(t, o->src_r, o->soff), (size_t)o->n, s));
+        RC(a->StreamEndCapture(s, &g));
+    }
+    if (!g)
+        return;
+    if (RC(cuGraphInstantiateWithFlags(&x, g, 0)) == CUDA_SUCCESS) {
+        RC(a->GraphLaunch(x, s));
+        RC(a->StreamSynchronize(s));
+        RC(cuGraphExecDestroy(x));
+    }
+    RC(cuGraphDestroy(g));
+}
+
+/* Created stream o->s destroyed and created again with its flags; what it
+** owned is handed to the new one by an event recorded on the old. */
+static void run_renew(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    CUevent e = t->events[o->ev];
+    RC(a->EventRecord(e, s));
+    RC(cuStreamDestroy_v2(s));
+    RC(cuStreamCreate(&t->streams[o->s], t->sflags[o->s]));
+    RC(a->StreamWaitEvent(t->streams[o->s], e, 0));
+}
+
+void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    CUcontext c;
+
+    switch (o->kind) {
+    case OP_SYNCMEM:
+        run_syncmem(t, o, a);
+        break;
+    case OP_GENCOPY:
+        run_gencopy(t, o, a, s);
+        break;
+    case OP_CALLBACK:
+        RC(a->StreamAddCallback(s, callback_fn, host_arg(t, o), 0));
+        break;
+    case OP_ASYNCALLOC:
+        run_asyncalloc(t, o, a, s);
+        break;
+    case OP_OWNGRAPH:
+        run_owngraph(t, o, a, s);
+        break;
+    case OP_ATTR:
+        RC(cuFuncSetAttribute(t->fn[o->ks], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)o->value));
+        break;
+    case OP_RENEW:
+        run_renew(t, o, a, s);
+        break;
+    default:   /* OP_CTXREF */
+        RC(cuDevicePrimaryCtxRetain(&c, 0));
+        RC(o->how ? cuDevicePrimaryCtxRelease_v2(0) : cuDevicePrimaryCtxRelease(0));
+        break;
+    }
+}
