@@ -212,7 +212,7 @@ static void gen_evop(struct thr *t, struct gen *g, int s)
 static void gen_op(struct thr *t, struct gen *g)
 {
     uint64_t *r = &t->gen;
-    int ns = nstreams_used(t), s = chance(r, 55) ? t->main_stream : (int)rnd(r, (unsigned)ns);
+    int ns = nstreams_used(t), s = chance(r, t->focus ? 95 : 55) ? t->main_stream : (int)rnd(r, (unsigned)ns);
     unsigned c = rnd(r, 100);
     struct op *o;
 
@@ -330,7 +330,7 @@ void gen_body(struct thr *t)
 
     t->main_stream = (int)rnd(&t->gen, (unsigned)ns);
     for (int r = 0; r < NRES; r++)
-        g.owner[r] = g.init_owner[r] = chance(&t->gen, 50) ? t->main_stream : (int)rnd(&t->gen, (unsigned)ns);
+        g.owner[r] = g.init_owner[r] = t->focus || chance(&t->gen, 50) ? t->main_stream : (int)rnd(&t->gen, (unsigned)ns);
     t->nbody = 0;
     for (int i = 0; i < nops; i++)
         gen_op(t, &g);

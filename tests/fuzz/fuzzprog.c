@@ -355,6 +355,7 @@ static void *thread_main(void *p)
     t->evops = !(classic && *classic && strcmp(classic, "0")) && chance(&m, 70);
     uint64_t x = s ^ 0x78746f7073000000ull;   /* apart from the others */
     t->xops = !(classic && *classic && strcmp(classic, "0")) && !getenv("FUZZ_NO_XOPS") && chance(&x, 70);
+    t->focus = t->xops && chance(&x, 40);
     t->out = open_memstream(&t->text, &t->text_len);
     RC(cuCtxSetCurrent(g_ctx));
     t->use_proc = chance(&t->gen, 50);
@@ -394,7 +395,7 @@ static void *thread_main(void *p)
     gen_body(t);
     fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,
             t->use_proc ? "cuGetProcAddress" : "direct", t->memops ? ", memory ops" : "",
-            t->evops ? ", event ops" : "", t->xops ? ", extra ops" : "");
+            t->evops ? ", event ops" : "", t->xops ? t->focus ? ", extra ops, focused" : ", extra ops" : "");
     if (getenv("FUZZ_DUMP"))
         dump_body(t);
     run_loop(t);

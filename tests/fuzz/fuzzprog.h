@@ -145,6 +145,8 @@ struct thr {
     int evops;                    /* event and stream query spins, kernels writing pinned memory, collectives */
     int xops;                     /* the extra ops of fuzz_xops.c, copies in inner loops */
     int rep;                      /* the repetition of an inner loop being run (0 outside) */
+    int focus;                    /* nearly every op on the main stream, which owns everything:
+                                  ** long segments, few handoffs (threads with extra ops) */
     unsigned sflags[MAX_CREATED]; /* flags of the created streams */
     CUmodule nccl_mod;
     CUfunction nccl;              /* the collective (evops) */

@@ -1,11 +1,12 @@
 /*
 ** fuzzrun.c: the differential fuzz runner (tests/fuzz/README.md).
 **
-**   fuzzrun [--seconds N] [--seed S] [--start S] [--jobs J] [--timeout T] [--max-threads M]
-**           [--inject K] [--inject-only] [--inject-all]
+**   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--jobs J]
+**           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
-** have passed, or only --seed S.  Each seed runs once over the fake driver
+** have passed (or --count seeds ran: a fixed range; --first: until the first
+** difference), or only --seed S.  Each seed runs once over the fake driver
 ** without graphshim and once with it under each setting of knobs below; the
 ** standard output and exit status of each shim run must equal the plain run's.
 ** Then K more shim runs (--inject, default 1; 0 for none), each under a setting
@@ -98,6 +99,7 @@ struct engine_sums {
 struct shared {
     pthread_mutex_t lock;          /* process-shared: output and sums */
     atomic_long next;              /* seeds handed out so far */
+    atomic_int found;              /* a difference was found (--first stops there) */
     long programs, differences;
     struct engine_sums sums[NSETTINGS + 1];   /* the last: injected runs */
     long injected, landed;         /* injected runs, and those whose fault met a call */
@@ -384,29 +386,35 @@ static int run_seed(long seed, int verbose)
     return diffs;
 }
 
-static void worker(long start, double deadline)
+static void worker(long start, long count, int first, double deadline)
 {
     while (now() < deadline) {
-        long seed = start + atomic_fetch_add(&g->next, 1);
+        long k = atomic_fetch_add(&g->next, 1);
+        if ((count > 0 && k >= count) || (first && atomic_load(&g->found)))
+            break;
+        long seed = start + k;
         int d = run_seed(seed, 0);
         pthread_mutex_lock(&g->lock);
         g->programs++;
         g->differences += d;
         pthread_mutex_unlock(&g->lock);
+        if (d)
+            atomic_store(&g->found, 1);
     }
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--jobs J] [--timeout T] "
-                    "[--max-threads M] [--inject K] [--inject-only] [--inject-all]\n");
+    fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--jobs J] "
+                    "[--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     double seconds = 60;
-    long seed = -1, start = 1;
+    long seed = -1, start = 1, count = 0;
+    int first = 0;
     int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     pthread_mutexattr_t ma;
 
@@ -419,6 +427,10 @@ int main(int argc, char **argv)
             g_inject_all = 1;
             continue;
         }
+        if (!strcmp(argv[i], "--first")) {
+            first = 1;
+            continue;
+        }
         if (i + 1 >= argc)
             usage();
         if (!strcmp(argv[i], "--seconds"))
@@ -427,6 +439,8 @@ int main(int argc, char **argv)
             seed = atol(argv[++i]);
         else if (!strcmp(argv[i], "--start"))
             start = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--count"))
+            count = atol(argv[++i]);
         else if (!strcmp(argv[i], "--jobs"))
             jobs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-threads"))
@@ -459,7 +473,7 @@ int main(int argc, char **argv)
         double deadline = now() + seconds;
         for (int j = 0; j < jobs; j++)
             if (fork() == 0) {
-                worker(start, deadline);
+                worker(start, count, first, deadline);
                 _exit(0);
             }
         while (wait(NULL) > 0) {

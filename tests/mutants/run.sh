@@ -5,7 +5,14 @@
 # planted bug was caught and by which test.  Every one must be: a bug the suites
 # let through is a hole in them, and the run exits 1.
 #
-#   bash tests/mutants/run.sh [--list FILE] [--only ID,ID...] [--scratch DIR]
+#   bash tests/mutants/run.sh [--list FILE] [--only ID,ID...] [--scratch DIR] [--judge fuzz]
+#
+# --judge fuzz: the differential fuzzer alone is the judge, not the suites: a
+# bounded run over a fixed range of seeds (FUZZ_JUDGE_START, default 1;
+# FUZZ_JUDGE_COUNT seeds, default 120; at most FUZZ_JUDGE_SECONDS, default 60,
+# a bug), stopped at the first difference, which must not occur on the tree
+# without the bug (its seed run again there).  Missed bugs are counted, not
+# failed: the run exits 0 and its last line says how many the fuzzer caught.
 #
 # A planted bug is a literal replacement of text that occurs exactly once in its
 # file; where it occurs zero or several times (the code moved on) the run says
@@ -15,6 +22,7 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 list=tests/mutants/list
 only=
+judge=suites
 scratch=${TMPDIR:-/tmp}/graphshim-mutants.$$
 jobs=${MUTANT_JOBS:-$(nproc)}
 while [ $# -gt 0 ]; do
@@ -22,6 +30,7 @@ while [ $# -gt 0 ]; do
     --list) list=$2; shift 2 ;;
     --only) only=,$2,; shift 2 ;;
     --scratch) scratch=$2; shift 2 ;;
+    --judge) judge=$2; shift 2 ;;
     *) echo "mutants: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -36,6 +45,9 @@ cd "$scratch"
 targets="all build/test/libgraphshim.so build/prof/libgraphshim.so build/tests/unit build/tests/integration \
          build/tests/drvprog build/tests/guardprog build/tests/dlopen_tool.so build/tests/nvtxprobe.so build/knobs_doc \
          build/fakecuda/libcuda.so.1"
+[ "$judge" = fuzz ] && targets="build/libgraphshim.so build/test/libgraphshim.so build/tests/fuzzprog build/tests/fuzzrun \
+         build/fakecuda/libcuda.so.1"
+case $judge in suites | fuzz) ;; *) echo "mutants: --judge suites or fuzz, not '$judge'" >&2; exit 2 ;; esac
 build() { make -s -j"$jobs" GS_QUIET=1 $targets >build.log 2>&1; }
 if ! build; then cat build.log; say "mutants: the unchanged tree does not build"; exit 2; fi
 
@@ -54,11 +66,29 @@ suites() {
     return 0
 }
 
+# The fuzzer as the judge: prints "fuzz SEED" for the first seed that differed,
+# or nothing.
+fuzz_judge() {
+    local log=$1
+    build/tests/fuzzrun --jobs "$jobs" --start "${FUZZ_JUDGE_START:-1}" --count "${FUZZ_JUDGE_COUNT:-120}" \
+        --seconds "${FUZZ_JUDGE_SECONDS:-60}" --first --timeout 20 --max-threads 8 >"$log" 2>&1 && return 0
+    echo "fuzzrun $(grep -m1 -oE 'DIFFERENCE seed [0-9]+' "$log" | awk '{ print $3 }')"
+    return 1
+}
+
+judge_run() {
+    if [ "$judge" = fuzz ]; then fuzz_judge "$1"; else suites "$1"; fi
+}
+
 # Does the test that caught a planted bug pass without it?  A test that fails
 # on the unchanged tree too caught nothing.
 passes_unplanted() {
     local bin=$1 name=$2
     [ -n "$name" ] || return 1
+    if [ "$bin" = fuzzrun ]; then
+        build/tests/fuzzrun --seed "$name" --max-threads 8 --timeout 20 >unplanted.log 2>&1
+        return
+    fi
     build/tests/$bin -j"$jobs" --filter "${name/::/\/}" >unplanted.log 2>&1 &&
         grep -q 'Tested: [1-9]' unplanted.log
 }
@@ -105,13 +135,15 @@ for i in $(seq 1 "$n"); do
     if ! build; then
         say "BROKEN  $id: does not compile"; sed -n 1,20p build.log
         broken=$((broken + 1))
-    elif by=$(suites "mutant-$id.log"); then
+    elif by=$(judge_run "mutant-$id.log"); then
         say "MISSED  $id ($((  $(date +%s) - s0 )) s): ${whys[i]} [${rules[i]}]"
         missed=$((missed + 1))
     else
         mv "$f.orig" "$f" && touch "$f"
         if build && passes_unplanted $by; then
-            say "caught  $id ($(( $(date +%s) - s0 )) s) by ${by#* } [${rules[i]}]"
+            what=${by#* }
+            [ "$judge" = fuzz ] && what="the fuzzer, seed $what"
+            say "caught  $id ($(( $(date +%s) - s0 )) s) by $what [${rules[i]}]"
             caught=$((caught + 1))
         else
             say "FLAKY   $id: ${by#* } failed with it planted and fails without it too [${rules[i]}]"
@@ -122,5 +154,8 @@ for i in $(seq 1 "$n"); do
     mv "$f.orig" "$f" && touch "$f"
 done
 build >/dev/null 2>&1
-say "mutants: $ran planted, $caught caught, $missed missed or flaky, $broken broken, in $(( $(date +%s) - t0 )) s"
+judged=
+[ "$judge" = fuzz ] && judged=" (the fuzzer alone the judge)"
+say "mutants: $ran planted, $caught caught, $missed missed or flaky, $broken broken, in $(( $(date +%s) - t0 )) s$judged"
+[ "$judge" = fuzz ] && exit $((broken > 0))
 [ $((missed + broken)) -eq 0 ]
