@@ -27,6 +27,10 @@
 #              graphshim and the engine's own graphs, on a GPU (bench/decode.sh)
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
+#   coverage   the lines and branches of policy/, interpose/ and driver/ that
+#              generated programs reach (a fuzz run over the test build with
+#              gcov's counters), and the hooks.def rows they call
+#              (scripts/coverage.sh; COVERAGE_SECONDS, default 120)
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
 #              that exist only to prove graphshim (GRAPHSHIM_TEST_FAULT)
 #   docs       regenerate docs/knobs.md from the knob table, docs/names.md from
@@ -54,6 +58,11 @@ CPPFLAGS += $(if $(GS_PROFILE_BUILD),-DGS_PROFILE)
 GS_TEST_BUILD :=
 CPPFLAGS += $(if $(GS_TEST_BUILD),-DGS_TEST)
 LDLIBS   += -ldl -lpthread
+# The coverage build's switch (make coverage): gcov's counters in every object,
+# updated atomically, since the engine's threads share them.
+GS_COVERAGE_BUILD :=
+CFLAGS   += $(if $(GS_COVERAGE_BUILD),--coverage -fprofile-update=atomic -O0)
+LDLIBS   += $(if $(GS_COVERAGE_BUILD),--coverage)
 
 # Quiet commands unless V=1.  SAY prints a short line per step; under the test
 # targets (GS_QUIET, passed down to the profile build's sub-make) not even that.
@@ -77,7 +86,7 @@ GEN      := $(BUILD)/gen/driver_names.def
 GS_VERSION        := $(shell cat VERSION)
 GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
 
-.PHONY: all test unit-test integration-test demo gpu-test gpu-jobs sanitize bench bench-apps bench-decode shim-cost profile test-lib docs \
+.PHONY: all test unit-test integration-test demo coverage gpu-test gpu-jobs sanitize bench bench-apps bench-decode shim-cost profile test-lib docs \
         install clean wheel wheel-test
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
@@ -223,6 +232,12 @@ $(BUILD)/test/graphshim: $(BUILD)/graphshim
 	$(Q)cp $< $@
 
 test-lib: $(BUILD)/test/libgraphshim.so $(BUILD)/test/graphshim
+
+# Coverage by generated programs alone: its own build tree, $(BUILD)/cov.
+COVERAGE_SECONDS ?= 120
+.PHONY: coverage
+coverage: | criterion-check
+	BUILD=$(BUILD)/cov SECONDS_BUDGET=$(COVERAGE_SECONDS) bash scripts/coverage.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/graphshim $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
