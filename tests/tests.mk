@@ -8,7 +8,8 @@
 #                          injected into graphshim's own driver calls
 #   make floors-test       the house as internals.md draws it (scripts/floors.sh),
 #                          and that floors.sh finds faults (tests/floors/check.sh)
-#   make fuzz-test         differential fuzzing for FUZZ_TEST_SECONDS (CI budget)
+#   make fuzz-test         the schedule check (tests/fuzz/sched_check.sh), then
+#                          differential fuzzing for FUZZ_TEST_SECONDS (CI budget)
 #   make load-test         the engine and integration suites LOAD_RUNS (20) times
 #                          in a row with every core busy (tests/load.sh)
 #   make mutants           the suites' power: each planted bug of tests/mutants/list
@@ -16,7 +17,8 @@
 #                          (MUTANTS=id,id... for some; tests/mutants/README.md)
 #   make fuzz              differential fuzzing for FUZZ_SECONDS (default 60),
 #                          or of one seed: make fuzz SEED=n (tests/fuzz/README.md);
-#                          FUZZ_START: first seed, FUZZ_JOBS: parallel workers
+#                          FUZZ_START: first seed, FUZZ_JOBS: parallel workers,
+#                          FUZZ_FREE=1: threads run free over the host's clocks
 #
 # Each suite prints one line of what passed, and make test a last line that sums
 # them up; a suite's output goes to $(BUILD)/tests/log/SUITE.log and is printed
@@ -91,7 +93,7 @@ FUZZ_JOBS         ?= $(shell nproc)
 FUZZ_THREADS      ?= 8
 FUZZ_DEPS         := $(BUILD)/tests/fuzzprog $(BUILD)/tests/fuzzrun $(LIB) $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 
-FUZZPROG_SRC := tests/fuzz/fuzzprog.c tests/fuzz/fuzz_gen.c tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_xops.c
+FUZZPROG_SRC := tests/fuzz/fuzzprog.c tests/fuzz/fuzz_gen.c tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_xops.c tests/fuzz/fuzz_sched.c
 $(BUILD)/tests/fuzzprog: $(FUZZPROG_SRC) tests/fuzz/fuzzprog.h tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $(FUZZPROG_SRC) -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
@@ -109,10 +111,10 @@ mutants: | criterion-check
 
 fuzz: $(FUZZ_DEPS)
 	$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --start $(FUZZ_START) --max-threads $(FUZZ_THREADS) \
-	    $(if $(SEED),--seed $(SEED),--seconds $(FUZZ_SECONDS))
+	    $(if $(filter 1,$(FUZZ_FREE)),--free) $(if $(SEED),--seed $(SEED),--seconds $(FUZZ_SECONDS))
 
 fuzz-test: $(FUZZ_DEPS)
-	$(call gs_suite,fuzz,s/^fuzz: \([0-9]*\) programs.*/\1 programs/p,$(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --seconds $(FUZZ_TEST_SECONDS) --timeout 20 --max-threads $(FUZZ_THREADS))
+	$(call gs_suite,fuzz,s/^fuzz: \([0-9]*\) programs.*/\1 programs/p,bash tests/fuzz/sched_check.sh $(BUILD) && $(BUILD)/tests/fuzzrun --jobs $(FUZZ_JOBS) --seconds $(FUZZ_TEST_SECONDS) --timeout 20 --max-threads $(FUZZ_THREADS))
 
 # The house stays as docs/internals.md draws it: every edge between files goes
 # down or stays on its floor, no circle among files, no file over 400 lines, no

@@ -529,8 +529,10 @@ void run_loop(struct thr *t)
             for (int r = 1; r < o->loop_reps; r++) {
                 int at = t->pos;
                 t->rep = r;
-                for (int q = 0; q < o->loop_len; q++, t->pos++)
+                for (int q = 0; q < o->loop_len; q++, t->pos++) {
+                    sched_turn(t);
                     run_op(t, &t->body[t->pos], 0);
+                }
                 t->pos = at;
             }
             t->rep = 0;
@@ -544,6 +546,9 @@ void run_loop(struct thr *t)
                     run_op(t, o, 0);   /* repeated this time */
                 variation = c == 3 ? 1 : c == 4 ? 2 : c == 5 && chance(&t->var, 30) ? 3 : 0;
             }
+            sched_turn(t);
+            if (t->xops && chance(&t->var, 8))   /* the host works (or polls) between calls: held work ages */
+                fakecuda_advance_ns(20000 + 1000 * (uint64_t)rnd(&t->var, 100));
             run_op(t, o, variation);
         }
     }

@@ -347,6 +347,8 @@ static void *thread_main(void *p)
     struct thr *t = p;
     uint64_t s = g_seed * 1000003 + (uint64_t)t->tid;
 
+    sched_enter(t);   /* before the thread's first allocation, too */
+
     t->gen = splitmix(&s);
     t->var = splitmix(&s) ^ 0x5555;
     uint64_t m = s ^ 0x6d656d6f70730000ull;   /* apart from gen and var */
@@ -424,6 +426,7 @@ static void *thread_main(void *p)
     fprintf(t->out, "t%d final bad-pointer %d calls %lu rc %016llx\n", t->tid,
             atomic_load(&t->bad_ptr), t->ncalls, (unsigned long long)t->rcdig);
     fclose(t->out);
+    sched_leave(t);
     return NULL;
 }
 
@@ -454,6 +457,8 @@ int main(int argc, char **argv)
     }
     g_nthreads = nthreads;
     printf("seed %llu threads %d\n", (unsigned long long)g_seed, nthreads);
+    if (!getenv("FUZZ_SERIAL"))
+        sched_init(nthreads);
     for (int i = 0; i < nthreads; i++) {
         thr[i].tid = i;
         if (nthreads == 1 || getenv("FUZZ_SERIAL"))

@@ -6,6 +6,7 @@
 **   fuzzprog.c   entry points, kernels, threads and main
 **   fuzz_gen.c   generating a thread's body
 **   fuzz_ops.c   running it
+**   fuzz_sched.c a deterministic interleaving of the threads (FUZZ_SCHEDULE)
 **   fuzz_xops.c  the entry points of the extra ops: synchronous copies and
 **                memsets, the generic copy, callbacks, stream-ordered
 **                allocations, the program's own graphs, attributes, streams
@@ -250,6 +251,12 @@ int pick(struct thr *t, const struct gen *g, int s, int lo, int hi);
 uint32_t owned_by(const struct gen *g, int s);
 /* The size and offsets of a copy. */
 void copy_extent(struct thr *t, struct op *o);
+
+/* fuzz_sched.c: a deterministic interleaving of the threads (FUZZ_SCHEDULE) */
+void sched_init(int threads);
+void sched_enter(const struct thr *t);
+void sched_turn(const struct thr *t);
+void sched_leave(const struct thr *t);
 
 /* fuzz_xops.c */
 void gen_xop(struct thr *t, struct gen *g, int s);

@@ -1,12 +1,16 @@
 /*
 ** fuzzrun.c: the differential fuzz runner (tests/fuzz/README.md).
 **
-**   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--jobs J]
+**   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] [--jobs J]
 **           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
 ** have passed (or --count seeds ran: a fixed range; --first: until the first
-** difference), or only --seed S.  Each seed runs once over the fake driver
+** difference), or only --seed S.  Every run of a seed interleaves the
+** program's threads by the seed's schedule (FUZZ_SCHEDULE, fuzz_sched.c) over
+** virtual clocks, so that a difference found is found again by its seed;
+** --free lets threads run free over the host's clocks instead, which explores
+** orders no schedule makes, but a difference found so may not come again.  Each seed runs once over the fake driver
 ** without graphshim and once with it under each setting of knobs below; the
 ** standard output and exit status of each shim run must equal the plain run's.
 ** Then K more shim runs (--inject, default 1; 0 for none), each under a setting
@@ -111,6 +115,7 @@ static char g_prog[512];
 static int g_timeout = 30;
 static char g_max_threads[16] = "8";   /* passed on to fuzzprog */
 static int g_inject = 1, g_inject_only, g_inject_all;
+static int g_free;   /* --free: threads run free, host clocks (no run is like another) */
 
 /* FAKECUDA_PENDING for every run of a seed, with and without the shim: odd
 ** seeds run over a driver whose work completes later, queries answering not
@@ -185,13 +190,16 @@ static void report_difference(long seed, const struct setting *st, const char *f
            shim->status == 128 + 14 ? " (timed out)" : "");
     if (why)
         printf("  %s\n", why);
-    printf("  rerun: make fuzz SEED=%ld FUZZ_THREADS=%s\n", seed, g_max_threads);
+    printf("  rerun: make fuzz SEED=%ld FUZZ_THREADS=%s%s\n", seed, g_max_threads,
+           g_free ? " FUZZ_FREE=1 (threads ran free: the difference may not come again)" : "");
     if (fault) {
         printf("  or: FAKECUDA_FAIL=%s", fault);
         for (int i = 0; st->env[i]; i++)
             printf(" %s", st->env[i]);
         if (pending)
             printf(" %s", pending);
+        if (!g_free)
+            printf(" FUZZ_SCHEDULE=%ld MALLOC_ARENA_MAX=1 GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual", seed);
         printf(" GRAPHSHIM_REPORT=/dev/stderr LD_LIBRARY_PATH=%s/fakecuda LD_PRELOAD=%s/test/libgraphshim.so %s %ld %s\n",
                BUILD_DIR, BUILD_DIR, g_prog, seed, g_max_threads);
     }
@@ -307,17 +315,25 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
                     const char *fault, int row, int verbose)
 {
     const char *env[12];
-    char fail[160], pend[32];
+    char fail[160], pend[32], sched[48];
     int n = 0, diff = 0;
     struct run r;
 
     for (int j = 0; st->env[j]; j++)
         env[n++] = st->env[j];
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
-    /* The host's clock: where the watchdog fires, at random, explores orders
-    ** a virtual clock would not. */
-    env[n++] = "GRAPHSHIM_TEST_CLOCK=host";
-    env[n++] = "FAKECUDA_CLOCK=host";
+    if (g_free) {
+        /* The host's clock: where the watchdog fires, at random, explores
+        ** orders a virtual clock would not (and no run is like another). */
+        env[n++] = "GRAPHSHIM_TEST_CLOCK=host";
+        env[n++] = "FAKECUDA_CLOCK=host";
+    } else {
+        /* The seed's schedule of threads and the virtual clocks (run_prog's
+        ** default): the run is the same every time. */
+        snprintf(sched, sizeof sched, "FUZZ_SCHEDULE=%ld", seed);
+        env[n++] = sched;
+        env[n++] = "MALLOC_ARENA_MAX=1";
+    }
     if (pending_env(seed, pend, sizeof pend))
         env[n++] = pend;
     if (fault) {
@@ -368,7 +384,9 @@ static int run_seed(long seed, int verbose)
 
     snprintf(arg, sizeof arg, "%ld", seed);
     const char *argv[] = {g_prog, arg, g_max_threads, NULL};
-    run_prog(&base, 0, (const char *[]){pending_env(seed, pend, sizeof pend), NULL}, argv, g_timeout);
+    char sched[48];
+    snprintf(sched, sizeof sched, "FUZZ_SCHEDULE=%s", g_free ? "" : arg);
+    run_prog(&base, 0, (const char *[]){pending_env(seed, pend, sizeof pend), sched, NULL}, argv, g_timeout);
     for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
         diffs += shim_run(seed, argv, &base, &settings[i], i, NULL, 0, verbose);
     if (g_inject) {
@@ -405,8 +423,8 @@ static void worker(long start, long count, int first, double deadline)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--jobs J] "
-                    "[--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]\n");
+    fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] "
+                    "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]\n");
     exit(2);
 }
 
@@ -425,6 +443,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--inject-all")) {
             g_inject_all = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--free")) {
+            g_free = 1;
             continue;
         }
         if (!strcmp(argv[i], "--first")) {
