@@ -1254,3 +1254,103 @@ EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int cudaVersion
     if (!rc && !injected && status) lb_raw(&L, " status=%d", (int)*status);
     LEAVE();
 }
+
+/* ---- what only the fuzzer's extra ops call --------------------------------- */
+/* The thread's stack of current contexts, pitched and managed memory (from the
+ * device arena, which the host reaches too), one memory pool (the device's
+ * default: stream-ordered allocations from it are cuMemAllocAsync's), limits,
+ * cache configurations and kernel attributes that change nothing the fake
+ * runs, and the first capture call (CUDA 10.0: global mode). */
+EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    ENTER(cuCtxPushCurrent_v2); lb_handle(&L, "ctx", ctx, K_CTX);
+    RUN(x_CtxPushCurrent(ctx));
+    LEAVE();
+}
+
+EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    ENTER(cuCtxPopCurrent_v2);
+    RUN(x_CtxPopCurrent(pctx));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned int esize)
+{
+    ENTER(cuMemAllocPitch_v2); lb_raw(&L, " width=%zu height=%zu esize=%u", width, height, esize);
+    if (!rc && !injected && (!pitch || (esize != 4 && esize != 8 && esize != 16))) rc = CUDA_ERROR_INVALID_VALUE;
+    if (!rc && !injected) *pitch = (width + 511) & ~(size_t)511;
+    RUN(x_MemAlloc(dptr, *pitch * height));
+    if (!rc && !injected) lb_dptr(&L, "out", *dptr);
+    LEAVE();
+}
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
+{
+    ENTER(cuMemAllocManaged); lb_raw(&L, " size=%zu flags=0x%x", size, flags);
+    if (!rc && !injected && flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) rc = CUDA_ERROR_INVALID_VALUE;
+    RUN(x_MemAlloc(dptr, size));
+    if (!rc && !injected) lb_dptr(&L, "out", *dptr);
+    LEAVE();
+}
+
+static char g_default_pool; /* the device's one pool: its address is the handle */
+
+EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    ENTER(cuDeviceGetDefaultMemPool);
+    if (!rc && !injected && (!pool || dev != 0)) rc = dev != 0 ? CUDA_ERROR_INVALID_DEVICE : CUDA_ERROR_INVALID_VALUE;
+    if (!rc && !injected) *pool = (CUmemoryPool)&g_default_pool;
+    LEAVE();
+}
+
+#define ALLOC_POOL(abi, pt)                                                               \
+    EXPORT CUresult abi(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s)    \
+    {                                                                                     \
+        ENTER(abi); lb_raw(&L, " size=%zu", size); lb_stream(&L, "stream", s);            \
+        if (!rc && !injected && pool != (CUmemoryPool)&g_default_pool) rc = CUDA_ERROR_INVALID_VALUE; \
+        RUN(x_MemAllocAsync(dptr, size, s, pt));                                          \
+        if (!rc && !injected) lb_dptr(&L, "out", *dptr);                                  \
+        LEAVE();                                                                          \
+    }
+ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
+ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
+
+EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+    ENTER(cuMemPoolTrimTo); lb_raw(&L, " keep=%zu", keep);
+    if (!rc && !injected && pool != (CUmemoryPool)&g_default_pool) rc = CUDA_ERROR_INVALID_VALUE;
+    LEAVE();
+}
+
+EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    ENTER(cuCtxSetLimit); lb_raw(&L, " limit=%d value=%zu", (int)limit, value);
+    if (!rc && !injected && (unsigned)limit >= CU_LIMIT_MAX) rc = CUDA_ERROR_INVALID_VALUE;
+    LEAVE();
+}
+
+EXPORT CUresult cuFuncSetCacheConfig(CUfunction f, CUfunc_cache config)
+{
+    ENTER(cuFuncSetCacheConfig); lb_handle(&L, "f", f, K_FUNC); lb_raw(&L, " config=%d", (int)config);
+    if (!rc && !injected && (unsigned)config > CU_FUNC_CACHE_PREFER_EQUAL) rc = CUDA_ERROR_INVALID_VALUE;
+    LEAVE();
+}
+
+EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attr, int value, CUkernel k, CUdevice dev)
+{
+    ENTER(cuKernelSetAttribute); lb_raw(&L, " attr=%d value=%d", (int)attr, value);
+    if (!rc && !injected && dev != 0) rc = CUDA_ERROR_INVALID_DEVICE;
+    if (!rc && !injected && !k) rc = CUDA_ERROR_INVALID_HANDLE;
+    LEAVE();
+}
+
+#define BEGINCAP1(abi, pt)                                                                \
+    EXPORT CUresult abi(CUstream s)                                                       \
+    {                                                                                     \
+        ENTER(abi); lb_stream(&L, "stream", s);                                           \
+        RUN(x_StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL, pt));                   \
+        LEAVE();                                                                          \
+    }
+BEGINCAP1(cuStreamBeginCapture, 0)
+BEGINCAP1(cuStreamBeginCapture_ptsz, 1)

@@ -12,6 +12,8 @@ CUresult x_DevicePrimaryCtxRelease(CUdevice d);
 CUresult x_CtxCreate(CUcontext *pctx, unsigned flags, CUdevice d);
 CUresult x_CtxDestroy(CUcontext ctx);
 CUresult x_CtxSetCurrent(CUcontext ctx);
+CUresult x_CtxPushCurrent(CUcontext ctx);
+CUresult x_CtxPopCurrent(CUcontext *pctx);
 CUresult x_CtxGetCurrent(CUcontext *pctx);
 CUresult x_CtxGetDevice(CUdevice *d, CUcontext ctx, int explicit_ctx);
 CUresult x_CtxSynchronize(CUcontext ctx, int explicit_ctx);

@@ -433,6 +433,32 @@ CUresult x_CtxSetCurrent(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+/* cuCtxPushCurrent / cuCtxPopCurrent: the thread's stack of current contexts. */
+#define CTX_STACK 16
+static __thread struct ctx *t_stack[CTX_STACK];
+static __thread int t_depth;
+
+CUresult x_CtxPushCurrent(CUcontext ctx)
+{
+    CUresult rc = api_enter(false);
+    if (rc) return rc;
+    if (!ctx || !reg_get(ctx, K_CTX)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (t_depth == CTX_STACK) return CUDA_ERROR_OUT_OF_MEMORY;
+    t_stack[t_depth++] = t_ctx;
+    t_ctx = (struct ctx *)ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult x_CtxPopCurrent(CUcontext *pctx)
+{
+    CUresult rc = api_enter(false);
+    if (rc) return rc;
+    if (!t_ctx) return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx) *pctx = (CUcontext)t_ctx;
+    t_ctx = t_depth ? t_stack[--t_depth] : NULL;
+    return CUDA_SUCCESS;
+}
+
 CUresult x_CtxGetCurrent(CUcontext *pctx)
 {
     CUresult rc = api_enter(false);

@@ -99,6 +99,7 @@ void gen_xop(struct thr *t, struct gen *g, int s)
         int dst = pick(t, g, s, 0, NDEV);
         need(t, g, s, dst);
         o = op_add(t, OP_ASYNCALLOC, s);
+        o->how = (int)rnd(&t->gen, 2);   /* 1: from the device's default pool */
         o->dst_r = dst;
         o->value = (unsigned)splitmix(&t->gen);
         copy_extent(t, o);
@@ -110,21 +111,25 @@ void gen_xop(struct thr *t, struct gen *g, int s)
         need(t, g, cs, a);
         need(t, g, cs, b);
         o = op_add(t, OP_OWNGRAPH, cs);
-        o->how = (int)rnd(&t->gen, 2);
+        o->how = (int)rnd(&t->gen, 3);   /* thread-local, relaxed, or the first call's global mode */
         o->src_r = a;
         o->dst_r = b;
         o->value = (unsigned)splitmix(&t->gen);
         copy_extent(t, o);
     } else if (c < 84) {
         o = op_add(t, OP_ATTR, s);
+        o->how = (int)rnd(&t->gen, 4);
         o->ks = (int)rnd(&t->gen, NKS);
         o->value = (unsigned)rnd(&t->gen, 3) * 24576;
-    } else if (c < 92) {
+    } else if (c < 90) {
         o = op_add(t, OP_RENEW, (int)rnd(&t->gen, (unsigned)t->ncreated));
         o->ev = (int)rnd(&t->gen, (unsigned)t->nevents);
-    } else {
+    } else if (c < 96) {
         o = op_add(t, OP_CTXREF, s);
-        o->how = (int)rnd(&t->gen, 2);
+        o->how = (int)rnd(&t->gen, 3);
+    } else {
+        o = op_add(t, OP_ALLOCKIND, s);
+        o->how = (int)rnd(&t->gen, 3);
     }
     o->owned = owned_by(g, o->s);
 }
@@ -206,8 +211,13 @@ static void CUDA_CB callback_fn(CUstream s, CUresult status, void *p)
 static void run_asyncalloc(struct thr *t, const struct op *o, const struct api *a, CUstream s)
 {
     CUdeviceptr p = 0;
-    if (RC(a->MemAllocAsync(&p, BUF_BYTES, s)) != CUDA_SUCCESS)
+    CUmemoryPool pool;
+    if (o->how && RC(cuDeviceGetDefaultMemPool(&pool, 0)) == CUDA_SUCCESS) {
+        if (RC(a->MemAllocFromPoolAsync(&p, BUF_BYTES, pool, s)) != CUDA_SUCCESS)
+            return;
+    } else if (RC(a->MemAllocAsync(&p, BUF_BYTES, s)) != CUDA_SUCCESS) {
         return;
+    }
     RC(a->MemsetD8Async(p, (unsigned char)(o->value + (unsigned)t->it), BUF_BYTES, s));
     RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), p + (CUdeviceptr)o->soff, (size_t)o->n, s));
     RC(a->MemFreeAsync(p, s));
@@ -221,8 +231,10 @@ static void run_owngraph(struct thr *t, const struct op *o, const struct api *a,
     CUgraph g = NULL;
     CUgraphExec x = NULL;
     CUstreamCaptureMode mode = o->how ? CU_STREAM_CAPTURE_MODE_RELAXED : CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    CUresult rc = o->how == 2 ? RC(o->pt ? cuStreamBeginCapture_ptsz(s) : cuStreamBeginCapture(s))
+                              : RC(a->StreamBeginCapture(s, mode));
 
-    if (RC(a->StreamBeginCapture(s, mode)) == CUDA_SUCCESS) {
+    if (rc == CUDA_SUCCESS) {
         RC(a->MemsetD32Async(dptr(t, o->src_r, o->soff & ~3), o->value + (unsigned)t->it, (size_t)o->n / 4, s));
         RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), dptr(t, o->src_r, o->soff), (size_t)o->n, s));
         RC(a->StreamEndCapture(s, &g));
@@ -248,6 +260,46 @@ static void run_renew(struct thr *t, const struct op *o, const struct api *a, CU
     RC(a->StreamWaitEvent(t->streams[o->s], e, 0));
 }
 
+/* A function attribute, a cache configuration, a kernel's attribute (slots
+** of libraries hold CUkernels) or a context limit set. */
+static void run_attr(struct thr *t, const struct op *o)
+{
+    switch (o->how) {
+    case 0:
+        RC(cuFuncSetAttribute(t->fn[o->ks], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)o->value));
+        break;
+    case 1:
+        RC(cuFuncSetCacheConfig(t->fn[o->ks], CU_FUNC_CACHE_PREFER_SHARED));
+        break;
+    case 2:
+        RC(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)o->value,
+                                (CUkernel)t->fn[o->ks], 0));
+        break;
+    default:
+        RC(cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, 1u << 20));
+        break;
+    }
+}
+
+/* Memory of another kind allocated and freed between ops: pitched, managed;
+** or the default pool trimmed. */
+static void run_allockind(struct thr *t, const struct op *o)
+{
+    CUdeviceptr p;
+    size_t pitch;
+    CUmemoryPool pool;
+
+    if (o->how == 0) {
+        if (RC(cuMemAllocPitch_v2(&p, &pitch, 100, 8, 4)) == CUDA_SUCCESS)
+            RC(cuMemFree_v2(p));
+    } else if (o->how == 1) {
+        if (RC(cuMemAllocManaged(&p, 256, CU_MEM_ATTACH_GLOBAL)) == CUDA_SUCCESS)
+            RC(cuMemFree_v2(p));
+    } else if (RC(cuDeviceGetDefaultMemPool(&pool, 0)) == CUDA_SUCCESS) {
+        RC(cuMemPoolTrimTo(pool, 0));
+    }
+}
+
 void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
 {
     CUcontext c;
@@ -269,14 +321,22 @@ void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
         run_owngraph(t, o, a, s);
         break;
     case OP_ATTR:
-        RC(cuFuncSetAttribute(t->fn[o->ks], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)o->value));
+        run_attr(t, o);
         break;
     case OP_RENEW:
         run_renew(t, o, a, s);
         break;
-    default:   /* OP_CTXREF */
+    case OP_CTXREF:
+        if (o->how == 2) {   /* the current context pushed again and popped */
+            RC(cuCtxPushCurrent_v2(g_ctx));
+            RC(cuCtxPopCurrent_v2(&c));
+            break;
+        }
         RC(cuDevicePrimaryCtxRetain(&c, 0));
         RC(o->how ? cuDevicePrimaryCtxRelease_v2(0) : cuDevicePrimaryCtxRelease(0));
+        break;
+    default:   /* OP_ALLOCKIND */
+        run_allockind(t, o);
         break;
     }
 }

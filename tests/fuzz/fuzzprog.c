@@ -65,6 +65,8 @@ int g_nthreads;
     X(StreamAddCallback, "cuStreamAddCallback", cuStreamAddCallback, cuStreamAddCallback_ptsz) \
     X(MemAllocAsync, "cuMemAllocAsync", cuMemAllocAsync, cuMemAllocAsync_ptsz)                 \
     X(MemFreeAsync, "cuMemFreeAsync", cuMemFreeAsync, cuMemFreeAsync_ptsz)                     \
+    X(MemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync,               \
+      cuMemAllocFromPoolAsync_ptsz)                                                            \
     X(StreamBeginCapture, "cuStreamBeginCapture", cuStreamBeginCapture_v2,                     \
       cuStreamBeginCapture_v2_ptsz)                                                            \
     X(StreamEndCapture, "cuStreamEndCapture", cuStreamEndCapture, cuStreamEndCapture_ptsz)     \
@@ -311,7 +313,8 @@ static void dump_body(const struct thr *t)
     static const char *names[] = {"launch", "h2d", "d2h", "d2d", "memset", "handoff", "hostfn", "ssync",
                                   "csync", "esync", "squery", "observe", "realloc", "scratch", "bad",
                                   "pinrealloc", "pagerealloc", "equery", "sspin", "nccl", "syncmem",
-                                  "gencopy", "callback", "asyncalloc", "owngraph", "attr", "renew", "ctxref"};
+                                  "gencopy", "callback", "asyncalloc", "owngraph", "attr", "renew", "ctxref",
+                                  "allockind"};
     for (int i = 0; i < t->nbody; i++) {
         const struct op *o = &t->body[i];
         fprintf(stderr, "t%d p%d %s s%d pt%d zero%d", t->tid, i, names[o->kind], o->s, o->pt, o->zero);

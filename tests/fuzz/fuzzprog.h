@@ -93,7 +93,7 @@ enum op_kind {
     OP_PINREALLOC, OP_PAGEREALLOC,  /* threads with memory ops only */
     OP_EQUERY, OP_SSPIN, OP_NCCL,   /* threads with event ops only */
     /* threads with extra ops only (fuzz_xops.c) */
-    OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF,
+    OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND,
     OP_XFIRST = OP_SYNCMEM
 };
 
@@ -220,6 +220,7 @@ struct api {
     CUresult (*StreamAddCallback)(CUstream, CUstreamCallback, void *, unsigned);
     CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
     CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
+    CUresult (*MemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
     CUresult (*StreamBeginCapture)(CUstream, CUstreamCaptureMode);
     CUresult (*StreamEndCapture)(CUstream, CUgraph *);
     CUresult (*GraphLaunch)(CUgraphExec, CUstream);
