@@ -75,6 +75,7 @@ int graph_mem_take(void);
 /* ---- kernels -------------------------------------------------------------- */
 struct kdef {
     char *name;
+    unsigned long captured;   /* launches of it captured into graphs (fakecuda_captured) */
     fakecuda_kernel_fn fn;
     size_t n, total;
     size_t *sizes, *offs;

@@ -97,6 +97,18 @@ int fakecuda_define_kernel(const char *name, fakecuda_kernel_fn fn, const size_t
     return 0;
 }
 
+__attribute__((visibility("default")))
+unsigned long fakecuda_captured(const char *part)
+{
+    unsigned long n = 0;
+    LOCK();
+    for (size_t i = 0; i < g_nkdefs; i++)
+        if (part && strstr(g_kdefs[i]->name, part))
+            n += g_kdefs[i]->captured;
+    UNLOCK();
+    return n;
+}
+
 struct kdef *launchable_kdef(CUfunction f, int *max_dyn)
 {
     struct func *fn = reg_get(f, K_FUNC);

@@ -998,6 +998,8 @@ CUresult stream_submit(struct stream *s, struct node *tmpl)
 {
     LOCK();
     if (s->cap) {
+        if (tmpl->type == CU_GRAPH_NODE_TYPE_KERNEL && tmpl->u.k.kd)
+            tmpl->u.k.kd->captured++;
         struct node *n = graph_append(s->cap->graph, tmpl, s->deps, s->ndeps);
         set_deps(s, &n, 1);
         UNLOCK();

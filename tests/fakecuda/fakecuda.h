@@ -70,6 +70,9 @@ int fakecuda_define_kernel(const char *name, fakecuda_kernel_fn fn, const size_t
  * busy machine sees no time pass; each driver call takes 100 ns of it.
  * Otherwise it is CLOCK_MONOTONIC. */
 unsigned long long fakecuda_clock_ns(void);
+/* How many launches of kernels whose names contain part were captured into
+ * graphs so far, by anyone (the fuzzer's oracle: collectives never are). */
+unsigned long fakecuda_captured(const char *part);
 /* The program spends ns of the host's time: with the virtual clock the clock
  * moves on by ns at once, and the function given to fakecuda_on_advance runs
  * (graphshim's test build checks its timers there); otherwise it sleeps. */
