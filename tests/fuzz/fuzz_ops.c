@@ -80,9 +80,25 @@ static void make_args(struct thr *t, const struct op *o, const struct kdesc *kd,
     }
 }
 
+/* Changes one byte of one argument that is no pointer: half the time the last
+** byte of the last such argument (the end of the parameter bytes, where an
+** off-by-one in a comparison hides), else one at random. */
+static void tweak_byte(struct thr *t, const struct kdesc *kd, unsigned char *buf)
+{
+    int cand[MAX_PARAMS], n = 0;
+    for (int i = 0; i < kd->n; i++)
+        if (i != kd->out_idx && i != kd->in_idx)
+            cand[n++] = i;
+    if (!n)
+        return;
+    int i = chance(&t->var, 50) ? cand[n - 1] : cand[rnd(&t->var, (unsigned)n)];
+    size_t at = chance(&t->var, 50) ? kd->sizes[i] - 1 : rnd(&t->var, (unsigned)kd->sizes[i]);
+    buf[kd->offs[i] + at] ^= (unsigned char)(1 + t->it % 255);
+}
+
 /* Issues one launch of kernel slot ks the op's way.  bad: an invalid launch
-** (kind 0: a zero grid, 1: too large a block, 2: too much shared memory,
-** 3: an extra buffer too small). */
+** (1: a zero grid, 2: too large a block, 3: too much shared memory, 4: an
+** extra buffer too small), or 5: a valid one with one argument byte changed. */
 static void launch(struct thr *t, const struct op *o, uint64_t seed, int off_out, int bad)
 {
     const struct kdesc *kd = t->kd[o->ks];
@@ -96,6 +112,8 @@ static void launch(struct thr *t, const struct op *o, uint64_t seed, int off_out
     memcpy(grid, o->grid, sizeof grid);
     memcpy(block, o->block, sizeof block);
     make_args(t, o, kd, seed, off_out, buf, args);
+    if (bad == 5)
+        tweak_byte(t, kd, buf);
     if (bad == 1)
         grid[1] = 0;
     else if (bad == 2)
@@ -280,7 +298,7 @@ static void run_evop(struct thr *t, const struct op *o, const struct api *a, CUs
 }
 
 /* A launch of the body; variation: 1 changed arguments, 2 changed pointer,
-** 3 an invalid launch first. */
+** 3 an invalid launch first, 4 one argument byte changed. */
 static void run_launch(struct thr *t, const struct op *o, int variation)
 {
     uint64_t seed = o->argseed;
@@ -290,7 +308,7 @@ static void run_launch(struct thr *t, const struct op *o, int variation)
         seed += (uint64_t)t->it * 7919 + 1;
     if (variation == 3)
         launch(t, o, seed, o->out_off, 1 + (int)rnd(&t->var, 4));
-    launch(t, o, seed, variation == 2 ? o->alt_off : o->out_off, 0);
+    launch(t, o, seed, variation == 2 ? o->alt_off : o->out_off, variation == 4 ? 5 : 0);
 }
 
 /* A copy of the body: H2D, D2H or D2D; variation 2 moves its device side. */
@@ -545,6 +563,8 @@ void run_loop(struct thr *t)
                 if (c == 2 && (o->kind == OP_LAUNCH || o->kind == OP_MEMSET))
                     run_op(t, o, 0);   /* repeated this time */
                 variation = c == 3 ? 1 : c == 4 ? 2 : c == 5 && chance(&t->var, 30) ? 3 : 0;
+                if (variation == 1 && t->xops && chance(&t->var, 50))
+                    variation = 4;   /* one byte of one argument changed, as a scalar an optimizer steps */
             }
             sched_turn(t);
             if (t->xops && chance(&t->var, 8))   /* the host works (or polls) between calls: held work ages */
