@@ -38,6 +38,7 @@ struct gs_config gs__cfg = {
 ** scripts (samples/gpu-test.sh, samples/sanitize.sh), so they reach programs. */
 static const char *const script_names[] = {
     "GRAPHSHIM_LIB",
+    "GRAPHSHIM_GATE_DIR", /* the launcher's folder for the gate's marks (report/gate.c) */
 #ifdef GS_TEST
     "GRAPHSHIM_TEST_FAULT", /* the test build's failing graph calls (interpose/test_fault.c) */
     "GRAPHSHIM_TEST_FAULT_RANK",
@@ -113,8 +114,8 @@ int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char
         return -1;
     case GS_KNOB_PATH:
     case GS_KNOB_TEXT:
-        if (n >= GS_KNOB_TEXT_MAX) {
-            *why = "longer than 1023 bytes";
+        if (n >= (k->type == GS_KNOB_PATH ? GS_KNOB_PATH_MAX : GS_KNOB_TEXT_MAX)) {
+            *why = k->type == GS_KNOB_PATH ? "longer than 1023 bytes" : "longer than 4095 bytes";
             return -1;
         }
         *out = 1;
