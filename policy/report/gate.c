@@ -80,29 +80,47 @@ static int mark_path(const struct gs_run *r, char *out, size_t len)
                    (int)len ? 0 : -1;
 }
 
-/* Leaves the mark that something was measured, for the run's first process. */
-static void mark_measured(const char *value)
+/* Leaves the mark that something was measured, for the run's first process:
+** a byte 'f' appended where a check failed (the mark stays failed whatever
+** later processes of the run append). */
+static void mark_measured(const char *value, int failed)
 {
     struct gs_run r = gs__run_walk_knob(GS_KNOB_check, value);
     char path[4096];
     int fd;
 
     if (mark_path(&r, path, sizeof path) == 0 &&
-        (fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
+        (fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0) {
+        if (failed && write(fd, "f", 1) != 1) {
+            /* An empty mark: measured, failed unseen; the process's own status says it. */
+        }
         close(fd);
+    }
 }
 
 /* In the run's first process, at exit: did a process of the run measure
-** something?  Takes the mark away.  1 where it cannot tell (no /proc): a gate
-** that cannot judge says nothing rather than fail a good run. */
+** something (1), and did one fail a check (2)?  0 where none measured.  Takes
+** the mark away.  1 where it cannot tell (no /proc): a gate that cannot judge
+** says nothing rather than fail a good run. */
 static int run_measured(const char *value)
 {
     struct gs_run r = gs__run_walk_knob(GS_KNOB_check, value);
-    char path[4096];
+    char path[4096], f = 0;
+    int fd;
 
     if (mark_path(&r, path, sizeof path) != 0)
         return 1;
-    return unlink(path) == 0;
+    if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return 0;
+    if (read(fd, &f, 1) != 1)
+        f = 0;
+    close(fd);
+    unlink(path);
+    if (f != 'f')
+        return 1;
+    fprintf(stderr, "graphshim: check failed: a process of this run failed its checks (above), so the run "
+                    "fails\n");
+    return 2;
 }
 
 /* The end of a process that measured nothing: where it begins the run and no
@@ -110,8 +128,12 @@ static int run_measured(const char *value)
 ** where it failed. */
 static int nothing_measured(const char *value)
 {
-    if (!gs__run_begins_here_knob(GS_KNOB_check, value) || run_measured(value))
+    int m;
+
+    if (!gs__run_begins_here_knob(GS_KNOB_check, value) || (m = run_measured(value)) == 1)
         return 0;
+    if (m == 2)
+        return 1;
     fprintf(stderr, "graphshim: check failed: nothing was measured: no process of this run that ended through "
                     "its exit handlers launched a kernel, copy or memset through CUDA with graphshim's engine on "
                     "(the program made no CUDA call, GRAPHSHIM=0 or a driver older than 12.4 turned the engine off, "
@@ -142,7 +164,7 @@ static int judge_once(void)
     static int verdict = -1;
     const char *name = "this process's report", *value = gs__cfg.path[GS_KNOB_check];
     char *json;
-    int failed;
+    int failed, child_failed = 0;
 
     if (verdict >= 0)
         return verdict;
@@ -159,17 +181,15 @@ static int judge_once(void)
             verdict = nothing_measured(value);
         return verdict;
     }
-    if (gate_dir[0])
-        ; /* the launcher judges the run: no mark in the temporary folder */
-    else if (gs__run_begins_here_knob(GS_KNOB_check, value))
-        run_measured(value); /* takes away any mark a child left */
-    else
-        mark_measured(value);
     failed = gs__checks_run(&checks, (const char *const *)&json, &name, 1, stderr, "graphshim: ");
     free(json);
     if (gate_dir[0])
-        gate_dir_mark("end", failed != 0 ? "measured failed" : "measured");
-    return verdict = failed > 0;
+        gate_dir_mark("end", failed != 0 ? "measured failed" : "measured"); /* the launcher judges the run */
+    else if (gs__run_begins_here_knob(GS_KNOB_check, value))
+        child_failed = run_measured(value) == 2; /* takes away any mark a child left */
+    else
+        mark_measured(value, failed != 0);
+    return verdict = failed > 0 || child_failed;
 }
 
 /* An exit handler (on_exit) registered before the one that writes the report,

@@ -130,6 +130,21 @@ t_report_at_a_signal() {
     rc=$?
     check same "$rc" 143 -- "killed by SIGTERM: exit $rc: $(cat err)"
     check has r.json '"ops": 60,' -- "killed by SIGTERM: no report"
+    # SIGTERM to graphshim run under the gate (a Kubernetes pod's first
+    # process): passed on to the program, which writes its report; the run is
+    # judged, and ends by the same signal.
+    rm -f r.json
+    env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" TMPDIR="$PWD/tmp" GRAPHSHIM_REPORT=r.json \
+        GRAPHSHIM_CHECK='hit_rate>=0.99' "$G" run -- "$EP" wait >out 2>err </dev/null &
+    pid=$!
+    for n in $(seq 100); do grep -q ready out && break; sleep 0.1; done
+    kill -TERM "$pid"
+    { wait "$pid"; } 2>/dev/null
+    rc=$?
+    check same "$rc" 143 -- "graphshim run killed by SIGTERM: exit $rc: $(cat err)"
+    check has r.json '"ops": 60,' -- "graphshim run killed by SIGTERM: the program wrote no report"
+    check has err "check failed: hit_rate>=0.99" -- "graphshim run killed by SIGTERM: not judged: $(cat err)"
+    check no_marks_left -- "marks left in TMPDIR: $(ls -A tmp)"
     # Under the gate, the checks are judged and the status is the signal's.
     gate 'hit_rate>=0.99' "$EP" INT
     check same "$rc" 130 -- "SIGINT under the gate: exit $rc, not 130: $(cat err)"
@@ -241,4 +256,18 @@ PROG
     check same "$n" 2 -- "README: the job has $n commands, not 2"
     check same "$(ls job)" "$(printf 'r.%s.json\n' 0 1 2 3)" -- "README: the job's reports: $(ls job)"
     check has out "ranks (4 reports)" -- "README: graphshim report job/: $(head -5 out)"
+}
+
+# Without the launcher (LD_PRELOAD and GRAPHSHIM_CHECK by hand), a shell that
+# ends through its exit handlers (bash) judges the run it begins: it fails where
+# its child failed a check, though it ran true after it.
+t_preloaded_shell_fails_with_its_child() {
+    genv GRAPHSHIM_CHECK='hit_rate>=0.99' GRAPHSHIM_CHECK_EXIT=1 LD_PRELOAD="$LIB" \
+        bash -c '"$0" exit >/dev/null; true' "$EP"
+    check same "$rc" 1 -- "bash -c 'failing; true', preloaded: exit $rc, not 1: $(cat err)"
+    check has err "a process of this run failed its checks" -- "not said: $(cat err)"
+    genv GRAPHSHIM_CHECK='hit_rate>=0.5' GRAPHSHIM_CHECK_EXIT=1 LD_PRELOAD="$LIB" \
+        bash -c '"$0" exit >/dev/null; true' "$EP"
+    check same "$rc/$(cat err)" "0/" -- "bash -c 'passing; true', preloaded: exit $rc: $(cat err)"
+    check no_marks_left -- "marks left in TMPDIR: $(ls -A tmp)"
 }

@@ -955,7 +955,8 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        check_exit_bad_expression_fails check_exit_nothing_measured_fails check_streams_never_vacuous
        check_accepts_what_docs_say check_inputs_counted_once
        gate_judges_the_run gate_says_why_nothing_was_measured gate_settings_fail_closed job_check_names_silent_ranks
-       report_at_a_signal launches_saved_as_the_driver_saw graphshims_files_by_their_mark readme_commands_as_written)
+       report_at_a_signal launches_saved_as_the_driver_saw graphshims_files_by_their_mark readme_commands_as_written
+       preloaded_shell_fails_with_its_child)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0
 for c in "${cases[@]}"; do
