@@ -1,5 +1,6 @@
 # gate.sh: cases of tests/cli/run.sh (sourced by it) for the CI gate judged by
-# the launcher, the report at a signal's end, honest counts and kept files.
+# the launcher, the report at a signal's end, honest counts, kept files, and
+# the README's commands run as written.
 # Each case runs in its own folder, with a temporary folder of its own
 # ($PWD/tmp) as TMPDIR, and checks that no mark is left there.
 
@@ -179,6 +180,13 @@ t_launches_saved_as_the_driver_saw() {
         check same "$(sed -n 's/.*"launches_saved": \([0-9]*\), "patched_launches".*/\1/p' r.json | awk '{ s += $1 } END { print s }')" \
             "$saved" -- "$sc: the streams' launches_saved do not add up to the total's $saved"
     done
+    # The text says so, and its count is the driver's too.
+    rm -f log
+    genv FAKECUDA_LOG="$PWD/log" GRAPHSHIM_CHUNK_OPS=3 GRAPHSHIM_LOG=info LD_PRELOAD="$LIB" "$AB/tests/guardprog" sync 40
+    check has err "replays launched no graph: their ops had all gone out in early chunks" -- "text: $(head -4 err)"
+    replayed=$(sed -n 's/.*replayed as graphs \([0-9]*\):.*/\1/p' err)
+    check same "$(sed -n 's/.* saved \([0-9]*\) launches$/\1/p' err)" "$((replayed - $(grep -c '^cuGraphLaunch' log)))" -- \
+        "text: the launches saved are not the ops replayed less the driver's graph launches: $(head -3 err)"
 }
 
 t_graphshims_files_by_their_mark() {
