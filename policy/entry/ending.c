@@ -14,7 +14,9 @@
 **     blocked, issues the held work, writes the report, judges the gate
 **     (gate.h), then puts the default action back and sends the signal again:
 **     the process ends as it would have, with the same status.  A second such
-**     signal while it writes ends the process at once (Ctrl-C twice).  A
+**     signal while it writes ends the process at once (Ctrl-C twice), but
+**     within half a second of the first, when it is the same one sent twice
+**     (timeout signals its child and its group).  A
 **     forked child, which has no such thread, takes the default at once.
 **   - Python's exit after Ctrl-C: CPython handles SIGINT itself, raises
 **     KeyboardInterrupt, finalizes, and then kills itself with SIGINT at its
@@ -32,6 +34,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -45,6 +48,12 @@ static struct sigaction program_action[NEND]; /* the program's, when graphshim s
 static int ending_pipe[2] = {-1, -1};
 static pid_t owner;                /* the process whose thread reads the pipe */
 static atomic_int ending;          /* a signal's end has begun */
+static atomic_llong ending_since;  /* when, in ns of CLOCK_MONOTONIC */
+
+/* A repeat of the signal within this long is the same one sent twice (timeout
+** signals its child and its group; graphshim run passes on what it gets), not a
+** second Ctrl-C. */
+#define REPEAT_NS 500000000LL
 
 static int index_of(int sig)
 {
@@ -76,6 +85,8 @@ static void on_signal(int sig, siginfo_t *si, void *ctx)
     int i = index_of(sig), saved = errno;
     const struct sigaction *p = i >= 0 ? &program_action[i] : NULL;
     unsigned char b = (unsigned char)sig;
+    struct timespec now;
+    long long now_ns;
 
     if (p && (p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
         p->sa_sigaction(sig, si, ctx);
@@ -87,8 +98,18 @@ static void on_signal(int sig, siginfo_t *si, void *ctx)
         errno = saved;
         return;
     }
-    if (getpid() != owner || atomic_exchange(&ending, 1) || write(ending_pipe[1], &b, 1) != 1)
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    now_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+    if (getpid() != owner) {
         die_of(sig);
+    } else if (atomic_exchange(&ending, 1)) {
+        if (now_ns - atomic_load(&ending_since) >= REPEAT_NS)
+            die_of(sig); /* a second one while the report is written: at once */
+    } else {
+        atomic_store(&ending_since, now_ns);
+        if (write(ending_pipe[1], &b, 1) != 1)
+            die_of(sig);
+    }
     errno = saved;
 }
 
