@@ -228,6 +228,12 @@ int gs__config_load(void)
         gs__cfg.path[i][0] = '\0';
         if (!s)
             continue;
+        if (i == GS_KNOB_check_exit && getenv(gs__knobs[GS_KNOB_check].name) &&
+            (!*s || gs__knob_parse(k, s, fields[i], NULL) != 0)) {
+            *fields[i] = k->def;
+            bad++; /* no default under a set GRAPHSHIM_CHECK: the gate fails closed (report/gate.c says so) */
+            continue;
+        }
         if (!*s) {
             bad++;
             gs__warn("%s is set to the empty string, which is no value; using the default, %s (unset it, or "

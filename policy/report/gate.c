@@ -237,10 +237,12 @@ void gs__gate_init(void)
     if (dir && *dir == '/' && strlen(dir) < sizeof gate_dir)
         memcpy(gate_dir, dir, strlen(dir) + 1);
     if (check_exit_value() < 0) {
+        char q[GS_QUOTE_LEN];
         bad = 1;
         gs__cfg.check_exit = 1;
-        gs__warn("GRAPHSHIM_CHECK_EXIT cannot be read (expected 1 or 0) under GRAPHSHIM_CHECK: the gate fails "
-                 "closed, and the run fails");
+        gs__warn("GRAPHSHIM_CHECK_EXIT=\"%s\" cannot be read (expected 1 or 0, or on/off, true/false, yes/no, "
+                 "without blanks) under GRAPHSHIM_CHECK: the gate fails closed, and the run fails",
+                 gs__quote(getenv(gs__knobs[GS_KNOB_check_exit].name), q));
     } else if (gs__checks_parse(&checks, gs__cfg.path[GS_KNOB_check], err, sizeof err) != 0) {
         bad = 1;
         gs__warn("GRAPHSHIM_CHECK: %s: nothing is checked%s", err,

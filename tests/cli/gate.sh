@@ -72,6 +72,7 @@ t_gate_settings_fail_closed() {
         check has err "GRAPHSHIM_CHECK_EXIT cannot be read" -- "GRAPHSHIM_CHECK_EXIT='$v' not said: $(cat err)"
         genv GRAPHSHIM_CHECK='hit_rate>=0' GRAPHSHIM_CHECK_EXIT="$v" LD_PRELOAD="$LIB" "$EP" exit
         check same "$rc" 2 -- "preloaded, GRAPHSHIM_CHECK_EXIT='$v': exit $rc, not 2: $(cat err)"
+        check hasnt err "using the default" -- "preloaded, GRAPHSHIM_CHECK_EXIT='$v': a default named: $(cat err)"
     done
     # 32 checks, as the docs allow, with blanks: longer than 1023 bytes.
     long='ops  >=  1'
