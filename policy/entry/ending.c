@@ -7,7 +7,9 @@
 **     Kubernetes job stopped).  graphshim catches those three where the
 **     program left them at the default when graphshim started (one it ignores
 **     stays ignored; one it handles is handled by its own handler, called
-**     first, which decides as it would have).  The handler calls nothing
+**     first, which decides as it would have; where that handler puts the
+**     default back and sends the signal again, to end by it, the report is
+**     written first).  The handler calls nothing
 **     unsafe in a signal handler: it writes the signal's number to a pipe and
 **     returns, so the interrupted thread goes on and lets go of any lock it
 **     holds.  A thread of graphshim's, waiting on the pipe with every signal
@@ -45,6 +47,7 @@ static const int end_signals[] = {SIGINT, SIGTERM, SIGHUP};
 #define NEND ((int)(sizeof end_signals / sizeof end_signals[0]))
 
 static struct sigaction program_action[NEND]; /* the program's, when graphshim started */
+static struct sigaction ours[NEND];           /* graphshim's, as installed */
 static int ending_pipe[2] = {-1, -1};
 static pid_t owner;                /* the process whose thread reads the pipe */
 static atomic_int ending;          /* a signal's end has begun */
@@ -79,6 +82,22 @@ static void die_of(int sig)
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* After the program's handler i ran: where it put the default action back
+** (to end by the signal it sends again, a common way to clean up and die),
+** graphshim's handler takes the signal's place again, with the default as the
+** program's action, so the signal that follows ends the process after its
+** report.  Async-signal-safe. */
+static void after_program(int i, int sig)
+{
+    struct sigaction cur;
+
+    if (sigaction(sig, NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
+        return;
+    program_action[i].sa_flags = 0;
+    program_action[i].sa_handler = SIG_DFL;
+    sigaction(sig, &ours[i], NULL);
+}
+
 /* The handler: async-signal-safe calls only. */
 static void on_signal(int sig, siginfo_t *si, void *ctx)
 {
@@ -90,11 +109,13 @@ static void on_signal(int sig, siginfo_t *si, void *ctx)
 
     if (p && (p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
         p->sa_sigaction(sig, si, ctx);
+        after_program(i, sig);
         errno = saved;
         return;
     }
     if (p && p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
         p->sa_handler(sig);
+        after_program(i, sig);
         errno = saved;
         return;
     }
@@ -163,6 +184,7 @@ void gs__ending_init(int (*py_at_exit)(void (*)(void)))
                 continue;
             sa.sa_flags = SA_SIGINFO | (program_action[i].sa_flags & (SA_RESTART | SA_NODEFER | SA_ONSTACK));
             sa.sa_mask = program_action[i].sa_mask;
+            ours[i] = sa;
             sigaction(end_signals[i], &sa, NULL);
         }
     }

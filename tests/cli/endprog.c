@@ -15,6 +15,10 @@
 **               call), which prints "handler SIG" and exits with status 7
 **               (exit: as many programs' handlers do); then sends itself the
 **               signal
+**   reraise-INT, reraise-TERM
+**               the same, but the handler prints "handler SIG", puts the
+**               default action back and sends itself the signal again (ends
+**               by it)
 **   wait        prints "ready" and waits for a signal (killed from outside)
 */
 #include <cuda.h>
@@ -44,6 +48,17 @@ static void own_handler(int sig)
     exit(7);
 }
 
+static void reraise_handler(int sig)
+{
+    char line[32];
+    int n = snprintf(line, sizeof line, "handler %d\n", sig);
+
+    if (write(1, line, (size_t)n) < 0)
+        _exit(8);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 static int signal_of(const char *name)
 {
     return strcmp(name, "INT") == 0 ? SIGINT : strcmp(name, "TERM") == 0 ? SIGTERM : strcmp(name, "HUP") == 0 ? SIGHUP : 0;
@@ -63,6 +78,9 @@ int main(int argc, char **argv)
     if (strncmp(how, "handler-", 8) == 0) {
         sig = signal_of(how + 8);
         signal(sig, own_handler);
+    } else if (strncmp(how, "reraise-", 8) == 0) {
+        sig = signal_of(how + 8);
+        signal(sig, reraise_handler);
     }
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&d, 0));

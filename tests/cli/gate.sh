@@ -120,6 +120,12 @@ t_report_at_a_signal() {
     genv GRAPHSHIM_REPORT=r.json LD_PRELOAD="$LIB" "$EP" handler-TERM
     check same "$rc/$(cat out)" "7/handler 15" -- "the program's handler: exit $rc, $(cat out err)"
     check has r.json '"ops": 60,' -- "no report after the program's handler"
+    # A handler of the program's that puts the default back and sends the
+    # signal again, to end by it: the report first, then the same end.
+    rm -f r.json
+    genv GRAPHSHIM_REPORT=r.json LD_PRELOAD="$LIB" "$EP" reraise-TERM
+    check same "$rc/$(cat out)" "143/handler 15" -- "a handler that ends by the signal: exit $rc, $(cat out err)"
+    check has r.json '"ops": 60,' -- "no report where the program's handler ends by the signal"
     # Killed from outside while it waits.
     rm -f r.json
     mkdir -p tmp
