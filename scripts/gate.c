@@ -24,7 +24,9 @@
 ** is said on stderr either way.  A program killed by a signal: this process
 ** judges, then dies of the same signal.  SIGTERM, SIGHUP and SIGQUIT, and a
 ** SIGINT another process sent (not the terminal's, which reached the program
-** too), are passed on to the program.  The folder is removed at the end.
+** too), are passed on to the program.  The folder is removed at the end.  A
+** graphshim run inside a judged run (a script that calls it) runs its program
+** at once: the run above judges its processes with its own.
 */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -35,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -205,6 +208,17 @@ static int run(char **argv)
     return w < 0 ? 2 << 8 : status;
 }
 
+/* Inside a run judged already (graphshim run started by a process of
+** another's): the folder of that run's gate, which judges this one's processes
+** with its own. */
+static int judged_above(void)
+{
+    const char *above = getenv("GRAPHSHIM_GATE_DIR");
+    struct stat st;
+
+    return above && *above == '/' && stat(above, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int main(int argc, char **argv)
 {
     const char *check = getenv("GRAPHSHIM_CHECK"), *tmp = getenv("TMPDIR");
@@ -222,6 +236,13 @@ int main(int argc, char **argv)
                 "without blanks) under GRAPHSHIM_CHECK: the gate fails closed, and %s is not run (exit status 2)\n",
                 argv[2]);
         return 2;
+    }
+    if (judged_above()) {
+        if (preload(argv[1]) != 0)
+            return 2;
+        execvp(argv[2], argv + 2);
+        fprintf(stderr, P "%s: %s\n", argv[2], strerror(errno));
+        return errno == ENOENT ? 127 : 126;
     }
     if (!check || gs__checks_parse(&cs, check, err, sizeof err) != 0) {
         fprintf(stderr, P "GRAPHSHIM_CHECK: %s%s\n", check ? err : "not set",

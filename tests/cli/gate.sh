@@ -46,6 +46,11 @@ t_gate_judges_the_run() {
     # A program that changes TMPDIR on the way is still judged by what it measured.
     gate 'hit_rate>=0.5' bash -c 'TMPDIR=$PWD "$0" exit >/dev/null; exit 0' "$EP"
     check same "$rc/$(cat err)" "0/" -- "TMPDIR changed in the run: exit $rc: $(cat err)"
+    # graphshim run inside a judged run (a CI script that calls it): one judge.
+    gate 'hit_rate>=0.5' bash -c '"$0" run -- "$1" exit >/dev/null; exit 0' "$G" "$EP"
+    check same "$rc/$(cat err)" "0/" -- "graphshim run inside graphshim run: exit $rc: $(cat err)"
+    gate 'hit_rate>=0.99' bash -c '"$0" run -- "$1" exit >/dev/null; exit 0' "$G" "$EP"
+    check same "$rc" 1 -- "graphshim run inside graphshim run, a check failing: exit $rc: $(cat err)"
     check no_marks_left -- "marks left in TMPDIR: $(ls -A tmp)"
 }
 
