@@ -13,7 +13,8 @@
 #              $(BUILD)/tests/log/, printed whole where it fails)
 #
 # Targets:
-#   all        build/libgraphshim.so, the graphshim launcher and graphshim-report
+#   all        build/libgraphshim.so, the graphshim launcher, graphshim-report and
+#              graphshim-gate
 #   test       unit and integration tests over the fake driver (no GPU needed)
 #   mutants    planted bugs, one at a time, each caught by the tests (tests/mutants/)
 #   demo       a sample under the shim with its report (fake driver without a GPU)
@@ -89,7 +90,7 @@ GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 +
 .PHONY: all test unit-test integration-test demo coverage gpu-test gpu-jobs sanitize bench bench-apps bench-decode shim-cost profile test-lib docs \
         install clean wheel wheel-test
 
-all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
+all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate
 
 # Without the toolkit's headers, one line on what to install, not make's "No
 # rule to make target".
@@ -136,6 +137,13 @@ $(BUILD)/graphshim: scripts/graphshim VERSION
 # `graphshim report FILE...`: the launcher execs it from its own directory or
 # from ../lib/graphshim/.
 $(BUILD)/graphshim-report: scripts/report.c policy/base/check.c policy/base/check.h
+	@mkdir -p $(@D)
+	$(SAY) CC $<
+	$(Q)$(CC) $(CFLAGS) -o $@ $< policy/base/check.c
+
+# `graphshim run` under GRAPHSHIM_CHECK: the launcher execs it, to judge the
+# whole run once it ends (scripts/gate.c).
+$(BUILD)/graphshim-gate: scripts/gate.c policy/base/check.c policy/base/check.h
 	@mkdir -p $(@D)
 	$(SAY) CC $<
 	$(Q)$(CC) $(CFLAGS) -o $@ $< policy/base/check.c
@@ -243,7 +251,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/graphshim $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/graphshim $(DESTDIR)$(PREFIX)/bin/
-	install -m 755 $(BUILD)/graphshim-report $(DESTDIR)$(PREFIX)/lib/graphshim/
+	install -m 755 $(BUILD)/graphshim-report $(BUILD)/graphshim-gate $(DESTDIR)$(PREFIX)/lib/graphshim/
 	install -m 644 include/graphshim.h $(DESTDIR)$(PREFIX)/include/
 
 clean:
@@ -255,7 +263,7 @@ clean:
 # symbol version the binaries need (scripts/wheel-platform.sh).
 WHEEL_PYTHON ?= /usr/bin/python3
 WHEEL_STAGE  := $(BUILD)/wheel
-WHEEL_BINS   := $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report
+WHEEL_BINS   := $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate
 
 wheel: $(WHEEL_BINS) python/pyproject.toml $(wildcard python/graphshim/*.py)
 	@$(WHEEL_PYTHON) -c 'import build, setuptools, wheel' 2>/dev/null || \
@@ -264,7 +272,7 @@ wheel: $(WHEEL_BINS) python/pyproject.toml $(wildcard python/graphshim/*.py)
 	$(Q)cp python/pyproject.toml $(WHEEL_STAGE)/
 	$(Q)cp python/graphshim/*.py $(WHEEL_BINS) $(WHEEL_STAGE)/graphshim/
 	$(Q)echo '__version__ = "$(GS_VERSION)"' > $(WHEEL_STAGE)/graphshim/_version.py
-	$(Q)plat=$$(sh scripts/wheel-platform.sh $(LIB) $(BUILD)/graphshim-report) && \
+	$(Q)plat=$$(sh scripts/wheel-platform.sh $(LIB) $(BUILD)/graphshim-report $(BUILD)/graphshim-gate) && \
 	    cd $(WHEEL_STAGE) && $(WHEEL_PYTHON) -m build --wheel --no-isolation --outdir $(abspath dist) \
 	        -C--build-option=--plat-name=$$plat $(if $(filter 1,$(V)),,>build.log 2>&1 || { cat build.log; exit 1; })
 	@ls dist/graphshim-$(GS_VERSION)-*.whl

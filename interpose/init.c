@@ -130,6 +130,8 @@ static void check_driver(void)
 
 static void init(void)
 {
+    int (*py_at_exit)(void (*)(void)), (*py_up)(void);
+
     gs__tls.depth++;
     gs__resolve_dlsym();
     gs__config_load();
@@ -152,6 +154,11 @@ static void init(void)
         gs__passthrough = 1;
     gs__slots_init();
     gs__engine_init();
+    /* Python's hook for the end of its finalization, where this is a Python
+    ** whose runtime is up (an embedding program may call CUDA before it). */
+    *(void **)&py_up = gs__real_dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+    *(void **)&py_at_exit = py_up && py_up() ? gs__real_dlsym(RTLD_DEFAULT, "Py_AtExit") : NULL;
+    gs__ending_init(py_at_exit);
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     atexit(at_exit);
     atomic_store_explicit(&gs__ready, 1, memory_order_release);

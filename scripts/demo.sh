@@ -55,8 +55,8 @@ else
 fi
 if [ -n "${fake:-}" ]; then
     echo "driver calls in the fake driver's log: $(wc -l <"$out/plain.calls") without, $(wc -l <"$out/shim.calls") with graphshim"
-    echo "(no times: over the fake a launch costs nothing, so graphs save no time there; on a GPU each eager"
-    echo "launch costs the host 3.5-4 us, docs/bench.md)"
+    echo "(the report's times, eager, replay and saved, are the fake's: over the fake a launch costs nothing,"
+    echo "so they are noise, not a gain; on a GPU each eager launch costs the host 3.5-4 us, docs/bench.md)"
 else
     awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "wall time: %.3f s without, %.3f s with graphshim\n", b - a, c - b }'
 fi

@@ -1292,6 +1292,7 @@ static char *read_one(struct inputs *in, int i, struct sum *t, int *bad)
         fprintf(stderr, "graphshim report: skipped %s (%s)\n", esc(in->names[i]), no);
     } else if (no == ps.err) {
         fprintf(stderr, "graphshim report: %s\n", no);
+        *bad = 1;
     } else if (no) {
         fprintf(stderr, "graphshim report: %s: %s\n", esc(in->names[i]), no);
         *bad = 1;

@@ -347,6 +347,18 @@ int gs__checks_run(const struct gs_checks *cs, const char *const *texts, const c
         free(totals);
         return 1;
     }
+    /* A report of a job that counts no op (a rank whose engine was off, or that
+    ** never reached CUDA) would vanish from the sums: it fails the gate, named. */
+    for (int i = 0; n > 1 && i < n; i++) {
+        const char *e = member(texts[i], "engine");
+        if (number(totals[i], "ops") > 0)
+            continue;
+        fprintf(out, "%scheck failed: nothing was measured in %s: %s\n", prefix, names[i],
+                e && strncmp(e, "false", 5) == 0
+                    ? "its engine was off (pass-through: GRAPHSHIM=0, a driver older than 12.4, no libcuda.so.1)"
+                    : "it counts no op (no kernel launch, copy or memset reached graphshim)");
+        failed++;
+    }
     for (int k = 0; k < cs->n; k++) {
         const struct gs_check *c = &cs->c[k];
         int streams = 0;

@@ -38,6 +38,7 @@ struct gs_config gs__cfg = {
 ** scripts (samples/gpu-test.sh, samples/sanitize.sh), so they reach programs. */
 static const char *const script_names[] = {
     "GRAPHSHIM_LIB",
+    "GRAPHSHIM_GATE_DIR", /* the launcher's folder for the gate's marks (report/gate.c) */
 #ifdef GS_TEST
     "GRAPHSHIM_TEST_FAULT", /* the test build's failing graph calls (interpose/test_fault.c) */
     "GRAPHSHIM_TEST_FAULT_RANK",
@@ -113,8 +114,8 @@ int gs__knob_parse(const struct gs_knob *k, const char *s, long *out, const char
         return -1;
     case GS_KNOB_PATH:
     case GS_KNOB_TEXT:
-        if (n >= GS_KNOB_TEXT_MAX) {
-            *why = "longer than 1023 bytes";
+        if (n >= (k->type == GS_KNOB_PATH ? GS_KNOB_PATH_MAX : GS_KNOB_TEXT_MAX)) {
+            *why = k->type == GS_KNOB_PATH ? "longer than 1023 bytes" : "longer than 4095 bytes";
             return -1;
         }
         *out = 1;
@@ -227,6 +228,12 @@ int gs__config_load(void)
         gs__cfg.path[i][0] = '\0';
         if (!s)
             continue;
+        if (i == GS_KNOB_check_exit && getenv(gs__knobs[GS_KNOB_check].name) &&
+            (!*s || gs__knob_parse(k, s, fields[i], NULL) != 0)) {
+            *fields[i] = k->def;
+            bad++; /* no default under a set GRAPHSHIM_CHECK: the gate fails closed (report/gate.c says so) */
+            continue;
+        }
         if (!*s) {
             bad++;
             gs__warn("%s is set to the empty string, which is no value; using the default, %s (unset it, or "

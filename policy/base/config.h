@@ -7,8 +7,8 @@
 **
 ** One grammar for every value: an integer is an optional sign and decimal digits,
 ** an on/off value 1, on, true or yes for on and 0, off, false or no for off, in
-** any case, a level one of its names in any case, a path or a text anything up
-** to GS_KNOB_TEXT_MAX - 1 bytes; no value may start or end with a blank.  An
+** any case, a level one of its names in any case, a path anything up to
+** GS_KNOB_PATH_MAX - 1 bytes, a text up to GS_KNOB_TEXT_MAX - 1; no value may start or end with a blank.  An
 ** empty value is no value: it is warned, and the default is used.
 */
 #ifndef GS_CONFIG_H
@@ -109,14 +109,16 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "says so")                                                                      \
     X(check, "GRAPHSHIM_CHECK", GS_KNOB_TEXT, 0, 0, 0,                               \
       "checks of the report's counters, as `graphshim report --check` takes them "  \
-      "(hit_rate>=0.8,streams.launches_saved>=100: docs/report.md; at most 32); "   \
-      "at exit one line on stderr for each that fails, and nothing else changes")   \
+      "(hit_rate>=0.8,streams.launches_saved>=100: docs/report.md; at most 32, "    \
+      "up to 4095 bytes); at exit one line on stderr for each that fails, and "    \
+      "nothing else changes; graphshim run judges the whole run")   \
     X(check_exit, "GRAPHSHIM_CHECK_EXIT", GS_KNOB_BOOL, 0, 0, 1,                      \
       "1: where a GRAPHSHIM_CHECK check failed, or no process of the run measured " \
       "anything, and the program exits with status 0, it exits with status 1 "      \
       "instead, and with status 2 where GRAPHSHIM_CHECK cannot be read (exit "       \
       "handlers registered before the program's first CUDA call then do not run); " \
-      "0 never changes the status")
+      "0 never changes the status; under a set GRAPHSHIM_CHECK, a value that "      \
+      "cannot be read fails closed, as a check that cannot be read")
 
 /* Knob indices: GS_KNOB_<field>. */
 enum {
@@ -126,9 +128,11 @@ enum {
     GS_NKNOBS
 };
 
-/* The longest value a path or text knob takes, with its NUL.  A longer one is
-** refused with a warning, never cut. */
-#define GS_KNOB_TEXT_MAX 1024
+/* The longest value a path knob and a text knob take, with its NUL.  A longer
+** one is refused with a warning, never cut.  A text knob (GRAPHSHIM_CHECK) takes
+** GS_CHECKS_MAX checks of 128 bytes each, blanks included. */
+#define GS_KNOB_PATH_MAX 1024
+#define GS_KNOB_TEXT_MAX 4096
 
 /* The effective settings.  A path or text knob's long is 1 when it is set, and
 ** its text is in path[GS_KNOB_<field>]. */

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "log.h"
 #include "run.h"
+#include "whose.h"
 
 /* What is lost when a path knob's file cannot be written, for the warnings. */
 static const char *lost(int knob)
@@ -111,27 +112,27 @@ static ino_t trace_ino;
 static int trace_known;
 
 /* Is the regular file at path graphshim's to replace: empty, or beginning as a
-** report (JSON or text, policy/report/report.c) or a trace (trace.c) does?  Any
-** other file is the user's, and is replaced only under GRAPHSHIM_FORCE.  Sets
-** *trace where it holds a trace or nothing (appended to, never cut). */
+** report (JSON or text, policy/report/report.c) or a trace (trace.c) does
+** (whose.h)?  Any other file is the user's, and is replaced only under
+** GRAPHSHIM_FORCE.  Sets *trace where it holds a trace or nothing (appended to,
+** never cut). */
 static int graphshim_file(const char *path, int *trace)
 {
-    static const char *const starts[] = {"{\n  \"engine\": ", "graphshim report: engine ", "tid="};
-    char head[32];
+    char head[256];
     ssize_t n;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), kind;
 
     *trace = 0;
     if (fd < 0)
         return 0;
-    n = read(fd, head, sizeof head);
+    n = read(fd, head, sizeof head - 1);
     close(fd);
     if (n == 0) /* as a trace: another process of the run may be about to write it */
         return *trace = 1, 1;
-    for (size_t i = 0; n > 0 && i < sizeof starts / sizeof starts[0]; i++)
-        if ((size_t)n >= strlen(starts[i]) && memcmp(head, starts[i], strlen(starts[i])) == 0)
-            return *trace = i == 2, 1;
-    return 0;
+    head[n > 0 ? n : 0] = '\0';
+    kind = gs__whose_head(head);
+    *trace = kind == 2;
+    return kind != 0;
 }
 
 /* Warns that path, knob's file, is the user's and is kept. */

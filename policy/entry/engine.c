@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "engine.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -36,6 +37,10 @@ void gs__engine_init(void)
 
 void gs__engine_exit(void)
 {
+    static atomic_int done;
+
+    if (atomic_exchange(&done, 1))
+        return;
     if (!gs__passthrough) {
         gs__tls.depth++;
         gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_EXIT);

@@ -13,8 +13,13 @@ struct gs_stream;
 
 /* Once, from gs__init(), after the real driver table is resolved. */
 void gs__engine_init(void);
-/* At exit: issues held work, writes the report. */
+/* At exit: issues held work, writes the report; once, whichever end comes first
+** (an exit handler, a signal, Python's finalization: ending.c). */
 void gs__engine_exit(void);
+/* Once, from gs__init after gs__engine_init: the report and the gate at the
+** ends that run no exit handler (SIGINT, SIGTERM, SIGHUP at their default;
+** Python's Ctrl-C, through py_at_exit: the process's Py_AtExit, or NULL). */
+void gs__ending_init(int (*py_at_exit)(void (*)(void)));
 /* Around fork(): phase 0 before, 1 in the parent after, 2 in the child after. */
 void gs__engine_fork(int phase);
 

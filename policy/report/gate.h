@@ -11,4 +11,10 @@
 ** report's own exit handler is registered. */
 void gs__gate_init(void);
 
+/* Judges this process now, once (a later exit handler only applies the
+** verdict to the exit status): prints the checks that fail and leaves the
+** marks the run's judge reads.  For an end that runs no exit handler: a
+** signal that kills the process, Python's exit after Ctrl-C. */
+void gs__gate_judge(void);
+
 #endif

@@ -34,6 +34,7 @@ static void add_stream(struct gs_stream *s, void *arg)
     t->held += s->ops_held;
     t->replayed += s->ops_replayed;
     t->replays += s->replays;
+    t->replays_chunked += s->replays_chunked;
     t->chunks += s->chunks;
     t->patched += s->patched_launches;
     t->nodes_patched += s->nodes_patched;
@@ -138,7 +139,7 @@ static void json_stream(struct gs_stream *s, void *arg)
             o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), ctx, (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
             (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
-            (unsigned long long)(s->ops_replayed - s->replays - s->chunks - gs__body_graphs(s)),
+            (unsigned long long)(s->ops_replayed - (s->replays - s->replays_chunked) - s->chunks - gs__body_graphs(s)),
             (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
             rate(s->ops_replayed, s->ops_seen), peak_warmup(s), (unsigned long long)s->rests.segments_rested);
     json_bails(o->f, s->bails);

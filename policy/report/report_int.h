@@ -14,6 +14,7 @@
 
 struct totals {
     uint64_t ops, held, replayed, replays, chunks, body_graphs, patched, nodes_patched, issue_errors, evicted;
+    uint64_t replays_chunked; /* replays that launched no graph: their ops went out in early chunks */
     uint64_t recaptures, resumed, capture_ns, instantiate_ns, update_ns;
     uint64_t bails[GS_NBAIL];
     uint64_t own_calls; /* graphshim's driver calls but the held ops it issued eagerly */
@@ -26,10 +27,11 @@ struct out {
     int nseq;
 };
 
-/* Driver calls avoided: ops replayed, less the graph launches that replayed them. */
+/* Driver calls avoided: ops replayed, less the graph launches that replayed
+** them (a replay whose ops all went out in early chunks launched none). */
 static inline uint64_t saved(const struct totals *t)
 {
-    return t->replayed - t->replays - t->chunks - t->body_graphs;
+    return t->replayed - (t->replays - t->replays_chunked) - t->chunks - t->body_graphs;
 }
 
 /* Driver calls the program's run made fewer than without graphshim (negative:

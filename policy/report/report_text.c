@@ -103,6 +103,9 @@ void gs__report_text(FILE *f, const struct totals *t, const struct gs_graph_stat
             (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
             (unsigned long long)t->replays, (unsigned long long)t->chunks, (unsigned long long)t->body_graphs,
             (unsigned long long)saved(t));
+    if (t->replays_chunked)
+        fprintf(f, "  %llu of the replays launched no graph: their ops had all gone out in early chunks\n",
+                (unsigned long long)t->replays_chunked);
     fprintf(f, "  driver calls: net %lld %s than without graphshim (%llu ops replayed made none; graphshim made "
             "%llu of its own: graph launches, node sets, captures, queries)\n",
             net_saved(t) < 0 ? -net_saved(t) : net_saved(t), net_saved(t) < 0 ? "more" : "fewer",

@@ -120,9 +120,11 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
             if (t->stable)
                 busy = gs__chunks_gpu_busy(s, reason);
         }
+        int chunked = t->depth == s->chunk_depth; /* nothing left to launch at the boundary */
         if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
             replayed = 1;
             s->replays++;
+            s->replays_chunked += chunked;
             s->whole_replays += !s->seg.seg_resumed;
             t->runs.replays++;
             gs__seg_held_out(s);

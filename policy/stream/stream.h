@@ -207,6 +207,7 @@ struct gs_stream {
 
     /* Counters for the report. */
     uint64_t ops_replayed, replays, chunks, issue_errors;
+    uint64_t replays_chunked; /* replays whose ops had all gone out in early chunks: no graph at the boundary */
     struct gs_graphs graphs;  /* its graphs' lock, context and counters (graph_exec.h) */
     struct gs_ranges ranges;  /* device allocations its copies moved into (gs__key_moves_ok) */
     uint64_t patched_launches, nodes_patched; /* graph launches with held launches' own parameters; nodes set

@@ -7,6 +7,10 @@ $(BUILD)/tests/lateload: tests/cli/lateload.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< -ldl
 
+$(BUILD)/tests/endprog: tests/cli/endprog.c tests/integration/cucheck.h tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda
+
 $(BUILD)/tests/runname: tests/cli/runname.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $<
@@ -18,7 +22,7 @@ $(BUILD)/tests/graphshim-report-ubsan: scripts/report.c policy/base/check.c poli
 	$(Q)$(CC) $(CFLAGS) -fsanitize=undefined -fno-sanitize-recover=all -o $@ $< policy/base/check.c
 
 .PHONY: cli-test
-cli-test: $(LIB) $(BUILD)/test/libgraphshim.so $(BUILD)/graphshim $(BUILD)/graphshim-report $(FAKECUDA_LIB) \
-          $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/lateload $(BUILD)/tests/runname \
+cli-test: $(LIB) $(BUILD)/test/libgraphshim.so $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate $(FAKECUDA_LIB) \
+          $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/lateload $(BUILD)/tests/runname $(BUILD)/tests/endprog \
           $(BUILD)/tests/integration $(BUILD)/tests/graphshim-report-ubsan $(FAKECUDA_TEST)
 	$(call gs_suite,cli,s/^cli: \([0-9]*\) passed.*/\1 cases/p,BUILD=$(BUILD) bash tests/cli/run.sh)

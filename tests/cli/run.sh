@@ -274,7 +274,8 @@ t_files_mode_0644() {
 }
 
 t_report_keeps_its_mode() {
-    printf '{\n  "engine": false}\n' >r.json
+    shim GRAPHSHIM=0 GRAPHSHIM_REPORT=r.json "${DRV[@]}"
+    touch -d '1 minute ago' r.json
     chmod 600 r.json
     shim GRAPHSHIM_REPORT=r.json "${DRV[@]}"
     check has r.json '"engine": true' -- "the report was not replaced: $(head -c 80 r.json)"
@@ -849,6 +850,11 @@ t_demo_commands_paste() {
         check same "$?" 0 -- "pasted '${cmd#\$ }' failed: $(head -2 pasted)"
     done < <(grep '^\$ ' demo)
     check test "$n" -ge 2 -- "demo.sh shows $n commands"
+    # Over the fake, the report's times are the fake's: the demo never says
+    # there are none below a report that shows them.
+    if grep -q ' saved ~\| lost ~' demo; then
+        check hasnt demo "no times" -- "demo.sh says 'no times' below a report with times: $(grep -m1 'saved ~' demo)"
+    fi
 }
 
 # --- The GPU targets without a GPU ---------------------------------------------
@@ -930,6 +936,10 @@ t_bench_rows_never_yes_without_runs() {
     check same "$(grep '^tiny1 ' o/bench.txt | awk '{ print $NF }')" yes -- "a row of agreeing runs: $(grep '^tiny1 ' o/bench.txt)"
 }
 
+# The gate judged by the launcher, the report at a signal's end, honest counts
+# and kept files.
+. tests/cli/gate.sh
+
 # --- Runner -------------------------------------------------------------------
 
 cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_an_error missing_program
@@ -943,7 +953,10 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        gpu_targets_stop_without_a_gpu first_minute bench_rows_never_yes_without_runs
        report_check_pass report_check_fail report_check_bad_expression report_check_unknown_field check_at_exit
        check_exit_bad_expression_fails check_exit_nothing_measured_fails check_streams_never_vacuous
-       check_accepts_what_docs_say check_inputs_counted_once)
+       check_accepts_what_docs_say check_inputs_counted_once
+       gate_judges_the_run gate_says_why_nothing_was_measured gate_settings_fail_closed job_check_names_silent_ranks
+       report_at_a_signal launches_saved_as_the_driver_saw graphshims_files_by_their_mark readme_commands_as_written
+       preloaded_shell_fails_with_its_child)
 [ $# -gt 0 ] && cases=("$@")
 passed=0 failed=0
 for c in "${cases[@]}"; do

@@ -75,7 +75,7 @@ Test(config, one_grammar_for_every_value)
     const struct gs_knob *lg = &gs__knobs[GS_KNOB_log], *rp = &gs__knobs[GS_KNOB_report];
     const char *bad[] = {" 0", "0 ", "\t1", "1\n", "", "+", "-", "0x1", "1e3", "1.0"};
     const char *why;
-    char longpath[GS_KNOB_TEXT_MAX + 1];
+    char longpath[GS_KNOB_PATH_MAX + 1];
     long v;
 
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -91,10 +91,10 @@ Test(config, one_grammar_for_every_value)
     cr_assert_eq(gs__knob_parse(lg, "Debug", &v, NULL), 0);
     cr_assert_eq(gs__knob_parse(rp, " r.json", &v, NULL), -1);
     cr_assert_eq(gs__knob_parse(rp, "my report.json", &v, NULL), 0);
-    memset(longpath, 'x', GS_KNOB_TEXT_MAX);
-    longpath[GS_KNOB_TEXT_MAX] = '\0';
+    memset(longpath, 'x', GS_KNOB_PATH_MAX);
+    longpath[GS_KNOB_PATH_MAX] = '\0';
     cr_assert_eq(gs__knob_parse(rp, longpath, &v, &why), -1, "a path too long to keep was taken");
-    longpath[GS_KNOB_TEXT_MAX - 1] = '\0';
+    longpath[GS_KNOB_PATH_MAX - 1] = '\0';
     cr_assert_eq(gs__knob_parse(rp, longpath, &v, NULL), 0);
 }
 

@@ -77,7 +77,7 @@ older=$(sh scripts/wheel-platform.sh "${elves[@]}" | awk -F_ '{ printf "py3-none
 : >"$T/err"
 expect "the same check refuses the tag $older for them" eval '! honest_tag "$older" "${elves[@]}"'
 : >"$T/err"
-for f in libgraphshim.so graphshim graphshim-report; do
+for f in libgraphshim.so graphshim graphshim-report graphshim-gate; do
     expect "graphshim/$f in the wheel is the build's $f, executable" \
         eval "cmp '$AB/$f' '$T/unzipped/graphshim/$f' >>'$T/err' 2>&1 && executable_in_wheel graphshim/$f"
 done
@@ -112,6 +112,12 @@ expect "python -m graphshim run: the program's exit status" is "$rc" 7
 quiet env LD_PRELOAD=/nonexistent/other.so graphshim run -- sh -c 'echo "$LD_PRELOAD"'
 expect "graphshim run: the package's library first in LD_PRELOAD, by absolute path" \
     is "$(cat "$T/out")" "$SITE/graphshim/libgraphshim.so:/nonexistent/other.so"
+
+# The README's `~/gs-env/bin/graphshim run -- python train.py`, the environment
+# not activated (not in PATH): python is the environment's, which imports graphshim.
+timeout 60 env -i PATH=/usr/bin:/bin HOME="$T" LD_LIBRARY_PATH="$AB/fakecuda" "$V/bin/graphshim" run -- \
+    python -c 'import sys, graphshim; print(sys.prefix)' >"$T/out" 2>"$T/err" </dev/null
+expect "the environment's graphshim, not activated, runs the environment's python" is "$(cat "$T/out")" "$V"
 
 # --- The fake-driver demo through the installed command ---------------------------
 
