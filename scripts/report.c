@@ -406,16 +406,14 @@ static int utf8_len(const unsigned char *s)
 
 /* s, a string of a report or a file name, fit to print on a terminal: control
 ** characters and bytes that are not UTF-8 as \xNN, a backslash doubled, as the
-** library prints knob values.  In one of 8 buffers used in turn (so a printf
-** may take several), cut with "..." past 1000 bytes. */
-static const char *esc(const char *s)
+** library prints knob values; into b (size bytes, at least 16), cut with "..."
+** where it does not fit.  Returns b. */
+static char *esc_into(char *b, size_t size, const char *s)
 {
-    static char bufs[8][1024];
-    static int next;
-    char *b = bufs[next++ & 7], *o = b;
+    char *o = b;
     const unsigned char *p = (const unsigned char *)s;
 
-    while (*p && o < b + sizeof bufs[0] - 8) {
+    while (*p && o < b + size - 8) {
         int n = utf8_len(p);
         if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
             *o++ = (char)*p++;
@@ -429,6 +427,15 @@ static const char *esc(const char *s)
     }
     strcpy(o, *p ? "..." : "");
     return b;
+}
+
+/* s as esc_into prints it, in one of 8 buffers used in turn (so a printf may
+** take several), cut past 1000 bytes. */
+static const char *esc(const char *s)
+{
+    static char bufs[8][1024];
+    static int next;
+    return esc_into(bufs[next++ & 7], sizeof bufs[0], s);
 }
 
 /* --- The sum of the reports ------------------------------------------------- */
@@ -447,7 +454,10 @@ enum { T_OPS, T_HELD, T_REPLAYED, T_REPLAYS, T_CHUNKS, T_SAVED, T_CAPTURED, T_FA
 struct named {
     char *name;
     long long n;
+    size_t group; /* of a site: the length of its reason, the start of its name */
 };
+
+static int by_count(const void *a, const void *b);
 
 /* Named counts summed over the reports (bail reasons, call classes), with a
 ** hash index of their names: a crafted report's 100,000 names stay linear. */
@@ -581,25 +591,47 @@ static void add_sites(struct sum *t, const struct jv *bs)
                 if (k->kids[m].type == J_STR)
                     n += snprintf(key + n, sizeof key - (size_t)n, "%s%s", m ? ", " : "after ", k->kids[m].str);
             add_named(&t->sites, key, count_of(x, "count"));
+            t->sites.a[*slot_of(&t->sites, key) - 1].group = strlen(bs->keys[i]);
         }
 }
 
-/* Prints the top sites of bail reason r, sorted most first, a line each. */
+/* The reason of site x (its name up to its group) against reason r, as strcmp. */
+static int site_reason_cmp(const struct named *x, const char *r, size_t len)
+{
+    int c = memcmp(x->name, r, x->group < len ? x->group : len);
+    return c ? c : (x->group > len) - (x->group < len);
+}
+
+/* Sites by reason, then most first: a reason's sites are found by bisection. */
+static int by_reason_count(const void *a, const void *b)
+{
+    const struct named *x = a, *y = b;
+    int c = site_reason_cmp(x, y->name, y->group);
+    return c ? c : by_count(a, b);
+}
+
+/* Prints the top sites of bail reason r, a line each; t->sites is sorted by
+** by_reason_count, so its sites are found in log time: 100,000 reasons, each
+** with its sites, stay linear. */
 static void print_sites(const struct sum *t, const char *r)
 {
     size_t len = strlen(r);
-    int shown = 0;
+    int lo = 0, hi = t->sites.n;
 
-    for (int i = 0; i < t->sites.n && shown < 3; i++) {
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (site_reason_cmp(&t->sites.a[mid], r, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo; i < t->sites.n && i < lo + 3 && site_reason_cmp(&t->sites.a[i], r, len) == 0; i++) {
         const char *key = t->sites.a[i].name, *site = key + len + 1, *kern;
-        if (strncmp(key, r, len) != 0 || key[len] != '\t')
-            continue;
         char at[1024];
         kern = strchr(site, '\t');
         snprintf(at, sizeof at, "%.*s", (int)(kern - site), site);
         printf("            at %s: %lld", esc(at), t->sites.a[i].n);
         printf("%s%s\n", kern[1] ? ", " : "", esc(kern + 1));
-        shown++;
     }
 }
 
@@ -960,7 +992,7 @@ static void print_table(struct sum *t, const char *label, int job)
     printf("\nbails by count (%lld)\n", bails);
     if (!t->bails.n)
         printf("  none: held work always went out as graphs\n");
-    sort(t->sites.a, t->sites.n, sizeof *t->sites.a, by_count);
+    sort(t->sites.a, t->sites.n, sizeof *t->sites.a, by_reason_count);
     for (int i = 0; i < t->bails.n; i++) {
         printf("  %8lld  %-22s %s\n", t->bails.a[i].n, esc(t->bails.a[i].name), hint(t->bails.a[i].name));
         print_sites(t, t->bails.a[i].name);
@@ -1249,7 +1281,9 @@ static int parse_options(int argc, char **argv, int *json, struct gs_checks *che
                 usage();
             }
             if (gs__checks_parse(checks, argv[++first], err, sizeof err) != 0) {
-                fprintf(stderr, "graphshim report: %s\n", err);
+                /* The message quotes the check: its control characters escaped. */
+                static char shown[4 * sizeof err + 8];
+                fprintf(stderr, "graphshim report: %s\n", esc_into(shown, sizeof shown, err));
                 exit(2);
             }
         } else if (strcmp(argv[first], "--") == 0) {

@@ -448,6 +448,18 @@ t_report_tool_linear_and_defined() {
     timeout 20 "$AB/tests/graphshim-report-ubsan" big.json >out 2>err
     check same "$?" 0 -- "100,000 bail names: exit $? (124: over 20 s): $(head -3 err)"
     check test "$SECONDS" -lt 5 -- "100,000 bail names: $SECONDS s"
+    # The same names, each sampled at a site of its own: a search of all sites
+    # for each name took 32 s.
+    awk 'BEGIN { printf "{"; for (i = 0; i < 100000; i++)
+        printf "%s\"b%d\": [{\"site\": \"f%d\", \"object\": \"p\", \"count\": 1, \"sampled\": 1, \"kernels\": []}]",
+               i ? ", " : "", i, i; printf "}" }' >sites
+    awk 'NR == FNR { n = $0; next } /"bail_sites": \{/ { print "  \"bail_sites\": " n ","; skip = 1; next }
+         skip && /^  \},$/ { skip = 0; next } !skip { print }' sites big.json >sites.json
+    SECONDS=0
+    timeout 20 "$AB/tests/graphshim-report-ubsan" sites.json >out 2>err
+    check same "$?" 0 -- "100,000 bail names with sites: exit $? (124: over 20 s): $(head -3 err)"
+    check test "$SECONDS" -lt 5 -- "100,000 bail names with sites: $SECONDS s"
+    check same "$(grep -c '^            at f[0-9]* (p): 1$' out)" 100000 -- "sites printed: $(grep -c ' at f' out)"
     # Under the sanitizer: a report without bails or sequences (qsort of none),
     # and bail counts whose sum overflows a long long.
     timeout 20 "$AB/tests/graphshim-report-ubsan" r.json >out 2>err
@@ -696,6 +708,11 @@ t_report_check_bad_expression() {
         check has err "bad check" -- "bad check '$e': $(cat err)"
         check same "$(cat out)" "" -- "bad check '$e' printed: $(cat out)"
     done
+    # The message quotes the check: an escape in it is shown, not sent.
+    launcher report --check $'hit\033]0;owned\007_rate>=1' r.json
+    check same "$rc" 2 -- "a check with an escape: exit $rc, not 2"
+    check same "$(grep -c $'\033' err)" 0 -- "an escape character printed raw: $(cat -v err)"
+    check has err 'hit\x1b]0;owned\x07_rate>=1' -- "the check not shown escaped: $(cat -v err)"
 }
 
 t_report_check_unknown_field() {
