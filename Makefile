@@ -126,10 +126,10 @@ $(BUILD)/graphshim: scripts/graphshim VERSION
 
 # `graphshim report FILE...`: the launcher execs it from its own directory or
 # from ../lib/graphshim/.
-$(BUILD)/graphshim-report: scripts/report.c policy/base/check.c policy/base/check.h
+$(BUILD)/graphshim-report: scripts/report.c scripts/report_svg.c scripts/report_strip.c scripts/report.h scripts/report_svg.h policy/base/check.c policy/base/check.h
 	@mkdir -p $(@D)
 	$(SAY) CC $<
-	$(Q)$(CC) $(CFLAGS) -o $@ $< policy/base/check.c
+	$(Q)$(CC) $(CFLAGS) -o $@ $< scripts/report_svg.c scripts/report_strip.c policy/base/check.c
 
 # --- Documentation generated from tables ----------------------------------
 $(BUILD)/knobs_doc: policy/base/knobs_doc.c policy/base/config.c policy/base/log.c policy/base/config.h \

@@ -1,7 +1,7 @@
 /*
 ** report.c: graphshim-report, the program behind `graphshim report`.
 **
-**   graphshim report [--json] [--check CHECK]... FILE|FOLDER|-...
+**   graphshim report [--json] [--check CHECK]... [--svg FILE] FILE|FOLDER|-...
 **
 ** Reads graphshim's JSON reports (docs/report.md; one per process) and prints,
 ** for all of them together: the totals, the streams and the sequences ranked by
@@ -13,7 +13,8 @@
 ** bail reasons.  --json prints a single report unchanged, or for several (or a
 ** folder) their summed totals, calls and bails and the job's rows as one JSON
 ** object.  --check prints only the checks that fail (../policy/base/check.h),
-** exit status 1 if any does.  A file named twice (or by a folder and by name)
+** exit status 1 if any does.  --svg draws the reports as a picture instead of
+** the table (report_svg.c).  A file named twice (or by a folder and by name)
 ** counts once.
 **
 ** The file is divided into: a small JSON reader (the whole grammar, strict, with
@@ -34,22 +35,9 @@
 #include <sys/stat.h>
 
 #include "../policy/base/check.h"
+#include "report.h"
 
 /* --- JSON reader ------------------------------------------------------------ */
-
-enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-
-struct jv {
-    int type;
-    int boolean;
-    double num;             /* every number */
-    unsigned long long u;   /* a non-negative integer, exactly; is_uint set */
-    int is_uint;
-    char *str;
-    struct jv *kids;        /* array elements or object values */
-    char **keys;            /* object keys */
-    int n, cap;
-};
 
 struct parser {
     const char *s, *p, *file;
@@ -58,8 +46,6 @@ struct parser {
 };
 
 #define MAX_DEPTH 64
-
-static const char *esc(const char *s);
 
 static int fail(struct parser *ps, const char *fmt, ...)
 {
@@ -331,7 +317,7 @@ static int json_parse(struct parser *ps, const char *file, const char *s, struct
 }
 
 /* The value of key in object o, or NULL. */
-static const struct jv *get(const struct jv *o, const char *key)
+const struct jv *get(const struct jv *o, const char *key)
 {
     if (!o || o->type != J_OBJ)
         return NULL;
@@ -343,7 +329,7 @@ static const struct jv *get(const struct jv *o, const char *key)
 
 /* A count: a non-negative integer (one past LLONG_MAX reads as LLONG_MAX), or -1
 ** when absent or of another type. */
-static long long count_of(const struct jv *o, const char *key)
+long long count_of(const struct jv *o, const char *key)
 {
     const struct jv *v = get(o, key);
     if (!v || v->type != J_NUM || !v->is_uint)
@@ -372,7 +358,7 @@ static void sort(void *base, int n, size_t size, int (*cmp)(const void *, const 
 }
 
 /* The number at key of object o, or NAN where there is none. */
-static double num_of(const struct jv *o, const char *key)
+double num_of(const struct jv *o, const char *key)
 {
     const struct jv *v = get(o, key);
     return v && v->type == J_NUM ? v->num : NAN;
@@ -431,7 +417,7 @@ static char *esc_into(char *b, size_t size, const char *s)
 
 /* s as esc_into prints it, in one of 8 buffers used in turn (so a printf may
 ** take several), cut past 1000 bytes. */
-static const char *esc(const char *s)
+const char *esc(const char *s)
 {
     static char bufs[8][1024];
     static int next;
@@ -1250,7 +1236,7 @@ static int add_input(struct inputs *in, const char *arg)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: graphshim report [--json] [--check CHECK]... FILE|FOLDER|-...\n"
+    fprintf(stderr, "usage: graphshim report [--json] [--check CHECK]... [--svg FILE] FILE|FOLDER|-...\n"
                     "  ranks streams and sequences by launches saved and bail reasons by count, over\n"
                     "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed, with a\n"
                     "  row per rank and the rank that gains least); a FOLDER is every *.json in it (a\n"
@@ -1260,14 +1246,16 @@ static void usage(void)
                     "  --check 'hit_rate>=0.8': prints the checks that fail and exits 1 if any does\n"
                     "    ([streams.]FIELD OP NUMBER, OP one of >= <= > < == !=, at most %d; the same\n"
                     "    in the program: GRAPHSHIM_CHECK, GRAPHSHIM_CHECK_EXIT=1; docs/report.md)\n"
+                    "  --svg step.svg: draws each stream's learned steps, how they ran and its bails\n"
+                    "    as one SVG picture instead of the table (- for standard output)\n"
                     "exit status: 0; 1: a check failed; 2: bad usage, a bad check, or an input that\n"
                     "  cannot be read or is no report\n", GS_CHECKS_MAX);
     exit(2);
 }
 
-/* Reads the options into *json and checks; returns the index of the first
+/* Reads the options into *json, checks and *svg; returns the index of the first
 ** input.  Exits with status 2 on bad usage or a bad check. */
-static int parse_options(int argc, char **argv, int *json, struct gs_checks *checks)
+static int parse_options(int argc, char **argv, int *json, struct gs_checks *checks, const char **svg)
 {
     char err[2048];
     int first;
@@ -1286,6 +1274,12 @@ static int parse_options(int argc, char **argv, int *json, struct gs_checks *che
                 fprintf(stderr, "graphshim report: %s\n", esc_into(shown, sizeof shown, err));
                 exit(2);
             }
+        } else if (strcmp(argv[first], "--svg") == 0) {
+            if (first + 1 >= argc || !argv[first + 1][0]) {
+                fprintf(stderr, "graphshim report: --svg needs a FILE (--svg step.svg; - for standard output)\n");
+                usage();
+            }
+            *svg = argv[++first];
         } else if (strcmp(argv[first], "--") == 0) {
             first++;
             break;
@@ -1303,8 +1297,8 @@ static int parse_options(int argc, char **argv, int *json, struct gs_checks *che
 
 /* Reads input i and adds it to t.  Returns its text, or NULL where it is no
 ** report: after a message, and *bad set, unless a folder named it (then it is
-** skipped with a warning). */
-static char *read_one(struct inputs *in, int i, struct sum *t, int *bad)
+** skipped with a warning).  Its parsed tree in *root_out. */
+static char *read_one(struct inputs *in, int i, struct sum *t, int *bad, struct jv *root_out)
 {
     char *text = read_input(in->names[i]), why[96];
     const char *no = NULL;
@@ -1332,6 +1326,7 @@ static char *read_one(struct inputs *in, int i, struct sum *t, int *bad)
     } else if (add_report(t, in->names[i], &root) != 0) {
         *bad = 1;
     } else {
+        *root_out = root;
         return text; /* the parsed tree stays: the rows point into it */
     }
     free(text);
@@ -1345,8 +1340,12 @@ int main(int argc, char **argv)
     struct sum t;
     static struct gs_checks checks;
     char **texts, **names;
+    const char *svg = NULL;
+    struct jv *roots;
+    const struct jv **rootp;
+    const char **files;
 
-    first = parse_options(argc, argv, &json, &checks);
+    first = parse_options(argc, argv, &json, &checks, &svg);
     for (int i = first; i < argc; i++)
         bad |= add_input(&in, argv[i]) != 0;
     /* A job: several reports, or a folder of them. */
@@ -1354,18 +1353,26 @@ int main(int argc, char **argv)
     memset(&t, 0, sizeof t);
     texts = calloc((size_t)in.n + 1, sizeof *texts);
     names = calloc((size_t)in.n + 1, sizeof *names);
-    if (!texts || !names) {
+    roots = calloc((size_t)in.n + 1, sizeof *roots);
+    rootp = calloc((size_t)in.n + 1, sizeof *rootp);
+    files = calloc((size_t)in.n + 1, sizeof *files);
+    if (!texts || !names || !roots || !rootp || !files) {
         fprintf(stderr, "graphshim report: out of memory\n");
         return 2;
     }
     for (int i = 0; i < in.n; i++)
-        if ((texts[n] = read_one(&in, i, &t, &bad)) != NULL)
+        if ((texts[n] = read_one(&in, i, &t, &bad, &roots[n])) != NULL) {
+            rootp[n] = &roots[n];
+            files[n] = in.names[i];
             names[n++] = strdup(esc(in.names[i])); /* for the checks' messages */
+        }
     if (!bad && n == 0) {
         fprintf(stderr, "graphshim report: no report among the inputs\n");
         bad = 1;
     }
     if (bad)
+        return 2;
+    if (svg && gs_svg_write(svg, rootp, files, n) != 0)
         return 2;
     if (checks.n) {
         int failed = gs__checks_run(&checks, (const char *const *)texts, (const char *const *)names, n, stdout,
@@ -1376,7 +1383,7 @@ int main(int argc, char **argv)
         fputs(texts[0], stdout);
     else if (json)
         print_json(&t, 1);
-    else
+    else if (!svg)
         print_table(&t, argc - first == 1 ? argv[first] : NULL, job);
     return 0;
 }
