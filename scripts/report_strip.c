@@ -177,6 +177,8 @@ void draw_sequence(FILE *f, int *y, const struct jv *q)
     /* Its replays' graph launches past one each were early chunks: the black
     ** ticks where such a chunk ended, and the ops before the last one drawn as
     ** chunks where most replays ran them so. */
+    if (launches < 0) /* a report before graph_launches: one a replay, as far as it says */
+        launches = replays;
     long long chunks = ran && launches > replays ? launches - replays : 0;
     long long split = chunks && s.nends && 2 * chunks >= replays ? s.ends[s.nends - 1] : 0;
     if (!chunks)
@@ -185,8 +187,9 @@ void draw_sequence(FILE *f, int *y, const struct jv *q)
     if (!replays)
         snprintf(runs, sizeof runs, "never replayed as a graph");
     else
-        snprintf(runs, sizeof runs, "replayed %lld as graphs, %lld eagerly; %lld graph launches, %lld of them "
-                 "early chunks", replays, seen > replays ? seen - replays : 0, launches, chunks);
+        snprintf(runs, sizeof runs, chunks ? "replayed %lld as graphs, %lld eagerly; %lld graph launches, %lld of them "
+                 "early chunks" : "replayed %lld as graphs, %lld eagerly; %lld graph launches",
+                 replays, seen > replays ? seen - replays : 0, launches, chunks);
     svg_text(f, X0, *y + 12, "class=\"seq\"", "sequence of %lld ops%s: seen %lld, %s; %s", s.n, kinds, seen, runs,
              state);
     *y += LINE;

@@ -478,6 +478,9 @@ t_report_tool_linear_and_defined() {
 # svg_text SVG: the picture's words, a line per <text>, as a reader sees them.
 svg_text() { sed -n 's/.*<text[^>]*>\(.*\)<\/text>$/\1/p' "$1" | sed 's/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g'; }
 
+# has_seq FILE WORDS: FILE has WORDS followed by " (" or ":".
+has_seq() { grep -qF -- "$2 (" "$1" || grep -qF -- "$2:" "$1"; }
+
 # picture_agrees REPORT SVG: the words each stream, sequence, bail and total of
 # REPORT (graphshim's JSON, a stream or sequence a line) must show in SVG.
 picture_agrees() {
@@ -491,7 +494,7 @@ picture_agrees() {
                            printf "graphs saved %d launches\n", l }' "$1"
         sed -n 's/^    {"id": \([0-9]*\), "stream": "\([^"]*\)", "kind": "\([^"]*\)", "ctx": \([0-9a-z]*\),.*/stream \1 \2 (\3, ctx \4)/p' "$1" |
             sed 's/ctx null)/ctx none)/'
-        sed -n 's/^        {"ops": \([0-9]*\), "seen": \([0-9]*\),.*/sequence of \1 ops (@: seen \2,/p' "$1"
+        sed -n 's/^        {"ops": \([0-9]*\), "seen": \([0-9]*\),.*/sequence of \1 ops@: seen \2,/p' "$1"
         # Each stream's bails, each with the top site of its reason.
         grep '^    {"id"' "$1" | sed 's/.*"bails": {\([^}]*\)}.*/\1/' | tr ',' '\n' | sed -n 's/ *"\([^"]*\)": \([0-9]*\)/\2 \1/p' |
             while read -r n reason; do
@@ -500,9 +503,13 @@ picture_agrees() {
     } >want
     check test -s want -- "nothing to look for in $1"
     while IFS= read -r line; do
-        # "(@" stands for the kinds' words, which follow the length.
-        check has words "${line%%(@*}" -- "$2 lacks '${line%%(@*}' of $1: $(grep -F "${line%% *}" words | head -3)"
-        [ "$line" = "${line#*(@}" ] || check has words "${line#*(@}" -- "$2 lacks '${line#*(@}': $(head -c 300 words)"
+        # "@" stands for the kinds' words, " (...)" or none, after the length.
+        if [ "$line" = "${line#*@}" ]; then
+            check has words "$line" -- "$2 lacks '$line' of $1: $(grep -F "${line%% *}" words | head -3)"
+        else
+            check has_seq words "${line%%@*}" -- "$2 lacks '${line%%@*}' of $1: $(grep -F "${line%% *}" words | head -3)"
+            check has words "${line#*@}" -- "$2 lacks '${line#*@}': $(head -c 300 words)"
+        fi
     done <want
 }
 
@@ -534,6 +541,11 @@ t_report_picture() {
     svg_text mixed5000.svg >words
     check has words "op 5000 (to scale:" -- "5000 ops not to scale: $(grep 'op 5000' words)"
     check test "$(grep -c '<rect' mixed5000.svg)" -lt 700 -- "5000 ops: $(grep -c '<rect' mixed5000.svg) rectangles"
+    # A report before shapes and graph launches: its steps by their length.
+    sed 's/"graph_launches": [0-9]*, //; s/, "shape": "[^"]*"//' r.mixed10.json >old.json
+    launcher report --svg old.svg old.json
+    check same "$rc" 0 -- "a report without shapes: exit $rc: $(cat err)"
+    picture_agrees old.json old.svg
     # What the report holds is escaped, and a picture that cannot be written is said.
     sed -e 's/"kind": "created"/"kind": "\\u001b]0;<owned>\&\\u0007"/' r.sites.json >evil.json
     launcher report --svg evil.svg evil.json
