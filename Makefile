@@ -136,10 +136,10 @@ $(BUILD)/graphshim: scripts/graphshim VERSION
 
 # `graphshim report FILE...`: the launcher execs it from its own directory or
 # from ../lib/graphshim/.
-$(BUILD)/graphshim-report: scripts/report.c policy/base/check.c policy/base/check.h
+$(BUILD)/graphshim-report: scripts/report.c scripts/report_svg.c scripts/report_strip.c scripts/report.h scripts/report_svg.h policy/base/check.c policy/base/check.h
 	@mkdir -p $(@D)
 	$(SAY) CC $<
-	$(Q)$(CC) $(CFLAGS) -o $@ $< policy/base/check.c
+	$(Q)$(CC) $(CFLAGS) -o $@ $< scripts/report_svg.c scripts/report_strip.c policy/base/check.c
 
 # `graphshim run` under GRAPHSHIM_CHECK: the launcher execs it, to judge the
 # whole run once it ends (scripts/gate.c).

@@ -1,7 +1,7 @@
 /*
 ** report.c: graphshim-report, the program behind `graphshim report`.
 **
-**   graphshim report [--json] [--check CHECK]... FILE|FOLDER|-...
+**   graphshim report [--json] [--check CHECK]... [--svg FILE] FILE|FOLDER|-...
 **
 ** Reads graphshim's JSON reports (docs/report.md; one per process) and prints,
 ** for all of them together: the totals, the streams and the sequences ranked by
@@ -13,7 +13,8 @@
 ** bail reasons.  --json prints a single report unchanged, or for several (or a
 ** folder) their summed totals, calls and bails and the job's rows as one JSON
 ** object.  --check prints only the checks that fail (../policy/base/check.h),
-** exit status 1 if any does.  A file named twice (or by a folder and by name)
+** exit status 1 if any does.  --svg draws the reports as a picture instead of
+** the table (report_svg.c).  A file named twice (or by a folder and by name)
 ** counts once.
 **
 ** The file is divided into: a small JSON reader (the whole grammar, strict, with
@@ -34,22 +35,9 @@
 #include <sys/stat.h>
 
 #include "../policy/base/check.h"
+#include "report.h"
 
 /* --- JSON reader ------------------------------------------------------------ */
-
-enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-
-struct jv {
-    int type;
-    int boolean;
-    double num;             /* every number */
-    unsigned long long u;   /* a non-negative integer, exactly; is_uint set */
-    int is_uint;
-    char *str;
-    struct jv *kids;        /* array elements or object values */
-    char **keys;            /* object keys */
-    int n, cap;
-};
 
 struct parser {
     const char *s, *p, *file;
@@ -58,8 +46,6 @@ struct parser {
 };
 
 #define MAX_DEPTH 64
-
-static const char *esc(const char *s);
 
 static int fail(struct parser *ps, const char *fmt, ...)
 {
@@ -331,7 +317,7 @@ static int json_parse(struct parser *ps, const char *file, const char *s, struct
 }
 
 /* The value of key in object o, or NULL. */
-static const struct jv *get(const struct jv *o, const char *key)
+const struct jv *get(const struct jv *o, const char *key)
 {
     if (!o || o->type != J_OBJ)
         return NULL;
@@ -343,7 +329,7 @@ static const struct jv *get(const struct jv *o, const char *key)
 
 /* A count: a non-negative integer (one past LLONG_MAX reads as LLONG_MAX), or -1
 ** when absent or of another type. */
-static long long count_of(const struct jv *o, const char *key)
+long long count_of(const struct jv *o, const char *key)
 {
     const struct jv *v = get(o, key);
     if (!v || v->type != J_NUM || !v->is_uint)
@@ -372,7 +358,7 @@ static void sort(void *base, int n, size_t size, int (*cmp)(const void *, const 
 }
 
 /* The number at key of object o, or NAN where there is none. */
-static double num_of(const struct jv *o, const char *key)
+double num_of(const struct jv *o, const char *key)
 {
     const struct jv *v = get(o, key);
     return v && v->type == J_NUM ? v->num : NAN;
@@ -406,16 +392,14 @@ static int utf8_len(const unsigned char *s)
 
 /* s, a string of a report or a file name, fit to print on a terminal: control
 ** characters and bytes that are not UTF-8 as \xNN, a backslash doubled, as the
-** library prints knob values.  In one of 8 buffers used in turn (so a printf
-** may take several), cut with "..." past 1000 bytes. */
-static const char *esc(const char *s)
+** library prints knob values; into b (size bytes, at least 16), cut with "..."
+** where it does not fit.  Returns b. */
+static char *esc_into(char *b, size_t size, const char *s)
 {
-    static char bufs[8][1024];
-    static int next;
-    char *b = bufs[next++ & 7], *o = b;
+    char *o = b;
     const unsigned char *p = (const unsigned char *)s;
 
-    while (*p && o < b + sizeof bufs[0] - 8) {
+    while (*p && o < b + size - 8) {
         int n = utf8_len(p);
         if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
             *o++ = (char)*p++;
@@ -429,6 +413,15 @@ static const char *esc(const char *s)
     }
     strcpy(o, *p ? "..." : "");
     return b;
+}
+
+/* s as esc_into prints it, in one of 8 buffers used in turn (so a printf may
+** take several), cut past 1000 bytes. */
+const char *esc(const char *s)
+{
+    static char bufs[8][1024];
+    static int next;
+    return esc_into(bufs[next++ & 7], sizeof bufs[0], s);
 }
 
 /* --- The sum of the reports ------------------------------------------------- */
@@ -447,7 +440,10 @@ enum { T_OPS, T_HELD, T_REPLAYED, T_REPLAYS, T_CHUNKS, T_SAVED, T_CAPTURED, T_FA
 struct named {
     char *name;
     long long n;
+    size_t group; /* of a site: the length of its reason, the start of its name */
 };
+
+static int by_count(const void *a, const void *b);
 
 /* Named counts summed over the reports (bail reasons, call classes), with a
 ** hash index of their names: a crafted report's 100,000 names stay linear. */
@@ -581,25 +577,47 @@ static void add_sites(struct sum *t, const struct jv *bs)
                 if (k->kids[m].type == J_STR)
                     n += snprintf(key + n, sizeof key - (size_t)n, "%s%s", m ? ", " : "after ", k->kids[m].str);
             add_named(&t->sites, key, count_of(x, "count"));
+            t->sites.a[*slot_of(&t->sites, key) - 1].group = strlen(bs->keys[i]);
         }
 }
 
-/* Prints the top sites of bail reason r, sorted most first, a line each. */
+/* The reason of site x (its name up to its group) against reason r, as strcmp. */
+static int site_reason_cmp(const struct named *x, const char *r, size_t len)
+{
+    int c = memcmp(x->name, r, x->group < len ? x->group : len);
+    return c ? c : (x->group > len) - (x->group < len);
+}
+
+/* Sites by reason, then most first: a reason's sites are found by bisection. */
+static int by_reason_count(const void *a, const void *b)
+{
+    const struct named *x = a, *y = b;
+    int c = site_reason_cmp(x, y->name, y->group);
+    return c ? c : by_count(a, b);
+}
+
+/* Prints the top sites of bail reason r, a line each; t->sites is sorted by
+** by_reason_count, so its sites are found in log time: 100,000 reasons, each
+** with its sites, stay linear. */
 static void print_sites(const struct sum *t, const char *r)
 {
     size_t len = strlen(r);
-    int shown = 0;
+    int lo = 0, hi = t->sites.n;
 
-    for (int i = 0; i < t->sites.n && shown < 3; i++) {
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (site_reason_cmp(&t->sites.a[mid], r, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo; i < t->sites.n && i < lo + 3 && site_reason_cmp(&t->sites.a[i], r, len) == 0; i++) {
         const char *key = t->sites.a[i].name, *site = key + len + 1, *kern;
-        if (strncmp(key, r, len) != 0 || key[len] != '\t')
-            continue;
         char at[1024];
         kern = strchr(site, '\t');
         snprintf(at, sizeof at, "%.*s", (int)(kern - site), site);
         printf("            at %s: %lld", esc(at), t->sites.a[i].n);
         printf("%s%s\n", kern[1] ? ", " : "", esc(kern + 1));
-        shown++;
     }
 }
 
@@ -960,7 +978,7 @@ static void print_table(struct sum *t, const char *label, int job)
     printf("\nbails by count (%lld)\n", bails);
     if (!t->bails.n)
         printf("  none: held work always went out as graphs\n");
-    sort(t->sites.a, t->sites.n, sizeof *t->sites.a, by_count);
+    sort(t->sites.a, t->sites.n, sizeof *t->sites.a, by_reason_count);
     for (int i = 0; i < t->bails.n; i++) {
         printf("  %8lld  %-22s %s\n", t->bails.a[i].n, esc(t->bails.a[i].name), hint(t->bails.a[i].name));
         print_sites(t, t->bails.a[i].name);
@@ -1218,7 +1236,7 @@ static int add_input(struct inputs *in, const char *arg)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: graphshim report [--json] [--check CHECK]... FILE|FOLDER|-...\n"
+    fprintf(stderr, "usage: graphshim report [--json] [--check CHECK]... [--svg FILE] FILE|FOLDER|-...\n"
                     "  ranks streams and sequences by launches saved and bail reasons by count, over\n"
                     "  graphshim's JSON reports (GRAPHSHIM_REPORT=*.json; several are summed, with a\n"
                     "  row per rank and the rank that gains least); a FOLDER is every *.json in it (a\n"
@@ -1228,14 +1246,16 @@ static void usage(void)
                     "  --check 'hit_rate>=0.8': prints the checks that fail and exits 1 if any does\n"
                     "    ([streams.]FIELD OP NUMBER, OP one of >= <= > < == !=, at most %d; the same\n"
                     "    in the program: GRAPHSHIM_CHECK, GRAPHSHIM_CHECK_EXIT=1; docs/report.md)\n"
+                    "  --svg step.svg: draws each stream's learned steps, how they ran and its bails\n"
+                    "    as one SVG picture instead of the table (- for standard output)\n"
                     "exit status: 0; 1: a check failed; 2: bad usage, a bad check, or an input that\n"
                     "  cannot be read or is no report\n", GS_CHECKS_MAX);
     exit(2);
 }
 
-/* Reads the options into *json and checks; returns the index of the first
+/* Reads the options into *json, checks and *svg; returns the index of the first
 ** input.  Exits with status 2 on bad usage or a bad check. */
-static int parse_options(int argc, char **argv, int *json, struct gs_checks *checks)
+static int parse_options(int argc, char **argv, int *json, struct gs_checks *checks, const char **svg)
 {
     char err[2048];
     int first;
@@ -1249,9 +1269,17 @@ static int parse_options(int argc, char **argv, int *json, struct gs_checks *che
                 usage();
             }
             if (gs__checks_parse(checks, argv[++first], err, sizeof err) != 0) {
-                fprintf(stderr, "graphshim report: %s\n", err);
+                /* The message quotes the check: its control characters escaped. */
+                static char shown[4 * sizeof err + 8];
+                fprintf(stderr, "graphshim report: %s\n", esc_into(shown, sizeof shown, err));
                 exit(2);
             }
+        } else if (strcmp(argv[first], "--svg") == 0) {
+            if (first + 1 >= argc || !argv[first + 1][0]) {
+                fprintf(stderr, "graphshim report: --svg needs a FILE (--svg step.svg; - for standard output)\n");
+                usage();
+            }
+            *svg = argv[++first];
         } else if (strcmp(argv[first], "--") == 0) {
             first++;
             break;
@@ -1269,8 +1297,8 @@ static int parse_options(int argc, char **argv, int *json, struct gs_checks *che
 
 /* Reads input i and adds it to t.  Returns its text, or NULL where it is no
 ** report: after a message, and *bad set, unless a folder named it (then it is
-** skipped with a warning). */
-static char *read_one(struct inputs *in, int i, struct sum *t, int *bad)
+** skipped with a warning).  Its parsed tree in *root_out. */
+static char *read_one(struct inputs *in, int i, struct sum *t, int *bad, struct jv *root_out)
 {
     char *text = read_input(in->names[i]), why[96];
     const char *no = NULL;
@@ -1299,6 +1327,7 @@ static char *read_one(struct inputs *in, int i, struct sum *t, int *bad)
     } else if (add_report(t, in->names[i], &root) != 0) {
         *bad = 1;
     } else {
+        *root_out = root;
         return text; /* the parsed tree stays: the rows point into it */
     }
     free(text);
@@ -1312,8 +1341,12 @@ int main(int argc, char **argv)
     struct sum t;
     static struct gs_checks checks;
     char **texts, **names;
+    const char *svg = NULL;
+    struct jv *roots;
+    const struct jv **rootp;
+    const char **files;
 
-    first = parse_options(argc, argv, &json, &checks);
+    first = parse_options(argc, argv, &json, &checks, &svg);
     for (int i = first; i < argc; i++)
         bad |= add_input(&in, argv[i]) != 0;
     /* A job: several reports, or a folder of them. */
@@ -1321,18 +1354,26 @@ int main(int argc, char **argv)
     memset(&t, 0, sizeof t);
     texts = calloc((size_t)in.n + 1, sizeof *texts);
     names = calloc((size_t)in.n + 1, sizeof *names);
-    if (!texts || !names) {
+    roots = calloc((size_t)in.n + 1, sizeof *roots);
+    rootp = calloc((size_t)in.n + 1, sizeof *rootp);
+    files = calloc((size_t)in.n + 1, sizeof *files);
+    if (!texts || !names || !roots || !rootp || !files) {
         fprintf(stderr, "graphshim report: out of memory\n");
         return 2;
     }
     for (int i = 0; i < in.n; i++)
-        if ((texts[n] = read_one(&in, i, &t, &bad)) != NULL)
+        if ((texts[n] = read_one(&in, i, &t, &bad, &roots[n])) != NULL) {
+            rootp[n] = &roots[n];
+            files[n] = in.names[i];
             names[n++] = strdup(esc(in.names[i])); /* for the checks' messages */
+        }
     if (!bad && n == 0) {
         fprintf(stderr, "graphshim report: no report among the inputs\n");
         bad = 1;
     }
     if (bad)
+        return 2;
+    if (svg && gs_svg_write(svg, rootp, files, n) != 0)
         return 2;
     if (checks.n) {
         int failed = gs__checks_run(&checks, (const char *const *)texts, (const char *const *)names, n, stdout,
@@ -1343,7 +1384,7 @@ int main(int argc, char **argv)
         fputs(texts[0], stdout);
     else if (json)
         print_json(&t, 1);
-    else
+    else if (!svg)
         print_table(&t, argc - first == 1 ? argv[first] : NULL, job);
     return 0;
 }

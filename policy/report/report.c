@@ -91,7 +91,27 @@ static void json_times(FILE *f, const struct gs_seq_row *r)
         fprintf(f, ", \"saved_us\": %.1f", gs__seq_saved_us(r));
 }
 
-static void json_row(struct out *o, const struct gs_seq_row *r, const char *graph)
+/* The sequence ending at n, op by op from its first: a letter per op (K a
+** kernel launch, U a copy to the device, D one to the host, C one within the
+** device, S a memset), and "|" after each op where an early chunk ended. */
+static void json_shape(FILE *f, const struct gs_node *n)
+{
+    char *b = malloc(2 * (size_t)n->depth + 1), *o;
+
+    if (!b)
+        return;
+    o = b + 2 * (size_t)n->depth;
+    *o = '\0';
+    for (const struct gs_node *x = n; x && x->depth > 0; x = x->parent) {
+        if (x->chunk.chunk_end && x != n)
+            *--o = '|';
+        *--o = "KUUDCS"[x->key.kind <= GS_OP_SET ? x->key.kind : 0];
+    }
+    fprintf(f, ", \"shape\": \"%s\"", o);
+    free(b);
+}
+
+static void json_row(struct out *o, const struct gs_seq_row *r, const char *graph, const struct gs_node *n)
 {
     if (o->nseq++ >= 32)
         return;
@@ -103,6 +123,8 @@ static void json_row(struct out *o, const struct gs_seq_row *r, const char *grap
             (unsigned long long)r->cost.graph_launches, (unsigned long long)r->cost.nodes_set,
             (double)r->cost.driver_ns / 1e3, (double)r->cost.build_ns / 1e3);
     json_times(o->f, r);
+    if (n)
+        json_shape(o->f, n);
     fputc('}', o->f);
     o->first = 0;
 }
@@ -111,7 +133,7 @@ static void json_sequence(struct gs_node *n, void *arg)
 {
     if (gs__trie_reported(n)) {
         struct gs_seq_row r = gs__seq_row(n);
-        json_row(arg, &r, n->cache.exec ? "true" : n->ungraphable ? "\"failed\"" : "false");
+        json_row(arg, &r, n->cache.exec ? "true" : n->ungraphable ? "\"failed\"" : "false", n);
     }
 }
 
@@ -146,7 +168,7 @@ static void json_stream(struct gs_stream *s, void *arg)
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
     for (uint32_t i = 0; i < s->nretired; i++)
-        json_row(&seq, &s->retired[i], "\"dropped\"");
+        json_row(&seq, &s->retired[i], "\"dropped\"", NULL);
     fprintf(o->f, "%s], \"bodies\": [", seq.first ? "" : "\n      ");
     seq.first = 1;
     gs__body_rows(s, json_body, &seq);

@@ -17,9 +17,9 @@ $(BUILD)/tests/runname: tests/cli/runname.c
 
 # The report tool under the undefined-behaviour sanitizer, for crafted reports
 # (a NULL given to qsort, a signed overflow in a sum stop it with status 1).
-$(BUILD)/tests/graphshim-report-ubsan: scripts/report.c policy/base/check.c policy/base/check.h
+$(BUILD)/tests/graphshim-report-ubsan: scripts/report.c scripts/report_svg.c scripts/report_strip.c scripts/report.h scripts/report_svg.h policy/base/check.c policy/base/check.h
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -fsanitize=undefined -fno-sanitize-recover=all -o $@ $< policy/base/check.c
+	$(Q)$(CC) $(CFLAGS) -fsanitize=undefined -fno-sanitize-recover=all -o $@ $< scripts/report_svg.c scripts/report_strip.c policy/base/check.c
 
 .PHONY: cli-test
 cli-test: $(LIB) $(BUILD)/test/libgraphshim.so $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate $(FAKECUDA_LIB) \

@@ -449,6 +449,18 @@ t_report_tool_linear_and_defined() {
     timeout 20 "$AB/tests/graphshim-report-ubsan" big.json >out 2>err
     check same "$?" 0 -- "100,000 bail names: exit $? (124: over 20 s): $(head -3 err)"
     check test "$SECONDS" -lt 5 -- "100,000 bail names: $SECONDS s"
+    # The same names, each sampled at a site of its own: a search of all sites
+    # for each name took 32 s.
+    awk 'BEGIN { printf "{"; for (i = 0; i < 100000; i++)
+        printf "%s\"b%d\": [{\"site\": \"f%d\", \"object\": \"p\", \"count\": 1, \"sampled\": 1, \"kernels\": []}]",
+               i ? ", " : "", i, i; printf "}" }' >sites
+    awk 'NR == FNR { n = $0; next } /"bail_sites": \{/ { print "  \"bail_sites\": " n ","; skip = 1; next }
+         skip && /^  \},$/ { skip = 0; next } !skip { print }' sites big.json >sites.json
+    SECONDS=0
+    timeout 20 "$AB/tests/graphshim-report-ubsan" sites.json >out 2>err
+    check same "$?" 0 -- "100,000 bail names with sites: exit $? (124: over 20 s): $(head -3 err)"
+    check test "$SECONDS" -lt 5 -- "100,000 bail names with sites: $SECONDS s"
+    check same "$(grep -c '^            at f[0-9]* (p): 1$' out)" 100000 -- "sites printed: $(grep -c ' at f' out)"
     # Under the sanitizer: a report without bails or sequences (qsort of none),
     # and bail counts whose sum overflows a long long.
     timeout 20 "$AB/tests/graphshim-report-ubsan" r.json >out 2>err
@@ -462,6 +474,89 @@ t_report_tool_linear_and_defined() {
     check same "$?/$(cat err)" "0/" -- "huge bail counts under UBSan: $(head -3 err)"
     timeout 20 "$AB/tests/graphshim-report-ubsan" --json huge.json huge2.json >out 2>err
     check same "$?/$(cat err)" "0/" -- "huge bail counts summed under UBSan: $(head -3 err)"
+}
+
+# svg_text SVG: the picture's words, a line per <text>, as a reader sees them.
+svg_text() { sed -n 's/.*<text[^>]*>\(.*\)<\/text>$/\1/p' "$1" | sed 's/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g'; }
+
+# has_seq FILE WORDS: FILE has WORDS followed by " (" or ":".
+has_seq() { grep -qF -- "$2 (" "$1" || grep -qF -- "$2:" "$1"; }
+
+# picture_agrees REPORT SVG: the words each stream, sequence, bail and total of
+# REPORT (graphshim's JSON, a stream or sequence a line) must show in SVG.
+picture_agrees() {
+    local line
+    svg_text "$2" >words
+    {
+        awk '/"totals":/ { match($0, /"ops": [0-9]+/); o = substr($0, RSTART + 7, RLENGTH - 7)
+                           match($0, /"ops_replayed": [0-9]+/); r = substr($0, RSTART + 16, RLENGTH - 16)
+                           match($0, /"launches_saved": [0-9]+/); l = substr($0, RSTART + 18, RLENGTH - 18)
+                           printf "ops %d, replayed as graphs %d: hit rate %.1f%%\n", o, r, o ? 100 * r / o : 0
+                           printf "graphs saved %d launches\n", l }' "$1"
+        sed -n 's/^    {"id": \([0-9]*\), "stream": "\([^"]*\)", "kind": "\([^"]*\)", "ctx": \([0-9a-z]*\),.*/stream \1 \2 (\3, ctx \4)/p' "$1" |
+            sed 's/ctx null)/ctx none)/'
+        sed -n 's/^        {"ops": \([0-9]*\), "seen": \([0-9]*\),.*/sequence of \1 ops@: seen \2,/p' "$1"
+        # Each stream's bails, each with the top site of its reason.
+        grep '^    {"id"' "$1" | sed 's/.*"bails": {\([^}]*\)}.*/\1/' | tr ',' '\n' | sed -n 's/ *"\([^"]*\)": \([0-9]*\)/\2 \1/p' |
+            while read -r n reason; do
+                printf 'bailed %s x %s%s\n' "$n" "$reason" "$(sed -n 's/^    "'"$reason"'": \[{"site": "\([^"]*\)", "object": "\([^"]*\)".*/ at \1 (\2)/p' "$1")"
+            done
+    } >want
+    check test -s want -- "nothing to look for in $1"
+    while IFS= read -r line; do
+        # "@" stands for the kinds' words, " (...)" or none, after the length.
+        if [ "$line" = "${line#*@}" ]; then
+            check has words "$line" -- "$2 lacks '$line' of $1: $(grep -F "${line%% *}" words | head -3)"
+        else
+            check has_seq words "${line%%@*}" -- "$2 lacks '${line%%@*}' of $1: $(grep -F "${line%% *}" words | head -3)"
+            check has words "${line#*@}" -- "$2 lacks '${line#*@}': $(head -c 300 words)"
+        fi
+    done <want
+}
+
+t_report_picture() {
+    local sc letters ticks
+    command -v rsvg-convert >/dev/null || { why+=("rsvg-convert is not installed (apt-get install librsvg2-bin)"); return; }
+    for sc in "mixed10 12" "mixed5000 8" "sites 60"; do
+        shim GRAPHSHIM_REPORT="r.${sc% *}.json" "$AB/tests/guardprog" $sc
+        launcher report --svg "${sc% *}.svg" "r.${sc% *}.json"
+        check same "$rc/$(cat out err)" 0/ -- "report --svg for ${sc% *}: exit $rc: $(cat out err)"
+        rsvg-convert -o "${sc% *}.png" "${sc% *}.svg" 2>err
+        check same "$?/$(cat err)" 0/ -- "the renderer refused ${sc% *}.svg: $(cat err)"
+        check same "$(head -c 4 "${sc% *}.png" | tail -c 3)" PNG -- "${sc% *}.png is no PNG"
+        picture_agrees "r.${sc% *}.json" "${sc% *}.svg"
+    done
+    # A short step shows each op's kind, in order, and its chunk boundary.
+    letters=$(sed -n 's/.*"shape": "\([^"]*\)".*/\1/p' r.mixed10.json)
+    # mixed10 issues its input kernel, 4 kernels, a memset, 3 kernels, a copy to the host.
+    check same "${letters//|/}" KKKKKSKKKD -- "the report's shape of mixed10: $letters"
+    check same "$(sed -n 's/.*class="op">\(.\)<.*/\1/p' mixed10.svg | tr -d '\n')" "${letters//|/}" -- \
+        "the ops' kinds: $(sed -n 's/.*class="op">\(.\)<.*/\1/p' mixed10.svg | tr -d '\n'), not ${letters//|/}"
+    # Its ticks: where early chunks ended, where its replays launched some (more
+    # graph launches than replays).
+    ticks=$(awk -v n="$(tr -cd '|' <<<"$letters" | wc -c)" '/"shape"/ { match($0, /"replays": [0-9]+/); r = substr($0, RSTART + 11, RLENGTH - 11)
+        match($0, /"graph_launches": [0-9]+/); l = substr($0, RSTART + 18, RLENGTH - 18); print (l + 0 > r + 0 ? n : 0) }' r.mixed10.json)
+    check same "$(grep -c 'width="2" height=".*fill="#000"' mixed10.svg)" "$ticks" -- \
+        "chunk boundaries: $(grep -c 'fill="#000"' mixed10.svg) drawn for shape $letters, not $ticks"
+    # A step of 5000 ops is drawn to scale, not as 5000 boxes.
+    svg_text mixed5000.svg >words
+    check has words "op 5000 (to scale:" -- "5000 ops not to scale: $(grep 'op 5000' words)"
+    check test "$(grep -c '<rect' mixed5000.svg)" -lt 700 -- "5000 ops: $(grep -c '<rect' mixed5000.svg) rectangles"
+    # A report before shapes and graph launches: its steps by their length.
+    sed 's/"graph_launches": [0-9]*, //; s/, "shape": "[^"]*"//' r.mixed10.json >old.json
+    launcher report --svg old.svg old.json
+    check same "$rc" 0 -- "a report without shapes: exit $rc: $(cat err)"
+    picture_agrees old.json old.svg
+    # What the report holds is escaped, and a picture that cannot be written is said.
+    sed -e 's/"kind": "created"/"kind": "\\u001b]0;<owned>\&\\u0007"/' r.sites.json >evil.json
+    launcher report --svg evil.svg evil.json
+    rsvg-convert -o evil.png evil.svg 2>err
+    check same "$?/$(cat err)" 0/ -- "the renderer refused a report's markup: $(cat err)"
+    check same "$(grep -c $'\033' evil.svg)" 0 -- "an escape character drawn raw"
+    check has evil.svg '(\x1b]0;&lt;owned&gt;&amp;\x07, ctx 0)' -- "the kind not escaped: $(grep -a 'stream 0' evil.svg)"
+    launcher report --svg no/such/dir/x.svg r.sites.json
+    check same "$rc" 2 -- "an unwritable picture: exit $rc, not 2"
+    check has err "cannot write no/such/dir/x.svg" -- "an unwritable picture: $(cat err)"
 }
 
 # job_run RANK MODE: a rank of a job over the fake driver, under the launcher,
@@ -697,6 +792,11 @@ t_report_check_bad_expression() {
         check has err "bad check" -- "bad check '$e': $(cat err)"
         check same "$(cat out)" "" -- "bad check '$e' printed: $(cat out)"
     done
+    # The message quotes the check: an escape in it is shown, not sent.
+    launcher report --check $'hit\033]0;owned\007_rate>=1' r.json
+    check same "$rc" 2 -- "a check with an escape: exit $rc, not 2"
+    check same "$(grep -c $'\033' err)" 0 -- "an escape character printed raw: $(cat -v err)"
+    check has err 'hit\x1b]0;owned\x07_rate>=1' -- "the check not shown escaped: $(cat -v err)"
 }
 
 t_report_check_unknown_field() {
@@ -948,6 +1048,7 @@ cases=(help_on_stdout version no_arguments unknown_command misspelled_option_is_
        files_mode_0644 report_keeps_its_mode write_error_keeps_old_report failed_trace_leaves_no_empty_file long_path_refused_not_cut percent_in_every_path
        same_run_reports_kept reports_at_once_all_kept
        report_input_bounded report_printed_safely report_tool_linear_and_defined report_from_standard_input job_report nodes_set_named_alike sequence_cost_shown headline_nets_own_calls no_cuda_call_no_report_said
+       report_picture
        blanks_never_accepted on_off_words empty_value_warned values_printed_escaped log_error_silences_warnings unknown_names_named
        test_switch_cannot_be_silenced late_load_noticed tests_leave_no_temporary_files demo_commands_paste
        gpu_targets_stop_without_a_gpu first_minute bench_rows_never_yes_without_runs

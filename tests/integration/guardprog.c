@@ -744,6 +744,35 @@ static void n_ops_of(int iters, int n, int shaped)
 
 static void n_ops(int iters, int n) { n_ops_of(iters, n, 0); }
 
+/* A step of n ops of three kinds and a synchronize: kernels of 97 shapes in
+** turn (no loop body), a memset every 50th op, a copy within the device every
+** 100th; then the result copied to the host.  The report's picture draws it
+** (mixed10, mixed5000). */
+static void mixed(int iters, int n)
+{
+    CUstream s;
+    CUdeviceptr x = dev(), y = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        for (int j = 1; j < n - 1; j++) {
+            if (j % 100 == 99)
+                CHECK(cuMemcpyDtoDAsync_v2(y, x, N * sizeof(float), s));
+            else if (j % 50 == 5)
+                CHECK(cuMemsetD32Async(y, (unsigned)j, N, s));
+            else
+                axpb_shaped(s, x, 32 + (unsigned)(j % 97));
+        }
+        CHECK(cuMemcpyDtoHAsync_v2(out, x, N * sizeof(float), s));
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
+static void mixed10(int iters) { mixed(iters, 10); }
+static void mixed5000(int iters) { mixed(iters, 5000); }
+
 /* sites: a step of six ops and a synchronize, cut in some steps by a call of
 ** the program's in the middle, after a kernel named cut_kernel: every 4th step
 ** reads a value back (gp_site_item: a synchronize, as PyTorch's .item()) after
@@ -2580,6 +2609,7 @@ static const struct {
     {"train4", train4},    {"grow", grow},         {"copies", copies}, {"readback", readback}, {"upload", upload}, {"copy-range", copy_range}, {"slowlong-polled", slowlong_polled}, {"slowlong-stall", slowlong_stall}, {"slowlong-stall-late", slowlong_stall_late}, {"slowlong-stall-moved", slowlong_stall_moved}, {"kinds", kinds},         {"rare20", rare20},     {"rare-then-loop", rare_then_loop}, {"rare-then-memsets", rare_then_memsets},
     {"unclass-proc", unclassified_proc}, {"callback", callback}, {"syncop-memset", syncop_memset}, {"host-bind-d2h", host_bind_d2h}, {"event-pt", event_pt}, {"staging-bail", staging_bail}, {"new-and-same", new_and_same}, {"slowlong-idle-odd", slowlong_idle_odd}, {"slowlong-fast-odd", slowlong_fast_odd}, {"twenty-slow-head", twenty_slow_head}, {"pageable-loop", pageable_loop}, {"body-poll-nap", body_poll_nap},
     {"body-cut", body_cut}, {"last-byte", last_byte}, {"grid-only", grid_only}, {"pageable-h2d", pageable_h2d},
+    {"mixed10", mixed10}, {"mixed5000", mixed5000},
 };
 
 /* guardprog spawn SCENARIO ITERS: a launcher's process tree.  The parent
