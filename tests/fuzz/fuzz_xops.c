@@ -124,6 +124,11 @@ void gen_xop(struct thr *t, struct gen *g, int s)
     } else if (c < 90) {
         o = op_add(t, OP_RENEW, (int)rnd(&t->gen, (unsigned)t->ncreated));
         o->ev = (int)rnd(&t->gen, (unsigned)t->nevents);
+    } else if (c < 96 && t->ctx2 && chance(&t->gen, 60)) {
+        o = op_add(t, OP_CTX2, s);
+        o->how = (int)rnd(&t->gen, 2);   /* made current by cuCtxSetCurrent, or pushed */
+        o->n = 1 + (int)rnd(&t->gen, 3);
+        o->value = (unsigned)splitmix(&t->gen);
     } else if (c < 96) {
         o = op_add(t, OP_CTXREF, s);
         o->how = (int)rnd(&t->gen, 3);
@@ -300,6 +305,47 @@ static void run_allockind(struct thr *t, const struct op *o)
     }
 }
 
+/* --- A second context ------------------------------------------------------ */
+
+/* The thread's second context, and a buffer of its own there. */
+void ctx2_make(struct thr *t)
+{
+    if (RC(cuCtxCreate_v2(&t->ctx2, 0, 0)) != CUDA_SUCCESS) {
+        t->ctx2 = NULL;
+    } else {
+        RC(cuMemAlloc_v2(&t->ctx2_buf, BUF_BYTES));
+        RC(cuMemsetD8_v2(t->ctx2_buf, 0x5a, BUF_BYTES));
+    }
+    RC(cuCtxSetCurrent(g_ctx));
+}
+
+/* Work on the second context's legacy stream (stream 0 while it is current),
+** then the first context current again: the legacy stream a call of stream 0
+** means changes with the current context. */
+static void run_ctx2(struct thr *t, const struct op *o)
+{
+    CUcontext c;
+    if (RC(o->how ? cuCtxPushCurrent_v2(t->ctx2) : cuCtxSetCurrent(t->ctx2)) != CUDA_SUCCESS)
+        return;
+    for (int i = 0; i < o->n; i++)
+        RC(cuMemsetD32Async(t->ctx2_buf + 64 * (CUdeviceptr)i, o->value + (unsigned)(t->it * 7 + i), 16, NULL));
+    RC(cuMemcpyDtoDAsync_v2(t->ctx2_buf + 2048, t->ctx2_buf, 256, NULL));
+    RC(o->how ? cuCtxPopCurrent_v2(&c) : cuCtxSetCurrent(g_ctx));
+}
+
+/* The second context's buffer read back there, and the context destroyed. */
+void ctx2_final(struct thr *t)
+{
+    unsigned char tmp[BUF_BYTES];
+    RC(cuCtxSetCurrent(t->ctx2));
+    RC(cuCtxSynchronize());
+    RC(cuMemcpyDtoH_v2(tmp, t->ctx2_buf, BUF_BYTES));
+    fprintf(t->out, "t%d final second context %016llx\n", t->tid, (unsigned long long)mix_bytes(0, tmp, BUF_BYTES));
+    RC(cuMemFree_v2(t->ctx2_buf));
+    RC(cuCtxSetCurrent(g_ctx));
+    RC(cuCtxDestroy_v2(t->ctx2));
+}
+
 void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
 {
     CUcontext c;
@@ -334,6 +380,9 @@ void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
         }
         RC(cuDevicePrimaryCtxRetain(&c, 0));
         RC(o->how ? cuDevicePrimaryCtxRelease_v2(0) : cuDevicePrimaryCtxRelease(0));
+        break;
+    case OP_CTX2:
+        run_ctx2(t, o);
         break;
     default:   /* OP_ALLOCKIND */
         run_allockind(t, o);

@@ -314,7 +314,7 @@ static void dump_body(const struct thr *t)
                                   "csync", "esync", "squery", "observe", "realloc", "scratch", "bad",
                                   "pinrealloc", "pagerealloc", "equery", "sspin", "nccl", "syncmem",
                                   "gencopy", "callback", "asyncalloc", "owngraph", "attr", "renew", "ctxref",
-                                  "allockind"};
+                                  "allockind", "ctx2"};
     for (int i = 0; i < t->nbody; i++) {
         const struct op *o = &t->body[i];
         fprintf(stderr, "t%d p%d %s s%d pt%d zero%d", t->tid, i, names[o->kind], o->s, o->pt, o->zero);
@@ -396,6 +396,8 @@ static void *thread_main(void *p)
     }
     if (t->evops)
         collective_load(t);
+    if (t->xops && chance(&x, 30))
+        ctx2_make(t);
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
     fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,
@@ -422,6 +424,8 @@ static void *thread_main(void *p)
                 (unsigned long long)atomic_load(&t->hostdig[i]));
     for (int i = 0; i < t->ncreated; i++)
         RC(cuStreamDestroy_v2(t->streams[i]));
+    if (t->ctx2)
+        ctx2_final(t);
     for (int ks = 0; ks < NKS; ks++)
         RC(t->lib[ks] ? cuLibraryUnload(t->libh[ks]) : cuModuleUnload(t->mod[ks]));
     if (t->evops)

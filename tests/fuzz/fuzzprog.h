@@ -93,7 +93,7 @@ enum op_kind {
     OP_PINREALLOC, OP_PAGEREALLOC,  /* threads with memory ops only */
     OP_EQUERY, OP_SSPIN, OP_NCCL,   /* threads with event ops only */
     /* threads with extra ops only (fuzz_xops.c) */
-    OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND,
+    OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND, OP_CTX2,
     OP_XFIRST = OP_SYNCMEM
 };
 
@@ -146,6 +146,8 @@ struct thr {
     int evops;                    /* event and stream query spins, kernels writing pinned memory, collectives */
     int xops;                     /* the extra ops of fuzz_xops.c, copies in inner loops */
     int rep;                      /* the repetition of an inner loop being run (0 outside) */
+    CUcontext ctx2;               /* a second context of the thread's (extra ops), or NULL */
+    CUdeviceptr ctx2_buf;         /* a buffer of the second context's */
     int focus;                    /* nearly every op on the main stream, which owns everything:
                                   ** long segments, few handoffs (threads with extra ops) */
     unsigned sflags[MAX_CREATED]; /* flags of the created streams */
@@ -261,6 +263,8 @@ void sched_leave(const struct thr *t);
 
 /* fuzz_xops.c */
 void gen_xop(struct thr *t, struct gen *g, int s);
+void ctx2_make(struct thr *t);
+void ctx2_final(struct thr *t);
 void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s);
 
 /* fuzz_ops.c */

@@ -52,6 +52,9 @@ static const struct setting {
     {"watchdog50", {"GRAPHSHIM_MAX_DEFER_US=50", NULL}},
     {"body2-warmup1", {"GRAPHSHIM_BODY_OPS=2", "GRAPHSHIM_WARMUP=1", NULL}},
     {"exact", {"GRAPHSHIM_PATCH=0", "GRAPHSHIM_BODY_OPS=0", NULL}},
+    /* a device of 3 MiB, graphs of 48 KiB: graphshim's executables fill it and
+    ** the program's allocations fail but for graphshim's out-of-memory release */
+    {"oom3", {"FAKECUDA_MEM_MB=3", "FAKECUDA_EXEC_KB=48", NULL}},
 };
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
@@ -96,7 +99,7 @@ static const char *const fault_codes[] = {"CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERRO
 
 /* What the engine did under one setting, summed over programs. */
 struct engine_sums {
-    long long programs, ops, held, replayed, replays, chunks, body_graphs, with_replays;
+    long long programs, ops, held, replayed, replays, chunks, body_graphs, with_replays, oom_retries;
 };
 
 /* State shared by the workers (in a shared mapping). */
@@ -157,6 +160,7 @@ static void add_report(struct engine_sums *s, const struct run *r)
         s->replayed += json_int(tot, "ops_replayed");
         s->replays += replays;
         s->chunks += json_int(tot, "chunks");
+        s->oom_retries += json_int(tot, "oom_retries");
         s->body_graphs += json_int(tot, "body_graphs");
         s->with_replays += replays > 0;
     }
@@ -512,10 +516,10 @@ int main(int argc, char **argv)
         const struct engine_sums *s = &g->sums[i];
         if (!s->programs)
             continue;
-        printf("  %-16s ops %lld, held %lld, replayed %lld, replays %lld, chunks %lld, body graphs %lld; "
-               "%lld of %lld programs replayed\n",
+        printf("  %-16s ops %lld, held %lld, replayed %lld, replays %lld, chunks %lld, body graphs %lld, "
+               "out-of-memory retries %lld; %lld of %lld programs replayed\n",
                i < NSETTINGS ? settings[i].name : "injected", s->ops, s->held, s->replayed, s->replays, s->chunks,
-               s->body_graphs, s->with_replays, s->programs);
+               s->body_graphs, s->oom_retries, s->with_replays, s->programs);
     }
     if (g->injected) {
         printf("  injected faults: %ld runs, %ld met a call of graphshim's (", g->injected, g->landed);
