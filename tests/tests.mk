@@ -62,9 +62,10 @@ $(BUILD)/tests/drvprog: tests/integration/drvprog.c tests/integration/cucheck.h 
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
 
-$(BUILD)/tests/guardprog: tests/integration/guardprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
+GUARDPROG_SRC := $(wildcard tests/integration/guardprog/*.c)
+$(BUILD)/tests/guardprog: $(GUARDPROG_SRC) tests/integration/guardprog/guardprog.h tests/integration/cucheck.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $(GUARDPROG_SRC) -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
 $(BUILD)/tests/dlopen_tool.so: tests/integration/dlopen_tool.c
 	@mkdir -p $(@D)
