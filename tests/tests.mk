@@ -42,7 +42,7 @@ gs_suite = @mkdir -p $(TEST_LOG); log=$(TEST_LOG)/$(1).log; rm -f $(TEST_LOG)/$(
 CRITERION_PASSED := s/^\[====\] Synthesis: Tested: [0-9]* | Passing: \([0-9]*\).*/\1 tests/p
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c tests/integration/test_faults.c \
                tests/integration/test_report_tool.c tests/integration/test_ranks.c tests/integration/test_segments.c \
-               tests/integration/test_cost.c \
+               tests/integration/test_cost.c tests/integration/test_checked.c \
                tests/integration/run.c
 
 # One clear line, not a compiler error, where Criterion is missing.

@@ -34,6 +34,35 @@ static void staging_run(int iters, int bail)
 static void staging(int iters) { staging_run(iters, 0); }
 static void staging_bail(int iters) { staging_run(iters, 1); }
 
+/* staging's sequence, each iteration ended by an event record, not by a
+** synchronize: iteration it + 1's copy is held (its source staged) while
+** iteration it's graph may not have run yet (FAKECUDA_PENDING), and must not
+** overwrite the bytes that graph has still to copy.  Each iteration's result
+** goes to a slot of its own of pinned memory, shown after one synchronize. */
+static void staging_events(int iters)
+{
+    CUstream s;
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *slots, *src = malloc(N * sizeof(float));
+    CHECK(cuMemAllocHost_v2((void **)&slots, (size_t)iters * N * sizeof(float)));
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < iters; it++) {
+        for (int i = 0; i < N; i++)
+            src[i] = (float)(it * 10 + i);
+        CHECK(cuMemcpyHtoDAsync_v2(x, src, N * sizeof(float), s));
+        for (int i = 0; i < N; i++)
+            src[i] = -1.0f;
+        axpb(s, x);
+        copy(s, P(slots + (size_t)it * N), x);
+        CHECK(cuEventRecord(e, s));
+    }
+    CHECK(cuStreamSynchronize(s));
+    for (int it = 0; it < iters; it++)
+        show(it, "out", slots + (size_t)it * N);
+}
+
 /* Blocks fill_memory() allocated, and their kind. */
 static void *filled[256];
 static size_t nfilled;
@@ -211,5 +240,6 @@ const struct gp_scenario gp_memory[] = {
     {"oom-pending", oom_pending},
     {"host-bind-d2h", host_bind_d2h},
     {"staging-bail", staging_bail},
+    {"staging-events", staging_events},
     {NULL, NULL},
 };
