@@ -39,13 +39,15 @@ static struct run same_output(const char *scenario, const char *iters, const cha
 ** from there (issued with no context, the work failed and was lost): the
 ** program's synchronize issues it, on its own thread.  The program's one
 ** cuCtxSetCurrent is the first call.  The host's clock: the watchdog's own
-** thread fires (the virtual clock fires it on the program's). */
+** thread fires (the virtual clock fires it on the program's), in one of ten
+** stalls of 5 ms at least, however busy the machine. */
 Test(faults, a_watchdog_that_cannot_make_a_context_current_leaves_the_work_to_the_program, .timeout = 60)
 {
-    struct run r = same_output("stall", "8",
+    struct run r = same_output("stall", "40",
                                (const char *[]){"FAKECUDA_FAIL=cuCtxSetCurrent:2+:CUDA_ERROR_INVALID_CONTEXT",
                                                 "GRAPHSHIM_TEST_CLOCK=host", "FAKECUDA_CLOCK=host",
-                                                "GRAPHSHIM_REPORT=@/report.json", NULL});
+                                                "GRAPHSHIM_MAX_DEFER_US=1000", "GRAPHSHIM_REPORT=@/report.json",
+                                                NULL});
     char *report = run_file(&r, "report.json");
 
     cr_assert_not_null(report);
