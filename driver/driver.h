@@ -79,9 +79,18 @@ extern atomic_ulong gs__own_calls;
 #define GS_APP(abi) ((__typeof__(&abi))gs__real[GS_ID_##abi])
 
 /* The same, counted as a call of graphshim's own: GS_REAL is only ever called,
-** never kept.  A relaxed add: a driver call costs microseconds. */
+** never kept.  A relaxed add: a driver call costs microseconds.  Its result must
+** be used: checked, or dropped out loud with GS_IGNORE (policy/base/log.h); GCC
+** fails the build (-Werror=unused-result) on a GS_REAL call whose result is
+** dropped, even through a cast to void.  Clang has no such attribute on a
+** function's type, and builds without the check. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GS_REAL_TYPE(abi) __typeof__(abi) __attribute__((warn_unused_result))
+#else
+#define GS_REAL_TYPE(abi) __typeof__(abi)
+#endif
 #define GS_REAL(abi) \
-    (atomic_fetch_add_explicit(&gs__own_calls, 1, memory_order_relaxed), (__typeof__(&abi))gs__real[GS_ID_##abi])
+    (atomic_fetch_add_explicit(&gs__own_calls, 1, memory_order_relaxed), (GS_REAL_TYPE(abi) *)gs__real[GS_ID_##abi])
 
 /* Streams: a call's stream, normalized; GS_NONE for calls without one. */
 #define GS_NONE ((CUstream)(uintptr_t)-1)

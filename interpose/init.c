@@ -113,14 +113,17 @@ static void after_fork_child(void)
 }
 
 /* Decides whether the driver is new enough for the engine.  Held ops need the
-** kernel parameter layout, which only cuFuncGetParamInfo (CUDA 12.4) gives. */
+** kernel parameter layout, which only cuFuncGetParamInfo (CUDA 12.4) gives.  A
+** driver that does not tell its version is taken for an old one. */
 static void check_driver(void)
 {
     int version = 0;
+    CUresult rc = gs__real[GS_ID_cuDriverGetVersion] ? GS_REAL(cuDriverGetVersion)(&version) : CUDA_ERROR_NOT_FOUND;
 
-    if (gs__real[GS_ID_cuDriverGetVersion])
-        GS_REAL(cuDriverGetVersion)(&version);
-    if (version < 12040 || !gs__real[GS_ID_cuFuncGetParamInfo]) {
+    if (rc != CUDA_SUCCESS) {
+        gs__warn("cuDriverGetVersion failed (error %d): graphshim passes every call through", (int)rc);
+        gs__passthrough = 1;
+    } else if (version < 12040 || !gs__real[GS_ID_cuFuncGetParamInfo]) {
         gs__warn("the CUDA driver reports API version %d.%d, older than 12.4 (no cuFuncGetParamInfo): "
                  "graphshim passes every call through",
                  version / 1000, version % 1000 / 10);

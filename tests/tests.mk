@@ -30,13 +30,17 @@ TEST_LOG    := $(BUILD)/tests/log
 TEST_SUITES := unit fakecuda integration faults floors fuzz cli
 
 # $(call gs_suite,NAME,SED,COMMAND): runs COMMAND (no comma in it), its output in
-# $(TEST_LOG)/NAME.log (shown as it comes with V=1).  The sed script SED picks
+# $(TEST_LOG)/NAME.log (shown as it comes with V=1), with TMPDIR a fresh folder
+# of its own (mktemp -d in TMPDIR or /tmp: run.c's paths under it stay short),
+# removed after it: two make test at once share no temporary file.  The sed
+# script SED picks
 # from that output what passed ("28 tests"), which goes to $(TEST_LOG)/NAME.passed
 # and to one line ("unit: 28 tests passed"); a suite that fails has its whole output printed, then a line
 # that names it, and stops make.
 gs_suite = @mkdir -p $(TEST_LOG); log=$(TEST_LOG)/$(1).log; rm -f $(TEST_LOG)/$(1).passed; \
-    if [ "$(V)" = 1 ]; then { $(3); echo $$? >$$log.rc; } 2>&1 | tee $$log; rc=$$(cat $$log.rc); rm -f $$log.rc; \
-    else $(3) >$$log 2>&1; rc=$$?; fi; \
+    tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/gs-$(1).XXXXXX") || exit 1; \
+    if [ "$(V)" = 1 ]; then { TMPDIR=$$tmp $(3); echo $$? >$$log.rc; } 2>&1 | tee $$log; rc=$$(cat $$log.rc); rm -f $$log.rc; \
+    else TMPDIR=$$tmp $(3) >$$log 2>&1; rc=$$?; fi; rm -rf $$tmp; \
     if [ "$$rc" != 0 ]; then [ "$(V)" = 1 ] || cat $$log; \
         echo "make test: $(1) FAILED (exit status $$rc; its whole output: $$log)"; exit 1; fi; \
     n=$$(sed -n '$(2)' $$log | tail -n 1); echo "$(1)$${n:+ $$n}" >$(TEST_LOG)/$(1).passed; \
@@ -44,7 +48,7 @@ gs_suite = @mkdir -p $(TEST_LOG); log=$(TEST_LOG)/$(1).log; rm -f $(TEST_LOG)/$(
 CRITERION_PASSED := s/^\[====\] Synthesis: Tested: [0-9]* | Passing: \([0-9]*\).*/\1 tests/p
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c tests/integration/test_faults.c \
                tests/integration/test_report_tool.c tests/integration/test_ranks.c tests/integration/test_segments.c \
-               tests/integration/test_cost.c \
+               tests/integration/test_cost.c tests/integration/test_checked.c \
                tests/integration/run.c
 
 # One clear line, not a compiler error, where Criterion is missing.
@@ -64,9 +68,10 @@ $(BUILD)/tests/drvprog: tests/integration/drvprog.c tests/integration/cucheck.h 
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
 
-$(BUILD)/tests/guardprog: tests/integration/guardprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
+GUARDPROG_SRC := $(wildcard tests/integration/guardprog/*.c)
+$(BUILD)/tests/guardprog: $(GUARDPROG_SRC) tests/integration/guardprog/guardprog.h tests/integration/cucheck.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $(GUARDPROG_SRC) -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
 $(BUILD)/tests/dlopen_tool.so: tests/integration/dlopen_tool.c
 	@mkdir -p $(@D)

@@ -31,6 +31,19 @@ void gs__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define gs__info(...) gs__log(GS_LOG_INFO, __VA_ARGS__)
 #define gs__debug(...) gs__log(GS_LOG_DEBUG, __VA_ARGS__)
 
+/* GS_IGNORE(GS_REAL(abi)(args)): a driver call of graphshim's own whose result
+** it drops on purpose (NCCL's CUCHECKIGNORE), where a failure changes nothing
+** the program sees: a graph, event or buffer not destroyed or freed, which
+** leaks.  A failure is logged at debug level, with the call and its place.  A
+** comment beside it says why dropping is right there; every other GS_REAL
+** result is checked (driver/driver.h makes GCC fail a build that drops one). */
+#define GS_IGNORE(call) gs__ignored((int)(call), #call, __FILE__, __LINE__)
+static inline void gs__ignored(int rc, const char *call, const char *file, int line)
+{
+    if (rc != 0)
+        gs__debug("%s:%d: %s failed (%d); ignored", file, line, call, rc);
+}
+
 /* gs__quote's result: at most GS_QUOTE_MAX characters of escaped text, then "..."
 ** if s was longer; GS_QUOTE_LEN bytes hold it.  Two of them and a sentence fit in
 ** one message. */

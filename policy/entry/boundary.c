@@ -142,7 +142,8 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
     if (s->holding)
         gs__flush(s, reason);
     gs__body_forget(s, learned);
-    gs__staging_wait(s);
+    if (gs__staging_wait(s) != 0) /* the stream failed: its error is the program's at its next synchronize */
+        gs__debug("a stream's staging buffers are freed unwaited for");
     gs__gain_forget(s);
     if (learned) {
         gs__trie_walk(&s->trie.root, retire_row, s);
@@ -157,12 +158,12 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
     }
     if (learned && s->staging_done) {
-        GS_REAL(cuEventDestroy_v2)(s->staging_done);
+        GS_IGNORE(GS_REAL(cuEventDestroy_v2)(s->staging_done)); /* an event not destroyed leaks */
         s->staging_done = NULL;
         s->staging_pending = 0;
     }
     if (learned && s->foreign_done && !atomic_load(&s->foreign_pending)) {
-        GS_REAL(cuEventDestroy_v2)(s->foreign_done);
+        GS_IGNORE(GS_REAL(cuEventDestroy_v2)(s->foreign_done));
         s->foreign_done = NULL;
     }
 }

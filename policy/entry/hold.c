@@ -150,7 +150,8 @@ static int refuse(struct gs_stream *s)
 ** expected() said), matched at node c, be held?  A pageable source is copied
 ** into c's staging buffer now; arguments of its own (unless the test build
 ** turned the parameter rule off) are kept to go out with it.  0: it may be
-** held.  -1: it goes out now: no staging buffer, or a copy or memset moved
+** held.  -1: it goes out now: no staging buffer (or none the GPU is known to
+** be done reading: its wait failed), or a copy or memset moved
 ** where the driver would refuse it (to fail at its call; refuse()), or no room
 ** for its arguments.  Called locked. */
 static int admit(struct gs_stream *s, struct gs_node *c, void *key, int len, uint32_t cmp, int same,
@@ -161,9 +162,8 @@ static int admit(struct gs_stream *s, struct gs_node *c, void *key, int len, uin
     if (k->kind == GS_OP_H2D_PAGEABLE) {
         void *buf = gs__staging_get(c, k->size);
 
-        if (!buf)
+        if (!buf || gs__staging_wait(s) != 0) /* a buffer the GPU may still read is not written */
             return refuse(s);
-        gs__staging_wait(s);
         memcpy(buf, stage_src, k->size);
     }
     if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) && (same < 0 || gs__key_args_differ(&c->key, key))) {

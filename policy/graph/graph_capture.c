@@ -102,7 +102,7 @@ static int capture_graph(struct gs_graphs *own, CUresult (*issue)(CUstream, void
         return 0;
     gs__debug("capture of a %u-op sequence failed (error %d)", nops, rc);
     if (*g)
-        GS_REAL(cuGraphDestroy)(*g);
+        GS_IGNORE(GS_REAL(cuGraphDestroy)(*g)); /* a graph not destroyed leaks */
     *g = NULL;
 failed:
     atomic_fetch_add(&nfailed, 1);
@@ -125,7 +125,7 @@ static struct gs_exec *instantiate(struct gs_graphs *own, CUgraph g, unsigned no
         e->g = g;
         e->nodes = nodes;
     } else {
-        GS_REAL(cuGraphDestroy)(g);
+        GS_IGNORE(GS_REAL(cuGraphDestroy)(g)); /* a graph not destroyed leaks */
         free(nodes);
     }
     if (rc == CUDA_SUCCESS) {

@@ -14,16 +14,17 @@
 
 atomic_uint gs__mem_epoch = 1;
 
-/* Destroys e and what it owns, its variants too. */
+/* Destroys e and what it owns, its variants too.  An executable or graph the
+** driver does not destroy leaks: nothing of the program's uses it. */
 void gs__exec_free(struct gs_exec *e)
 {
     if (!e)
         return;
     gs__exec_free(e->next);
     if (gs__real[GS_ID_cuGraphExecDestroy])
-        GS_REAL(cuGraphExecDestroy)(e->x);
+        GS_IGNORE(GS_REAL(cuGraphExecDestroy)(e->x));
     if (e->g && gs__real[GS_ID_cuGraphDestroy])
-        GS_REAL(cuGraphDestroy)(e->g);
+        GS_IGNORE(GS_REAL(cuGraphDestroy)(e->g));
     for (uint32_t i = 0; i < e->ndiff; i++)
         free(e->diff[i].key);
     free(e->diff);

@@ -72,7 +72,8 @@ static int gpu_query(struct gs_stream *s)
 
     if (!gs__real[GS_ID_cuStreamQuery] || (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
         return -1;
-    prev = gs__enter_ctx(s);
+    if (gs__enter_ctx(s, &prev) != 0)
+        return -1;
     rc = GS_REAL(cuStreamQuery)(s->handle);
     gs__leave_ctx(s, prev);
     return rc == CUDA_ERROR_NOT_READY ? 1 : rc == CUDA_SUCCESS ? 0 : -1;

@@ -302,11 +302,13 @@ void gs__gain_ctx_synced(void)
 
     if (gs__passthrough)
         return;
-    GS_REAL(cuCtxGetCurrent)(&cur); /* the context whose streams it waited for */
+    /* The context whose streams it waited for; where it cannot be told, none. */
+    if (GS_REAL(cuCtxGetCurrent)(&cur) != CUDA_SUCCESS)
+        cur = NULL;
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
         gs__lock(&s->lock);
-        synced(s, s->ctx == cur);
+        synced(s, cur && s->ctx == cur);
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);

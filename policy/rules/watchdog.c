@@ -84,6 +84,20 @@ static void fire(struct gs_stream *s)
     }
 }
 
+/* fire(s) with s's context current on the watchdog's thread.  Where it cannot
+** be made current there, nothing goes out (it would go to no context, and
+** fail): the held work waits for the program's next boundary, whose thread
+** issues it. */
+static void fire_in_ctx(struct gs_stream *s)
+{
+    CUcontext prev;
+
+    if (gs__enter_ctx(s, &prev) != 0)
+        return;
+    fire(s);
+    gs__leave_ctx(s, prev);
+}
+
 /* Issues work held longer than limit ns on any stream.  Returns whether a
 ** stream held work. */
 static int scan(uint64_t limit)
@@ -102,7 +116,7 @@ static int scan(uint64_t limit)
         ** gone out meanwhile and newer work be held since after `now`. */
         since = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
         if (s->holding && since && gs__now_ns() - since >= limit)
-            fire(s);
+            fire_in_ctx(s);
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);

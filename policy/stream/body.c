@@ -196,7 +196,9 @@ static void issue_bodies(struct gs_stream *s, CUstream st, unsigned j)
 }
 
 /* Issues the held ops, in order: the whole bodies as graphs of 2^j bodies, largest
-** first, then the ops of the body begun.  Stops holding. */
+** first, then the ops of the body begun; where s's context cannot be made
+** current, none (they would go to another context), counted as issue errors.
+** Stops holding. */
 static void issue_held(struct gs_stream *s)
 {
     struct gs_body *b = &s->body;
@@ -208,13 +210,16 @@ static void issue_held(struct gs_stream *s)
         return;
     whole = b->held / b->active->p;
     st = gs__issue_stream(s);
-    prev = gs__enter_ctx(s);
-    for (int j = GS_BODY_GROUPS - 1; j >= 0; j--)
-        if (whole & (1u << j))
-            issue_bodies(s, st, (unsigned)j);
-    issue_eager(s, st, 1, b->held - whole * b->active->p);
-    gs__issued_on(s, st);
-    gs__leave_ctx(s, prev);
+    if (gs__enter_ctx(s, &prev) != 0) {
+        s->issue_errors += b->held;
+    } else {
+        for (int j = GS_BODY_GROUPS - 1; j >= 0; j--)
+            if (whole & (1u << j))
+                issue_bodies(s, st, (unsigned)j);
+        issue_eager(s, st, 1, b->held - whole * b->active->p);
+        gs__issued_on(s, st);
+        gs__leave_ctx(s, prev);
+    }
     b->held = 0;
     b->pos = 0;
     gs__seg_held_out(s);

@@ -21,30 +21,47 @@
 
 /* --- Staging ------------------------------------------------------------------ */
 
-/* Records that the last issue on stream st read staging buffers of s. */
+/* Records that the last issue on stream st read staging buffers of s: an event
+** after them, or, where there is none, the host waits for st now.  Where that
+** wait fails too, the stream failed (its error is the program's at its next
+** synchronize), and the buffers may be overwritten while a copy reads them: a
+** warning says so. */
 static void staging_issued(struct gs_stream *s, CUstream st)
 {
+    CUresult rc;
+
     if (!s->staging_done && GS_REAL(cuEventCreate)(&s->staging_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
         s->staging_done = NULL;
     if (s->staging_done && GS_REAL(cuEventRecord)(s->staging_done, st) == CUDA_SUCCESS)
         s->staging_pending = 1;
-    else
-        GS_REAL(cuStreamSynchronize)(st); /* no event to wait on later: wait here instead */
+    else if ((rc = GS_REAL(cuStreamSynchronize)(st)) != CUDA_SUCCESS)
+        gs__warn("pageable copies' staging buffers could not be waited for (cuStreamSynchronize failed, error %d)",
+                 (int)rc);
 }
 
-/* Before a staging buffer of s is overwritten: the GPU must be done reading it. */
-void gs__staging_wait(struct gs_stream *s)
+/* Before a staging buffer of s is overwritten: the GPU must be done reading it.
+** 0, or -1 where the wait failed: the buffer may still be read, and must not be
+** written (the wait is tried again next time). */
+int gs__staging_wait(struct gs_stream *s)
 {
+    CUresult rc;
+
     if (s->staging_pending) {
-        GS_REAL(cuEventSynchronize)(s->staging_done);
+        if ((rc = GS_REAL(cuEventSynchronize)(s->staging_done)) != CUDA_SUCCESS) {
+            gs__debug("a staging buffer's event could not be waited for (error %d): its copy goes out eagerly",
+                      (int)rc);
+            return -1;
+        }
         s->staging_pending = 0;
     }
+    return 0;
 }
 
 /* --- Issuing held ops ------------------------------------------------------ */
 
 /* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
-** order.  Called locked. */
+** order; where s's context cannot be made current, none (they would go to
+** another context), counted as issue errors.  Called locked. */
 void gs__issue_held(struct gs_stream *s, struct gs_node *to)
 {
     GS_ASSERT_LOCKED(s);
@@ -54,9 +71,12 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to)
     int staged = 0, listed = gs__held_get(s, to, &h) == 0;
     uint32_t j = s->patch_first;
     CUstream st = gs__issue_stream(s);
-    CUcontext prev = gs__enter_ctx(s);
+    CUcontext prev;
+    int entered = gs__enter_ctx(s, &prev) == 0;
 
-    for (unsigned i = s->chunk_depth; i < n; i++) {
+    if (!entered)
+        s->issue_errors += n - s->chunk_depth;
+    for (unsigned i = s->chunk_depth; entered && i < n; i++) {
         struct gs_node *node = listed ? h.path[i] : to;
         const struct gs_key *k;
         if (!listed) /* no memory for the list: find each op from the end, slowly */
@@ -69,10 +89,12 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to)
             s->issue_errors++;
         staged |= node->staging != NULL;
     }
-    if (staged)
-        staging_issued(s, st);
-    gs__issued_on(s, st);
-    gs__leave_ctx(s, prev);
+    if (entered) {
+        if (staged)
+            staging_issued(s, st);
+        gs__issued_on(s, st);
+        gs__leave_ctx(s, prev);
+    }
     if (listed)
         gs__held_free(&h);
     s->chunk_depth = n;
@@ -147,8 +169,9 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
         return 0; /* everything already went out in chunks */
     if (s->seg.seg_resumed && (!e || e->from != from || gs__exec_stale(e)))
         return GS_NOT_KEPT;
+    if (gs__enter_ctx(s, &prev) != 0)
+        return -1;
     GS_PROF_START(t_set);
-    prev = gs__enter_ctx(s);
     if (e && (e->from != from || gs__exec_stale(e))) { /* its variants go too */
         gs__debug("a %u-op sequence's graph %s: it is built again", t->depth,
                   e->from != from ? "began at another op" : "copies to or from memory freed or allocated since");

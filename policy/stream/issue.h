@@ -8,8 +8,9 @@
 #include "../graph/graph_capture.h" /* GS_CAPTURE_BUSY */
 #include "stream.h"
 
-/* Before a staging buffer of s is overwritten: waits for the GPU to read it. */
-void gs__staging_wait(struct gs_stream *s);
+/* Before a staging buffer of s is overwritten: waits for the GPU to read it.
+** 0, or -1 where the wait failed: the buffer must not be written then. */
+int gs__staging_wait(struct gs_stream *s);
 /* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
 ** order; holding goes on after them. */
 void gs__issue_held(struct gs_stream *s, struct gs_node *to);

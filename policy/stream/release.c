@@ -92,9 +92,12 @@ unsigned gs__release_memory(void)
     ** another thread's op on one of them. */
     for (uint64_t until = gs__now_ns() + WAIT_NS; r.nsync > 0 && gs__now_ns() < until;) {
         struct gs_stream *s = r.sync[r.nsync - 1];
-        CUcontext prev = gs__enter_ctx(s);
-        CUresult q = GS_REAL(cuStreamQuery)(gs__issue_stream(s));
-        gs__leave_ctx(s, prev);
+        CUcontext prev;
+        CUresult q = CUDA_ERROR_INVALID_CONTEXT; /* a stream this thread cannot ask is not waited for */
+        if (gs__enter_ctx(s, &prev) == 0) {
+            q = GS_REAL(cuStreamQuery)(gs__issue_stream(s));
+            gs__leave_ctx(s, prev);
+        }
         if (q != CUDA_ERROR_NOT_READY)
             r.nsync--;
         else

@@ -310,8 +310,10 @@ void gs__issued_on(struct gs_stream *s, CUstream st);
 /* Before a synchronize or query of s by its owner, where s holds nothing: s
 ** waits for the work of its that another thread issued (gs__issued_on). */
 void gs__ptds_catch_up(struct gs_stream *s);
-/* Makes s's context current for the engine's own calls; returns the previous one. */
-CUcontext gs__enter_ctx(const struct gs_stream *s);
+/* Makes s's context current for the engine's own calls: 0 (the previous one in
+** *prev), or -1 where it cannot, and then s's work must not be issued from
+** this thread.  gs__leave_ctx makes prev current again. */
+int gs__enter_ctx(const struct gs_stream *s, CUcontext *prev);
 void gs__leave_ctx(const struct gs_stream *s, CUcontext prev);
 /* Visits every stream state, under the table lock and the state's lock. */
 void gs__each_stream(void (*fn)(struct gs_stream *, void *), void *arg);

@@ -197,8 +197,29 @@ void gs__issued_on(struct gs_stream *s, CUstream st)
         s->foreign_done = NULL;
     if (s->foreign_done && GS_REAL(cuEventRecord)(s->foreign_done, CU_STREAM_LEGACY) == CUDA_SUCCESS)
         atomic_store_explicit(&s->foreign_pending, 1, memory_order_release);
-    else
-        GS_REAL(cuStreamSynchronize)(CU_STREAM_LEGACY); /* no event: the work is done now, then */
+    else if (GS_REAL(cuStreamSynchronize)(CU_STREAM_LEGACY) != CUDA_SUCCESS) /* no event: the work is done now */
+        gs__warn("a per-thread stream's work issued by another thread could not be waited for "
+                 "(cuStreamSynchronize of the legacy stream failed): its owner's next synchronize may not wait for it");
+}
+
+/* The owner's wait for the work of s another thread issued (gs__issued_on):
+** its per-thread stream waits for the event, or, where it cannot (s's context
+** cannot be made current, or the wait fails), the host does, until the work is
+** done.  Where neither can, the work stays pending, to be waited for at the
+** next synchronize or query of s.  0, or -1 where it stays pending. */
+static int ptds_wait(struct gs_stream *s)
+{
+    CUcontext prev;
+    CUresult rc = CUDA_ERROR_INVALID_CONTEXT;
+
+    if (gs__enter_ctx(s, &prev) == 0) {
+        rc = GS_REAL(cuStreamWaitEvent)(CU_STREAM_PER_THREAD, s->foreign_done, 0);
+        gs__leave_ctx(s, prev);
+    }
+    if (rc != CUDA_SUCCESS && (rc = GS_REAL(cuEventSynchronize)(s->foreign_done)) != CUDA_SUCCESS)
+        gs__debug("a per-thread stream cannot wait for its work issued on the legacy stream (error %d): "
+                  "tried again at its next synchronize or query", (int)rc);
+    return rc == CUDA_SUCCESS ? 0 : -1;
 }
 
 void gs__ptds_catch_up(struct gs_stream *s)
@@ -206,29 +227,55 @@ void gs__ptds_catch_up(struct gs_stream *s)
     if (GS_LIKELY(!atomic_load_explicit(&s->foreign_pending, memory_order_acquire)))
         return;
     gs__lock(&s->lock);
-    if (atomic_load_explicit(&s->foreign_pending, memory_order_relaxed) && s->owner_tid == gs__tid()) {
-        CUcontext prev = gs__enter_ctx(s);
-        GS_REAL(cuStreamWaitEvent)(CU_STREAM_PER_THREAD, s->foreign_done, 0);
-        gs__leave_ctx(s, prev);
+    if (atomic_load_explicit(&s->foreign_pending, memory_order_relaxed) && s->owner_tid == gs__tid() &&
+        ptds_wait(s) == 0)
         atomic_store_explicit(&s->foreign_pending, 0, memory_order_relaxed);
-    }
     gs__unlock(&s->lock);
 }
 
-/* Makes s's context current for the engine's own calls; returns the previous one. */
-CUcontext gs__enter_ctx(const struct gs_stream *s)
+/* A failed call of the engine's context switch, and what follows: the first
+** one a warning, the others debug messages. */
+static void ctx_failed(const char *call, CUresult rc, const char *then)
 {
-    CUcontext cur = NULL;
-    GS_REAL(cuCtxGetCurrent)(&cur);
-    if (cur != s->ctx)
-        GS_REAL(cuCtxSetCurrent)(s->ctx);
-    return cur;
+    static atomic_int warned;
+    gs__log(atomic_exchange(&warned, 1) ? GS_LOG_DEBUG : GS_LOG_WARN, "%s failed (error %d): %s", call, (int)rc,
+            then);
 }
 
+/* Makes s's context current for the engine's own calls: 0, with the one to
+** make current again in *prev for gs__leave_ctx; or -1 where s's cannot be
+** made current, and nothing changed: the caller must not issue s's work (it
+** would go to another context, or to none).  Where the current context cannot
+** be read, s's is made current and stays so (*prev is s's). */
+int gs__enter_ctx(const struct gs_stream *s, CUcontext *prev)
+{
+    CUresult rc;
+
+    *prev = NULL;
+    rc = GS_REAL(cuCtxGetCurrent)(prev);
+    if (GS_LIKELY(rc == CUDA_SUCCESS && *prev == s->ctx))
+        return 0;
+    if (rc != CUDA_SUCCESS) {
+        ctx_failed("cuCtxGetCurrent", rc, "graphshim makes a stream's context current and leaves it so");
+        *prev = s->ctx;
+    }
+    if ((rc = GS_REAL(cuCtxSetCurrent)(s->ctx)) == CUDA_SUCCESS)
+        return 0;
+    ctx_failed("cuCtxSetCurrent", rc,
+               "a stream's held work does not go out from this thread, where another context (or none) is current");
+    return -1;
+}
+
+/* Makes prev current again after gs__enter_ctx.  Where that fails, s's context
+** stays current on this thread: the program's next call there would go to it,
+** so that is an error, always shown. */
 void gs__leave_ctx(const struct gs_stream *s, CUcontext prev)
 {
-    if (prev != s->ctx)
-        GS_REAL(cuCtxSetCurrent)(prev);
+    CUresult rc;
+
+    if (prev != s->ctx && (rc = GS_REAL(cuCtxSetCurrent)(prev)) != CUDA_SUCCESS)
+        gs__error("the program's context could not be made current again after graphshim issued work of "
+                  "another one (cuCtxSetCurrent failed, error %d)", (int)rc);
 }
 
 /* For the report: visits every stream state, under the table lock. */

@@ -18,8 +18,14 @@ case $B in /*) AB=$B ;; *) AB=$ROOT/$B ;; esac
 G=$AB/graphshim
 LIB=$AB/libgraphshim.so
 DRV=("$AB/tests/drvprog" direct legacy 2)
-T=$(mktemp -d /tmp/gs-cli-XXXXXX)
+# The run's folder, in TMPDIR (make test gives each suite one of its own) or
+# /tmp; what the cases' programs write to a temporary folder goes to $T/tmp, so
+# that a case that counts files there sees its own alone, however many runs
+# share the machine.
+T=$(mktemp -d "${TMPDIR:-/tmp}/gs-cli-XXXXXX")
 trap 'rm -rf "$T"' EXIT
+export TMPDIR=$T/tmp
+mkdir "$TMPDIR"
 
 # --- Helpers ------------------------------------------------------------------
 
@@ -45,16 +51,16 @@ warnings() { grep -c '^graphshim:' err; }
 # shim [NAME=value...] PROGRAM [ARGS...]: runs PROGRAM over the fake driver with
 # graphshim preloaded; stdout in out, stderr in err, exit status in $rc.
 shim() {
-    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" LD_PRELOAD="$LIB" "$@" >out 2>err </dev/null
+    timeout 20 env -i TMPDIR="$TMPDIR" PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" LD_PRELOAD="$LIB" "$@" >out 2>err </dev/null
     rc=$?
 }
 # plain PROGRAM [ARGS...]: the same without graphshim, stdout in base.
 plain() {
-    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" "$@" >base 2>/dev/null </dev/null
+    timeout 20 env -i TMPDIR="$TMPDIR" PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" "$@" >base 2>/dev/null </dev/null
 }
 # launcher ARGS...: the launcher, the same way.
 launcher() {
-    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" "$G" "$@" >out 2>err </dev/null
+    timeout 20 env -i TMPDIR="$TMPDIR" PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" "$G" "$@" >out 2>err </dev/null
     rc=$?
 }
 # The library's version as include/graphshim.h gives it (GRAPHSHIM_VERSION,
@@ -298,14 +304,14 @@ t_write_error_keeps_old_report() {
 t_failed_trace_leaves_no_empty_file() {
     # No byte can be written to a file (a file size limit of 0, as on a full
     # disk); the program's stderr is a pipe, which the limit spares.
-    (trap '' XFSZ && ulimit -f 0 && exec timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" \
+    (trap '' XFSZ && ulimit -f 0 && exec timeout 20 env -i TMPDIR="$TMPDIR" PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" \
         LD_PRELOAD="$LIB" GRAPHSHIM_TRACE=t.txt "${DRV[@]}" 2>&1 >/dev/null </dev/null) | cat >err
     check test ! -e t.txt -- "an empty trace was left: $(ls -l t.txt 2>&1)"
     check has err "cannot write GRAPHSHIM_TRACE=t.txt" -- "no warning: $(cat err)"
     check same "$(warnings)" 1 -- "$(warnings) warnings, not 1: $(cat err)"
     # A trace that was there is never removed.
     : >t.txt
-    (trap '' XFSZ && ulimit -f 0 && exec timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" \
+    (trap '' XFSZ && ulimit -f 0 && exec timeout 20 env -i TMPDIR="$TMPDIR" PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" \
         LD_PRELOAD="$LIB" GRAPHSHIM_TRACE=t.txt "${DRV[@]}" 2>&1 >/dev/null </dev/null) | cat >err
     check test -e t.txt -- "a trace that was there was removed"
 }
@@ -382,7 +388,7 @@ t_reports_at_once_all_kept() {
     for i in $(seq 12); do
         rm -f r*.json
         for _ in 1 2; do
-            timeout 20 env -i LD_LIBRARY_PATH="$AB/fakecuda" LD_PRELOAD="$LIB" GRAPHSHIM_REPORT=r.json \
+            timeout 20 env -i TMPDIR="$TMPDIR" LD_LIBRARY_PATH="$AB/fakecuda" LD_PRELOAD="$LIB" GRAPHSHIM_REPORT=r.json \
                 "${DRV[@]}" >/dev/null 2>>errs </dev/null &
         done
         wait
@@ -562,7 +568,7 @@ t_report_picture() {
 # job_run RANK MODE: a rank of a job over the fake driver, under the launcher,
 # its report in job/r.RANK.json.
 job_run() {
-    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" RANK="$1" \
+    timeout 20 env -i TMPDIR="$TMPDIR" PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" RANK="$1" \
         "$G" run --report 'job/r.%r.json' -- "$AB/tests/guardprog" "$2" 8 >/dev/null 2>>errs
 }
 
@@ -647,7 +653,7 @@ t_headline_nets_own_calls() {
     # The fake driver logs every call: the report's net must be the difference.
     for sc in "params 40" "loop1 4" "sync 8" "slow 20"; do
         rm -f without with r.json
-        timeout 20 env -i FAKECUDA_LOG=without LD_LIBRARY_PATH="$AB/fakecuda" "$AB/tests/guardprog" $sc >/dev/null 2>&1
+        timeout 20 env -i TMPDIR="$TMPDIR" FAKECUDA_LOG=without LD_LIBRARY_PATH="$AB/fakecuda" "$AB/tests/guardprog" $sc >/dev/null 2>&1
         shim FAKECUDA_LOG=with GRAPHSHIM_REPORT=r.json GRAPHSHIM_LOG=info "$AB/tests/guardprog" $sc
         net=$(sed -n 's/.*"net_calls_saved": \(-*[0-9]*\).*/\1/p' r.json | head -1)
         check same "$net" "$(($(calls without) - $(calls with)))" -- \
@@ -841,10 +847,10 @@ t_check_exit_nothing_measured_fails() {
     check has err "check failed: nothing was measured" -- "no CUDA call: $(cat err)"
     # A shell that starts the CUDA program passes where the program does (bash
     # ends with exit, and so judges; dash ends with _exit, and says nothing).
-    timeout 20 env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" GRAPHSHIM_CHECK='ops>=1' GRAPHSHIM_CHECK_EXIT=1 \
+    timeout 20 env -i TMPDIR="$TMPDIR" PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" GRAPHSHIM_CHECK='ops>=1' GRAPHSHIM_CHECK_EXIT=1 \
         "$G" run -- bash -c '"$0" "$@" >/dev/null; exit 0' "${DRV[@]}" >out 2>err </dev/null
     check same "$?/$(cat err)" "0/" -- "a shell around a CUDA program failed the gate: $(cat err)"
-    check same "$(ls -A "${TMPDIR:-/tmp}" | grep -c "^graphshim-gate\.$(id -u)\.")" 0 -- "a mark was left in the temporary folder"
+    check same "$(ls -A "$TMPDIR" | grep -c "^graphshim-gate\.$(id -u)\.")" 0 -- "a mark was left in the temporary folder"
     # In the report tool: reports that count no op.
     slow_report
     sed -E 's/"ops": [0-9]+/"ops": 0/g' r.json >zero.json
@@ -917,10 +923,10 @@ t_test_switch_cannot_be_silenced() {
 }
 
 t_late_load_noticed() {
-    timeout 20 env -i LD_LIBRARY_PATH="$AB/fakecuda" "$AB/tests/lateload" "$LIB" >out 2>err
+    timeout 20 env -i TMPDIR="$TMPDIR" LD_LIBRARY_PATH="$AB/fakecuda" "$AB/tests/lateload" "$LIB" >out 2>err
     check has err "loaded while the program runs (dlopen)" -- "dlopen: $(cat err)"
     check same "$(warnings)" 1 -- "dlopen: $(warnings) lines"
-    timeout 20 env -i LD_LIBRARY_PATH="$AB/fakecuda" "$AB/tests/lateload" "$LIB" cuda-first >out 2>err
+    timeout 20 env -i TMPDIR="$TMPDIR" LD_LIBRARY_PATH="$AB/fakecuda" "$AB/tests/lateload" "$LIB" cuda-first >out 2>err
     check has err "loaded after the CUDA driver" -- "dlopen after libcuda: $(cat err)"
     shim "$AB/tests/lateload" - cuda-first
     check same "$(cat err)" "" -- "preloaded, yet: $(cat err)"
@@ -946,7 +952,7 @@ t_demo_commands_paste() {
     check same "$?" 0 -- "demo.sh failed: $(tail -3 demo)"
     while IFS= read -r cmd; do
         n=$((n + 1))
-        (cd "$ROOT" && timeout 20 env -i PATH="$PATH" sh -c "${cmd#\$ }" >"$here/pasted" 2>&1)
+        (cd "$ROOT" && timeout 20 env -i TMPDIR="$TMPDIR" PATH="$PATH" sh -c "${cmd#\$ }" >"$here/pasted" 2>&1)
         check same "$?" 0 -- "pasted '${cmd#\$ }' failed: $(head -2 pasted)"
     done < <(grep '^\$ ' demo)
     check test "$n" -ge 2 -- "demo.sh shows $n commands"

@@ -4,7 +4,7 @@
 # goes up a floor, a circle of includes, a circle of modules that no circle of
 # files shows, a module left on CIRCLES_KNOWN in no circle, a file over 400 lines, a folder without a floor,
 # functions over 80 lines (their bodies opened by "{" alone, by ") {" on the
-# head's line, or on its last line), and fields of scripts/owners written by a
+# head's line, or on its last line; a test's too), and fields of scripts/owners written by a
 # file that does not own them (assigned, incremented, stored atomically, also
 # through a node's or a stream's sub-struct, and by memset or memcpy).  The objects (for the
 # calls) are the build's own.
@@ -85,6 +85,11 @@ expect "a function over 80 lines opened with \") {\"" "policy/rules/rest.c:[0-9]
 fresh
 { printf '\nstatic int filler(int a,\n                  int b) {\n'; yes '    /* filler */' | head -80; printf '    return a + b;\n}\n'; } >>"$tmp/policy/rules/rest.c"
 expect "a function over 80 lines, its head on two lines, opened with \") {\"" "policy/rules/rest.c:[0-9]* filler has 84 lines"
+
+fresh
+mkdir -p "$tmp/tests/integration" "$tmp/tests/fuzz"
+{ printf 'Test(suite, filler)\n{\n'; yes '    /* filler */' | head -80; printf '}\n'; } >"$tmp/tests/integration/test_filler.c"
+expect "a test over 80 lines" "tests/integration/test_filler.c:1 filler has 83 lines"
 
 fresh
 sed -i '0,/^{$/s//{\n    s->cur = NULL;/' "$tmp/policy/rules/gain.c"

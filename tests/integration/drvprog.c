@@ -209,22 +209,147 @@ static unsigned checksum(const void *p, size_t n)
     return h;
 }
 
-int main(int argc, char **argv)
-{
+/* The workload's objects (setup()), and its count of launches. */
+struct prog {
     struct api a;
-    int pt, iters, launches = 0, n = N;
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
-    CUlibrary lib;
     CUfunction f;
     CUkernel k;
     CUstream s;
     CUevent e;
-    CUgraph g;
     CUdeviceptr dx;
-    float *pinned, pageable[N], a1 = 1.5f, b1 = 0.25f, a2 = 0.5f, b2 = -1.0f;
+    float *pinned;
+    int launches;
+};
+
+/* The kernels' scalar arguments, passed by address. */
+static float a1 = 1.5f, b1 = 0.25f, a2 = 0.5f, b2 = -1.0f;
+static int n = N;
+
+/* The context, the kernels of a module and a library, a stream, an event, and
+** the buffers: dx on the device, pinned its input. */
+static void setup(struct prog *p)
+{
+    struct api *a = &p->a;
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUlibrary lib;
+
+    CHECK(a->Init(0));
+    CHECK(a->DeviceGet(&dev, 0));
+    CHECK(a->PrimaryCtxRetain(&ctx, dev));
+    CHECK(a->CtxSetCurrent(ctx));
+    CHECK(a->ModuleLoadData(&mod, "image"));
+    CHECK(a->ModuleGetFunction(&p->f, mod, "axpb"));
+    CHECK(a->LibraryLoadData(&lib, "image", NULL, NULL, 0, NULL, NULL, 0));
+    CHECK(a->LibraryGetKernel(&p->k, lib, "axpb"));
+    CHECK(a->StreamCreate(&p->s, CU_STREAM_NON_BLOCKING));
+    CHECK(a->EventCreate(&p->e, 0));
+    CHECK(a->MemAlloc(&p->dx, N * sizeof(float)));
+    CHECK(a->MemAllocHost((void **)&p->pinned, N * sizeof(float)));
+    for (int i = 0; i < N; i++)
+        p->pinned[i] = (float)i * 0.125f + 1.0f;
+}
+
+/* Iteration it: the input copied up, launches of every kind on the stream and
+** on the variant's default stream, ordered by events, a host function, the
+** result copied back; printed after the stream's synchronize. */
+static void iteration(struct prog *p, int it)
+{
+    struct api *a = &p->a;
+    void *p1[] = {&p->dx, &a1, &b1, &n};
+    struct { CUdeviceptr x; float a, b; int n; } packed = {p->dx, a2, b2, n};
+    size_t psize = sizeof packed;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &psize,
+                     CU_LAUNCH_PARAM_END};
+    CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
+                          .blockDimZ = 1, .hStream = 0};
+
+    CHECK(a->MemcpyHtoDAsync(p->dx, p->pinned, N * sizeof(float), p->s));
+    for (int j = 0; j < 3; j++, p->launches++)
+        CHECK(a->LaunchKernel(p->f, 2, 1, 1, 128, 1, 1, 0, p->s, p1, NULL));
+    CHECK(a->LaunchKernel((CUfunction)p->k, 2, 1, 1, 128, 1, 1, 0, p->s, p1, NULL));
+    p->launches++;
+    CHECK(a->EventRecord(p->e, p->s));
+    CHECK(a->StreamWaitEvent(0, p->e, 0));
+    CHECK(a->LaunchKernelEx(&cfg, p->f, NULL, extra)); /* on the variant's default stream */
+    p->launches++;
+    CHECK(a->EventRecord(p->e, 0));
+    CHECK(a->StreamWaitEvent(p->s, p->e, 0));
+    CHECK(a->LaunchHostFunc(p->s, host_fn, (void *)(intptr_t)('a' + it % 26)));
+    CHECK(a->MemcpyDtoHAsync(p->pinned, p->dx, N * sizeof(float), p->s));
+    CHECK(a->StreamSynchronize(p->s));
+    printf("iter %d: x[0]=%a x[%d]=%a sum=%08x\n", it, p->pinned[0], N - 1, p->pinned[N - 1],
+           checksum(p->pinned, N * sizeof(float)));
+}
+
+/* A child that touches the driver's entry points (not the GPU) and exits:
+** with _exit, or with exit (DRVPROG_FORK=exit: its atexit handlers run,
+** graphshim's too). */
+static void fork_child(const struct api *a)
+{
+    const char *name = NULL;
+    int st = -1, rc;
+    pid_t pid;
+
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        a->GetErrorName(CUDA_ERROR_INVALID_VALUE, &name);
+        rc = name && strcmp(name, "CUDA_ERROR_INVALID_VALUE") == 0 ? 0 : 3;
+        if (strcmp(getenv("DRVPROG_FORK"), "exit") == 0)
+            exit(rc);
+        _exit(rc);
+    }
+    waitpid(pid, &st, 0);
+    printf("child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+/* After the iterations: a memset, synchronous copies from pageable memory,
+** the event's and the context's synchronize, an invalid launch (the same error
+** code must reach the program), two entry points hooks.def does not list, and
+** the objects destroyed. */
+static void finish(struct prog *p)
+{
+    struct api *a = &p->a;
+    float pageable[N];
     const char *ename = NULL;
+    void *p1[] = {&p->dx, &a1, &b1, &n};
+    size_t nnodes = 99;
+    CUresult rc;
+    CUgraph g;
+
+    CHECK(a->MemsetD32Async(p->dx, 0x3f800000u, N, p->s));
+    CHECK(a->StreamSynchronize(p->s));
+    CHECK(a->MemcpyDtoH(pageable, p->dx, sizeof pageable));
+    printf("memset: %a %a\n", pageable[0], pageable[N - 1]);
+    for (int i = 0; i < N; i++)
+        pageable[i] = (float)(N - i);
+    CHECK(a->MemcpyHtoD(p->dx, pageable, sizeof pageable));
+    CHECK(a->EventSynchronize(p->e));
+    CHECK(a->CtxSynchronize());
+    CHECK(a->MemcpyDtoH(p->pinned, p->dx, N * sizeof(float)));
+    printf("sync copy: sum=%08x\n", checksum(p->pinned, N * sizeof(float)));
+    printf("host functions ran in order: %s\n", order);
+
+    rc = a->LaunchKernel(p->f, 1, 1, 1, 0, 1, 1, 0, p->s, p1, NULL);
+    a->GetErrorName(rc, &ename);
+    printf("invalid launch: %d %s\n", (int)rc, ename ? ename : "?");
+    CHECK(a->GraphCreate(&g, 0));
+    CHECK(a->GraphGetNodes(g, NULL, &nnodes));
+    printf("empty graph has %zu nodes\n", nnodes);
+    CHECK(a->GraphDestroy(g));
+
+    CHECK(a->EventDestroy(p->e));
+    CHECK(a->StreamDestroy(p->s));
+    CHECK(a->MemFreeHost(p->pinned));
+    CHECK(a->MemFree(p->dx));
+}
+
+int main(int argc, char **argv)
+{
+    struct prog p;
+    int pt, iters;
 
     if (argc < 3) {
         fprintf(stderr, "usage: drvprog direct|dlsym|proc legacy|ptsz [iters]\n");
@@ -232,105 +357,18 @@ int main(int argc, char **argv)
     }
     pt = strcmp(argv[2], "ptsz") == 0;
     iters = argc > 3 ? atoi(argv[3]) : 8;
-    memset(&a, 0, sizeof a);
+    memset(&p, 0, sizeof p);
     if (strcmp(argv[1], "direct") == 0)
-        load_direct(&a, pt);
-    else if ((strcmp(argv[1], "dlsym") == 0 ? load_dlsym(&a, pt) : load_proc(&a, pt)) != 0)
+        load_direct(&p.a, pt);
+    else if ((strcmp(argv[1], "dlsym") == 0 ? load_dlsym(&p.a, pt) : load_proc(&p.a, pt)) != 0)
         return 1;
-
-    CHECK(a.Init(0));
-    CHECK(a.DeviceGet(&dev, 0));
-    CHECK(a.PrimaryCtxRetain(&ctx, dev));
-    CHECK(a.CtxSetCurrent(ctx));
-    CHECK(a.ModuleLoadData(&mod, "image"));
-    CHECK(a.ModuleGetFunction(&f, mod, "axpb"));
-    CHECK(a.LibraryLoadData(&lib, "image", NULL, NULL, 0, NULL, NULL, 0));
-    CHECK(a.LibraryGetKernel(&k, lib, "axpb"));
-    CHECK(a.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    CHECK(a.EventCreate(&e, 0));
-    CHECK(a.MemAlloc(&dx, N * sizeof(float)));
-    CHECK(a.MemAllocHost((void **)&pinned, N * sizeof(float)));
-    for (int i = 0; i < N; i++)
-        pinned[i] = (float)i * 0.125f + 1.0f;
-
+    setup(&p);
     for (int it = 0; it < iters; it++) {
-        void *p1[] = {&dx, &a1, &b1, &n};
-        struct { CUdeviceptr x; float a, b; int n; } packed = {dx, a2, b2, n};
-        size_t psize = sizeof packed;
-        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &psize,
-                         CU_LAUNCH_PARAM_END};
-        CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
-                              .blockDimZ = 1, .hStream = 0};
-
-        CHECK(a.MemcpyHtoDAsync(dx, pinned, N * sizeof(float), s));
-        for (int j = 0; j < 3; j++, launches++)
-            CHECK(a.LaunchKernel(f, 2, 1, 1, 128, 1, 1, 0, s, p1, NULL));
-        CHECK(a.LaunchKernel((CUfunction)k, 2, 1, 1, 128, 1, 1, 0, s, p1, NULL));
-        launches++;
-        CHECK(a.EventRecord(e, s));
-        CHECK(a.StreamWaitEvent(0, e, 0));
-        CHECK(a.LaunchKernelEx(&cfg, f, NULL, extra)); /* on the variant's default stream */
-        launches++;
-        CHECK(a.EventRecord(e, 0));
-        CHECK(a.StreamWaitEvent(s, e, 0));
-        CHECK(a.LaunchHostFunc(s, host_fn, (void *)(intptr_t)('a' + it % 26)));
-        CHECK(a.MemcpyDtoHAsync(pinned, dx, N * sizeof(float), s));
-        CHECK(a.StreamSynchronize(s));
-        printf("iter %d: x[0]=%a x[%d]=%a sum=%08x\n", it, pinned[0], N - 1, pinned[N - 1],
-               checksum(pinned, N * sizeof(float)));
-        if (it == 0 && getenv("DRVPROG_FORK")) {
-            /* A child that touches the driver's entry points (not the GPU) and
-            ** exits: with _exit, or with exit (DRVPROG_FORK=exit: its atexit
-            ** handlers run, graphshim's too). */
-            const char *name = NULL;
-            int st = -1, rc;
-            pid_t pid;
-            fflush(stdout);
-            pid = fork();
-            if (pid == 0) {
-                a.GetErrorName(CUDA_ERROR_INVALID_VALUE, &name);
-                rc = name && strcmp(name, "CUDA_ERROR_INVALID_VALUE") == 0 ? 0 : 3;
-                if (strcmp(getenv("DRVPROG_FORK"), "exit") == 0)
-                    exit(rc);
-                _exit(rc);
-            }
-            waitpid(pid, &st, 0);
-            printf("child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        }
+        iteration(&p, it);
+        if (it == 0 && getenv("DRVPROG_FORK"))
+            fork_child(&p.a);
     }
-    CHECK(a.MemsetD32Async(dx, 0x3f800000u, N, s));
-    CHECK(a.StreamSynchronize(s));
-    CHECK(a.MemcpyDtoH(pageable, dx, sizeof pageable));
-    printf("memset: %a %a\n", pageable[0], pageable[N - 1]);
-    for (int i = 0; i < N; i++)
-        pageable[i] = (float)(N - i);
-    CHECK(a.MemcpyHtoD(dx, pageable, sizeof pageable));
-    CHECK(a.EventSynchronize(e));
-    CHECK(a.CtxSynchronize());
-    CHECK(a.MemcpyDtoH(pinned, dx, N * sizeof(float)));
-    printf("sync copy: sum=%08x\n", checksum(pinned, N * sizeof(float)));
-    printf("host functions ran in order: %s\n", order);
-
-    /* An invalid launch: the same error code must reach the program. */
-    {
-        void *p1[] = {&dx, &a1, &b1, &n};
-        CUresult rc = a.LaunchKernel(f, 1, 1, 1, 0, 1, 1, 0, s, p1, NULL);
-        a.GetErrorName(rc, &ename);
-        printf("invalid launch: %d %s\n", (int)rc, ename ? ename : "?");
-    }
-    /* Two entry points hooks.def does not list. */
-    {
-        size_t nnodes = 99;
-        CHECK(a.GraphCreate(&g, 0));
-        CHECK(a.GraphGetNodes(g, NULL, &nnodes));
-        printf("empty graph has %zu nodes\n", nnodes);
-        CHECK(a.GraphDestroy(g));
-    }
-
-    CHECK(a.EventDestroy(e));
-    CHECK(a.StreamDestroy(s));
-    CHECK(a.MemFreeHost(pinned));
-    CHECK(a.MemFree(dx));
-    printf("launches %d\n", launches);
+    finish(&p);
+    printf("launches %d\n", p.launches);
     return 0;
 }

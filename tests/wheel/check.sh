@@ -28,7 +28,7 @@ B=${BUILD:-build}
 case $B in /*) AB=$B ;; *) AB=$ROOT/$B ;; esac
 PY=${WHEEL_PYTHON:-/usr/bin/python3}
 VERSION=$(cat VERSION)
-T=$(mktemp -d /tmp/gs-wheel-XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/gs-wheel-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 V=$T/venv
 # Programs run in a clean environment, the venv first in PATH, over the fake
