@@ -208,6 +208,46 @@ static void gen_evop(struct thr *t, struct gen *g, int s)
     o->owned = owned_by(g, s);
 }
 
+/* A copy of gen_op's draw c (45 to 62): host to device from pinned or pageable
+** memory, device to pinned or pageable host memory, device to device. */
+static struct op *gen_copy(struct thr *t, struct gen *g, int s, unsigned c)
+{
+    uint64_t *r = &t->gen;
+    struct op *o;
+
+    if (c < 52) {
+        int dst = pick(t, g, s, 0, NDEV), pin = pick(t, g, s, RES_PIN(0), RES_PIN(NPIN)) - RES_PIN(0);
+        int pageable = chance(r, 50);
+        need(t, g, s, dst);
+        if (!pageable)
+            need(t, g, s, RES_PIN(pin));
+        o = op_add(t, OP_H2D, s);
+        o->pageable = pageable;
+        o->src_r = pin;
+        o->dst_r = dst;
+        if (t->memops)
+            o->value = (unsigned)rnd(r, 4);   /* bit 0: the pageable source freed right after the call */
+    } else if (c < 58) {
+        int src = pick(t, g, s, 0, NDEV), pin = pick(t, g, s, RES_PIN(0), RES_PIN(NPIN)) - RES_PIN(0);
+        int pageable = chance(r, 30);
+        need(t, g, s, src);
+        if (!pageable)
+            need(t, g, s, RES_PIN(pin));
+        o = op_add(t, OP_D2H, s);
+        o->pageable = pageable;
+        o->src_r = src;
+        o->dst_r = pin;
+    } else {
+        int src = pick(t, g, s, 0, NDEV), dst = pick(t, g, s, 0, NDEV);
+        need(t, g, s, src);
+        need(t, g, s, dst);
+        o = op_add(t, OP_D2D, s);
+        o->src_r = src;
+        o->dst_r = dst;
+    }
+    return o;
+}
+
 /* Appends one random op (with the handoffs it needs) on a random stream. */
 static void gen_op(struct thr *t, struct gen *g)
 {
@@ -234,35 +274,8 @@ static void gen_op(struct thr *t, struct gen *g)
         int ks = pick(t, g, s, RES_GLOB(0), RES_GLOB(NKS)) - RES_GLOB(0);
         int out = pick(t, g, s, 0, NDEV), in = pick(t, g, s, 0, NDEV);
         o = gen_launch(t, g, s, ks, out, in);
-    } else if (c < 52) {
-        int dst = pick(t, g, s, 0, NDEV), pin = pick(t, g, s, RES_PIN(0), RES_PIN(NPIN)) - RES_PIN(0);
-        int pageable = chance(r, 50);
-        need(t, g, s, dst);
-        if (!pageable)
-            need(t, g, s, RES_PIN(pin));
-        o = op_add(t, OP_H2D, s);
-        o->pageable = pageable;
-        o->src_r = pin;
-        o->dst_r = dst;
-        if (t->memops)
-            o->value = (unsigned)rnd(r, 4);   /* bit 0: the pageable source freed right after the call */
-    } else if (c < 58) {
-        int src = pick(t, g, s, 0, NDEV), pin = pick(t, g, s, RES_PIN(0), RES_PIN(NPIN)) - RES_PIN(0);
-        int pageable = chance(r, 30);
-        need(t, g, s, src);
-        if (!pageable)
-            need(t, g, s, RES_PIN(pin));
-        o = op_add(t, OP_D2H, s);
-        o->pageable = pageable;
-        o->src_r = src;
-        o->dst_r = pin;
     } else if (c < 63) {
-        int src = pick(t, g, s, 0, NDEV), dst = pick(t, g, s, 0, NDEV);
-        need(t, g, s, src);
-        need(t, g, s, dst);
-        o = op_add(t, OP_D2D, s);
-        o->src_r = src;
-        o->dst_r = dst;
+        o = gen_copy(t, g, s, c);
     } else if (c < 69) {
         int dst = pick(t, g, s, 0, NDEV + NKS);
         need(t, g, s, dst);

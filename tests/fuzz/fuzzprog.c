@@ -345,23 +345,9 @@ static void collective_load(struct thr *t)
     RC(cuModuleGetFunction(&t->nccl, t->nccl_mod, NCCL_NAME));
 }
 
-static void *thread_main(void *p)
+/* The thread's streams, events, buffers and kernels. */
+static void thread_setup(struct thr *t)
 {
-    struct thr *t = p;
-    uint64_t s = g_seed * 1000003 + (uint64_t)t->tid;
-
-    sched_enter(t);   /* before the thread's first allocation, too */
-
-    t->gen = splitmix(&s);
-    t->var = splitmix(&s) ^ 0x5555;
-    uint64_t m = s ^ 0x6d656d6f70730000ull;   /* apart from gen and var */
-    const char *classic = getenv("FUZZ_CLASSIC");
-    t->memops = !(classic && *classic && strcmp(classic, "0")) && chance(&m, 70);
-    t->evops = !(classic && *classic && strcmp(classic, "0")) && chance(&m, 70);
-    uint64_t x = s ^ 0x78746f7073000000ull;   /* apart from the others */
-    t->xops = !(classic && *classic && strcmp(classic, "0")) && !getenv("FUZZ_NO_XOPS") && chance(&x, 70);
-    t->focus = t->xops && chance(&x, 40);
-    t->out = open_memstream(&t->text, &t->text_len);
     RC(cuCtxSetCurrent(g_ctx));
     t->use_proc = chance(&t->gen, 50);
     t->ncreated = 1 + (int)rnd(&t->gen, MAX_CREATED);
@@ -396,18 +382,11 @@ static void *thread_main(void *p)
     }
     if (t->evops)
         collective_load(t);
-    if (t->xops && chance(&x, 30))
-        ctx2_make(t);
-    t->iters = 8 + (int)rnd(&t->gen, 25);
-    gen_body(t);
-    fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,
-            t->use_proc ? "cuGetProcAddress" : "direct", t->memops ? ", memory ops" : "",
-            t->evops ? ", event ops" : "", t->xops ? t->focus ? ", extra ops, focused" : ", extra ops" : "");
-    if (getenv("FUZZ_DUMP"))
-        dump_body(t);
-    run_loop(t);
+}
 
-    /* The end: everything complete, every buffer read back. */
+/* The end: everything complete, every buffer read back, everything freed. */
+static void thread_final(struct thr *t)
+{
     t->pos = -1;
     RC(cuCtxSynchronize());
     for (int r = 0; r < NDEV + NKS; r++) {
@@ -432,6 +411,37 @@ static void *thread_main(void *p)
         RC(cuModuleUnload(t->nccl_mod));
     fprintf(t->out, "t%d final bad-pointer %d calls %lu rc %016llx\n", t->tid,
             atomic_load(&t->bad_ptr), t->ncalls, (unsigned long long)t->rcdig);
+}
+
+static void *thread_main(void *p)
+{
+    struct thr *t = p;
+    uint64_t s = g_seed * 1000003 + (uint64_t)t->tid;
+
+    sched_enter(t);   /* before the thread's first allocation, too */
+
+    t->gen = splitmix(&s);
+    t->var = splitmix(&s) ^ 0x5555;
+    uint64_t m = s ^ 0x6d656d6f70730000ull;   /* apart from gen and var */
+    const char *classic = getenv("FUZZ_CLASSIC");
+    t->memops = !(classic && *classic && strcmp(classic, "0")) && chance(&m, 70);
+    t->evops = !(classic && *classic && strcmp(classic, "0")) && chance(&m, 70);
+    uint64_t x = s ^ 0x78746f7073000000ull;   /* apart from the others */
+    t->xops = !(classic && *classic && strcmp(classic, "0")) && !getenv("FUZZ_NO_XOPS") && chance(&x, 70);
+    t->focus = t->xops && chance(&x, 40);
+    t->out = open_memstream(&t->text, &t->text_len);
+    thread_setup(t);
+    if (t->xops && chance(&x, 30))
+        ctx2_make(t);
+    t->iters = 8 + (int)rnd(&t->gen, 25);
+    gen_body(t);
+    fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,
+            t->use_proc ? "cuGetProcAddress" : "direct", t->memops ? ", memory ops" : "",
+            t->evops ? ", event ops" : "", t->xops ? t->focus ? ", extra ops, focused" : ", extra ops" : "");
+    if (getenv("FUZZ_DUMP"))
+        dump_body(t);
+    run_loop(t);
+    thread_final(t);
     fclose(t->out);
     sched_leave(t);
     return NULL;

@@ -432,43 +432,41 @@ static void usage(void)
     exit(2);
 }
 
-int main(int argc, char **argv)
-{
-    double seconds = 60;
-    long seed = -1, start = 1, count = 0;
-    int first = 0;
-    int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    pthread_mutexattr_t ma;
+/* What the command line asks for. */
+struct args {
+    double seconds;
+    long seed, start, count;
+    int first, jobs;
+};
 
+static void parse_args(int argc, char **argv, struct args *o)
+{
+    static const struct { const char *name; int *flag; } flags[] = {
+        {"--inject-only", &g_inject_only}, {"--inject-all", &g_inject_all}, {"--free", &g_free}};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--inject-only")) {
-            g_inject_only = 1;
-            continue;
+        int f = 0;
+        for (; f < (int)(sizeof flags / sizeof flags[0]) && strcmp(argv[i], flags[f].name); f++) {
         }
-        if (!strcmp(argv[i], "--inject-all")) {
-            g_inject_all = 1;
-            continue;
-        }
-        if (!strcmp(argv[i], "--free")) {
-            g_free = 1;
+        if (f < (int)(sizeof flags / sizeof flags[0])) {
+            *flags[f].flag = 1;
             continue;
         }
         if (!strcmp(argv[i], "--first")) {
-            first = 1;
+            o->first = 1;
             continue;
         }
         if (i + 1 >= argc)
             usage();
         if (!strcmp(argv[i], "--seconds"))
-            seconds = atof(argv[++i]);
+            o->seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--seed"))
-            seed = atol(argv[++i]);
+            o->seed = atol(argv[++i]);
         else if (!strcmp(argv[i], "--start"))
-            start = atol(argv[++i]);
+            o->start = atol(argv[++i]);
         else if (!strcmp(argv[i], "--count"))
-            count = atol(argv[++i]);
+            o->count = atol(argv[++i]);
         else if (!strcmp(argv[i], "--jobs"))
-            jobs = atoi(argv[++i]);
+            o->jobs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-threads"))
             snprintf(g_max_threads, sizeof g_max_threads, "%d", atoi(argv[++i]));
         else if (!strcmp(argv[i], "--timeout"))
@@ -478,6 +476,18 @@ int main(int argc, char **argv)
         else
             usage();
     }
+}
+
+int main(int argc, char **argv)
+{
+    struct args o = {60, -1, 1, 0, 0, (int)sysconf(_SC_NPROCESSORS_ONLN)};
+    double seconds;
+    long seed, start, count;
+    int first, jobs;
+    pthread_mutexattr_t ma;
+
+    parse_args(argc, argv, &o);
+    seconds = o.seconds, seed = o.seed, start = o.start, count = o.count, first = o.first, jobs = o.jobs;
     if (g_inject < 0 || (g_inject_only && !g_inject))
         usage();
     if (jobs < 1)
