@@ -11,8 +11,8 @@
 #      every run;
 #   3. every source file of the library has at most 400 lines, and no floor
 #      holds more than 30 % of the library's lines;
-#   4. every function of the library, and of the tests' C files (tests/, but
-#      tests/), has at most 80 lines, from the line at
+#   4. every function of the library, and of the tests' C files (tests/), has
+#      at most 80 lines, from the line at
 #      column 0 that names it to its closing "}" at column 0 (its body opens
 #      with "{" alone at column 0, or with the head's last line ending in
 #      ") {"; a criterion Test is one), but those LONG_KNOWN lists, named every run;
