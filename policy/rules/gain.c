@@ -68,10 +68,24 @@ static int gpu_bound(const struct gs_node *t)
     return gs__gain_gpu_bound(t->gain.eager_ns, t->gain.eager_issue_ns);
 }
 
+/* Do t's replays save the program (almost) no driver call (rule gain-calls)?
+** Their graph launches and the nodes set before them are 90 % of the launches
+** its eager runs make, or more: a JAX step of four launches replays as a graph
+** launch and three node sets.  Such a graph can gain only on the GPU, and the
+** held work it launches starts late there. */
+static int saves_no_call(const struct gs_node *t)
+{
+    return !GS_DROPPED(GS_RULE_GAIN_CALLS) && t->runs.replays &&
+           (t->cost.graph_launches + t->cost.nodes_set) * 10 >= (uint64_t)t->depth * t->runs.replays * 9;
+}
+
 /* Is t's graph judged strictly (a replay is slow where it took longer at all)?
-** A sequence on trial, shorter than GRAPHSHIM_MIN_OPS, and a busy GPU's. */
+** A sequence on trial, shorter than GRAPHSHIM_MIN_OPS, a busy GPU's, and one
+** whose replays save no driver call. */
 static int judged_strictly(const struct gs_node *t)
 {
+    if (saves_no_call(t))
+        return 1;
     return t->depth < (uint32_t)gs__cfg.min_ops || gpu_bound(t);
 }
 

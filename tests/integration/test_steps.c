@@ -10,7 +10,8 @@
 ** held step's kernels start on the GPU only at its graph launch, after all of
 ** it: a step the GPU bounds is slower replayed.  The gain check times such a
 ** step to the stream's next op (rule gain-step) and runs it eagerly for good;
-** without the rule nothing judges it.  The programs' clock is the fake's
+** without the rule nothing judges it.  Its replays save no driver call, so a
+** replay slower at all counts as slow (rule gain-calls).  The programs' clock is the fake's
 ** virtual one, so the figures are the same on a busy machine.
 */
 #include <criterion/criterion.h>
@@ -119,6 +120,25 @@ Test(steps, a_step_a_stream_synchronize_waits_for_after_its_records_is_judged, .
     cr_assert_lt(lost, 0.95, "%.3f\n%s", lost, off.text);
     cr_assert_geq(kept, 0.999, "%.3f\n%s", kept, on.text);
     cr_assert_eq(total(strstr(on.report, "\"bails\""), "no-gain"), 1, "%s", on.report);
+    step_free(&off), step_free(&on);
+}
+
+/* Longer kernels (20 us): the held step loses 7-8 %, within the 10 % any graph
+** may lose to noise.  Its replays save no driver call (a graph launch and three
+** node sets against four launches): judged strictly, it runs eagerly for good
+** (rule gain-calls); without the rule its graph is kept. */
+Test(steps, a_step_whose_replays_save_no_call_is_judged_strictly, .timeout = 90)
+{
+    const char *costs[] = {"FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3",
+                           "FAKECUDA_GRAPH_LAUNCH_US=2", NULL};
+    struct step_run off, on;
+    double lost = step_ratio("event", costs, (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=gain-calls", NULL}, &off);
+    double kept = step_ratio("event", costs, NULL, &on);
+
+    cr_assert_lt(lost, 0.97, "%.3f\n%s", lost, off.text);
+    cr_assert(strstr(off.report, "\"gain\": \"pays\"}"), "%s", off.report);
+    cr_assert_geq(kept, 0.999, "%.3f\n%s", kept, on.text);
+    cr_assert(strstr(on.report, "\"gain\": \"no-gain\"}"), "%s", on.report);
     step_free(&off), step_free(&on);
 }
 
