@@ -315,6 +315,39 @@ def main(name, build):
         shim.resume()
 
 
+# --- JAX helpers -------------------------------------------------------------
+
+def jax_env():
+    """Before JAX is imported: XLA_PYTHON_CLIENT_PREALLOCATE=false, and unless
+    XLA_FLAGS is set, autotuning off (the same kernels every run) and XLA's own
+    command buffers off (APPS_JAX_CMDBUF=1 keeps them)."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    if "XLA_FLAGS" not in os.environ:
+        flags = "--xla_gpu_autotune_level=0"
+        if os.environ.get("APPS_JAX_CMDBUF", "0") == "0":
+            flags += " --xla_gpu_enable_command_buffer="
+        os.environ["XLA_FLAGS"] = flags
+
+
+def jax_setup():
+    """Imports numpy and JAX; returns (np, jax, jnp, the first GPU device), or
+    raises Skip when JAX or its GPU backend is missing."""
+    try:
+        import numpy as np
+        import jax
+        import jax.numpy as jnp
+    except Exception as e:  # noqa: BLE001
+        raise Skip(f"JAX not importable ({type(e).__name__}: {e})")
+    for plat in ("cuda", "gpu"):
+        try:
+            devs = jax.devices(plat)
+        except Exception:  # noqa: BLE001
+            continue
+        if devs:
+            return np, jax, jnp, devs[0]
+    raise Skip("no JAX GPU backend")
+
+
 # --- PyTorch helpers ---------------------------------------------------------
 
 def torch_setup():

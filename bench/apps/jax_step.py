@@ -7,46 +7,24 @@ compute stream, makes a second stream wait on one and launches a host function
 there, so no synchronize ends the step: jax.block_until_ready on x is the
 synchronize (every step by default; --sync-every N: every Nth).
 
-Before JAX is imported, as jax_train.py: XLA_PYTHON_CLIENT_PREALLOCATE=false,
-and unless XLA_FLAGS is set, autotuning off and XLA's own command buffers off
-(APPS_JAX_CMDBUF=1 keeps them).  No hand-written graph.  Checksum: x.  SKIP
+Before JAX is imported, common.jax_env() as for jax_train.py (autotuning and
+XLA's own command buffers off; APPS_JAX_CMDBUF=1 keeps them).  No hand-written graph.  Checksum: x.  SKIP
 when JAX or its GPU backend is missing."""
 import hashlib
 import os
 import sys
 
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-if "XLA_FLAGS" not in os.environ:
-    flags = "--xla_gpu_autotune_level=0"
-    if os.environ.get("APPS_JAX_CMDBUF", "0") == "0":
-        flags += " --xla_gpu_enable_command_buffer="
-    os.environ["XLA_FLAGS"] = flags
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+
+common.jax_env()
 
 NAME = "jax_step"
 BATCH, D, PRODUCTS = 64, 256, 4
 
 
 def build():
-    try:
-        import numpy as np
-        import jax
-        import jax.numpy as jnp
-    except Exception as e:  # noqa: BLE001
-        raise common.Skip(f"JAX not importable ({type(e).__name__}: {e})")
-    devs = []
-    for plat in ("cuda", "gpu"):
-        try:
-            devs = jax.devices(plat)
-        except Exception:  # noqa: BLE001
-            continue
-        if devs:
-            break
-    if not devs:
-        raise common.Skip("no JAX GPU backend")
-    dev = devs[0]
-
+    np, jax, jnp, dev = common.jax_setup()
     rng = np.random.default_rng(0)
     ws = [jax.device_put((rng.standard_normal((D, D)) / np.sqrt(D)).astype(np.float32), dev)
           for _ in range(PRODUCTS)]

@@ -84,20 +84,32 @@ static double step_ratio(const char *wait, const char *const *costs, const char 
     return (double)base.loop_ns / (double)shim->loop_ns;
 }
 
+/* The step with rule off (the test build's GRAPHSHIM_TEST_DROP_RULE) and on:
+** off, the held step loses (eager over graphshim below `below`); on, it runs
+** eagerly for good (one no-gain) and loses nothing. */
+static void judged(const char *wait, const char *const *costs, const char *rule, double below, struct step_run *off,
+                   struct step_run *on)
+{
+    char drop[64];
+    double lost, kept;
+
+    snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
+    lost = step_ratio(wait, costs, (const char *[]){drop, NULL}, off);
+    kept = step_ratio(wait, costs, NULL, on);
+    cr_assert_lt(lost, below, "the held step did not lose without rule %s: %.3f\n%s", rule, lost, off->text);
+    cr_assert_gt(total(off->report, "replays"), 150, "%s", off->report);
+    cr_assert_geq(kept, 0.999, "the held step still loses: %.3f\n%s", kept, on->text);
+    cr_assert_eq(total(strstr(on->report, "\"bails\""), "no-gain"), 1, "%s", on->report);
+}
+
 /* Waited on by an event: graphed and replayed, the step that the GPU bounds
 ** loses (the fake shows it without the rule); timed to the next step, it runs
 ** eagerly for good (no-gain) and is as fast as without graphshim. */
 Test(steps, an_event_ended_step_that_loses_runs_eagerly, .timeout = 90)
 {
-    const char *costs[] = {GPU_BOUND, NULL};
     struct step_run off, on;
-    double lost = step_ratio("event", costs, (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=gain-step", NULL}, &off);
-    double kept = step_ratio("event", costs, NULL, &on);
 
-    cr_assert_lt(lost, 0.95, "the held step did not lose without rule gain-step: %.3f\n%s", lost, off.text);
-    cr_assert_gt(total(off.report, "replays"), 150, "%s", off.report);
-    cr_assert_geq(kept, 0.999, "the held step still loses: %.3f\n%s", kept, on.text);
-    cr_assert_eq(total(strstr(on.report, "\"bails\""), "no-gain"), 1, "%s", on.report);
+    judged("event", (const char *[]){GPU_BOUND, NULL}, "gain-step", 0.95, &off, &on);
     /* The report says what ended the step and what the check found. */
     cr_assert(strstr(on.report, "\"graph\": false, "), "%s", on.report);
     cr_assert(strstr(on.report, "\"ended_by\": \"event\", \"gain\": \"no-gain\"}"), "%s", on.report);
@@ -112,14 +124,9 @@ Test(steps, an_event_ended_step_that_loses_runs_eagerly, .timeout = 90)
 ** return. */
 Test(steps, a_step_a_stream_synchronize_waits_for_after_its_records_is_judged, .timeout = 90)
 {
-    const char *costs[] = {GPU_BOUND, NULL};
     struct step_run off, on;
-    double lost = step_ratio("stream", costs, (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=gain-step", NULL}, &off);
-    double kept = step_ratio("stream", costs, NULL, &on);
 
-    cr_assert_lt(lost, 0.95, "%.3f\n%s", lost, off.text);
-    cr_assert_geq(kept, 0.999, "%.3f\n%s", kept, on.text);
-    cr_assert_eq(total(strstr(on.report, "\"bails\""), "no-gain"), 1, "%s", on.report);
+    judged("stream", (const char *[]){GPU_BOUND, NULL}, "gain-step", 0.95, &off, &on);
     step_free(&off), step_free(&on);
 }
 
@@ -132,12 +139,9 @@ Test(steps, a_step_whose_replays_save_no_call_is_judged_strictly, .timeout = 90)
     const char *costs[] = {"FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3",
                            "FAKECUDA_GRAPH_LAUNCH_US=2", NULL};
     struct step_run off, on;
-    double lost = step_ratio("event", costs, (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=gain-calls", NULL}, &off);
-    double kept = step_ratio("event", costs, NULL, &on);
 
-    cr_assert_lt(lost, 0.97, "%.3f\n%s", lost, off.text);
+    judged("event", costs, "gain-calls", 0.97, &off, &on);
     cr_assert(strstr(off.report, "\"gain\": \"pays\"}"), "%s", off.report);
-    cr_assert_geq(kept, 0.999, "%.3f\n%s", kept, on.text);
     cr_assert(strstr(on.report, "\"gain\": \"no-gain\"}"), "%s", on.report);
     step_free(&off), step_free(&on);
 }
