@@ -1,6 +1,6 @@
 // step_shape.cu: a JAX jit step's shape (issue 57), timed, in one of two modes.
 //
-//   step_shape eager|graph [ITERS] [REPS]
+//   step_shape eager|graph|graph-same [ITERS] [REPS]
 //
 // A step: the host's own work (HOST_NS, default 2000 ns of spinning: XLA's
 // runtime between its thunks), then a launch with cuLaunchKernelEx, four times
@@ -19,7 +19,12 @@
 //          once, each step the three changed nodes set
 //          (cuGraphExecKernelNodeSetParams) and the graph launched in their
 //          place; the events, the wait and the host function as in eager
+//   graph-same  the graph launched as captured, no node set (other results:
+//          its checksum differs): against graph, what the three sets and the
+//          launch of a changed executable cost
 //
+// HOST_NS=0 leaves the host nothing to do while it holds: against the default,
+// what the late start of held work costs.
 // Prints `us_reps` (each repetition's time per step), `us_per_iter <median over
 // REPS>` and a checksum of the result (both modes and graphshim must agree).
 #include <cuda.h>
@@ -107,11 +112,11 @@ struct Step {
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "eager") && strcmp(argv[1], "graph"))) {
-        fprintf(stderr, "usage: step_shape eager|graph [ITERS] [REPS]\n");
+    if (argc < 2 || (strcmp(argv[1], "eager") && strcmp(argv[1], "graph") && strcmp(argv[1], "graph-same"))) {
+        fprintf(stderr, "usage: step_shape eager|graph|graph-same [ITERS] [REPS]\n");
         return 2;
     }
-    bool graph = strcmp(argv[1], "graph") == 0;
+    bool graph = strcmp(argv[1], "eager") != 0, sets = strcmp(argv[1], "graph") == 0;
     int iters = argc > 2 ? atoi(argv[2]) : 2000, reps = argc > 3 ? atoi(argv[3]) : 9;
     Step st;
     st.kernel_ns = getenv("KERNEL_NS") ? atoll(getenv("KERNEL_NS")) : 4000;
@@ -156,7 +161,7 @@ int main(int argc, char **argv)
         } else {
             for (int k = 0; k < KERNELS; k++)
                 spin_ns(st.host_ns);
-            for (int k = 1; k < KERNELS; k++) { // the changed nodes
+            for (int k = 1; sets && k < KERNELS; k++) { // the changed nodes
                 CUDA_KERNEL_NODE_PARAMS p = {};
                 p.func = st.f;
                 p.gridDimX = 8, p.gridDimY = 1, p.gridDimZ = 1;
