@@ -293,9 +293,12 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
         t->gain.gain_end = reason >= GS_BAIL_BOUNDARY ? (unsigned)(reason - GS_BAIL_BOUNDARY + 1) : 0;
     if (s->gain.timing_eager)
         s->gain.timing_eager--;
-    /* A segment of no op (a second event recorded, a synchronize after the
-    ** record) leaves the step before it to be timed at the next op. */
-    if (s->gain.last_open && (!t || !t->depth))
+    /* A segment of no op that a call of the program's ended (a second event
+    ** recorded, a synchronize after the record) leaves the step before it to be
+    ** timed at the next op; a pause, or a capture of the program's own, does
+    ** not: the step's time would be the pause's. */
+    if (s->gain.last_open && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
+        reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
         return;
     /* Timed: a learned segment that a synchronize, an event or a host function
     ** ended, long enough to be graphed (a shorter one is not worth the clock

@@ -12,13 +12,16 @@
 ** second event) or "stream" (cuStreamSynchronize of the compute stream after
 ** the records).  It prints a hash of its state every step, and on stderr the
 ** fake driver's clock over the loop's second half ("loop_ns N"), what the
-** program sees of a step.
+** program sees of a step.  With STEPPROG_PAUSE_US=n, after each step the
+** program pauses graphshim (gs_pause, where it is loaded), spends n us and
+** resumes it, as a benchmark's eager half does.
 **
 ** The host's own work is spent on the fake driver's clock (fakecuda_advance_ns):
 ** with FAKECUDA_CLOCK=virtual and FAKECUDA_KERNEL_US, held work starts on the
 ** GPU later than eager work would have, by the host time spent holding it.
 */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,22 @@ static void step(CUfunction f, CUstream s, CUdeviceptr *buf, int it)
     }
 }
 
+/* STEPPROG_PAUSE_US: graphshim paused for that long after a step. */
+static void paused_between_steps(void)
+{
+    const char *us = getenv("STEPPROG_PAUSE_US");
+    void (*pause)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_pause");
+    void (*resume)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_resume");
+
+    if (!us)
+        return;
+    if (pause)
+        pause();
+    fakecuda_advance_ns(strtoull(us, NULL, 10) * 1000ull);
+    if (resume)
+        resume();
+}
+
 int main(int argc, char **argv)
 {
     CUdevice d;
@@ -118,6 +137,7 @@ int main(int argc, char **argv)
         CHECK(by_event ? cuEventSynchronize(e2) : cuStreamSynchronize(s));
         CHECK(cuMemcpyDtoH(host, buf[0], sizeof host));
         printf("%d %016llx\n", it, (unsigned long long)hash(host, N));
+        paused_between_steps();
     }
     fprintf(stderr, "loop_ns %llu\n", fakecuda_clock_ns() - t0);
     CHECK(cuCtxSynchronize());

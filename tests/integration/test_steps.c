@@ -178,3 +178,15 @@ Test(steps, the_report_says_a_synchronize_ended_a_sequence, .timeout = 60)
     cr_assert(strstr(report, "\"ended_by\": \"sync\", \"gain\": \"pays\"}"), "%s", report);
     free(report), run_free(&r);
 }
+
+/* A pause of graphshim after every step (gs_pause, 1 ms): the step before it
+** is not timed across the pause, which would give it the pause's time. */
+Test(steps, a_step_before_a_pause_is_not_timed_across_it, .timeout = 60)
+{
+    const char *costs[] = {GPU_BOUND, NULL};
+    struct step_run on = step_run("event", 1, costs, (const char *[]){"STEPPROG_PAUSE_US=1000", NULL}, NULL, NULL);
+
+    cr_assert(strstr(on.report, "\"ended_by\": \"event\", \"gain\": \"untimed\"}"), "%s", on.report);
+    cr_assert_null(strstr(on.report, "eager_us"), "a step was timed across a pause: %s", on.report);
+    step_free(&on);
+}
