@@ -24,6 +24,8 @@
 #   bench      eager vs graphshim vs hand-written graphs, on a GPU
 #   bench-apps real applications (bench/apps/), eager vs graphshim in one process;
 #              part of bench unless APPS=0
+#   bench-steps   loops synchronizing every 1, 10, 100 steps, and a JAX jit loop
+#              whose steps end in event records (bench/steps.sh), on a GPU
 #   bench-decode  an LLM engine's decode loop (samples/decode_loop.cu): eager,
 #              graphshim and the engine's own graphs, on a GPU (bench/decode.sh)
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
@@ -87,7 +89,7 @@ GEN      := $(BUILD)/gen/driver_names.def
 GS_VERSION        := $(shell cat VERSION)
 GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
 
-.PHONY: all test unit-test integration-test demo coverage gpu-test gpu-jobs sanitize bench bench-apps bench-decode shim-cost profile test-lib docs \
+.PHONY: all test unit-test integration-test demo coverage gpu-test gpu-jobs sanitize bench bench-apps bench-steps bench-decode shim-cost profile test-lib docs \
         install clean wheel wheel-test
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate
@@ -189,6 +191,12 @@ bench: all
 bench-apps: all
 	@sh scripts/need-gpu.sh bench-apps
 	bash bench/apps.sh
+
+# loops that synchronize every 1, 10 and 100 steps, and a JAX jit loop whose
+# steps end in event records and a host function (bench/steps.sh; issue 57)
+bench-steps: all
+	@sh scripts/need-gpu.sh bench-steps
+	bash bench/steps.sh
 
 # an LLM engine's decode loop: eager, graphshim and the engine's own graphs
 # (samples/decode_loop.cu), and its prompt step (bench/decode.sh)

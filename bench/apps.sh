@@ -32,6 +32,7 @@
 # second time without LD_PRELOAD and compare checksums, its ratio being a null
 # measurement; a regex: only those apps), APPS_SCALE (multiplies the steps per
 # block), APPS_SYNC (1: synchronize after every step; 0: only at block ends),
+# APPS_SYNC_EVERY (N: after every Nth step; bench/steps.sh runs 1, 10, 100),
 # APP_TIMEOUT (150 s per run), PYTHON (python3), BENCH_CPUS (run under
 # taskset -c BENCH_CPUS), OUT (where apps.txt and the logs go; default
 # build/bench-apps), BUILD (build).  GRAPHSHIM_* settings pass through.
@@ -46,7 +47,7 @@ case $BUILD in /*) SHIM=$BUILD/libgraphshim.so ;; *) SHIM=$PWD/$BUILD/libgraphsh
 PY=${PYTHON:-python3}
 PAIRS=${PAIRS:-40}
 TMO=${APP_TIMEOUT:-150}
-LIST="mlp_adamw transformer_train lstm_train cnn_amp_train resnet_infer encoder_infer gpt_decode jax_train cupy_elementwise cupy_fft"
+LIST="mlp_adamw transformer_train lstm_train cnn_amp_train resnet_infer encoder_infer gpt_decode jax_train jax_step cupy_elementwise cupy_fft"
 JOBS="ddp_train tp_train fsdp_train pipe_train"
 NPROC=${APPS_NPROC:-2}
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)

@@ -79,6 +79,7 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include "check.cuh"
+#include "slow.cuh"
 #include "mix64.h"
 #include <algorithm>
 #include <cstdio>
@@ -101,20 +102,6 @@ __global__ void bench_mix(unsigned *x, unsigned v, int n)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         x[i] = (x[i] ^ (v + J)) * 16777619u + J;
-}
-
-// bench_axpb, then thread 0 waits until ns nanoseconds have passed since the
-// block began (the GPU's global timer): a kernel of a fixed length.
-__global__ void bench_slow(float *x, float a, float b, int n, long long ns)
-{
-    long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        x[i] = a * x[i] + b;
-    if (threadIdx.x == 0)
-        do
-            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-        while (t - t0 < ns);
 }
 
 // large32k's kernel: a 32,000-byte parameter, read at two words by every thread

@@ -463,6 +463,7 @@ struct stream_row {
 
 struct seq_row {
     const char *file, *handle, *graph;
+    const char *ended_by, *gain; /* "-": the report has none (earlier versions) */
     long long ops, seen, replays, saved;
     long long graph_launches, nodes_set; /* -1: the report has none (earlier versions) */
     double host_us, eager_us, replay_us, saved_us, build_us; /* NAN: not in the report (not measured) */
@@ -706,6 +707,10 @@ static int add_report(struct sum *t, const char *file, const struct jv *r)
             sr->replay_us = num_of(q, "replay_us");
             sr->saved_us = num_of(q, "saved_us");
             sr->build_us = num_of(q, "build_us");
+            g = get(q, "ended_by");
+            sr->ended_by = g && g->type == J_STR ? g->str : "-";
+            g = get(q, "gain");
+            sr->gain = g && g->type == J_STR ? g->str : "-";
         }
     }
     return 0;
@@ -908,18 +913,18 @@ static void print_seqs(struct sum *t)
 {
     sort(t->seqs, t->nseqs, sizeof *t->seqs, by_seq_saved);
     printf("\nsequences by launches saved (%d)\n", t->nseqs);
-    printf("  %4s %15s %8s %8s %6s  %-8s %14s %9s %13s %10s %10s %12s %10s  %-16s %s\n", "#", "launches_saved",
-           "replays", "seen", "ops", "graph", "graph_launches", "nodes_set", "graph_host_us", "eager_us", "replay_us",
-           "saved_us", "build_us", "stream", "report");
+    printf("  %4s %15s %8s %8s %6s  %-8s %14s %9s %13s %10s %10s %12s %10s  %-8s %-8s  %-16s %s\n", "#",
+           "launches_saved", "replays", "seen", "ops", "graph", "graph_launches", "nodes_set", "graph_host_us", "eager_us",
+           "replay_us", "saved_us", "build_us", "ended_by", "gain", "stream", "report");
     for (int i = 0; i < t->nseqs && i < MAX_ROWS; i++) {
         const struct seq_row *s = &t->seqs[i];
         char c[7][32];
-        printf("  %4d %15lld %8lld %8lld %6lld  %-8s %14s %9s %13s %10s %10s %12s %10s  %-16s %s\n", i + 1,
+        printf("  %4d %15lld %8lld %8lld %6lld  %-8s %14s %9s %13s %10s %10s %12s %10s  %-8s %-8s  %-16s %s\n", i + 1,
                s->saved, s->replays, s->seen, s->ops, esc(s->graph),
                count_cell(c[0], sizeof c[0], s->graph_launches), count_cell(c[1], sizeof c[1], s->nodes_set),
                cell(c[2], sizeof c[2], s->host_us), cell(c[3], sizeof c[3], s->eager_us),
                cell(c[4], sizeof c[4], s->replay_us), cell(c[5], sizeof c[5], s->saved_us),
-               cell(c[6], sizeof c[6], s->build_us), esc(s->handle), esc(s->file));
+               cell(c[6], sizeof c[6], s->build_us), esc(s->ended_by), esc(s->gain), esc(s->handle), esc(s->file));
     }
     if (t->nseqs > MAX_ROWS)
         printf("  ... %d more\n", t->nseqs - MAX_ROWS);

@@ -8,7 +8,9 @@ which, inside this one process:
      A = graphshim paused (gs_pause: the program runs eagerly),
      B = graphshim resumed (gs_resume); each block is one untimed settling step,
      then app.steps timed steps, the framework's synchronize after each step
-     (APPS_SYNC=0: only at the block's end) and at the block's end;
+     (--sync-every N or APPS_SYNC_EVERY=N: after every Nth, the block then a
+     multiple of N steps and the warm-up 3 N at least; APPS_SYNC=0: only at the
+     block's end) and at the block's end;
      the pair's ratio is A's time / B's time (> 1: graphshim is faster);
   3. prints the checksum of the final state (the same with and without
      graphshim: the step count does not depend on timing);
@@ -23,7 +25,7 @@ Output on stdout, one `key values...` line each (bench/apps.sh reads them):
   app NAME
   shim loaded (version V) | shim not loaded: both halves run eager
   framework NAME VERSION
-  config steps S pairs P warmup W settle 1 unit U units_per_step N sync each|block
+  config steps S pairs P warmup W settle 1 unit U units_per_step N sync each|block|EVERY
   steps A|B US...                              (each step's microseconds, a block's,
                                                where every step synchronizes)
   pair K ORDER EAGER_MS SHIM_MS RATIO          (ms per unit, one per pair)
@@ -153,7 +155,13 @@ def options():
                     help="ABBA pairs of blocks (default 40)")
     ap.add_argument("--scale", type=float, default=float(os.environ.get("APPS_SCALE", "1")),
                     help="multiplies the app's steps per block")
+    ap.add_argument("--sync-every", type=int, default=int(os.environ.get("APPS_SYNC_EVERY", "1")),
+                    help="synchronize after every Nth step (default 1; 0: only at a block's end)")
     a = ap.parse_args()
+    if os.environ.get("APPS_SYNC", "1") == "0":
+        a.sync_every = 0
+    if a.sync_every < 0:
+        ap.error("--sync-every must be >= 0")
     if a.pairs < 2:
         ap.error("--pairs must be >= 2")
     if a.scale <= 0:
@@ -187,13 +195,35 @@ def main(name, build):
         sys.exit(SKIP_RC)
     out(f"framework {app.framework}")
     steps = max(1, int(round(app.steps * a.scale)))
-    sync_each = os.environ.get("APPS_SYNC", "1") != "0"
-    out(f"config steps {steps} pairs {a.pairs} warmup {app.warmup} settle 1 unit {app.unit} "
-        f"units_per_step {app.units_per_step} sync {'each' if sync_each else 'block'}")
+    every = a.sync_every
+    sync_each = every == 1
+    warmup = app.warmup
+    if every > 1:
+        steps = -(-steps // every) * every  # whole runs of `every` steps
+        warmup = max(warmup, 3 * every)
+    words = {0: "block", 1: "each"}
+    out(f"config steps {steps} pairs {a.pairs} warmup {warmup} settle 1 unit {app.unit} "
+        f"units_per_step {app.units_per_step} sync {words.get(every, every)}")
 
-    for _ in range(app.warmup):
-        app.step()
+    def run(n):
+        """n steps, the synchronize after every `every`th (every step when
+        every is 1); a step's end times in marks where every step syncs."""
+        marks = [time.perf_counter()]
+        for i in range(n):
+            app.step()
+            if every and (i + 1) % every == 0:
+                app.sync()
+                if sync_each:
+                    marks.append(time.perf_counter())
         app.sync()
+        return marks
+
+    if every <= 1:
+        for _ in range(warmup):
+            app.step()
+            app.sync()
+    else:
+        run(warmup)
 
     def block(paused):
         """Seconds per unit of one block, and the engine's counters' change."""
@@ -205,15 +235,8 @@ def main(name, build):
             if app.barrier is not None:
                 app.barrier()
             s0 = shim.stats()
-            t0 = time.perf_counter()
-            marks = [t0]
-            for _ in range(steps):
-                app.step()
-                if sync_each:
-                    app.sync()
-                    marks.append(time.perf_counter())
-            app.sync()
-            dt = time.perf_counter() - t0
+            marks = run(steps)
+            dt = time.perf_counter() - marks[0]
             s1 = shim.stats()
             if app.reduce_max is not None:
                 dt = app.reduce_max(dt)
@@ -277,9 +300,9 @@ def main(name, build):
         times = []
         for _ in range(a.pairs):
             t0 = time.perf_counter()
-            for _ in range(steps):
+            for i in range(steps):
                 replay()
-                if sync_each:
+                if every and (i + 1) % every == 0:
                     app.sync()
             app.sync()
             times.append((time.perf_counter() - t0) / (steps * app.units_per_step))
@@ -290,6 +313,39 @@ def main(name, build):
         out(f"hand - failed: {type(e).__name__}: {why}")
     finally:
         shim.resume()
+
+
+# --- JAX helpers -------------------------------------------------------------
+
+def jax_env():
+    """Before JAX is imported: XLA_PYTHON_CLIENT_PREALLOCATE=false, and unless
+    XLA_FLAGS is set, autotuning off (the same kernels every run) and XLA's own
+    command buffers off (APPS_JAX_CMDBUF=1 keeps them)."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    if "XLA_FLAGS" not in os.environ:
+        flags = "--xla_gpu_autotune_level=0"
+        if os.environ.get("APPS_JAX_CMDBUF", "0") == "0":
+            flags += " --xla_gpu_enable_command_buffer="
+        os.environ["XLA_FLAGS"] = flags
+
+
+def jax_setup():
+    """Imports numpy and JAX; returns (np, jax, jnp, the first GPU device), or
+    raises Skip when JAX or its GPU backend is missing."""
+    try:
+        import numpy as np
+        import jax
+        import jax.numpy as jnp
+    except Exception as e:  # noqa: BLE001
+        raise Skip(f"JAX not importable ({type(e).__name__}: {e})")
+    for plat in ("cuda", "gpu"):
+        try:
+            devs = jax.devices(plat)
+        except Exception:  # noqa: BLE001
+            continue
+        if devs:
+            return np, jax, jnp, devs[0]
+    raise Skip("no JAX GPU backend")
 
 
 # --- PyTorch helpers ---------------------------------------------------------

@@ -15,38 +15,17 @@ import hashlib
 import os
 import sys
 
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-if "XLA_FLAGS" not in os.environ:
-    flags = "--xla_gpu_autotune_level=0"
-    if os.environ.get("APPS_JAX_CMDBUF", "0") == "0":
-        flags += " --xla_gpu_enable_command_buffer="
-    os.environ["XLA_FLAGS"] = flags
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+
+common.jax_env()
 
 NAME = "jax_train"
 SIZES, BATCH, LR = (256, 512, 512, 256), 64, 1e-2
 
 
 def build():
-    try:
-        import numpy as np
-        import jax
-        import jax.numpy as jnp
-    except Exception as e:  # noqa: BLE001
-        raise common.Skip(f"JAX not importable ({type(e).__name__}: {e})")
-    dev = None
-    for plat in ("cuda", "gpu"):
-        try:
-            devs = jax.devices(plat)
-        except Exception:  # noqa: BLE001
-            continue
-        if devs:
-            dev = devs[0]
-            break
-    if dev is None:
-        raise common.Skip("no JAX GPU backend")
-
+    np, jax, jnp, dev = common.jax_setup()
     rng = np.random.default_rng(0)
     params = []
     for i, o in zip(SIZES[:-1], SIZES[1:]):

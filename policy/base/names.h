@@ -83,6 +83,8 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(BUSY_GPU, "busy-gpu", "a sequence whose GPU time dwarfs its issue time keeps no graph that is slower at all") \
     X(CAPTURE_PAYS, "capture-pays", "a busy GPU's sequence is graphed once its graph would have saved its capture's cost") \
     X(GAIN_FIRST, "gain-first", "a graph slow in its first 4 timed replays is tried, not after 8")      \
+    X(GAIN_CALLS, "gain-calls", "a graph whose replays save no driver call keeps no replay that is slower at all") \
+    X(GAIN_STEP, "gain-step", "a sequence an event record or a host function ends is timed to the stream's next op") \
     X(FAILED_KEPT, "failed-kept", "a one-op sequence whose graph failed is not captured again when learned anew")
 
 enum gs_rule {

@@ -244,7 +244,7 @@ static inline int holdable(const struct gs_stream *s, const struct gs_node *c)
 static inline int op_expected(struct gs_stream *s, struct gs_node *c)
 {
     s->ops_seen++;
-    gs__seg_timed_from(s, c);
+    gs__gain_op(s, c);
     if (holdable(s, c)) {
         hold(s, c);
         return GS_OP_HELD;
@@ -279,7 +279,7 @@ static inline __attribute__((always_inline)) int op_keyed(struct gs_stream *s, s
     if (!c)
         c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
     s->ops_seen++;
-    gs__seg_timed_from(s, c);
+    gs__gain_op(s, c);
     if (c && holdable(s, c) && admit(s, c, key, len, cmp, same, stage_src) == 0) {
         hold(s, c);
         return GS_OP_HELD;

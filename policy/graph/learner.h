@@ -45,6 +45,14 @@ struct gs_node_chunk {
 
 /* The gain check's (rules/gain.c; gs__trie_restrain reads gain_paid): read at a
 ** segment's end, and by the report. */
+/* The gain check's last word on a sequence's graph, for the report. */
+enum gs_gain_verdict {
+    GS_VERDICT_NONE,         /* no window or trial ended yet */
+    GS_VERDICT_PAYS,         /* replays were not slower than eager runs */
+    GS_VERDICT_TRIAL,        /* a window found replays slow: on paired trial */
+    GS_VERDICT_NO_GAIN,      /* a trial found them slow: it runs eagerly for good */
+};
+
 struct gs_node_gain {
     uint8_t gain_trial;      /* in the gain check's paired trial: its untimed eager runs, plus one (0: none) */
     uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
@@ -53,10 +61,13 @@ struct gs_node_gain {
     uint8_t gain_warm;       /* its eager time was measured again after the first replays */
     uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
     uint8_t gain_asked;      /* replayed before any eager run was timed, it was run eagerly once to be */
+    uint8_t gain_end : 5;    /* what ended its last segment: the boundary's class (enum gs_class) + 1; 0: else */
+    uint8_t gain_verdict : 3; /* the gain check's last word on its graph (enum gs_gain_verdict) */
     uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns;
                              ** in a trial, of replay_n pairs */
     uint32_t replay_n;
-    uint64_t eager_ns;       /* its time, first op to synchronize, when last run eagerly */
+    uint64_t eager_ns;       /* its time, first op to the end its segment is timed to (rules/gain.c),
+                             ** when last run eagerly */
     uint64_t eager_issue_ns; /* of that, the host's: first op to the synchronize's call */
     /* For the report: what the check measured, never cleared. */
     uint64_t eager_last_ns;  /* the last eager time measured (eager_ns: 0 while it is to be measured again) */

@@ -123,6 +123,7 @@ static void json_row(struct out *o, const struct gs_seq_row *r, const char *grap
             (unsigned long long)r->cost.graph_launches, (unsigned long long)r->cost.nodes_set,
             (double)r->cost.driver_ns / 1e3, (double)r->cost.build_ns / 1e3);
     json_times(o->f, r);
+    fprintf(o->f, ", \"ended_by\": \"%s\", \"gain\": \"%s\"", ended_by(r), gain_word(r));
     if (n)
         json_shape(o->f, n);
     fputc('}', o->f);
@@ -133,7 +134,8 @@ static void json_sequence(struct gs_node *n, void *arg)
 {
     if (gs__trie_reported(n)) {
         struct gs_seq_row r = gs__seq_row(n);
-        json_row(arg, &r, n->cache.exec ? "true" : n->ungraphable ? "\"failed\"" : "false", n);
+        int failed = n->ungraphable && r.verdict != GS_VERDICT_NO_GAIN; /* not the gain check's drop */
+        json_row(arg, &r, n->cache.exec ? "true" : failed ? "\"failed\"" : "false", n);
     }
 }
 

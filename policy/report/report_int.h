@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../base/config.h"
+#include "../base/names.h"
 #include "../graph/graph_cache.h"
 #include "../stream/stream.h"
 
@@ -39,6 +40,25 @@ static inline uint64_t saved(const struct totals *t)
 static inline long long net_saved(const struct totals *t)
 {
     return (long long)t->replayed - (long long)t->own_calls;
+}
+
+/* What ended a sequence's last segment: the boundary's class (a synchronize,
+** an event record or wait, a host function, ...), or "other". */
+static inline const char *ended_by(const struct gs_seq_row *r)
+{
+    return r->ended ? gs__class_name(r->ended - 1) : "other";
+}
+
+/* The gain check's word on a sequence's graph: it pays, it is on trial, it
+** lost (no-gain: eager for good), its replays are being judged, or untimed. */
+static inline const char *gain_word(const struct gs_seq_row *r)
+{
+    switch (r->verdict) {
+    case GS_VERDICT_PAYS: return "pays";
+    case GS_VERDICT_TRIAL: return "trial";
+    case GS_VERDICT_NO_GAIN: return "no-gain";
+    default: return r->timed_replays ? "judging" : "untimed";
+    }
 }
 
 static inline double rate(uint64_t a, uint64_t b)

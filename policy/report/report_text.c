@@ -44,18 +44,21 @@ static void text_row(struct out *o, const struct gs_seq_row *r, const char *grap
         text_time(saved + 1, sizeof saved - 1, us);
     }
     fprintf(o->f, "      sequence of %4u ops: seen %6u, replayed %6llu, %s; %llu graph launches (%.1f a replay), "
-            "%llu nodes set, %s in the driver, built in %s; eager %s, replay %s, %s %s\n", r->ops, r->seen,
+            "%llu nodes set, %s in the driver, built in %s; ended by %s, gain %s; eager %s, replay %s, %s %s\n",
+            r->ops, r->seen,
             (unsigned long long)r->replays, graph, (unsigned long long)r->cost.graph_launches,
             r->replays ? (double)r->cost.graph_launches / (double)r->replays : 0.0,
             (unsigned long long)r->cost.nodes_set, text_time(host, sizeof host, (double)r->cost.driver_ns / 1e3),
-            text_time(built, sizeof built, (double)r->cost.build_ns / 1e3), eager, replay, gained, saved);
+            text_time(built, sizeof built, (double)r->cost.build_ns / 1e3), ended_by(r), gain_word(r), eager, replay,
+            gained, saved);
 }
 
 static void text_sequence(struct gs_node *n, void *arg)
 {
     if (gs__trie_reported(n)) {
         struct gs_seq_row r = gs__seq_row(n);
-        text_row(arg, &r, n->cache.exec ? "graph" : n->ungraphable ? "graph failed" : "no graph");
+        int failed = n->ungraphable && r.verdict != GS_VERDICT_NO_GAIN; /* not the gain check's drop */
+        text_row(arg, &r, n->cache.exec ? "graph" : failed ? "graph failed" : "no graph");
     }
 }
 

@@ -1,9 +1,12 @@
 /*
-** gain.c: the gain check.  After a synchronize, the segment that ended at it is
-** timed, from its first op: eager runs give a sequence's eager time, replays are
-** judged against it in windows, and a window that finds them slow starts a
-** paired trial, whose verdict keeps the graph or runs the sequence eagerly for
-** good (no-gain).
+** gain.c: the gain check.  A segment that a synchronize ended is timed from its
+** first op to the synchronize's return; one that an event record or a host
+** function ended (a step the program waits for some other way, or not at all),
+** to the stream's next op (the next step's start) or a synchronize's return,
+** whichever comes first (rule gain-step): what the program sees of a step either way.  Eager runs
+** give a sequence's eager time, replays are judged against it in windows, and a
+** window that finds them slow starts a paired trial, whose verdict keeps the
+** graph or runs the sequence eagerly for good (no-gain).
 */
 #define _GNU_SOURCE
 #include "gain.h"
@@ -13,6 +16,8 @@
 #include "../base/nvtx.h"
 #include "../graph/graph_cache.h"
 #include "chunk.h"
+
+_Static_assert(GS_NCLASSES + 1 < 32, "gs_node_gain.gain_end: 5 bits hold a boundary class + 1");
 
 int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict)
 {
@@ -63,10 +68,24 @@ static int gpu_bound(const struct gs_node *t)
     return gs__gain_gpu_bound(t->gain.eager_ns, t->gain.eager_issue_ns);
 }
 
+/* Do t's replays save the program (almost) no driver call (rule gain-calls)?
+** Their graph launches and the nodes set before them are 90 % of the launches
+** its eager runs make, or more: a JAX step of four launches replays as a graph
+** launch and three node sets.  Such a graph can gain only on the GPU, and the
+** held work it launches starts late there. */
+static int saves_no_call(const struct gs_node *t)
+{
+    return !GS_DROPPED(GS_RULE_GAIN_CALLS) && t->runs.replays &&
+           (t->cost.graph_launches + t->cost.nodes_set) * 10 >= (uint64_t)t->depth * t->runs.replays * 9;
+}
+
 /* Is t's graph judged strictly (a replay is slow where it took longer at all)?
-** A sequence on trial, shorter than GRAPHSHIM_MIN_OPS, and a busy GPU's. */
+** A sequence on trial, shorter than GRAPHSHIM_MIN_OPS, a busy GPU's, and one
+** whose replays save no driver call. */
 static int judged_strictly(const struct gs_node *t)
 {
+    if (saves_no_call(t))
+        return 1;
     return t->depth < (uint32_t)gs__cfg.min_ops || gpu_bound(t);
 }
 
@@ -79,6 +98,7 @@ static const char *slow_words(const struct gs_node *t)
 /* The graph of t runs eagerly for good (no-gain). */
 static void no_gain(struct gs_stream *s, struct gs_node *t)
 {
+    t->gain.gain_verdict = GS_VERDICT_NO_GAIN;
     gs__debug("a %u-op sequence took %s replayed than eagerly in %u of %u trial pairs: it runs eagerly from now on",
               t->depth, slow_words(t), t->gain.replay_slow, t->gain.replay_n);
     gs__trie_unstable(t);
@@ -109,6 +129,7 @@ static void trial_start(struct gs_stream *s, struct gs_node *t, int slow)
         gs__debug("a %u-op sequence kept the GPU busy %d times as long as the host took to issue it: "
                   "a trial runs it eagerly and replayed in turn", t->depth, GS_GPU_BOUND);
     t->gain.gain_trial = 1;
+    t->gain.gain_verdict = GS_VERDICT_TRIAL;
     t->gain.gain_paid = 0;
     t->gain.gain_fresh = 0;
     time_eagerly_once(s, t);
@@ -129,6 +150,7 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
         gs__debug("a %u-op sequence took %s replayed than eagerly in only %u of %u trial pairs: its graph is kept",
                   t->depth, slow_words(t), t->gain.replay_slow, t->gain.replay_n);
         t->gain.gain_paid = 1;
+        t->gain.gain_verdict = GS_VERDICT_PAYS;
         if (t->gain.gain_backoff < GS_GAIN_BACKOFF_MAX)
             t->gain.gain_backoff++;
         t->gain.gain_skip = (uint8_t)((1u << t->gain.gain_backoff) - 1);
@@ -136,6 +158,7 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
         gs__debug("a %u-op sequence's trial timed %u pairs, too few to judge: its graph is kept, untimed",
                   t->depth, t->gain.replay_n);
         t->gain.eager_ns = 0;
+        t->gain.gain_verdict = GS_VERDICT_NONE;
         t->gain.gain_asked = 1; /* and not run eagerly to be timed (never_timed) */
     }
     t->gain.gain_warm = 1; /* its eager time is fresh, or none */
@@ -182,8 +205,9 @@ static int slow_from_the_first(const struct gs_node *t)
            gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n, GS_GAIN_FIRST) == 0;
 }
 
-/* After a synchronize returned: the segment of s that ended at it took from its
-** first op until now.  Counted for the sequence, eager or replayed (the first
+/* After a synchronize returned, or at the stream's first op after a segment
+** that an event record or a host function ended (gs__gain_step_began): the
+** segment of s that ended there took from its first op until end_ns.  Counted for the sequence, eager or replayed (the first
 ** replay, which built the graph, is not, nor a segment that held ops and then issued
 ** them eagerly, which is neither), and kept for the report (eager_last_ns, and
 ** the timed replays' sum and count).  Replays are judged in windows of
@@ -191,7 +215,7 @@ static int slow_from_the_first(const struct gs_node *t)
 ** finds the graph slow, slow_from_the_first); a window that finds the graph slow
 ** starts a paired trial (trial_start), and a trial that finds it slow too drops
 ** the graph: the sequence runs eagerly for good.  Called locked. */
-static void segment_timed(struct gs_stream *s)
+static void segment_timed(struct gs_stream *s, uint64_t end_ns)
 {
     GS_ASSERT_LOCKED(s);
     struct gs_node *t = s->gain.last_term;
@@ -199,9 +223,10 @@ static void segment_timed(struct gs_stream *s)
     int v;
 
     s->gain.last_term = NULL;
+    s->gain.last_open = 0;
     if (!t || s->gain.last_evicted != s->trie.evicted)
         return;
-    d = gs__now_ns() - s->gain.last_start;
+    d = end_ns - s->gain.last_start;
     if (s->gain.last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
         t->gain.eager_ns = d;
@@ -228,7 +253,7 @@ static void segment_timed(struct gs_stream *s)
     if (v < 0 && slow_from_the_first(t))
         v = 0;
     if (v == 1)
-        t->gain.gain_paid = 1;
+        t->gain.gain_paid = 1, t->gain.gain_verdict = GS_VERDICT_PAYS;
     if (v < 0)
         return; /* the window goes on */
     t->gain.replay_n = 0, t->gain.replay_slow = 0; /* a fresh window: the program may change pace */
@@ -251,27 +276,58 @@ static void segment_timed(struct gs_stream *s)
     }
 }
 
+/* Is a segment that ended for reason (enum gs_bail) timed?  Where a synchronize
+** ended it, to its return; an event record (or wait) or a host function, to the
+** stream's next op or a synchronize's return (rule gain-step). */
+static int timed_end(int reason)
+{
+    return reason == GS_BAIL_BOUNDARY + GS_SYNC ||
+           (!GS_DROPPED(GS_RULE_GAIN_STEP) &&
+            (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN));
+}
+
 void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, int replayed)
 {
     GS_ASSERT_LOCKED(s);
-    /* Timed: a learned segment that a synchronize ended, long enough to be
-    ** graphed (a shorter one is not worth the clock read). */
+    if (t && t->depth)
+        t->gain.gain_end = reason >= GS_BAIL_BOUNDARY ? (unsigned)(reason - GS_BAIL_BOUNDARY + 1) : 0;
+    if (s->gain.timing_eager)
+        s->gain.timing_eager--;
+    /* A segment of no op that a call of the program's ended (a second event
+    ** recorded, a synchronize after the record) leaves the step before it to be
+    ** timed at the next op; a pause, or a capture of the program's own, does
+    ** not: the step's time would be the pause's. */
+    if (s->gain.last_open && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
+        reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
+        return;
+    /* Timed: a learned segment that a synchronize, an event or a host function
+    ** ended, long enough to be graphed (a shorter one is not worth the clock
+    ** read). */
     s->gain.last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->seg.clean && s->seg.seg_start &&
-                           reason == GS_BAIL_BOUNDARY + GS_SYNC
+                           timed_end(reason)
                        ? t
                        : NULL;
+    s->gain.last_open = s->gain.last_term && reason != GS_BAIL_BOUNDARY + GS_SYNC;
     s->gain.last_start = s->seg.seg_start;
     s->gain.last_issued = s->gain.last_term ? gs__now_ns() : 0;
     s->gain.last_how = replayed && !s->seg.seg_resumed ? 1 : s->seg_held ? -1 : 0;
     s->gain.last_evicted = s->trie.evicted;
-    if (s->gain.timing_eager)
-        s->gain.timing_eager--;
+}
+
+void gs__gain_step_began(struct gs_stream *s)
+{
+    GS_ASSERT_LOCKED(s);
+    if (gs__cfg.gain_check)
+        segment_timed(s, gs__now_ns());
+    s->gain.last_term = NULL;
+    s->gain.last_open = 0;
 }
 
 void gs__gain_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
     s->gain.last_term = NULL;
+    s->gain.last_open = 0;
 }
 
 /* A synchronize that waited for s (waited) returned: the gain check, and the
@@ -281,7 +337,7 @@ static void synced(struct gs_stream *s, int waited)
     GS_ASSERT_LOCKED(s);
     gs__chunks_synced(s, waited);
     if (gs__cfg.gain_check)
-        segment_timed(s);
+        segment_timed(s, gs__now_ns());
 }
 
 void gs__gain_synced(CUstream stream)

@@ -1,15 +1,18 @@
 /*
-** gain.h: the gain check at synchronizes (gain.c): a sequence whose graph runs
+** gain.h: the gain check at a step's end (gain.c): a sequence whose graph runs
 ** slower than its ops did eagerly runs eagerly for good.
 */
 #ifndef GS_GAIN_H
 #define GS_GAIN_H
 
+#include "../stream/segment.h"
 #include "../stream/stream.h"
 
 /* The segment of s ended at node t (NULL: not learned), for reason (enum
 ** gs_bail), replayed as a graph or not: where a synchronize ended it and it may
-** be graphed, it is timed when the synchronize returns.  Called locked, before
+** be graphed, it is timed when the synchronize returns; where an event record
+** or a host function did, at the stream's next op (gs__gain_op) or a
+** synchronize's return.  Called locked, before
 ** the segment's records are reset (stream/segment.h). */
 void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, int replayed);
 /* The fewest ops a sequence that a segment ending for reason (enum gs_bail)
@@ -29,6 +32,20 @@ static inline long gs__gain_min_ops(int reason)
 static inline int gs__gain_gpu_bound(uint64_t eager_ns, uint64_t issue_ns)
 {
     return !GS_DROPPED(GS_RULE_BUSY_GPU) && issue_ns && eager_ns > GS_GPU_BOUND * issue_ns;
+}
+/* The stream's first op after a segment that an event record or a host
+** function ended (s->gain.last_open): that segment took until now.  Called
+** locked. */
+void gs__gain_step_began(struct gs_stream *s);
+/* An op of s, matched at c (or NULL), before it is held or issued: the step
+** before it is timed where no synchronize ended it (gs__gain_step_began), and
+** the segment is timed from it where it may be graphed (gs__seg_timed_from).
+** Called locked. */
+static inline void gs__gain_op(struct gs_stream *s, const struct gs_node *c)
+{
+    if (GS_UNLIKELY(s->gain.last_open))
+        gs__gain_step_began(s);
+    gs__seg_timed_from(s, c);
 }
 /* s forgets the segment it was to time (its tree or graphs go).  Called locked. */
 void gs__gain_forget(struct gs_stream *s);

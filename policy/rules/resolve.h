@@ -6,6 +6,7 @@
 #define GS_RESOLVE_H
 
 #include "../stream/stream.h"
+#include "gain.h" /* gs__gain_op: where the op path reads the step clock */
 
 enum { GS_RESOLVE_ALL, GS_RESOLVE_BLOCKING, GS_RESOLVE_LEGACY };
 /* Resolves every stream, or every blocking one, or the legacy stream(s), except

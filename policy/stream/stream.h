@@ -34,13 +34,15 @@ struct gs_seq_row {
     struct gs_node_cost cost;
     uint64_t eager_ns;        /* its last eager time; 0: none measured */
     uint64_t timed_sum_ns, timed_replays;
+    uint8_t ended, verdict;   /* what ended its last segment, the gain check's word (gs_node_gain) */
 };
 
 /* The report's row of the sequence ending at n. */
 static inline struct gs_seq_row gs__seq_row(const struct gs_node *n)
 {
     return (struct gs_seq_row){n->depth, n->seen, n->runs.replays, n->runs.patched, n->cost,
-                               n->gain.eager_last_ns, n->gain.timed_sum_ns, n->gain.timed_replays};
+                               n->gain.eager_last_ns, n->gain.timed_sum_ns, n->gain.timed_replays,
+                               n->gain.gain_end, n->gain.gain_verdict};
 }
 
 /* The mean of a row's timed replays, in us (timed_replays not 0). */
@@ -104,8 +106,10 @@ struct gs_chunks {
 struct gs_gain_seg {
     struct gs_node *last_term;
     uint64_t last_start, last_evicted;
-    uint64_t last_issued;     /* when the synchronize that ended it was called */
+    uint64_t last_issued;     /* when the call that ended it was made */
     int last_how;             /* it ran: 0 eagerly, 1 as graphs, -1 partly each */
+    int last_open;            /* an event record or a host function ended it: timed at the
+                              ** stream's next op, or a synchronize's return */
     uint32_t timing_eager;    /* segments still to end whose ops no loop body may hold: a
                               ** sequence runs eagerly to be timed */
 };

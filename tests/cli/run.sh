@@ -625,6 +625,8 @@ t_nodes_set_named_alike() {
 
 # seq_key FILE OPS KEY: KEY of the report's sequence of OPS ops ("" where it has none).
 seq_key() { grep -o '{"ops": '"$2"', [^}]*}' "$1" | head -1 | sed -n 's/.*"'"$3"'": \([-0-9.]*\).*/\1/p'; }
+# seq_word FILE OPS KEY: the same for a string value
+seq_word() { grep -o '{"ops": '"$2"', [^}]*}' "$1" | head -1 | sed -n 's/.*"'"$3"'": "\([^"]*\)".*/\1/p'; }
 
 t_sequence_cost_shown() {
     local k cells=()
@@ -638,11 +640,16 @@ t_sequence_cost_shown() {
     check has out "graph_launches nodes_set graph_host_us   eager_us  replay_us     saved_us   build_us" -- "header: $(grep rank out)"
     check has out "$(printf '%14s %9s %13s %10s %10s %12s %10s  ' "${cells[@]}")" -- \
         "the row of $(grep '"ops": 3' r.json): $(sed -n '/^sequences/,/^$/p' out)"
+    # What ended the sequence and the gain check's word, after build_us.
+    check test "$(seq_word r.json 3 ended_by)" = sync -- "params 12: $(grep '"ops": 3' r.json)"
+    check has out "$(printf '%10s  %-8s %-8s  ' "${cells[6]}" sync "$(seq_word r.json 3 gain)")" -- \
+        "$(sed -n '/^sequences/,/^$/p' out)"
     # A report of an earlier version, without them: "-" in each column.
     sed -E 's/, "graph_launches": [^}]*}/}/' r.json >old.json
     launcher report old.json
     check same "$rc" 0 -- "an earlier report: exit $rc: $(cat err)"
-    check has out "$(printf '%14s %9s %13s %10s %10s %12s %10s  ' - - - - - - -)" -- "$(sed -n '/^sequences/,/^$/p' out)"
+    check has out "$(printf '%14s %9s %13s %10s %10s %12s %10s  %-8s %-8s  ' - - - - - - - - -)" -- \
+        "$(sed -n '/^sequences/,/^$/p' out)"
 }
 
 # calls FILE: the driver calls the fake driver's log FILE holds.

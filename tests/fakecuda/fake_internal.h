@@ -187,6 +187,7 @@ struct event {
     unsigned flags;
     int recorded;
     double t_ms;
+    unsigned long long done_ns; /* the fake's clock when its last record completed (event_mark) */
     struct capture *cap; uint64_t cap_id;
     struct node **deps; size_t ndeps;
     /* FAKECUDA_PENDING: its last queued record, and its queries' count */

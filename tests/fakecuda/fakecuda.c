@@ -1261,10 +1261,15 @@ CUresult x_EventCreate(CUevent *ph, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+/* A record completes when the GPU has run the work before it: with
+** FAKECUDA_KERNEL_US, at the end of the GPU's busy time (one queue for every
+** stream), which its synchronize waits for and its time reads. */
 void event_mark(struct event *e)
 {
+    unsigned long long now = mono_ns(), u = g_kernel_us > 0 ? atomic_load(&g_gpu_until) : 0;
     e->recorded = 1;
-    e->t_ms = fake_now_ms();
+    e->done_ns = u > now ? u : now;
+    e->t_ms = (double)e->done_ns / 1e6;
     e->cap = NULL;
 }
 
@@ -1318,6 +1323,7 @@ CUresult x_EventQuery(CUevent he)
     struct event *e;
     CUresult rc = event_to_wait(he, &e);
     if (!rc && fake_pending()) rc = queue_query(e->seq, &e->q_seq, &e->q_count);
+    if (!rc && e->recorded && mono_ns() < e->done_ns) rc = CUDA_ERROR_NOT_READY;
     return rc;
 }
 
@@ -1326,6 +1332,7 @@ CUresult x_EventSynchronize(CUevent he)
     struct event *e;
     CUresult rc = event_to_wait(he, &e);
     if (!rc && fake_pending()) rc = queue_complete(e->seq);
+    if (!rc && e->recorded) wait_until(e->done_ns); /* the GPU's work before the record */
     return rc;
 }
 

@@ -1860,3 +1860,31 @@ Test(clock, the_virtual_clock_moves_only_where_time_is_spent, .init = virtual_cl
     cr_assert_lt((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec), 1000000000ll,
                  "the virtual clock slept");
 }
+
+/* An event's record completes when the GPU has run the work before it: its
+ * query says NOT_READY until then, its synchronize waits for it, and its time
+ * is the GPU's end (FAKECUDA_KERNEL_US), as on a GPU. */
+Test(clock, an_event_completes_when_the_gpu_ran_the_work_before_it, .init = virtual_clock)
+{
+    setup();
+    CUstream s;
+    CUevent a, b;
+    int *out;
+    float ms;
+    CUfunction store = get_fn("store");
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAllocHost((void **)&out, sizeof *out));
+    CK(cuEventCreate(&a, 0));
+    CK(cuEventCreate(&b, 0));
+    CK(cuEventRecord(a, s));
+    store_int(store, 1, out, s); /* 2 ms of GPU time */
+    CK(cuEventRecord(b, s));
+    unsigned long long c0 = fakecuda_clock_ns();
+    cr_assert_eq(cuEventQuery(b), CUDA_ERROR_NOT_READY, "the GPU is busy 2 ms after the launch");
+    CK(cuEventQuery(a));
+    CK(cuEventSynchronize(b));
+    cr_assert_geq(fakecuda_clock_ns() - c0, 2000000ull - 500000ull - 1000, "the synchronize waited for the GPU");
+    CK(cuEventQuery(b));
+    CK(cuEventElapsedTime(&ms, a, b));
+    cr_assert_float_eq(ms, 2.0f, 0.01f, "the events' time is the GPU's: %g ms", ms);
+}
