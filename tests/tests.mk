@@ -42,7 +42,7 @@ gs_suite = @mkdir -p $(TEST_LOG); log=$(TEST_LOG)/$(1).log; rm -f $(TEST_LOG)/$(
 CRITERION_PASSED := s/^\[====\] Synthesis: Tested: [0-9]* | Passing: \([0-9]*\).*/\1 tests/p
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c tests/integration/test_faults.c \
                tests/integration/test_report_tool.c tests/integration/test_ranks.c tests/integration/test_segments.c \
-               tests/integration/test_cost.c \
+               tests/integration/test_cost.c tests/integration/test_period.c \
                tests/integration/run.c
 
 # One clear line, not a compiler error, where Criterion is missing.
@@ -66,6 +66,10 @@ $(BUILD)/tests/guardprog: tests/integration/guardprog.c tests/integration/cuchec
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
+$(BUILD)/tests/periodprog: tests/integration/periodprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
+
 $(BUILD)/tests/dlopen_tool.so: tests/integration/dlopen_tool.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
@@ -78,7 +82,8 @@ $(BUILD)/tests/nvtxprobe.so: tests/nvtxprobe/nvtxprobe.c
 unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(call gs_suite,unit,$(CRITERION_PASSED),$(BUILD)/tests/unit)
 
-integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/dlopen_tool.so \
+integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/periodprog \
+                  $(BUILD)/tests/dlopen_tool.so \
                   $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report \
                   $(LIB) $(BUILD)/prof/libgraphshim.so $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 	$(call gs_suite,integration,$(CRITERION_PASSED),$(BUILD)/tests/integration --filter '!(faults)/*')

@@ -21,6 +21,7 @@
 #include "chunk.h"
 #include "gain.h"
 #include "rest.h"
+#include "step.h"
 
 /* --- Resolve --------------------------------------------------------------- */
 
@@ -151,6 +152,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
     if (t && t->depth)
         capture_budget(s); /* a span counts learned segments, not empty ones */
     gs__gain_segment_ended(s, t, reason, replayed);
+    gs__step_segment_ended(s, t, reason); /* where the next segment ends: a step's end */
     gs__chunks_end(s, replayed ? t : NULL, end_ns);
     /* rest.c: the root, or NULL while learning rests; the segment's cost to t where it replayed t */
     gs__seg_begin(s, gs__segment_start(s), replayed ? t : NULL);

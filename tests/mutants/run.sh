@@ -34,7 +34,7 @@ tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./dist --exclud
 trap 'rm -rf "$scratch"' EXIT
 cd "$scratch"
 targets="all build/test/libgraphshim.so build/prof/libgraphshim.so build/tests/unit build/tests/integration \
-         build/tests/drvprog build/tests/guardprog build/tests/dlopen_tool.so build/tests/nvtxprobe.so build/knobs_doc \
+         build/tests/drvprog build/tests/guardprog build/tests/periodprog build/tests/dlopen_tool.so build/tests/nvtxprobe.so build/knobs_doc \
          build/fakecuda/libcuda.so.1"
 build() { make -s -j"$jobs" GS_QUIET=1 $targets >build.log 2>&1; }
 if ! build; then cat build.log; say "mutants: the unchanged tree does not build"; exit 2; fi
