@@ -19,6 +19,8 @@
 **                scalar its place in the step), 4 steps a synchronize
 **   step36-break step36x100, but in iterations 3 and 5 the 21st op of the
 **                51st step asks for shared memory: the step breaks there
+**   phases       step36x100 three times, then 50 ops of 50 shapes a synchronize:
+**                the loop ends, and so do its steps
 **   layers       eight layers of three kernels, each layer on its own weights,
 **                then a synchronize: a period of shape alone, no step
 **
@@ -111,6 +113,11 @@ static void scenario(const char *name, int it)
     else if (strcmp(name, "step2000") == 0)
         for (int r = 0; r < 4; r++)
             step2000();
+    else if (strcmp(name, "phases") == 0 && it < 3)
+        steps36(it, 100, 0, 0);
+    else if (strcmp(name, "phases") == 0)
+        for (unsigned j = 0; j < 50; j++)
+            launch_sh((int)(j % NK), 1, 16u * (j / NK), buf[j % NBUF], j);
     else if (strcmp(name, "layers") == 0)
         for (int l = 0; l < 8; l++)
             for (int j = 0; j < 3; j++)

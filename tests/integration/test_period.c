@@ -149,6 +149,18 @@ Test(period, a_step_that_breaks_goes_out_eagerly_and_the_steps_go_on, .timeout =
     free(report);
 }
 
+/* Three segments of 100 steps, then a synchronize every 50 ops of other work:
+** two of its segments end at a unit that is not the step, and the steps end;
+** the 50 ops are a sequence of their own, replayed whole. */
+Test(period, the_steps_end_with_their_loop, .timeout = 60)
+{
+    char *report = report_of("phases", "12", NULL);
+
+    cr_assert_geq(seq(report, 36, "replays"), 2 * 95, "%s", report);
+    cr_assert_geq(seq(report, 50, "replays"), 12 - 3 - 5, "%s", report);
+    free(report);
+}
+
 /* Eight layers of three kernels on their own weights: the same shapes every
 ** three ops, but no op repeats byte for byte, so no step: the segment is
 ** replayed whole, not in pieces. */
