@@ -19,6 +19,9 @@
 **                scalar its place in the step), 4 steps a synchronize
 **   step36-break step36x100, but in iterations 3 and 5 the 21st op of the
 **                51st step asks for shared memory: the step breaks there
+**   step36-events step36x100, each step ended as a JAX step is: an event record,
+**                a second stream waits for it and runs a host function there
+**   step36-query step36x100, each step followed by a query of an event long done
 **   phases       step36x100 three times, then 50 ops of 50 shapes a synchronize:
 **                the loop ends, and so do its steps
 **   layers       eight layers of three kernels, each layer on its own weights,
@@ -55,7 +58,15 @@ FAKECUDA_KERNEL(pmix4, sizeof(uint64_t *), sizeof(uint64_t)) { mix(params, d, 4)
 FAKECUDA_KERNEL(pmix5, sizeof(uint64_t *), sizeof(uint64_t)) { mix(params, d, 5); }
 
 static CUfunction k[NK];
-static CUstream st;
+static CUstream st, st2;
+static CUevent ev, ev_done;
+static int hostfn_calls;
+
+static void CUDA_CB count_call(void *arg)
+{
+    (void)arg;
+    hostfn_calls++;
+}
 static CUdeviceptr buf[NBUF + 8];
 static uint64_t nstep; /* steps run so far: the optimizer's step count */
 
@@ -113,6 +124,19 @@ static void scenario(const char *name, int it)
     else if (strcmp(name, "step2000") == 0)
         for (int r = 0; r < 4; r++)
             step2000();
+    else if (strcmp(name, "step36-events") == 0)
+        for (int r = 0; r < 100; r++) {
+            step36(0);
+            CHECK(cuEventRecord(ev, st));
+            CHECK(cuStreamWaitEvent(st2, ev, 0));
+            CHECK(cuLaunchHostFunc(st2, count_call, NULL));
+        }
+    else if (strcmp(name, "step36-query") == 0)
+        for (int r = 0; r < 100; r++) {
+            step36(0);
+            if (cuEventQuery(ev_done) != CUDA_SUCCESS)
+                exit(3); /* recorded before the loop: done long ago */
+        }
     else if (strcmp(name, "phases") == 0 && it < 3)
         steps36(it, 100, 0, 0);
     else if (strcmp(name, "phases") == 0)
@@ -155,16 +179,22 @@ int main(int argc, char **argv)
         CHECK(cuMemcpyHtoD_v2(buf[i], seed, sizeof seed));
     }
     CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&st2, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuEventCreate(&ev_done, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuEventRecord(ev_done, st));
+    CHECK(cuStreamSynchronize(st));
     for (int it = 0; it < iters; it++) {
         uint64_t h[W], sum = 0;
         scenario(argv[1], it);
         CHECK(cuStreamSynchronize(st));
+        CHECK(cuStreamSynchronize(st2));
         for (int i = 0; i < NBUF + 8; i++) {
             CHECK(cuMemcpyDtoH_v2(h, buf[i], sizeof h));
             for (int w = 0; w < W; w++)
                 sum = (sum ^ h[w]) * 0x100000001b3ull;
         }
-        printf("%d %s %016llx\n", it, argv[1], (unsigned long long)sum);
+        printf("%d %s %016llx %d\n", it, argv[1], (unsigned long long)sum, hostfn_calls);
     }
     return 0;
 }

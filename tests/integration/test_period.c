@@ -149,6 +149,23 @@ Test(period, a_step_that_breaks_goes_out_eagerly_and_the_steps_go_on, .timeout =
     free(report);
 }
 
+/* Steps ended by an event record, a wait of another stream and a host function
+** there (a JAX step's end): each step is a segment, replayed as one graph; a
+** query of an event long done between steps ends nothing, and the steps are
+** found in the segment of 100 as without it. */
+Test(period, steps_are_replayed_across_event_records_host_functions_and_queries, .timeout = 60)
+{
+    const char *scenario[2] = {"step36-events", "step36-query"};
+
+    for (int i = 0; i < 2; i++) {
+        char *report = report_of(scenario[i], "6", NULL);
+        long replays = seq(report, 36, "replays");
+        cr_assert_geq(replays, 5 * 95, "%s: %s", scenario[i], report);
+        cr_assert_leq(seq(report, 36, "graph_launches"), replays + replays / 10, "%s: %s", scenario[i], report);
+        free(report);
+    }
+}
+
 /* Three segments of 100 steps, then a synchronize every 50 ops of other work:
 ** two of its segments end at a unit that is not the step, and the steps end;
 ** the 50 ops are a sequence of their own, replayed whole. */
