@@ -27,7 +27,10 @@
 
 /* Sequences longer than this are not searched (a periodic run needs two
 ** periods: steps of up to half of it). */
-#define GS_STEP_SCAN_MAX (1u << 16)
+#define GS_STEP_SCAN_MAX (1u << 14)
+/* Byte compares an op of a sequence that trying the multiples of its shape
+** period may take. */
+#define GS_STEP_BUDGET 4
 /* Ops compared byte for byte at a candidate period before it is counted in full. */
 #define GS_STEP_SAMPLES 64
 /* Units in a row that end at another sequence than the step's, after which
@@ -88,32 +91,41 @@ static uint32_t periodic_run(const struct ops *o, uint32_t *pi, uint32_t *per)
 ** direction) equal the op q later byte for byte?  Counted at `samples` of
 ** them spread by a multiplicative hash (an even stride would fall on the same
 ** places of every period, those with a changing argument or none of them), or
-** at all of them (samples 0, or no fewer ops than samples).  2 where all of
+** at all of them (samples 0, or no fewer ops than samples); stopped as soon as
+** more than half differ.  Each compare is taken from *budget.  2 where all of
 ** them do (counted at all), 1 where half do, 0 where fewer do. */
-static int repeats(const struct ops *o, uint32_t run, uint32_t q, uint32_t samples)
+static int repeats(const struct ops *o, uint32_t run, uint32_t q, uint32_t samples, int64_t *budget)
 {
-    uint32_t n = run - q, eq = 0, all = samples && n > samples ? samples : n;
+    uint32_t n = run - q, eq = 0, ne = 0, all = samples && n > samples ? samples : n;
 
     for (uint32_t k = 0; k < all; k++) {
         uint32_t i = all == n ? k : (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull >> 32) % n);
-        eq += bytes_same(op_at(o, i), op_at(o, i + q));
+        --*budget;
+        if (bytes_same(op_at(o, i), op_at(o, i + q)))
+            eq++;
+        else if (2 * ++ne > all)
+            return 0;
     }
-    return eq == n ? 2 : 2 * eq >= all;
+    return eq == n ? 2 : 1;
 }
 
 /* The step of the ops in o's direction: the length of the periodic run it
 ** covers (0: none), its unit in *unit.  A run that repeats byte for byte with
 ** a period loop bodies find is theirs (stream/body.h): they hold K periods a
-** graph, and know when a host waits for their loop. */
+** graph, and know when a host waits for their loop.  The multiples of the
+** shape period are tried with GS_STEP_BUDGET compares an op of the sequence
+** at most: the search stays linear in its length (one kernel on other
+** buffers thousands of times has thousands of multiples, none a step). */
 static uint32_t step_of(const struct ops *o, uint32_t *pi, uint32_t *unit)
 {
     uint32_t per = 0, run = periodic_run(o, pi, &per);
+    int64_t budget = (int64_t)GS_STEP_BUDGET * o->d;
     int same;
 
     if (!run || 2 * run < o->d)
         return 0; /* no period, or over too little of the sequence */
-    for (uint32_t q = per; 2 * q <= run; q += per) {
-        if (!repeats(o, run, q, GS_STEP_SAMPLES) || !(same = repeats(o, run, q, 0)))
+    for (uint32_t q = per; 2 * q <= run && budget > 0; q += per) {
+        if (!repeats(o, run, q, GS_STEP_SAMPLES, &budget) || !(same = repeats(o, run, q, 0, &budget)))
             continue;
         if (same == 2 && q <= GS_BODY_MAX_PERIOD && gs__cfg.body_ops)
             return 0;
