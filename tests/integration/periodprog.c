@@ -152,6 +152,19 @@ static void scenario(const char *name, int it)
     }
 }
 
+/* A new buffer of W words, each its own from seed. */
+static CUdeviceptr seeded(uint64_t seed)
+{
+    uint64_t v[W];
+    CUdeviceptr p;
+
+    for (int w = 0; w < W; w++)
+        v[w] = (seed * W + (uint64_t)w + 1) * 0x9e3779b97f4a7c15ull;
+    CHECK(cuMemAlloc_v2(&p, sizeof v));
+    CHECK(cuMemcpyHtoD_v2(p, v, sizeof v));
+    return p;
+}
+
 int main(int argc, char **argv)
 {
     CUdevice d;
@@ -171,13 +184,8 @@ int main(int argc, char **argv)
         snprintf(fn, sizeof fn, "pmix%d", i);
         CHECK(cuModuleGetFunction(&k[i], m, fn));
     }
-    for (int i = 0; i < NBUF + 8; i++) {
-        uint64_t seed[W];
-        for (int w = 0; w < W; w++)
-            seed[w] = 0x0123456789abcdefull * (uint64_t)(i * W + w + 1);
-        CHECK(cuMemAlloc_v2(&buf[i], sizeof seed));
-        CHECK(cuMemcpyHtoD_v2(buf[i], seed, sizeof seed));
-    }
+    for (int i = 0; i < NBUF + 8; i++)
+        buf[i] = seeded((uint64_t)i);
     CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
     CHECK(cuStreamCreate(&st2, CU_STREAM_NON_BLOCKING));
     CHECK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
