@@ -26,6 +26,10 @@
 **                turned off (rule hopeless-rest), learning every launch: a row
 **                of the test build's alone (its objects: make BUILD=build/test
 **                GS_TEST_BUILD=1 build/test/bench/shim_cost)
+**   steps        a 36-launch step 100 times a synchronize, one scalar of each
+**                step changed (an optimizer's step count): the segment ends at
+**                every step, each replayed as its graph with that node set
+**                (rules/step.h)
 **   cut          the held sequence, but its 11th launch has a new shape each
 **                time: a bail (mismatch) every sequence, ten ops issued eagerly,
 **                and the bail sampled for its call site (GRAPHSHIM_BAIL_SITES:
@@ -44,7 +48,7 @@
 ** norepeat cost 500-700 ns a launch on the H100's host against +88 ns here).
 ** Prints nanoseconds per launch, the median of several rounds.
 **
-**   shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|cut|single]
+**   shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|steps|cut|single]
 **
 ** With a mode, times only that one, ten times as long: a run to profile (perf
 ** record), whose figure is printed alone; cold-: with caches cold.
@@ -201,7 +205,9 @@ static CUresult stub_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInf
     return CUDA_SUCCESS;
 }
 
-enum { DIRECT, SHIM, PATCHED, ROTATE, LEARNING, SHAPES, RARE, CUT, DIRECT1, SINGLE, PAUSED1 };
+enum { DIRECT, SHIM, PATCHED, ROTATE, LEARNING, SHAPES, RARE, STEPS, CUT, DIRECT1, SINGLE, PAUSED1 };
+#define K_STEP 36
+#define K_STEPS (K_STEP * 100)
 
 /* Median over rounds of ns per launch, in one of the modes above; DIRECT1,
 ** SINGLE and PAUSED1: ns per launch and synchronize, one launch between
@@ -209,7 +215,7 @@ enum { DIRECT, SHIM, PATCHED, ROTATE, LEARNING, SHAPES, RARE, CUT, DIRECT1, SING
 ** through it paused (the caller pauses it). */
 static double time_launches(int mode, double *boundary_ns)
 {
-    int through_shim = mode != DIRECT && mode != DIRECT1, k = mode >= DIRECT1 ? 1 : K_SEQ;
+    int through_shim = mode != DIRECT && mode != DIRECT1, k = mode >= DIRECT1 ? 1 : mode == STEPS ? K_STEPS : K_SEQ;
     double per[ROUNDS], bnd[ROUNDS];
     /* A stream of its own for each mode, hot or cold, rule dropped or not: what
     ** one run learned (a wide tree, a rest) does not change what the next costs. */
@@ -231,8 +237,9 @@ static double time_launches(int mode, double *boundary_ns)
                                  : mode == RARE   ? (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 59)
                                  : mode == CUT && i == K_SEQ / 2 ? (unsigned)(it % 65536) + 1
                                                   : 0;
-                args[0] = i; /* the sequence's ops differ from each other, and repeat */
-                args[1] = mode == PATCHED ? it : mode == ROTATE ? it % 3 : mode == RARE ? (long)n : 2;
+                args[0] = mode == STEPS ? i % K_STEP : i; /* the sequence's ops differ from each other, and repeat */
+                args[1] = mode == PATCHED ? it : mode == ROTATE ? it % 3 : mode == RARE ? (long)n
+                          : mode == STEPS && i % K_STEP == 0 ? (long)n : 2;
                 if (through_shim)
                     cuLaunchKernel((CUfunction)0x99, 1, 1, 1, 32, 1, 1, shape, s, p, NULL);
                 else
@@ -248,7 +255,7 @@ static double time_launches(int mode, double *boundary_ns)
             tl += t1 - t0;
             tb += now_ns() - t1;
         }
-        per[r] = tl / ITERS;
+        per[r] = tl / ((ITERS / k) * k);
         bnd[r] = tb / (ITERS / k);
     }
     qsort(per, ROUNDS, sizeof per[0], cmp);
@@ -316,7 +323,7 @@ static void *idle_thread(void *arg)
 int main(int argc, char **argv)
 {
     double direct, pass, held, bnd, patched, pbnd, rotate, rbnd, learning, shapes, rare, rare_kept, direct1, single, paused1;
-    double cut, cut_off;
+    double cut, cut_off, steps, sbnd;
     double clock_ns, rmw_ns;
     double cdirect, clearning, cshapes, crare, crare_kept, cdirect1, csingle;
 
@@ -350,7 +357,8 @@ int main(int argc, char **argv)
 
     if (argc > 1) {
         static const char *names[] = {[SHIM] = "held", [PATCHED] = "patched", [ROTATE] = "rotate", [LEARNING] = "learning",
-                                      [SHAPES] = "shapes", [RARE] = "rare", [CUT] = "cut", [SINGLE] = "single"};
+                                      [SHAPES] = "shapes", [RARE] = "rare", [STEPS] = "steps", [CUT] = "cut",
+                                      [SINGLE] = "single"};
         const char *mode = argv[1];
         if (strncmp(mode, "cold-", 5) == 0 && (cold_buf = calloc(1, COLD_SPAN))) {
             cold_bytes = COLD_BYTES;
@@ -362,7 +370,7 @@ int main(int argc, char **argv)
                 printf("%s: %.1f ns per launch\n", names[m], time_launches(m, NULL));
                 return 0;
             }
-        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|cut|single]\n");
+        fprintf(stderr, "usage: shim_cost [[cold-]held|patched|rotate|learning|shapes|rare|steps|cut|single]\n");
         return 2;
     }
     direct = time_launches(DIRECT, NULL);
@@ -375,6 +383,7 @@ int main(int argc, char **argv)
     learning = time_launches(LEARNING, NULL);
     shapes = time_launches(SHAPES, NULL);
     rare_rows(&rare, &rare_kept);
+    steps = time_launches(STEPS, &sbnd);
     cut = time_launches(CUT, NULL);
     gs__cfg.bail_sites = 0;
     cut_off = time_launches(CUT, NULL);
@@ -400,6 +409,8 @@ int main(int argc, char **argv)
     printf("  %-44s %8.1f  (+%.1f)\n", "rare (budget: nothing pays; learning rests)", rare, rare - direct);
     if (rare_kept >= 0)
         printf("  %-44s %8.1f  (+%.1f)\n", "rare, learning kept (rule hopeless-rest off)", rare_kept, rare_kept - direct);
+    printf("  %-44s %8.1f  (+%.1f)\n", "a 36-op step 100 times a synchronize", steps, steps - direct);
+    printf("  %-44s %8.1f\n", "boundary: the last step's replay", sbnd);
     printf("  %-44s %8.1f  (+%.1f)\n", "a bail every sequence, its site sampled", cut, cut - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "the same, GRAPHSHIM_BAIL_SITES=0", cut_off, cut_off - direct);
     printf("  %-44s %8.1f  (+%.1f)\n", "one launch and a synchronize (per pair)", single, single - direct1);

@@ -49,6 +49,7 @@ CRITERION_PASSED := s/^\[====\] Synthesis: Tested: [0-9]* | Passing: \([0-9]*\).
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c tests/integration/test_faults.c \
                tests/integration/test_report_tool.c tests/integration/test_ranks.c tests/integration/test_segments.c \
                tests/integration/test_cost.c tests/integration/test_checked.c tests/integration/test_steps.c \
+               tests/integration/test_period.c \
                tests/integration/run.c
 
 # One clear line, not a compiler error, where Criterion is missing.
@@ -77,6 +78,10 @@ $(BUILD)/tests/stepprog: tests/integration/stepprog.c tests/integration/cucheck.
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
 
+$(BUILD)/tests/periodprog: tests/integration/periodprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
+
 $(BUILD)/tests/dlopen_tool.so: tests/integration/dlopen_tool.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
@@ -90,7 +95,7 @@ unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(call gs_suite,unit,$(CRITERION_PASSED),$(BUILD)/tests/unit)
 
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/stepprog \
-                  $(BUILD)/tests/dlopen_tool.so \
+                  $(BUILD)/tests/periodprog $(BUILD)/tests/dlopen_tool.so \
                   $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate \
                   $(LIB) $(BUILD)/prof/libgraphshim.so $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 	$(call gs_suite,integration,$(CRITERION_PASSED),$(BUILD)/tests/integration --filter '!(faults)/*')

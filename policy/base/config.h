@@ -53,6 +53,11 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "loop bodies: a run of 1 to 32 ops that repeats back to back inside one "     \
       "segment is held once it ran GRAPHSHIM_WARMUP + 1 times in a row, and goes "  \
       "out as graphs of 2^j bodies, about this many ops each; 0 turns bodies off")  \
+    X(steps, "GRAPHSHIM_STEPS", GS_KNOB_BOOL, 1, 0, 1,                                 \
+      "1: where a sequence is one step repeated back to back (a loop that "         \
+      "synchronizes every 10 or 100 steps), of any length, segments end at each "    \
+      "step from then on, and each step is learned, held and replayed as a "          \
+      "sequence; 0: segments end only where the program's calls end them")         \
     X(rest_after, "GRAPHSHIM_REST_AFTER", GS_KNOB_INT, 64, 0, 1000000,                 \
       "segments in a row that came for the first time (or subtrees dropped for "   \
       "room with no replay) after which learning rests for as many segments, "      \

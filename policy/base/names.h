@@ -25,7 +25,8 @@
     X(NO_GAIN, "no-gain", "the sequence ran slower as a graph than eagerly: eager for good")      \
     X(EXIT, "exit", "the process exits")                                                          \
     X(SYNC_BUSY, "ctx-sync-in-progress", "no capture while another thread synchronizes the context") \
-    X(BODY_END, "body-end", "an op that did not follow the loop body held (body.h)")
+    X(BODY_END, "body-end", "an op that did not follow the loop body held (body.h)")                \
+    X(STEP, "step", "a step's end came where the held ops were no stable sequence (rules/step.h)")
 
 enum gs_bail {
 #define GS_BAIL_ENUM(id, name, doc) GS_BAIL_##id,

@@ -15,6 +15,7 @@
 #include "../rules/gain.h"
 #include "../rules/resolve.h"
 #include "../rules/rest.h"
+#include "../rules/step.h"
 #include "../stream/body.h"
 #include "../stream/issue.h"
 #include "../stream/segment.h"
@@ -154,6 +155,7 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
         gs__rest_forget(s); /* a new stream's learning, and budget */
         gs__budget_forget(s);
         gs__capture_forget(s);
+        gs__step_forget(s);
     } else {
         gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
     }

@@ -104,8 +104,7 @@ static void mismatch_debug(const struct gs_stream *s, const struct gs_key *k, co
               (unsigned long long)k->size);
 }
 
-/* op_begin's answer for a launch that resting_launch() took: the caller issues
-** it, with the stream unlocked (as GS_OP_PASS). */
+/* op_begin's answer for a launch resting_launch() took: issued unlocked (as GS_OP_PASS). */
 #define OP_RESTED (GS_OP_HELD + 1)
 
 /* The program captures: nothing is held, a new stream's state is not even
@@ -329,6 +328,7 @@ static __attribute__((noinline)) int op_begin(struct gs_stream **out, CUstream s
     /* A default stream's state is its context's (gs__stream_get): its held ops
     ** and graphs go out in the context they came from. */
     gs__lock(&s->lock);
+    gs__step_end(s); /* a step's end (resolve.h) */
     if (a && (c = expected(s, a, &same)) != NULL && same > 0)
         op = op_expected(s, c);
     else if (a && !s->cur && s->resting && resting_launch(s, a))

@@ -142,21 +142,21 @@ static void chunk_placed(struct gs_stream *s, struct gs_node *c, int launched)
         s->chunk.tail_at = c->depth + c->chunk.chunk_tail - GS_TAIL_OPS;
 }
 
-/* Launches the held ops up to c as an early chunk: 0, or the failure of
-** gs__launch_graph (nothing went out then). */
-static int launch_chunk(struct gs_stream *s, struct gs_node *c)
+/* Launches the held ops up to c as an early chunk: what gs__launch_graph did
+** (nothing went out where it did not replay). */
+static enum gs_replay launch_chunk(struct gs_stream *s, struct gs_node *c)
 {
     uint64_t t0 = gs__now_ns();
-    int rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
-    if (rc == 0) {
+    enum gs_replay rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
+    if (rc == GS_REPLAYED) {
         uint64_t d = gs__now_ns() - t0;
         s->chunk.chunk_cost_ns = s->chunk.chunk_cost_ns ? (3 * s->chunk.chunk_cost_ns + d) / 4 : d;
         s->chunks++;
         c->chunk.chunk_end = 1;
         chunk_placed(s, c, 1);
-    } else if (rc == GS_NOT_KEPT) {
+    } else if (rc == GS_REPLAY_NOT_KEPT) {
         chunk_placed(s, c, 0); /* its ops go out eagerly (gs__maybe_chunk) */
-    } else if (rc != GS_CAPTURE_BUSY) {
+    } else if (rc == GS_REPLAY_FAILED) {
         c->chunk.chunk_failed = 1; /* its ops go out eagerly (gs__maybe_chunk), and from now on */
         s->bails[GS_BAIL_GRAPH_FAILED]++;
     }
@@ -204,7 +204,7 @@ void gs__maybe_chunk(struct gs_stream *s)
             return;
         }
     }
-    if (held < 2 || c->chunk.chunk_failed || launch_chunk(s, c) != 0)
+    if (held < 2 || c->chunk.chunk_failed || launch_chunk(s, c) != GS_REPLAYED)
         gs__issue_held(s, c);
     gs__held_none(s);
 }

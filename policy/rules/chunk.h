@@ -20,7 +20,7 @@ void gs__maybe_chunk(struct gs_stream *s);
 ** begins there, as every time, so its graphs are the ones kept
 ** (gs__chunks_resumed keeps the chunks' places as after a chunk there; where
 ** they moved since, the held ops go out eagerly, gs__launch_graph's
-** GS_NOT_KEPT, rather than as graphs of their own that whole segments would
+** GS_REPLAY_NOT_KEPT, rather than as graphs of their own that whole segments would
 ** replace). */
 static inline int gs__chunks_resume_at(const struct gs_node *cur)
 {

@@ -21,6 +21,7 @@
 #include "chunk.h"
 #include "gain.h"
 #include "rest.h"
+#include "step.h"
 
 /* --- Resolve --------------------------------------------------------------- */
 
@@ -110,7 +111,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
 {
     GS_ASSERT_LOCKED(s);
     struct gs_node *t = s->cur;
-    int replayed = 0, rc = -1, busy = -1;
+    int replayed = 0, busy = -1;
     uint64_t end_ns = 0;
 
     gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
@@ -121,25 +122,30 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
                 busy = gs__chunks_gpu_busy(s, reason);
         }
         int chunked = t->depth == s->chunk_depth; /* nothing left to launch at the boundary */
-        if (t->stable && (rc = gs__launch_graph(s, t, GS_NVTX_REPLAY)) == 0) {
+        switch (t->stable ? gs__launch_graph(s, t, GS_NVTX_REPLAY) : GS_REPLAY_FAILED) {
+        case GS_REPLAYED:
             replayed = 1;
             s->replays++;
             s->replays_chunked += chunked;
             s->whole_replays += !s->seg.seg_resumed;
             t->runs.replays++;
             gs__seg_held_out(s);
-        } else if (rc == GS_CAPTURE_BUSY) {
+            break;
+        case GS_REPLAY_BUSY:
             gs__flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */
-        } else if (rc == GS_NOT_KEPT) {
+            break;
+        case GS_REPLAY_NOT_KEPT:
             gs__issue_held(s, t); /* a segment held again after a stall: eagerly, no bail */
             gs__seg_held_out(s);
-        } else {
-            if (t->stable) {
-                gs__capture_failed(s, t);
-                gs__flush(s, GS_BAIL_GRAPH_FAILED);
-            } else {
+            break;
+        case GS_REPLAY_FAILED: /* no stable sequence was held, or its graph failed */
+            if (!t->stable) {
                 gs__flush(s, reason);
+                break;
             }
+            gs__capture_failed(s, t); /* t is no longer stable */
+            gs__flush(s, GS_BAIL_GRAPH_FAILED);
+            break;
         }
     }
     gs__chunks_drain_start(s, replayed ? busy : -1);
@@ -153,6 +159,7 @@ void gs__resolve_locked(struct gs_stream *s, int reason)
     if (t && t->depth)
         capture_budget(s); /* a span counts learned segments, not empty ones */
     gs__gain_segment_ended(s, t, reason, replayed);
+    gs__step_segment_ended(s, t, reason); /* where the next segment ends: a step's end */
     gs__chunks_end(s, replayed ? t : NULL, end_ns);
     /* rest.c: the root, or NULL while learning rests; the segment's cost to t where it replayed t */
     gs__seg_begin(s, gs__segment_start(s), replayed ? t : NULL);

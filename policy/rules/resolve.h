@@ -20,6 +20,14 @@ void gs__legacy_rule(const struct gs_stream *s);
 void gs__resolve(struct gs_stream *s, int reason);
 /* The same, s locked. */
 void gs__resolve_locked(struct gs_stream *s, int reason);
+/* Where s has a step (rules/step.h) and its segment holds a whole one, the
+** segment ends before the op that comes (GS_BAIL_STEP): replayed as the step's
+** graph where it is stable and held.  On every op's path.  Called locked. */
+static inline void gs__step_end(struct gs_stream *s)
+{
+    if (GS_UNLIKELY(s->step_at) && s->cur && s->cur->depth == s->step_at)
+        gs__resolve_locked(s, GS_BAIL_STEP);
+}
 /* The capture budget of s begins anew, as a new stream's: no warm-up shift,
 ** not hopeless, a new span.  Called locked. */
 void gs__budget_forget(struct gs_stream *s);

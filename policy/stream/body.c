@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "body.h"
 
+#include "replay.h"
 #include "segment.h"
 #include "sites.h"
 
@@ -175,16 +176,9 @@ static void issue_bodies(struct gs_stream *s, CUstream st, unsigned j)
                 kb->failed = 1;
             }
         }
-        CUresult rc = CUDA_ERROR_NOT_READY;
-        if (kb->exec[j]) {
-            gs__nvtx_begin(GS_NVTX_BODY, nops);
-            rc = GS_REAL(cuGraphLaunch)(kb->exec[j]->x, st);
-            gs__nvtx_end();
-        }
-        if (rc == CUDA_SUCCESS) {
+        if (kb->exec[j] && gs__replay(s, kb->exec[j], st, GS_NVTX_BODY, nops) == GS_REPLAYED) {
             kb->graphs++;
             kb->ops_replayed += nops;
-            s->ops_replayed += nops;
             return;
         }
         if (kb->exec[j]) { /* its launch failed: the ops go out eagerly, now and from now on */

@@ -73,7 +73,7 @@ struct gs_body {
     /* Bodies found, kept with their graphs: a loop that comes back is found
     ** again, and its graphs reused (one of them may be active, above). */
     struct gs_body_known known[GS_BODY_KNOWN];
-    uint64_t clock;                      /* for last_used */
+    uint64_t clock;                      /* for last_used; bodies found (made active) so far */
 
     /* The watchdog's hits on bodies (body.c wd_clean): all of them, those in a
     ** row, whether the loop running now had one, the loops bodies ran to a call

@@ -130,47 +130,37 @@ static struct gs_exec *exec_set(struct gs_stream *s, struct gs_node *t, const st
     return e;
 }
 
-/* Launches executable e on st, counted for the open segment with its host
-** time: two clock reads a graph launch, which costs microseconds. */
-static CUresult launch(struct gs_stream *s, const struct gs_exec *e, CUstream st)
-{
-    uint64_t t0 = gs__now_ns();
-    CUresult rc = GS_REAL(cuGraphLaunch)(e->x, st);
-
-    s->seg_cost.seg_driver_ns += gs__now_ns() - t0;
-    s->seg_cost.seg_launches += rc == CUDA_SUCCESS;
-    return rc;
-}
-
 /* Launches the held ops up to node t (those past s->chunk_depth) as one graph:
 ** its graph as it is, or with the nodes of ops whose arguments differ set in
 ** place, or, where it has none yet (or one that is stale, of
-** another range, or cannot take the change in place), captured first.  Returns
-** 0, or -1 if no graph could be made or launched, or GS_CAPTURE_BUSY if it could
-** not be captured now, or GS_NOT_KEPT (nothing was issued then): a segment held
+** another range, or cannot take the change in place), captured first, through
+** gs__replay.  Returns GS_REPLAYED, or GS_REPLAY_FAILED if no graph could be
+** made or launched, or GS_REPLAY_BUSY if it could not be captured now, or
+** GS_REPLAY_NOT_KEPT (nothing was issued then): a segment held
 ** again after a stall launches only graphs kept for whole segments, beginning
 ** where its held ops do (chunk places that moved since its place was marked
 ** would otherwise make it capture graphs of its own, replacing theirs, and each
 ** whole segment after it capture theirs again).  what names the launch for NVTX
 ** (nvtx.h).  Called locked. */
-int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
+enum gs_replay gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
 {
     GS_ASSERT_LOCKED(s);
     GS_PROF_START(t_all);
     CUstream st = gs__issue_stream(s);
     CUcontext prev;
     struct gs_exec *e = t->cache.exec;
-    int rc = 0, cap = 0;
+    enum gs_replay rc = GS_REPLAYED;
+    int cap = 0;
     uint32_t from = s->chunk_depth;
     uint64_t builds = s->graphs.builds;
     int patched = s->patch_first < s->npatches && s->patches[s->patch_first].depth < t->depth;
 
     if (t->depth == from)
-        return 0; /* everything already went out in chunks */
+        return GS_REPLAYED; /* everything already went out in chunks */
     if (s->seg.seg_resumed && (!e || e->from != from || gs__exec_stale(e)))
-        return GS_NOT_KEPT;
+        return GS_REPLAY_NOT_KEPT;
     if (gs__enter_ctx(s, &prev) != 0)
-        return -1;
+        return GS_REPLAY_FAILED; /* no graph launched into another context: held work goes out eagerly */
     GS_PROF_START(t_set);
     if (e && (e->from != from || gs__exec_stale(e))) { /* its variants go too */
         gs__debug("a %u-op sequence's graph %s: it is built again", t->depth,
@@ -184,7 +174,7 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
         struct gs_held h;
         if (gs__held_get(s, t, &h) != 0) {
             gs__leave_ctx(s, prev);
-            return -1;
+            return GS_REPLAY_FAILED;
         }
         if (e)
             e = exec_set(s, t, &h);
@@ -199,24 +189,19 @@ int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what)
         }
         gs__held_free(&h);
     }
-    if (e && cap == 0)
-        gs__nvtx_begin(what, t->depth - from); /* ended below, after the launch */
     GS_PROF_RESTART(t_set);
-    if (!e || cap != 0 || launch(s, e, st) != CUDA_SUCCESS) {
-        rc = cap == GS_CAPTURE_BUSY ? GS_CAPTURE_BUSY : -1;
+    if (!e || cap != 0 || gs__replay(s, e, st, what, t->depth - from) != GS_REPLAYED) {
+        rc = cap == GS_CAPTURE_BUSY ? GS_REPLAY_BUSY : GS_REPLAY_FAILED;
     } else {
         gs__graph_used(t);
         t->rebuilt = s->graphs.builds != builds; /* the capture budget's */
-        s->ops_replayed += t->depth - from;
         s->chunk_depth = t->depth;
         gs__patches_done(s, t->depth);
         if (e->reads_staging)
             staging_issued(s, st);
         GS_PROF_STOP(GS_PROF_GRAPH_LAUNCH, t_set);
     }
-    if (e && cap == 0)
-        gs__nvtx_end();
-    if (rc == 0)
+    if (rc == GS_REPLAYED)
         gs__issued_on(s, st);
     gs__leave_ctx(s, prev);
     GS_PROF_STOP(GS_PROF_GRAPH, t_all);

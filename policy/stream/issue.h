@@ -5,7 +5,7 @@
 #define GS_ISSUE_H
 
 #include "../base/nvtx.h"
-#include "../graph/graph_capture.h" /* GS_CAPTURE_BUSY */
+#include "replay.h"
 #include "stream.h"
 
 /* Before a staging buffer of s is overwritten: waits for the GPU to read it.
@@ -19,12 +19,8 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to);
 ** holding, counting why (enum gs_bail). */
 void gs__flush(struct gs_stream *s, int reason);
 
-/* gs__launch_graph in a segment held again after a stall (entry/hold.c), where no
-** graph kept for the whole segments begins where its held ops do: nothing went out. */
-#define GS_NOT_KEPT (-3)
-
-/* Launches the held ops up to t as one graph: 0, -1, GS_CAPTURE_BUSY or GS_NOT_KEPT.  what:
+/* Launches the held ops up to t as one graph: what it did (replay.h).  what:
 ** GS_NVTX_REPLAY or GS_NVTX_CHUNK, the launch's NVTX range. */
-int gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
+enum gs_replay gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what);
 
 #endif

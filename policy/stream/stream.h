@@ -150,6 +150,25 @@ struct gs_budget {
     uint64_t builds_mark, launches_mark, instantiated_mark;
 };
 
+/* The step (rules/step.c): segments end every `unit` ops (after a head of
+** `off` ops where off is not 0) while the stream has one; the sequences
+** searched that had one (found), so that a sequence back whole brings its
+** steps back. */
+#define GS_STEP_FOUND 4
+struct gs_step_found {
+    const struct gs_node *node; /* compared, never read: it may be gone */
+    uint32_t depth, unit, off;
+};
+struct gs_step {
+    uint32_t unit, off;         /* 0: no step */
+    int head;                   /* the open segment is the head, ended after off ops */
+    const struct gs_node *unit_node; /* where the first unit since the steps began ended; NULL: none yet */
+    uint32_t misses;            /* units in a row since that ended elsewhere */
+    uint64_t body_mark;         /* the loop bodies' clock (bodies found) where the last segment ended */
+    struct gs_step_found found[GS_STEP_FOUND];
+    uint32_t nfound;
+};
+
 struct gs_stream {
     /* What every op reads, first: two cache lines, then the loop bodies' state,
     ** whose first line is what an op reads of it.  A real launch's work in the
@@ -171,6 +190,8 @@ struct gs_stream {
     uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
     int chunks_off;           /* the segment passed a place of chunk_idle: no more chunks by count */
     int seg_held;             /* the segment open now held an op (its records: seg, below) */
+    uint32_t step_at;         /* the segment ends before an op at this depth: a step's end (rules/step.c,
+                              ** struct gs_step); 0: none */
     struct gs_body body __attribute__((aligned(64))); /* loop bodies inside a segment (body.h) */
 
     CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
@@ -189,6 +210,7 @@ struct gs_stream {
     struct gs_capture_rec capture; /* when sequences are graphed (rules/capture.c) */
     struct gs_rest rests;     /* learning rests (rules/rest.c) */
     struct gs_budget budget;  /* the capture budget (rules/resolve.c) */
+    struct gs_step step;      /* the step, where segments end between synchronizes (rules/step.c) */
 
     /* Held ops whose arguments differ from their node's (the tree matches ops
     ** by everything else, gs__key_cmp): their own keys, packed in pbuf, in

@@ -1,0 +1,213 @@
+/*
+** test_period.c: steps, a period found in a sequence (policy/rules/step.h),
+** over the fake driver: periodprog's loops that repeat a step many times
+** between synchronizes, each run with and without graphshim (the output must
+** be the same), and what the report says was replayed.
+*/
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+#define PERIODPROG BUILD_DIR "/tests/periodprog"
+
+/* Runs scenario under graphshim with the settings of env (NULL-terminated, up
+** to 6) and without it, checks that the outputs are the same, and returns the
+** report (freed by the caller).  The watchdog waits a second: a busy machine's
+** stalls are no part of these counts. */
+static char *report_of(const char *scenario, const char *iters, const char *const *env)
+{
+    const char *argv[] = {PERIODPROG, scenario, iters, NULL};
+    const char *e[10] = {"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_MAX_DEFER_US=1000000"};
+    struct run base, r;
+    char *report;
+
+    for (int i = 0; env && env[i] && i < 6; i++)
+        e[i + 2] = env[i];
+    run_prog(&base, RUN_BARE, NULL, argv, 30);
+    cr_assert_eq(base.status, 0, "%s without graphshim: %s", scenario, base.err);
+    cr_assert_eq(count_lines(base.out, scenario), atoi(iters), "%s", base.out);
+    run_prog(&r, run_lib(e), e, argv, 30);
+    cr_assert_eq(r.status, 0, "%s under graphshim: %s", scenario, r.err);
+    cr_assert_str_eq(r.out, base.out, "%s: graphshim changed the output", scenario);
+    report = run_file(&r, "report.json");
+    cr_assert_not_null(report);
+    run_free(&base), run_free(&r);
+    return report;
+}
+
+/* Of the report's sequences of `ops` ops, the one replayed most: its count of
+** `key` ("replays", "graph_launches", "seen"); -1 where there is none. */
+static long seq(const char *report, int ops, const char *key)
+{
+    char pat[32];
+    long best = -1, best_replays = -1;
+
+    snprintf(pat, sizeof pat, "{\"ops\": %d, \"seen\"", ops);
+    for (const char *p = strstr(report, pat); p; p = strstr(p + 1, pat)) {
+        const char *e = strchr(p, '}');
+        char *row = e ? strndup(p, (size_t)(e - p + 1)) : NULL;
+        if (row && total(row, "replays") > best_replays) {
+            best_replays = total(row, "replays");
+            best = total(row, key);
+        }
+        free(row);
+    }
+    return best;
+}
+
+/* A 36-op training step, 100 steps a synchronize, 6 synchronizes: the first
+** segment (3,600 ops) runs eagerly and shows the step; from the second on, the
+** segment ends at every step, and after two steps eagerly (the warm-up) each
+** step is replayed as one graph of 36 ops, its four changed scalars set in
+** place: about 98 replays a synchronize, a graph launch each.  Without steps
+** (GRAPHSHIM_STEPS=0) the 3,600-op sequence, seen once a synchronize, is
+** replayed whole at best and the step is no sequence of its own. */
+Test(period, a_step_repeated_100_times_a_synchronize_is_replayed_as_one_graph_a_step, .timeout = 60)
+{
+    char *report = report_of("step36x100", "6", NULL);
+    long replays = seq(report, 36, "replays");
+
+    cr_assert_geq(replays, 5 * 95, "%s", report);
+    cr_assert_leq(seq(report, 36, "graph_launches"), replays + replays / 10, "%s", report);
+    cr_assert_eq(seq(report, 3600, "replays"), -1, "a sequence of 100 steps is listed: %s", report);
+    cr_assert_geq(total_f(report, "hit_rate"), 0.8, "%s", report);
+    free(report);
+
+    report = report_of("step36x100", "6", (const char *[]){"GRAPHSHIM_STEPS=0", NULL});
+    cr_assert_leq(seq(report, 36, "replays"), 0, "without steps: %s", report);
+    free(report);
+}
+
+/* 10 steps a synchronize: each step one graph from the second segment on (but
+** the warm-up's two), not the 360-op sequence in early chunks. */
+Test(period, a_step_repeated_10_times_a_synchronize_is_replayed_as_one_graph_a_step, .timeout = 60)
+{
+    char *report = report_of("step36x10", "12", NULL);
+    long replays = seq(report, 36, "replays");
+
+    cr_assert_geq(replays, 11 * 10 - 4, "%s", report);
+    cr_assert_leq(seq(report, 36, "graph_launches"), replays + replays / 10, "%s", report);
+    cr_assert_leq(seq(report, 360, "replays"), 0, "%s", report);
+    free(report);
+
+    report = report_of("step36x10", "12", (const char *[]){"GRAPHSHIM_STEPS=0", NULL});
+    cr_assert_leq(seq(report, 36, "replays"), 0, "without steps: %s", report);
+    cr_assert_gt(seq(report, 360, "replays"), 0, "without steps: %s", report);
+    free(report);
+}
+
+/* Five ops of other work before the steps each synchronize: the period is
+** found from the segment's end backwards, and the head is a sequence of its
+** own, ended before the first step. */
+Test(period, a_head_before_the_steps_is_a_sequence_of_its_own, .timeout = 60)
+{
+    char *report = report_of("step36-head", "12", NULL);
+
+    cr_assert_geq(seq(report, 36, "replays"), 11 * 10 - 4, "%s", report);
+    cr_assert_geq(seq(report, 5, "replays"), 12 - 3, "%s", report);
+    free(report);
+}
+
+/* A step of 2,000 ops (five kernels of one shape in turn: a period of five by
+** shape, of 2,000 byte for byte), 4 steps a synchronize: replayed whole from
+** the second segment on, but for the warm-up's two. */
+Test(period, a_step_of_2000_ops_is_replayed, .timeout = 60)
+{
+    char *report = report_of("step2000", "6", NULL);
+
+    cr_assert_geq(seq(report, 2000, "replays"), 5 * 4 - 3, "%s", report);
+    cr_assert_leq(seq(report, 5, "replays"), 0, "%s", report);
+    free(report);
+}
+
+/* One kernel the same 500 times a synchronize: a loop body's (body.h), which
+** steps leave alone. */
+Test(period, a_one_op_period_stays_a_loop_body, .timeout = 60)
+{
+    char *report = report_of("step1", "6", NULL);
+
+    cr_assert_gt(total(report, "body_graphs"), 0, "%s", report);
+    cr_assert_geq(total_f(report, "hit_rate"), 0.9, "%s", report);
+    cr_assert_leq(seq(report, 8, "replays"), 0, "%s", report);
+    free(report);
+}
+
+/* The 51st step of two segments breaks at its 21st op (another shape): the
+** ops held up to there go out eagerly, in order (the same output), counted
+** as one mismatch each time; the broken step alone is lost, the next ones
+** replay. */
+Test(period, a_step_that_breaks_goes_out_eagerly_and_the_steps_go_on, .timeout = 60)
+{
+    char *report = report_of("step36-break", "6", NULL);
+
+    cr_assert_eq(total(report, "mismatch"), 2, "%s", report);
+    cr_assert_geq(seq(report, 36, "replays"), 5 * 95 - 4, "%s", report);
+    free(report);
+}
+
+/* Steps ended by an event record, a wait of another stream and a host function
+** there (a JAX step's end): each step is a segment, replayed as one graph; a
+** query of an event long done between steps ends nothing, and the steps are
+** found in the segment of 100 as without it. */
+Test(period, steps_are_replayed_across_event_records_host_functions_and_queries, .timeout = 60)
+{
+    const char *scenario[2] = {"step36-events", "step36-query"};
+
+    for (int i = 0; i < 2; i++) {
+        char *report = report_of(scenario[i], "6", NULL);
+        long replays = seq(report, 36, "replays");
+        cr_assert_geq(replays, 5 * 95, "%s: %s", scenario[i], report);
+        cr_assert_leq(seq(report, 36, "graph_launches"), replays + replays / 10, "%s: %s", scenario[i], report);
+        free(report);
+    }
+}
+
+/* Three segments of 100 steps, then a synchronize every 50 ops of other work:
+** two of its segments end at a unit that is not the step, and the steps end;
+** the 50 ops are a sequence of their own, replayed whole. */
+Test(period, the_steps_end_with_their_loop, .timeout = 60)
+{
+    char *report = report_of("phases", "12", NULL);
+
+    cr_assert_geq(seq(report, 36, "replays"), 2 * 95, "%s", report);
+    cr_assert_geq(seq(report, 50, "replays"), 12 - 3 - 5, "%s", report);
+    free(report);
+}
+
+/* Eight layers of three kernels on their own weights: the same shapes every
+** three ops, but no op repeats byte for byte, so no step: the segment is
+** replayed whole, not in pieces. */
+Test(period, layers_on_other_weights_are_no_step, .timeout = 60)
+{
+    char *report = report_of("layers", "8", NULL);
+
+    cr_assert_geq(seq(report, 24, "replays"), 8 - 3, "%s", report);
+    cr_assert_eq(seq(report, 9, "replays"), -1, "%s", report);
+    free(report);
+}
+
+/* Steps keep the output under settings that move where held work goes out. */
+struct period_case {
+    char scenario[16], setting[40];
+};
+
+static struct period_case cases[] = {
+    {"step36x100", "GRAPHSHIM_WARMUP=1"},    {"step36x100", "GRAPHSHIM_CHUNK_OPS=1"},
+    {"step36-break", "GRAPHSHIM_WARMUP=1"},  {"step36-break", "GRAPHSHIM_MAX_GRAPHS=1"},
+    {"step36-head", "GRAPHSHIM_MIN_OPS=1"},  {"step36-head", "GRAPHSHIM_CHUNK_OPS=0"},
+    {"step2000", "GRAPHSHIM_MAX_DEFER_US=1"}, {"step36x10", "GRAPHSHIM_GAIN_CHECK=0"},
+};
+
+ParameterizedTestParameters(period, steps_keep_the_output_under_every_setting)
+{
+    return cr_make_param_array(struct period_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct period_case *c, period, steps_keep_the_output_under_every_setting, .timeout = 60)
+{
+    free(report_of(c->scenario, "6", (const char *[]){c->setting, NULL}));
+}
