@@ -5,8 +5,11 @@
 ** grammar never called: the synchronous copies and memsets in their legacy and
 ** _ptds forms, the generic cuMemcpyAsync, stream callbacks, stream-ordered
 ** allocations freed in the same segment, the program's own capture and graph
-** launch, function attributes, a stream destroyed and created again, and a
-** reference to the primary context taken and given back.  Each keeps the
+** launch, function attributes, a stream destroyed and created again, a
+** reference to the primary context taken and given back, a second context, a
+** stream memory operation (cuStreamWriteValue32: hooks.def does not list it,
+** so graphshim must take it for what it cannot tell), and pinned memory read
+** back after each kind of boundary that must issue held work first.  Each keeps the
 ** program race-free as fuzzprog.c describes: a synchronous copy or memset runs
 ** on the legacy stream (the per-thread stream for _ptds), so the resources it
 ** touches are handed to that stream first, as to any other.
@@ -85,7 +88,33 @@ void gen_xop(struct thr *t, struct gen *g, int s)
     unsigned c = rnd(&t->gen, 100);
     struct op *o;
 
-    if (c < 28) {
+    if (c < 12) {
+        /* pinned memory written on s, then read by the host (or a callback)
+        ** after a boundary that must issue what s holds first */
+        int pin = (int)rnd(&t->gen, NPIN), src = pick(t, g, s, 0, NDEV);
+        need(t, g, s, src);
+        need(t, g, s, RES_PIN(pin));
+        o = op_add(t, OP_READBACK, s);
+        o->how = (int)rnd(&t->gen, 4);   /* context, event, callback, the legacy stream's memset */
+        o->src_r = src;
+        o->dst_r = pin;
+        o->ev = (int)rnd(&t->gen, (unsigned)t->nevents);
+        copy_extent(t, o);
+        o->owned = owned_by(g, s);
+        return;
+    }
+    if (c < 16) {
+        /* a stream memory operation: an entry point hooks.def does not list */
+        int dst = pick(t, g, s, 0, NDEV);
+        need(t, g, s, dst);
+        o = op_add(t, OP_WRITEVALUE, s);
+        o->dst_r = dst;
+        o->doff = 4 * (int)rnd(&t->gen, BUF_BYTES / 4);
+        o->value = (unsigned)splitmix(&t->gen);
+        o->owned = owned_by(g, s);
+        return;
+    }
+    if (c < 34) {
         gen_syncmem(t, g);
         return;
     }
@@ -305,6 +334,41 @@ static void run_allockind(struct thr *t, const struct op *o)
     }
 }
 
+/* Pinned memory written on stream s, a boundary that must issue s's held work
+** first (a context synchronize, an event synchronize, a callback that reads
+** it, or a synchronous memset of the legacy stream, which waits for blocking
+** streams and everything before it on the legacy stream), then the host reads
+** it.  A non-blocking stream's memset case synchronizes s instead. */
+static void run_readback(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    unsigned char *p = t->pin[o->dst_r];
+    int legacy_waits = o->s == stream_legacy(t) || o->s == stream_pt(t) ||
+                       (o->s < t->ncreated && !(t->sflags[o->s] & CU_STREAM_NON_BLOCKING));
+
+    RC(a->MemcpyDtoHAsync(p + o->doff, dptr(t, o->src_r, o->soff), (size_t)o->n, s));
+    switch (o->how) {
+    case 0:
+        RC(cuCtxSynchronize());
+        break;
+    case 1:
+        RC(a->EventRecord(t->events[o->ev], s));
+        RC(cuEventSynchronize(t->events[o->ev]));
+        break;
+    case 2:
+        RC(a->StreamAddCallback(s, callback_fn, host_arg(t, o), 0));
+        RC(a->StreamSynchronize(s));
+        break;
+    default:
+        if (legacy_waits)   /* on memory of its own, which no stream's work touches */
+            RC(cuMemsetD8_v2(t->scratch_dev, (unsigned char)t->it, 64));
+        else
+            RC(a->StreamSynchronize(s));
+        break;
+    }
+    fprintf(t->out, "t%d i%d p%d readback %d %016llx\n", t->tid, t->it, t->pos, o->how,
+            (unsigned long long)mix_bytes(0, p, BUF_BYTES));
+}
+
 /* --- A second context ------------------------------------------------------ */
 
 /* The thread's second context, and a buffer of its own there. */
@@ -383,6 +447,12 @@ void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
         break;
     case OP_CTX2:
         run_ctx2(t, o);
+        break;
+    case OP_READBACK:
+        run_readback(t, o, a, s);
+        break;
+    case OP_WRITEVALUE:
+        RC(a->StreamWriteValue32(s, dptr(t, o->dst_r, o->doff), o->value + (unsigned)t->it, 0));
         break;
     default:   /* OP_ALLOCKIND */
         run_allockind(t, o);

@@ -67,6 +67,8 @@ int g_nthreads;
     X(MemFreeAsync, "cuMemFreeAsync", cuMemFreeAsync, cuMemFreeAsync_ptsz)                     \
     X(MemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync,               \
       cuMemAllocFromPoolAsync_ptsz)                                                            \
+    X(StreamWriteValue32, "cuStreamWriteValue32", cuStreamWriteValue32_v2,                     \
+      cuStreamWriteValue32_v2_ptsz)                                                            \
     X(StreamBeginCapture, "cuStreamBeginCapture", cuStreamBeginCapture_v2,                     \
       cuStreamBeginCapture_v2_ptsz)                                                            \
     X(StreamEndCapture, "cuStreamEndCapture", cuStreamEndCapture, cuStreamEndCapture_ptsz)     \
@@ -314,7 +316,7 @@ static void dump_body(const struct thr *t)
                                   "csync", "esync", "squery", "observe", "realloc", "scratch", "bad",
                                   "pinrealloc", "pagerealloc", "equery", "sspin", "nccl", "syncmem",
                                   "gencopy", "callback", "asyncalloc", "owngraph", "attr", "renew", "ctxref",
-                                  "allockind", "ctx2"};
+                                  "allockind", "ctx2", "readback", "writevalue"};
     for (int i = 0; i < t->nbody; i++) {
         const struct op *o = &t->body[i];
         fprintf(stderr, "t%d p%d %s s%d pt%d zero%d", t->tid, i, names[o->kind], o->s, o->pt, o->zero);
@@ -431,6 +433,8 @@ static void *thread_main(void *p)
     t->focus = t->xops && chance(&x, 40);
     t->out = open_memstream(&t->text, &t->text_len);
     thread_setup(t);
+    if (t->xops)
+        RC(cuMemAlloc_v2(&t->scratch_dev, 256));
     if (t->xops && chance(&x, 30))
         ctx2_make(t);
     t->iters = 8 + (int)rnd(&t->gen, 25);

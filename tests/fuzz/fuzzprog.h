@@ -93,7 +93,7 @@ enum op_kind {
     OP_PINREALLOC, OP_PAGEREALLOC,  /* threads with memory ops only */
     OP_EQUERY, OP_SSPIN, OP_NCCL,   /* threads with event ops only */
     /* threads with extra ops only (fuzz_xops.c) */
-    OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND, OP_CTX2,
+    OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND, OP_CTX2, OP_READBACK, OP_WRITEVALUE,
     OP_XFIRST = OP_SYNCMEM
 };
 
@@ -148,6 +148,7 @@ struct thr {
     int rep;                      /* the repetition of an inner loop being run (0 outside) */
     CUcontext ctx2;               /* a second context of the thread's (extra ops), or NULL */
     CUdeviceptr ctx2_buf;         /* a buffer of the second context's */
+    CUdeviceptr scratch_dev;      /* device memory no stream's work touches (extra ops) */
     int focus;                    /* nearly every op on the main stream, which owns everything:
                                   ** long segments, few handoffs (threads with extra ops) */
     unsigned sflags[MAX_CREATED]; /* flags of the created streams */
@@ -223,6 +224,7 @@ struct api {
     CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
     CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
     CUresult (*MemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+    CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);   /* not in hooks.def */
     CUresult (*StreamBeginCapture)(CUstream, CUstreamCaptureMode);
     CUresult (*StreamEndCapture)(CUstream, CUgraph *);
     CUresult (*GraphLaunch)(CUgraphExec, CUstream);
