@@ -334,6 +334,44 @@ static int loop_copy(const struct op *o)
     return o->kind == OP_H2D || (o->kind == OP_D2H && !o->pageable) || o->kind == OP_GENCOPY;
 }
 
+/* An op an inner loop of stream s may repeat: a launch, a memset, a device
+** copy, and for threads with extra ops host copies too. */
+static int loop_op(const struct thr *t, const struct op *o, int s)
+{
+    return (o->kind == OP_LAUNCH || o->kind == OP_MEMSET || o->kind == OP_D2D || (t->xops && loop_copy(o))) &&
+           o->s == s;
+}
+
+/* A step that repeats with no synchronize between (focused threads): 5 to 40
+** launches and memsets appended on the main stream, which owns every buffer
+** by then, repeated 2 to 24 times back to back, as a training loop that reads
+** its loss every 10 or 100 steps runs its step. */
+static void long_loop(struct thr *t, struct gen *g)
+{
+    int s = t->main_stream, start = t->nbody, k = 5 + (int)rnd(&t->gen, 36);
+
+    for (int i = 0; i < k && t->nbody < MAX_OPS - 8; i++) {
+        if (chance(&t->gen, 85)) {
+            gen_launch(t, g, s, (int)rnd(&t->gen, NKS), pick(t, g, s, 0, NDEV), pick(t, g, s, 0, NDEV));
+        } else {
+            struct op *o = op_add(t, OP_MEMSET, s);
+            o->dst_r = pick(t, g, s, 0, NDEV);
+            o->width = 4;
+            o->value = (unsigned)splitmix(&t->gen);
+            o->n = 1 + (int)rnd(&t->gen, BUF_BYTES / 4);
+            o->doff = 4 * (int)rnd(&t->gen, (unsigned)(BUF_BYTES / 4 - o->n + 1));
+        }
+        t->body[t->nbody - 1].owned = owned_by(g, s);
+    }
+    for (int i = start; i < t->nbody; i++)
+        if (!loop_op(t, &t->body[i], s))
+            return;   /* a handoff came in: no loop */
+    if (t->nbody - start >= 2) {
+        t->body[start].loop_len = t->nbody - start;
+        t->body[start].loop_reps = 2 + (int)rnd(&t->gen, 23);
+    }
+}
+
 /* Generates the thread's body: random ops, then handoffs that give every
 ** resource back to its owner at the start, so that iterations are alike. */
 void gen_body(struct thr *t)
@@ -355,15 +393,15 @@ void gen_body(struct thr *t)
         int start = (int)rnd(&t->gen, (unsigned)t->nbody), len = 1 + (int)rnd(&t->gen, 4), ok = 1;
         if (!chance(&t->gen, 50) || start + len > t->nbody)
             continue;
-        for (int i = start; i < start + len && ok; i++) {
-            const struct op *o = &t->body[i];
-            ok = (o->kind == OP_LAUNCH || o->kind == OP_MEMSET || o->kind == OP_D2D || (t->xops && loop_copy(o))) &&
-                 o->s == t->body[start].s;
-        }
+        for (int i = start; i < start + len && ok; i++)
+            ok = loop_op(t, &t->body[i], t->body[start].s);
         if (ok) {
             t->body[start].loop_len = len;
             t->body[start].loop_reps = 2 + (int)rnd(&t->gen, 80);
         }
     }
+    if (t->focus && chance(&t->gen, 50))
+        long_loop(t, &g);
 }
+
 
