@@ -104,12 +104,19 @@ void gen_xop(struct thr *t, struct gen *g, int s)
         return;
     }
     if (c < 16) {
-        /* a stream memory operation: an entry point hooks.def does not list */
-        int dst = pick(t, g, s, 0, NDEV);
+        /* a stream memory operation, an entry point hooks.def does not list,
+        ** onto the word a launch before it on s writes (where there is one):
+        ** issued before that launch, it would be overwritten */
+        int dst = pick(t, g, s, 0, NDEV), doff = 4 * (int)rnd(&t->gen, BUF_BYTES / 4);
+        for (int i = t->nbody - 1; i >= 0; i--)
+            if (t->body[i].kind == OP_LAUNCH && t->body[i].s == s && t->body[i].out_r < NDEV) {
+                dst = t->body[i].out_r, doff = t->body[i].out_off;
+                break;
+            }
         need(t, g, s, dst);
         o = op_add(t, OP_WRITEVALUE, s);
         o->dst_r = dst;
-        o->doff = 4 * (int)rnd(&t->gen, BUF_BYTES / 4);
+        o->doff = doff;
         o->value = (unsigned)splitmix(&t->gen);
         o->owned = owned_by(g, s);
         return;
