@@ -82,6 +82,41 @@ static int nonblocking(struct thr *t)
     return n ? c[rnd(&t->gen, (unsigned)n)] : -1;
 }
 
+/* Pinned memory written on s, then read by the host (or a callback) after a
+** boundary that must issue what s holds first. */
+static void gen_readback(struct thr *t, struct gen *g, int s)
+{
+    int pin = (int)rnd(&t->gen, NPIN), src = pick(t, g, s, 0, NDEV);
+    need(t, g, s, src);
+    need(t, g, s, RES_PIN(pin));
+    struct op *o = op_add(t, OP_READBACK, s);
+    o->how = (int)rnd(&t->gen, 4);   /* context, event, callback, the legacy stream's memset */
+    o->src_r = src;
+    o->dst_r = pin;
+    o->ev = (int)rnd(&t->gen, (unsigned)t->nevents);
+    copy_extent(t, o);
+    o->owned = owned_by(g, s);
+}
+
+/* A stream memory operation, an entry point hooks.def does not list, onto the
+** word a launch before it on s writes (where there is one): issued before
+** that launch, it would be overwritten. */
+static void gen_writevalue(struct thr *t, struct gen *g, int s)
+{
+    int dst = pick(t, g, s, 0, NDEV), doff = 4 * (int)rnd(&t->gen, BUF_BYTES / 4);
+    for (int i = t->nbody - 1; i >= 0; i--)
+        if (t->body[i].kind == OP_LAUNCH && t->body[i].s == s && t->body[i].out_r < NDEV) {
+            dst = t->body[i].out_r, doff = t->body[i].out_off;
+            break;
+        }
+    need(t, g, s, dst);
+    struct op *o = op_add(t, OP_WRITEVALUE, s);
+    o->dst_r = dst;
+    o->doff = doff;
+    o->value = (unsigned)splitmix(&t->gen);
+    o->owned = owned_by(g, s);
+}
+
 /* One of the extra ops on stream s (with the handoffs it needs). */
 void gen_xop(struct thr *t, struct gen *g, int s)
 {
@@ -89,36 +124,11 @@ void gen_xop(struct thr *t, struct gen *g, int s)
     struct op *o;
 
     if (c < 12) {
-        /* pinned memory written on s, then read by the host (or a callback)
-        ** after a boundary that must issue what s holds first */
-        int pin = (int)rnd(&t->gen, NPIN), src = pick(t, g, s, 0, NDEV);
-        need(t, g, s, src);
-        need(t, g, s, RES_PIN(pin));
-        o = op_add(t, OP_READBACK, s);
-        o->how = (int)rnd(&t->gen, 4);   /* context, event, callback, the legacy stream's memset */
-        o->src_r = src;
-        o->dst_r = pin;
-        o->ev = (int)rnd(&t->gen, (unsigned)t->nevents);
-        copy_extent(t, o);
-        o->owned = owned_by(g, s);
+        gen_readback(t, g, s);
         return;
     }
     if (c < 16) {
-        /* a stream memory operation, an entry point hooks.def does not list,
-        ** onto the word a launch before it on s writes (where there is one):
-        ** issued before that launch, it would be overwritten */
-        int dst = pick(t, g, s, 0, NDEV), doff = 4 * (int)rnd(&t->gen, BUF_BYTES / 4);
-        for (int i = t->nbody - 1; i >= 0; i--)
-            if (t->body[i].kind == OP_LAUNCH && t->body[i].s == s && t->body[i].out_r < NDEV) {
-                dst = t->body[i].out_r, doff = t->body[i].out_off;
-                break;
-            }
-        need(t, g, s, dst);
-        o = op_add(t, OP_WRITEVALUE, s);
-        o->dst_r = dst;
-        o->doff = doff;
-        o->value = (unsigned)splitmix(&t->gen);
-        o->owned = owned_by(g, s);
+        gen_writevalue(t, g, s);
         return;
     }
     if (c < 34) {
