@@ -121,6 +121,15 @@ static struct op *gen_launch(struct thr *t, struct gen *g, int s, int ks, int ou
     return o;
 }
 
+/* The count and offset of a memset of o->width bytes an element into o->dst_r
+** (a device buffer, or a kernel slot's 8-byte global). */
+void memset_extent(struct thr *t, struct op *o)
+{
+    int units = (o->dst_r >= NDEV ? 8 : BUF_BYTES) / o->width;
+    o->n = 1 + (int)rnd(&t->gen, (unsigned)units);
+    o->doff = o->width * (int)rnd(&t->gen, (unsigned)(units - o->n + 1));
+}
+
 /* The size and offsets of a copy. */
 void copy_extent(struct thr *t, struct op *o)
 {
@@ -154,10 +163,9 @@ static void gen_pin_write(struct thr *t, struct gen *g, int s, int pin, int src)
 static int pick_blocking(struct thr *t)
 {
     int c[MAX_CREATED + 1], n = 0;
-    for (int i = 0; i < t->ncreated; i++)
-        if (!(t->sflags[i] & CU_STREAM_NON_BLOCKING))
+    for (int i = 0; i <= stream_pt(t); i++)
+        if (blocking(t, i))
             c[n++] = i;
-    c[n++] = stream_pt(t);
     return c[rnd(&t->gen, (unsigned)n)];
 }
 
@@ -317,13 +325,8 @@ static void gen_op(struct thr *t, struct gen *g)
     }
     if (o->kind == OP_H2D || o->kind == OP_D2H || o->kind == OP_D2D)
         copy_extent(t, o);
-    if (o->kind == OP_MEMSET) {
-        int units = BUF_BYTES / o->width;
-        if (o->dst_r >= NDEV)
-            units = 8 / o->width;
-        o->n = 1 + (int)rnd(r, (unsigned)units);
-        o->doff = o->width * (int)rnd(r, (unsigned)(units - o->n + 1));
-    }
+    if (o->kind == OP_MEMSET)
+        memset_extent(t, o);
     o->owned = owned_by(g, o->s);
 }
 
@@ -358,8 +361,7 @@ static void long_loop(struct thr *t, struct gen *g)
             o->dst_r = pick(t, g, s, 0, NDEV);
             o->width = 4;
             o->value = (unsigned)splitmix(&t->gen);
-            o->n = 1 + (int)rnd(&t->gen, BUF_BYTES / 4);
-            o->doff = 4 * (int)rnd(&t->gen, (unsigned)(BUF_BYTES / 4 - o->n + 1));
+            memset_extent(t, o);
         }
         t->body[t->nbody - 1].owned = owned_by(g, s);
     }

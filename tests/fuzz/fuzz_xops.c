@@ -19,15 +19,6 @@
 enum syncmem { SM_H2D_PINNED, SM_H2D_PAGEABLE, SM_D2H, SM_D2D, SM_GENERIC, SM_SET8, SM_SET16, SM_SET32, SM_KINDS };
 enum gencopy { GC_D2D, GC_H2D_PINNED, GC_H2D_PAGEABLE, GC_D2H_PINNED, GC_KINDS };
 
-/* A memset's width, count and offset in a device buffer. */
-static void set_extent(struct thr *t, struct op *o, int width)
-{
-    int units = BUF_BYTES / width;
-    o->width = width;
-    o->n = 1 + (int)rnd(&t->gen, (unsigned)units);
-    o->doff = width * (int)rnd(&t->gen, (unsigned)(units - o->n + 1));
-}
-
 /* A synchronous copy or memset, on the legacy or the per-thread stream. */
 static void gen_syncmem(struct thr *t, struct gen *g)
 {
@@ -46,10 +37,12 @@ static void gen_syncmem(struct thr *t, struct gen *g)
     o->src_r = how == SM_H2D_PINNED ? pin : src;
     o->dst_r = dst;
     o->value = (unsigned)splitmix(&t->gen);
-    if (how >= SM_SET8)
-        set_extent(t, o, 1 << (how - SM_SET8));
-    else
+    if (how >= SM_SET8) {
+        o->width = 1 << (how - SM_SET8);
+        memset_extent(t, o);
+    } else {
         copy_extent(t, o);
+    }
 }
 
 /* cuMemcpyAsync: device to device, pinned or pageable host to device, device
@@ -359,8 +352,7 @@ static void run_allockind(struct thr *t, const struct op *o)
 static void run_readback(struct thr *t, const struct op *o, const struct api *a, CUstream s)
 {
     unsigned char *p = t->pin[o->dst_r];
-    int legacy_waits = o->s == stream_legacy(t) || o->s == stream_pt(t) ||
-                       (o->s < t->ncreated && !(t->sflags[o->s] & CU_STREAM_NON_BLOCKING));
+    int legacy_waits = o->s == stream_legacy(t) || blocking(t, o->s);
 
     RC(a->MemcpyDtoHAsync(p + o->doff, dptr(t, o->src_r, o->soff), (size_t)o->n, s));
     switch (o->how) {

@@ -192,6 +192,12 @@ static inline int nstreams_used(const struct thr *t)
 
 static inline int stream_legacy(const struct thr *t) { return t->ncreated; }
 static inline int stream_pt(const struct thr *t) { return t->ncreated + 1; }
+/* Does stream s synchronize with the legacy stream (a created one without
+** CU_STREAM_NON_BLOCKING, or the per-thread stream)? */
+static inline int blocking(const struct thr *t, int s)
+{
+    return s == stream_pt(t) || (s < t->ncreated && !(t->sflags[s] & CU_STREAM_NON_BLOCKING));
+}
 
 /* The collective: a kernel under NCCL's mangled name (fuzzprog.c). */
 #define NCCL_NAME "_Z24ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgsStorageILm4096EE"
@@ -256,6 +262,7 @@ int pick(struct thr *t, const struct gen *g, int s, int lo, int hi);
 uint32_t owned_by(const struct gen *g, int s);
 /* The size and offsets of a copy. */
 void copy_extent(struct thr *t, struct op *o);
+void memset_extent(struct thr *t, struct op *o);
 
 /* fuzz_sched.c: a deterministic interleaving of the threads (FUZZ_SCHEDULE) */
 void sched_init(int threads);

@@ -481,17 +481,13 @@ static void parse_args(int argc, char **argv, struct args *o)
 int main(int argc, char **argv)
 {
     struct args o = {60, -1, 1, 0, 0, (int)sysconf(_SC_NPROCESSORS_ONLN)};
-    double seconds;
-    long seed, start, count;
-    int first, jobs;
     pthread_mutexattr_t ma;
 
     parse_args(argc, argv, &o);
-    seconds = o.seconds, seed = o.seed, start = o.start, count = o.count, first = o.first, jobs = o.jobs;
     if (g_inject < 0 || (g_inject_only && !g_inject))
         usage();
-    if (jobs < 1)
-        jobs = 1;
+    if (o.jobs < 1)
+        o.jobs = 1;
     snprintf(g_prog, sizeof g_prog, "%s/tests/fuzzprog", BUILD_DIR);
     g = mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (g == MAP_FAILED)
@@ -502,14 +498,14 @@ int main(int argc, char **argv)
     pthread_mutex_init(&g->lock, &ma);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    if (seed >= 0) {
-        g->differences = run_seed(seed, 1);
+    if (o.seed >= 0) {
+        g->differences = run_seed(o.seed, 1);
         g->programs = 1;
     } else {
-        double deadline = now() + seconds;
-        for (int j = 0; j < jobs; j++)
+        double deadline = now() + o.seconds;
+        for (int j = 0; j < o.jobs; j++)
             if (fork() == 0) {
-                worker(start, count, first, deadline);
+                worker(o.start, o.count, o.first, deadline);
                 _exit(0);
             }
         while (wait(NULL) > 0) {
