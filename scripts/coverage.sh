@@ -34,6 +34,11 @@ TMPDIR=$tmp "$BUILD/tests/fuzzrun" --jobs "$JOBS" --start "$FUZZ_START" --second
     --timeout 60 --max-threads 8 | tail -n 12
 
 # --- Lines and branches, per file ------------------------------------------
+# row NAME LINES_REACHED LINES BRANCHES_TAKEN BRANCHES: one line of the table.
+row() {
+    awk -v n="$1" -v lr="$2" -v ln="$3" -v br="$4" -v bn="$5" 'BEGIN {
+        printf "%-34s %6d/%-5d %4.0f%% %6d/%-5d %4.0f%%\n", n, lr, ln, ln ? 100 * lr / ln : 0, br, bn, bn ? 100 * br / bn : 0 }'
+}
 mkdir -p "$BUILD/gcov"
 rm -f "$BUILD/gcov/"*.gcov
 {
@@ -54,20 +59,16 @@ rm -f "$BUILD/gcov/"*.gcov
             read -r lp ln bp bn <<<"$out"
             lr=$(awk -v p="$lp" -v n="$ln" 'BEGIN { printf "%d", p * n / 100 + 0.5 }')
             br=$(awk -v p="$bp" -v n="$bn" 'BEGIN { printf "%d", p * n / 100 + 0.5 }')
-            printf '%-34s %6d/%-5d %4.0f%% %6d/%-5d %4.0f%%\n' "$src" "$lr" "$ln" "$lp" "$br" "$bn" "$bp"
+            row "$src" "$lr" "$ln" "$br" "$bn"
             tl=$((tl + ln)) ll=$((ll + lr)) tb=$((tb + bn)) lb=$((lb + br))
             case $src in policy/entry/* | policy/graph/* | policy/rules/* | policy/stream/*)
                 el=$((el + ln)) eL=$((eL + lr)) eb=$((eb + bn)) eB=$((eB + br)) ;;
             esac
         done
-        printf '%-34s %6d/%-5d %4.0f%% %6d/%-5d %4.0f%%\n' "$dir/ (all)" "$ll" "$tl" \
-            "$(awk -v a=$ll -v b=$tl 'BEGIN { print b ? 100 * a / b : 0 }')" "$lb" "$tb" \
-            "$(awk -v a=$lb -v b=$tb 'BEGIN { print b ? 100 * a / b : 0 }')"
+        row "$dir/ (all)" "$ll" "$tl" "$lb" "$tb"
     done
     # The engine: the rooms that decide what is held, graphed and issued.
-    printf '%-34s %6d/%-5d %4.0f%% %6d/%-5d %4.0f%%\n' "engine: policy/{entry,graph,rules,stream}" "$eL" "$el" \
-        "$(awk -v a=$eL -v b=$el 'BEGIN { print b ? 100 * a / b : 0 }')" "$eB" "$eb" \
-        "$(awk -v a=$eB -v b=$eb 'BEGIN { print b ? 100 * a / b : 0 }')"
+    row "engine: policy/{entry,graph,rules,stream}" "$eL" "$el" "$eB" "$eb"
 } | tee "$OUTFILE.files"
 
 # --- hooks.def rows of ops and boundaries a generated program calls -----------
