@@ -26,7 +26,7 @@ static int names(void)
            "sequence is `boundary-<class>`.\n\n| bail | meaning |\n|---|---|\n");
     GS_BAILS(GS_DOC_ROW)
     printf("\n## Rules\n\nWhat the test build (`make test-lib`) can turn off with `GRAPHSHIM_TEST_DROP_RULE`, "
-           "each to show what it prevents or saves (docs/internals.md, Guard rules and their tests).\n\n"
+           "each to show what it prevents or saves (docs/testing.md, Guard rules and their tests).\n\n"
            "| rule | meaning |\n|---|---|\n");
     GS_RULES(GS_DOC_ROW)
 #undef GS_DOC_ROW

@@ -10,12 +10,7 @@
 #include "../base/assert.h"
 #include "../graph/graph_cache.h"
 #include "../graph/key.h"
-#include "../rules/capture.h"
-#include "../rules/chunk.h"
-#include "../rules/gain.h"
 #include "../rules/resolve.h"
-#include "../rules/rest.h"
-#include "../rules/step.h"
 #include "../stream/body.h"
 #include "../stream/issue.h"
 #include "../stream/segment.h"
@@ -125,40 +120,18 @@ static void capture_call(struct gs_stream *s, int id)
     }
 }
 
-/* Keeps a row of the sequence ending at n for the report (walk callback). */
-static void retire_row(struct gs_node *n, void *arg)
-{
-    struct gs_stream *s = arg;
-    if (gs__trie_reported(n) && s->nretired < GS_RETIRED_MAX)
-        s->retired[s->nretired++] = gs__seq_row(n);
-}
-
 /* Destroys the graphs kept for s; with learned, also forgets its sequences, whose
-** rows the report keeps.  Work that s holds goes out first: another thread may
-** have begun holding since the boundary that led here resolved every stream.
-** Called locked. */
+** rows the report keeps, and every rule's state (rules/resolve.c's rooms).  Work
+** that s holds goes out first: another thread may have begun holding since the
+** boundary that led here resolved every stream.  Called locked. */
 static void stream_empty(struct gs_stream *s, int learned, int reason)
 {
     GS_ASSERT_LOCKED(s);
     if (s->holding)
         gs__flush(s, reason);
-    gs__body_forget(s, learned);
+    gs__rooms_forget(s, learned);
     if (gs__staging_wait(s) != 0) /* the stream failed: its error is the program's at its next synchronize */
         gs__debug("a stream's staging buffers are freed unwaited for");
-    gs__gain_forget(s);
-    if (learned) {
-        gs__trie_walk(&s->trie.root, retire_row, s);
-        gs__trie_clear(&s->trie);
-        gs__seg_rewind(s);
-        gs__chunks_end(s, NULL, 0);
-        gs__chunks_forget(s);
-        gs__rest_forget(s); /* a new stream's learning, and budget */
-        gs__budget_forget(s);
-        gs__capture_forget(s);
-        gs__step_forget(s);
-    } else {
-        gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
-    }
     if (learned && s->staging_done) {
         GS_IGNORE(GS_REAL(cuEventDestroy_v2)(s->staging_done)); /* an event not destroyed leaks */
         s->staging_done = NULL;

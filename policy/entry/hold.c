@@ -350,10 +350,8 @@ int gs__engine_op_begin(struct gs_stream **out, CUstream stream, void *key, int 
 void gs__engine_op_end(struct gs_stream *s, CUresult rc)
 {
     GS_ASSERT_LOCKED(s);
-    if (rc != CUDA_SUCCESS) {
-        gs__seg_failed(s); /* a failed op is never part of a learned sequence, */
-        gs__body_failed(s); /* nor of a body */
-    }
+    if (rc != CUDA_SUCCESS)
+        gs__rooms_failed(s); /* a failed op is never part of a learned sequence, nor of a body */
     gs__unlock(&s->lock);
 }
 

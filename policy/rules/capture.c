@@ -8,7 +8,7 @@
 #include "gain.h"
 
 /* Host ns a captured and instantiated op costs, before a stream measured its
-** own: 20 launches took 41 us on an H200 (docs/internals.md). */
+** own: 20 launches captured and instantiated took 41 us on an H200 (DESIGN.md's table of costs). */
 #define GS_CAPTURE_NS_PER_OP 2000
 
 /* What a graph saves a sequence whose eager runs kept the GPU busy

@@ -13,6 +13,7 @@
 #include "../base/assert.h"
 #include "../base/log.h"
 #include "../graph/graph_cache.h"
+#include "../graph/learner.h"
 #include "../stream/body.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
@@ -102,68 +103,204 @@ static void capture_budget(struct gs_stream *s)
     budget_span_start(s);
 }
 
-/* Ends the current segment of s: an exactly matched stable sequence is replayed
-** as a graph; other held ops are issued eagerly, counted under reason (enum
-** gs_bail); the sequence is counted for learning; each rule is told how the
-** segment ended (chunks, rests, the budget, the gain check), and the segment's
-** records begin anew where rest.c says (stream/segment.c).  Called locked. */
+/* What the rooms hear of a segment's end (the table below). */
+struct gs_seg_end {
+    struct gs_node *t; /* the segment's path: its sequence; NULL where nothing was learned */
+    int reason;        /* enum gs_bail: why it ended */
+    int replayed;      /* t's graph went out (set by the replay's room) */
+    int busy;          /* the GPU still ran the last early chunk; -1: not asked */
+    uint64_t end_ns;   /* a segment of early chunks: when it ended, before its last graph's capture */
+};
+
+static void body_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    (void)e;
+    gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
+}
+
+/* The held work out: an exactly matched stable sequence replayed as a graph,
+** other held ops issued eagerly, counted under the end's reason. */
+static void replay_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    struct gs_node *t = e->t;
+
+    if (!s->holding)
+        return;
+    if (s->chunk.last_chunk) {
+        e->end_ns = gs__now_ns(); /* before the last graph's capture */
+        if (t->stable)
+            e->busy = gs__chunks_gpu_busy(s, e->reason);
+    }
+    int chunked = t->depth == s->chunk_depth; /* nothing left to launch at the boundary */
+    switch (t->stable ? gs__launch_graph(s, t, GS_NVTX_REPLAY) : GS_REPLAY_FAILED) {
+    case GS_REPLAYED:
+        e->replayed = 1;
+        s->replays++;
+        s->replays_chunked += chunked;
+        s->whole_replays += !s->seg.seg_resumed;
+        t->runs.replays++;
+        gs__seg_held_out(s);
+        break;
+    case GS_REPLAY_BUSY:
+        gs__flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */
+        break;
+    case GS_REPLAY_NOT_KEPT:
+        gs__issue_held(s, t); /* a segment held again after a stall: eagerly, no bail */
+        gs__seg_held_out(s);
+        break;
+    case GS_REPLAY_FAILED: /* no stable sequence was held, or its graph failed */
+        if (!t->stable) {
+            gs__flush(s, e->reason);
+            break;
+        }
+        gs__capture_failed(s, t); /* t is no longer stable */
+        gs__flush(s, GS_BAIL_GRAPH_FAILED);
+        break;
+    }
+}
+
+static void drain_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    gs__chunks_drain_start(s, e->replayed ? e->busy : -1);
+}
+
+static void capture_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    if (e->t && s->seg.clean)
+        gs__capture_counted(s, e->t, e->reason); /* the sequence counted for learning */
+}
+
+static void rest_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    if (e->t && s->seg.clean && e->t->depth)
+        gs__rest_learned(s, e->t->seen == 1, e->replayed);
+    if (s->resting && s->fp)
+        gs__rested_segment(s); /* an empty segment (no op: fp 0) is no work that comes back */
+}
+
+static void budget_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    if (e->t && e->t->depth)
+        capture_budget(s); /* a span counts learned segments, not empty ones */
+}
+
+static void gain_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    gs__gain_segment_ended(s, e->t, e->reason, e->replayed);
+}
+
+static void step_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    gs__step_segment_ended(s, e->t, e->reason); /* where the next segment ends: a step's end */
+}
+
+static void chunk_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    gs__chunks_end(s, e->replayed ? e->t : NULL, e->end_ns);
+}
+
+static void seg_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    /* rest.c: the root, or NULL while learning rests; the segment's cost to t where it replayed t */
+    gs__seg_begin(s, gs__segment_start(s), e->replayed ? e->t : NULL);
+}
+
+static void patch_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    (void)e;
+    gs__patches_reset(s);
+}
+
+/* Keeps a row of the sequence ending at n for the report (walk callback). */
+static void retire_row(struct gs_node *n, void *arg)
+{
+    struct gs_stream *s = arg;
+    if (gs__trie_reported(n) && s->nretired < GS_RETIRED_MAX)
+        s->retired[s->nretired++] = gs__seq_row(n);
+}
+
+/* The learned sequences go (their rows kept for the report), or only their graphs. */
+static void trie_forget(struct gs_stream *s, int learned)
+{
+    if (!learned) {
+        gs__trie_walk(&s->trie.root, gs__graph_drop_exec, s);
+        return;
+    }
+    gs__trie_walk(&s->trie.root, retire_row, s);
+    gs__trie_clear(&s->trie);
+}
+
+static void body_forget(struct gs_stream *s, int learned) { gs__body_forget(s, learned); }
+static void gain_forget(struct gs_stream *s, int learned) { (void)learned; gs__gain_forget(s); }
+static void capture_forget(struct gs_stream *s, int learned) { if (learned) gs__capture_forget(s); }
+static void rest_forget(struct gs_stream *s, int learned) { if (learned) gs__rest_forget(s); } /* a new stream's learning */
+static void budget_forget(struct gs_stream *s, int learned) { if (learned) gs__budget_forget(s); }
+static void step_forget(struct gs_stream *s, int learned) { if (learned) gs__step_forget(s); }
+static void seg_forget(struct gs_stream *s, int learned) { if (learned) gs__seg_rewind(s); }
+static void body_failed(struct gs_stream *s) { gs__body_failed(s); } /* nor of a body */
+static void seg_failed(struct gs_stream *s) { gs__seg_failed(s); } /* a failed op is never part of a learned sequence */
+
+static void chunk_forget(struct gs_stream *s, int learned)
+{
+    if (!learned)
+        return;
+    gs__chunks_end(s, NULL, 0);
+    gs__chunks_forget(s);
+}
+
+/* The rooms that keep a stream's state from one segment to the next, declared
+** once, in the order they hear of it: a segment's end (ended: its held work out
+** first, in the replay's room, then each rule told how it ended), the stream's
+** learning forgotten (forget: learned, or only its graphs dropped; at a
+** stream's destroy, a context's or a module's end, an attribute change) and an
+** op that failed (failed).  NULL: nothing to do then.  A new rule with state of
+** its own joins here (docs/internals.md, "Adding a rule"). */
+static const struct gs_room {
+    const char *name;
+    void (*ended)(struct gs_stream *s, struct gs_seg_end *e);
+    void (*forget)(struct gs_stream *s, int learned);
+    void (*failed)(struct gs_stream *s);
+} rooms[] = {
+    {"body", body_ended, body_forget, body_failed},    /* loop bodies (stream/body.c) */
+    {"replay", replay_ended, trie_forget, NULL},       /* held work out; the learned tree */
+    {"drain", drain_ended, NULL, NULL},                /* rule drain (rules/chunk.c) */
+    {"capture", capture_ended, capture_forget, NULL},  /* when sequences are graphed */
+    {"rest", rest_ended, rest_forget, NULL},           /* learning rests */
+    {"budget", budget_ended, budget_forget, NULL},     /* the capture budget (above) */
+    {"gain", gain_ended, gain_forget, NULL},           /* the gain check */
+    {"step", step_ended, step_forget, NULL},           /* steps between synchronizes */
+    {"chunk", chunk_ended, chunk_forget, NULL},        /* early chunks */
+    {"segment", seg_ended, seg_forget, seg_failed},    /* the next segment's records */
+    {"patch", patch_ended, NULL, NULL},                /* changed arguments */
+};
+#define GS_NROOMS (sizeof rooms / sizeof rooms[0])
+
+/* Ends the current segment of s, counted under reason (enum gs_bail): each room
+** in turn.  Called locked. */
 void gs__resolve_locked(struct gs_stream *s, int reason)
 {
     GS_ASSERT_LOCKED(s);
-    struct gs_node *t = s->cur;
-    int replayed = 0, busy = -1;
-    uint64_t end_ns = 0;
+    struct gs_seg_end e = {.t = s->cur, .reason = reason, .busy = -1};
 
-    gs__body_segment_end(s); /* a loop's held bodies go out: its end, not a bail */
-    if (s->holding) {
-        if (s->chunk.last_chunk) {
-            end_ns = gs__now_ns(); /* before the last graph's capture */
-            if (t->stable)
-                busy = gs__chunks_gpu_busy(s, reason);
-        }
-        int chunked = t->depth == s->chunk_depth; /* nothing left to launch at the boundary */
-        switch (t->stable ? gs__launch_graph(s, t, GS_NVTX_REPLAY) : GS_REPLAY_FAILED) {
-        case GS_REPLAYED:
-            replayed = 1;
-            s->replays++;
-            s->replays_chunked += chunked;
-            s->whole_replays += !s->seg.seg_resumed;
-            t->runs.replays++;
-            gs__seg_held_out(s);
-            break;
-        case GS_REPLAY_BUSY:
-            gs__flush(s, GS_BAIL_SYNC_BUSY); /* captured at a later replay */
-            break;
-        case GS_REPLAY_NOT_KEPT:
-            gs__issue_held(s, t); /* a segment held again after a stall: eagerly, no bail */
-            gs__seg_held_out(s);
-            break;
-        case GS_REPLAY_FAILED: /* no stable sequence was held, or its graph failed */
-            if (!t->stable) {
-                gs__flush(s, reason);
-                break;
-            }
-            gs__capture_failed(s, t); /* t is no longer stable */
-            gs__flush(s, GS_BAIL_GRAPH_FAILED);
-            break;
-        }
-    }
-    gs__chunks_drain_start(s, replayed ? busy : -1);
-    if (t && s->seg.clean) {
-        gs__capture_counted(s, t, reason);
-        if (t->depth)
-            gs__rest_learned(s, t->seen == 1, replayed);
-    }
-    if (s->resting && s->fp)
-        gs__rested_segment(s); /* an empty segment (no op: fp 0) is no work that comes back */
-    if (t && t->depth)
-        capture_budget(s); /* a span counts learned segments, not empty ones */
-    gs__gain_segment_ended(s, t, reason, replayed);
-    gs__step_segment_ended(s, t, reason); /* where the next segment ends: a step's end */
-    gs__chunks_end(s, replayed ? t : NULL, end_ns);
-    /* rest.c: the root, or NULL while learning rests; the segment's cost to t where it replayed t */
-    gs__seg_begin(s, gs__segment_start(s), replayed ? t : NULL);
-    gs__patches_reset(s);
+    for (size_t i = 0; i < GS_NROOMS; i++)
+        if (rooms[i].ended)
+            rooms[i].ended(s, &e);
+}
+
+void gs__rooms_forget(struct gs_stream *s, int learned)
+{
+    GS_ASSERT_LOCKED(s);
+    for (size_t i = 0; i < GS_NROOMS; i++)
+        if (rooms[i].forget)
+            rooms[i].forget(s, learned);
+}
+
+void gs__rooms_failed(struct gs_stream *s)
+{
+    GS_ASSERT_LOCKED(s);
+    for (size_t i = 0; i < GS_NROOMS; i++)
+        if (rooms[i].failed)
+            rooms[i].failed(s);
 }
 
 void gs__resolve(struct gs_stream *s, int reason)

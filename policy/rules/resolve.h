@@ -20,6 +20,13 @@ void gs__legacy_rule(const struct gs_stream *s);
 void gs__resolve(struct gs_stream *s, int reason);
 /* The same, s locked. */
 void gs__resolve_locked(struct gs_stream *s, int reason);
+/* The stream's learning forgotten, every room's (resolve.c's table): with
+** learned its sequences and every rule's state, else only its graphs.  Held
+** work must be out already.  Called locked. */
+void gs__rooms_forget(struct gs_stream *s, int learned);
+/* An op of s that the engine issued failed: every room that keeps the segment
+** hears it.  Called locked. */
+void gs__rooms_failed(struct gs_stream *s);
 /* Where s has a step (rules/step.h) and its segment holds a whole one, the
 ** segment ends before the op that comes (GS_BAIL_STEP): replayed as the step's
 ** graph where it is stable and held.  On every op's path.  Called locked. */

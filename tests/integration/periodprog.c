@@ -24,6 +24,8 @@
 **   step36-query step36x100, each step followed by a query of an event long done
 **   phases       step36x100 three times, then 50 ops of 50 shapes a synchronize:
 **                the loop ends, and so do its steps
+**   phases-unload  phases, with a module loaded and unloaded before the 50 ops:
+**                every stream's learning is forgotten there, its step too
 **   layers       eight layers of three kernels, each layer on its own weights,
 **                then a synchronize: a period of shape alone, no step
 **
@@ -139,10 +141,17 @@ static void scenario(const char *name, int it)
         }
     else if (strcmp(name, "phases") == 0 && it < 3)
         steps36(it, 100, 0, 0);
-    else if (strcmp(name, "phases") == 0)
+    else if (strcmp(name, "phases-unload") == 0 && it < 3)
+        steps36(it, 100, 0, 0);
+    else if (strcmp(name, "phases") == 0 || strcmp(name, "phases-unload") == 0) {
+        if (it == 3 && name[6]) {
+            CUmodule other;
+            CHECK(cuModuleLoadData(&other, "image"));
+            CHECK(cuModuleUnload(other));
+        }
         for (unsigned j = 0; j < 50; j++)
             launch_sh((int)(j % NK), 1, 16u * (j / NK), buf[j % NBUF], j);
-    else if (strcmp(name, "layers") == 0)
+    } else if (strcmp(name, "layers") == 0)
         for (int l = 0; l < 8; l++)
             for (int j = 0; j < 3; j++)
                 launch(j, 1, buf[NBUF + l], (uint64_t)j);

@@ -178,6 +178,20 @@ Test(period, the_steps_end_with_their_loop, .timeout = 60)
     free(report);
 }
 
+/* phases with a module unloaded before the 50 ops: every stream forgets what
+** it learned, its step too, so the 50-op sequence is learned as on a new
+** stream: two segments eagerly, then replayed whole every time.  A step kept
+** across the unload cuts the first segments at its length.  (The gain check
+** off: its trial would take one replay.) */
+Test(period, a_module_unload_forgets_the_step, .timeout = 60)
+{
+    char *report = report_of("phases-unload", "12", (const char *[]){"GRAPHSHIM_GAIN_CHECK=0", NULL});
+
+    cr_assert_eq(seq(report, 50, "replays"), 12 - 3 - 2, "%s", report);
+    cr_assert_geq(seq(report, 36, "replays"), 2 * 95, "%s", report);
+    free(report);
+}
+
 /* Eight layers of three kernels on their own weights: the same shapes every
 ** three ops, but no op repeats byte for byte, so no step: the segment is
 ** replayed whole, not in pieces. */

@@ -119,3 +119,28 @@ Test(segments, a_pageable_copy_in_a_loop)
         free(report);
     }
 }
+
+/* A launch the driver refuses (the 5th cuLaunchKernel: the second iteration's
+** axpb, issued eagerly while its sequence is learned) makes its segment no
+** occurrence of the sequence: the sequence is stable after the first and the
+** third iteration, not the first two, so one replay fewer.  Without the rule
+** (the segment's room hears of a failed op, rules/resolve.c) the failed segment
+** counts, and 8 - 2 replays come. */
+Test(segments, a_segment_with_a_failed_op_is_no_occurrence)
+{
+    const char *argv[] = {GUARDPROG, "failed-op", "8", NULL};
+    const char *fail = "FAKECUDA_FAIL=cuLaunchKernel:5:CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    const char *e[] = {"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_MAX_DEFER_US=1000000",
+                       fail, NULL};
+    struct run base, r;
+    char *report;
+
+    run_prog(&base, 0, (const char *[]){fail, NULL}, argv, 30);
+    cr_assert(strstr(base.out, "1 rc 701"), "the launch did not fail: %s", base.out);
+    run_prog(&r, run_lib(e), e, argv, 30);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, base.out);
+    report = run_file(&r, "report.json");
+    cr_assert_eq(total(report, "replays"), 8 - 3, "%s", report);
+    free(report), run_free(&base), run_free(&r);
+}

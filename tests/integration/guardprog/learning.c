@@ -238,6 +238,25 @@ static void setup_then_loop(int iters)
     }
 }
 
+/* failed-op: the driver refuses an iteration's launch now and then (a test
+** sets FAKECUDA_FAIL): the program prints its result instead of stopping.  A
+** segment with an op that failed is no occurrence of its sequence. */
+static void failed_op(int iters)
+{
+    CUstream s;
+    CUdeviceptr x;
+    float *out, a = 2.0f, b = 1.0f;
+    prepare(&s, &x, &out, CU_STREAM_NON_BLOCKING);
+    for (int it = 0; it < iters; it++) {
+        input(s, x, it);
+        CUresult rc = cuLaunchKernel(k_axpb, 1, 1, 1, 32, 1, 1, 0, s, (void *[]){&x, &a, &b, &n}, NULL);
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        printf("%d rc %d\n", it, (int)rc);
+        show(it, "out", out);
+    }
+}
+
 const struct gp_scenario gp_learning[] = {
     {"single", single},
     {"rare", rare},
@@ -251,5 +270,6 @@ const struct gp_scenario gp_learning[] = {
     {"new-and-same", new_and_same},
     {"mixed10", mixed10},
     {"mixed5000", mixed5000},
+    {"failed-op", failed_op},
     {NULL, NULL},
 };
