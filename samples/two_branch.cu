@@ -61,6 +61,7 @@ static void phase(const char* label, int iters, int sync_every, uint32_t seed, c
     Branches w;
     chain_bufs_init(&w.A, seed);
     chain_bufs_init(&w.B, seed + 1);
+    CK(cudaDeviceSynchronize()); // the pageable copies in are done before the non-blocking streams read
     for (int it = 0; it < iters; it++) {
         step_gpu(&w, it, main, side, fork, join);
         if ((it + 1) % sync_every == 0 || it + 1 == iters)
