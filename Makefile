@@ -28,6 +28,10 @@
 #              whose steps end in event records (bench/steps.sh), on a GPU
 #   bench-decode  an LLM engine's decode loop (samples/decode_loop.cu): eager,
 #              graphshim and the engine's own graphs, on a GPU (bench/decode.sh)
+#   bench-xstream  steps across two streams (bench/xstream.sh): the capture rules
+#              on the GPU's driver beside the fake's, samples two_branch and
+#              copy_overlap with and without the shim, and eager / graphshim / a
+#              hand graph of the step; xstream-probe: the rules alone
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
 #   coverage   the lines and branches of policy/, interpose/ and driver/ that
@@ -89,7 +93,7 @@ GEN      := $(BUILD)/gen/driver_names.def
 GS_VERSION        := $(shell cat VERSION)
 GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
 
-.PHONY: all test unit-test integration-test demo coverage gpu-test gpu-jobs sanitize bench bench-apps bench-steps bench-decode shim-cost profile test-lib docs \
+.PHONY: all test unit-test integration-test demo coverage gpu-test gpu-jobs sanitize bench bench-apps bench-steps bench-decode bench-xstream xstream-probe shim-cost profile test-lib docs \
         install clean wheel wheel-test
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate
@@ -203,6 +207,19 @@ bench-steps: all
 bench-decode: all
 	@sh scripts/need-gpu.sh bench-decode
 	bash bench/decode.sh
+
+# Steps across two streams (a fork and a join by events): the capture rules on
+# this driver beside the fake's (bench/xstream_probe.cu), samples two_branch and
+# copy_overlap with and without graphshim, and eager / graphshim / a hand graph
+# of the step (bench/xstream.sh; logs in OUT, default $(BUILD)/xstream).
+bench-xstream: all
+	@sh scripts/need-gpu.sh bench-xstream
+	bash bench/xstream.sh
+
+# The probe alone (its log: OUT/probe.log).
+xstream-probe:
+	@sh scripts/need-gpu.sh xstream-probe
+	SAMPLES=0 BENCH=0 bash bench/xstream.sh
 
 # Node updates, host against device (issue 40): node_update_cost (what a host
 # node set costs) and device_update_cost (N host sets against device-updatable

@@ -1149,7 +1149,10 @@ CUresult x_StreamWaitEvent(CUstream h, CUevent he, unsigned flags, int pt)
     if (!e) { rc = CUDA_ERROR_INVALID_HANDLE; goto out; }
     if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
     if ((rc = stream_prep(h, pt, &s))) goto out;
-    if ((flags & CU_EVENT_WAIT_EXTERNAL) && s->cap) {
+    /* "This flag is invalid outside of stream capture" (cuda.h; the code is
+     * the fake's choice, bench/xstream_probe.cu prints the driver's). */
+    if ((flags & CU_EVENT_WAIT_EXTERNAL) && !s->cap) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+    if (flags & CU_EVENT_WAIT_EXTERNAL) {
         struct node t = {.type = CU_GRAPH_NODE_TYPE_WAIT_EVENT};
         t.u.ev = e;
         rc = stream_submit(s, &t);
@@ -1283,7 +1286,9 @@ CUresult x_EventRecord(CUevent he, CUstream h, unsigned flags, int pt)
     if (!e) rc = CUDA_ERROR_INVALID_HANDLE;
     else if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL) rc = CUDA_ERROR_INVALID_VALUE;
     else if (!(rc = stream_prep(h, pt, &s))) {
-        if (s->cap && (flags & CU_EVENT_RECORD_EXTERNAL)) {
+        if (!s->cap && (flags & CU_EVENT_RECORD_EXTERNAL)) {
+            rc = CUDA_ERROR_INVALID_VALUE; /* invalid outside of capture, as the wait's flag */
+        } else if (flags & CU_EVENT_RECORD_EXTERNAL) {
             struct node t = {.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD};
             t.u.ev = e;
             rc = stream_submit(s, &t);

@@ -1265,6 +1265,41 @@ Test(event, record_query_elapsed_and_capture)
     cr_assert_eq(cuEventQuery(a), CUDA_ERROR_INVALID_HANDLE);
 }
 
+/* CU_EVENT_RECORD_EXTERNAL and CU_EVENT_WAIT_EXTERNAL make record and wait
+ * nodes in a capture, and are invalid outside one (cuda.h). */
+Test(event, external_flags_only_inside_a_capture)
+{
+    setup();
+    CUstream s;
+    CUevent e, w;
+    CUgraph g;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate(&w, CU_EVENT_DISABLE_TIMING));
+    cr_assert_eq(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuStreamWaitEvent(s, w, CU_EVENT_WAIT_EXTERNAL), CUDA_ERROR_INVALID_VALUE);
+    CK(cuEventRecord(w, s));
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuStreamWaitEvent(s, w, CU_EVENT_WAIT_EXTERNAL));
+    CK(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL));
+    CK(cuEventQuery(e));                      /* a node, not a captured record */
+    CK(cuStreamEndCapture(s, &g));
+    CUgraphNode n[2];
+    size_t count = 2;
+    CUgraphNodeType t0, t1;
+    CK(cuGraphGetNodes(g, n, &count));
+    cr_assert_eq(count, 2);
+    CK(cuGraphNodeGetType(n[0], &t0));
+    CK(cuGraphNodeGetType(n[1], &t1));
+    cr_assert_eq(t0, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+    cr_assert_eq(t1, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+    CUgraphExec x;
+    CK(cuGraphInstantiate(&x, g, 0));
+    CK(cuGraphLaunch(x, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuEventQuery(e));
+}
+
 /* ---- host functions ------------------------------------------------------ */
 static void host_mark(void *ud) { g_order[g_norder++] = (int)(intptr_t)ud; }
 static void cb_mark(CUstream s, CUresult st, void *ud) { (void)s; (void)st; host_mark(ud); }
