@@ -130,8 +130,6 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
     if (s->holding)
         gs__flush(s, reason);
     gs__rooms_forget(s, learned);
-    if (gs__staging_wait(s) != 0) /* the stream failed: its error is the program's at its next synchronize */
-        gs__debug("a stream's staging buffers are freed unwaited for");
     if (learned && s->staging_done) {
         GS_IGNORE(GS_REAL(cuEventDestroy_v2)(s->staging_done)); /* an event not destroyed leaks */
         s->staging_done = NULL;

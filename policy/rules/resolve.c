@@ -231,6 +231,14 @@ static void trie_forget(struct gs_stream *s, int learned)
 }
 
 static void body_forget(struct gs_stream *s, int learned) { gs__body_forget(s, learned); }
+
+/* The staging buffers' reads are waited for before any graph that reads them goes. */
+static void staging_forget(struct gs_stream *s, int learned)
+{
+    (void)learned;
+    if (gs__staging_wait(s) != 0) /* the stream failed: its error is the program's at its next synchronize */
+        gs__debug("a stream's staging buffers are freed unwaited for");
+}
 static void gain_forget(struct gs_stream *s, int learned) { (void)learned; gs__gain_forget(s); }
 static void capture_forget(struct gs_stream *s, int learned) { if (learned) gs__capture_forget(s); }
 static void rest_forget(struct gs_stream *s, int learned) { if (learned) gs__rest_forget(s); } /* a new stream's learning */
@@ -262,6 +270,7 @@ static const struct gs_room {
     void (*failed)(struct gs_stream *s);
 } rooms[] = {
     {"body", body_ended, body_forget, body_failed},    /* loop bodies (stream/body.c) */
+    {"staging", NULL, staging_forget, NULL},           /* host copies' staging (stream/issue.c) */
     {"replay", replay_ended, trie_forget, NULL},       /* held work out; the learned tree */
     {"drain", drain_ended, NULL, NULL},                /* rule drain (rules/chunk.c) */
     {"capture", capture_ended, capture_forget, NULL},  /* when sequences are graphed */

@@ -107,6 +107,21 @@ Test(segments, a_pageable_copy_whose_source_changes_every_iteration)
     }
 }
 
+/* A stream's learning forgotten (a module unloaded) while the graph of the
+** segment just ended still reads its staging buffers: they are waited for
+** before they go (rules/resolve.c, the staging room).  Without the wait the
+** fake driver's pending graph reads freed host memory: its launch fails. */
+Test(segments, staging_buffers_outlive_a_forgotten_learning)
+{
+    static const char *const settings[][3] = {{"FAKECUDA_PENDING=4", NULL},
+                                              {"FAKECUDA_PENDING=4", "GRAPHSHIM_WARMUP=1", NULL}};
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        char *report = same_output("pageable-unload", "16", settings[i]);
+        cr_assert_gt(total(report, "replays"), 0, "the copy was never replayed: %s", report);
+        free(report);
+    }
+}
+
 /* A pageable copy repeated in a loop inside one segment is never held as a
 ** loop body (whose graph would read the source when it runs): the tree holds
 ** it, staged, once the segment repeats. */

@@ -130,11 +130,27 @@ static CUdeviceptr pageable_loop_launches(CUstream s, const CUdeviceptr *x, int 
     return x0;
 }
 
+/* pageable-h2d whose every fourth segment ends not at a synchronize but at a
+** module's load and unload, with the segment's graph (and its staging copy)
+** still running: the unload forgets every learned sequence, and the staging
+** buffers the graph reads must not go (or be written) before it has read them. */
+static CUdeviceptr pageable_unload_launches(CUstream s, const CUdeviceptr *x, int it)
+{
+    CUdeviceptr shown = pageable_h2d_launches(s, x, it);
+    if (it % 4 == 3) {
+        CUmodule m;
+        CHECK(cuModuleLoadData(&m, "image"));
+        CHECK(cuModuleUnload(m));
+    }
+    return shown;
+}
+
 static void body_cut(int iters) { steps_loop(iters, "body-cut", 1, body_cut_launches); }
 static void pageable_loop(int iters) { steps_loop(iters, "pageable-loop", 2, pageable_loop_launches); }
 static void last_byte(int iters) { steps_loop(iters, "last-byte", 2, last_byte_launches); }
 static void grid_only(int iters) { steps_loop(iters, "grid-only", 2, grid_only_launches); }
 static void pageable_h2d(int iters) { steps_loop(iters, "pageable-h2d", 2, pageable_h2d_launches); }
+static void pageable_unload(int iters) { steps_loop(iters, "pageable-unload", 2, pageable_unload_launches); }
 
 const struct gp_scenario gp_life[] = {
     {"pageable-loop", pageable_loop},
@@ -142,5 +158,6 @@ const struct gp_scenario gp_life[] = {
     {"last-byte", last_byte},
     {"grid-only", grid_only},
     {"pageable-h2d", pageable_h2d},
+    {"pageable-unload", pageable_unload},
     {NULL, NULL},
 };
