@@ -1316,6 +1316,69 @@ EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
 ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
 ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
 
+/* ---- virtual memory management (fake_vmm.c) ------------------------------ */
+EXPORT CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop,
+                                              CUmemAllocationGranularity_flags option)
+{
+    ENTER(cuMemGetAllocationGranularity); lb_raw(&L, " option=%d", (int)option);
+    RUN(x_MemGetAllocationGranularity(g, prop, option));
+    if (!rc && !injected) lb_raw(&L, " out=%zu", *g);
+    LEAVE();
+}
+
+EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr,
+                                    unsigned long long flags)
+{
+    ENTER(cuMemAddressReserve); lb_raw(&L, " size=%zu align=%zu", size, align);
+    RUN(x_MemAddressReserve(ptr, size, align, addr, flags));
+    if (!rc && !injected) lb_dptr(&L, "out", *ptr);
+    LEAVE();
+}
+
+EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    ENTER(cuMemAddressFree); lb_dptr(&L, "ptr", ptr); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemAddressFree(ptr, size));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
+                            unsigned long long flags)
+{
+    ENTER(cuMemCreate); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemCreate(h, size, prop, flags));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
+{
+    ENTER(cuMemRelease);
+    RUN(x_MemRelease(h));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                         unsigned long long flags)
+{
+    ENTER(cuMemMap); lb_dptr(&L, "ptr", ptr); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemMap(ptr, size, offset, h, flags));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+{
+    ENTER(cuMemSetAccess); lb_dptr(&L, "ptr", ptr); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemSetAccess(ptr, size, desc, count));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    ENTER(cuMemUnmap); lb_dptr(&L, "ptr", ptr); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemUnmap(ptr, size));
+    LEAVE();
+}
+
 EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 {
     ENTER(cuMemPoolTrimTo); lb_raw(&L, " keep=%zu", keep);

@@ -52,6 +52,15 @@ CUresult x_Memcpy(uintptr_t dst, int dside, uintptr_t src, int sside, size_t n, 
 CUresult x_Memset(CUdeviceptr dst, unsigned value, unsigned esize, size_t n, int async, CUstream h, int pt);
 CUresult x_MemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h, int pt);
 CUresult x_MemFreeAsync(CUdeviceptr p, CUstream h, int pt);
+CUresult x_MemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags f);
+CUresult x_MemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr, unsigned long long flags);
+CUresult x_MemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult x_MemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
+                     unsigned long long flags);
+CUresult x_MemRelease(CUmemGenericAllocationHandle h);
+CUresult x_MemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h, unsigned long long flags);
+CUresult x_MemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+CUresult x_MemUnmap(CUdeviceptr ptr, size_t size);
 CUresult x_ModuleLoadData(CUmodule *pm, const void *image);
 CUresult x_ModuleGetFunction(CUfunction *pf, CUmodule hm, const char *name);
 CUresult x_ModuleUnload(CUmodule hm);

@@ -586,7 +586,7 @@ uint64_t alloc_serial(uintptr_t p)
     LOCK();
     struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p)
                       : in_arena(&g_host, p) ? arena_find(&g_host, p) : NULL;
-    if (b) r = b->serial;
+    if (b) r = b->vmm ? vmm_serial(p) : b->serial;
     for (size_t i = 0; !b && i < g_nreg; i++)
         if (p >= g_reg[i].p && p < g_reg[i].p + g_reg[i].size)
             r = g_reg[i].serial;
@@ -603,12 +603,22 @@ bool alloc_pool(uintptr_t p)
     return r;
 }
 
+bool alloc_vmm(uintptr_t p)
+{
+    LOCK();
+    struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
+    bool r = b && b->vmm;
+    UNLOCK();
+    return r;
+}
+
 bool dev_range_ok(uintptr_t p, size_t n)
 {
     bool ok = false;
     LOCK();
     struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
-    if (b) ok = p < b->addr + b->req && p + n <= b->addr + b->req;
+    if (b && b->vmm) ok = vmm_range_ok(p, n);
+    else if (b) ok = p < b->addr + b->req && p + n <= b->addr + b->req;
     else {
         uintptr_t s; size_t sz;
         if (pinned_find(p, &s, &sz, NULL)) ok = p + n <= s + sz;
@@ -630,6 +640,34 @@ CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned, int pool
     if (pos < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     *dptr = (CUdeviceptr)p;
     return CUDA_SUCCESS;
+}
+
+/* Addresses without memory: the block's size is given back to the count. */
+CUresult vmm_reserve(CUdeviceptr *ptr, size_t size, size_t align)
+{
+    uintptr_t p;
+    LOCK();
+    int pos = g_dev.size - g_dev.used >= size ? arena_alloc(&g_dev, size, align, &p) : -1;
+    if (pos >= 0) {
+        g_dev.b[pos].vmm = 1;
+        g_dev.used -= g_dev.b[pos].size;
+    }
+    UNLOCK();
+    if (pos < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    *ptr = (CUdeviceptr)p;
+    return CUDA_SUCCESS;
+}
+
+CUresult vmm_unreserve(CUdeviceptr ptr)
+{
+    struct block *b = arena_find(&g_dev, ptr);
+    g_dev.used += b->size;
+    return arena_free(&g_dev, ptr) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+uint64_t vmm_next_serial(void)
+{
+    return ++g_serial;
 }
 
 size_t exec_mem_size(size_t nodes)
@@ -672,7 +710,8 @@ void exec_mem_give(size_t n)
 CUresult mem_free_raw(CUdeviceptr p)
 {
     LOCK();
-    int r = in_arena(&g_dev, p) ? arena_free(&g_dev, p) : -1;
+    struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
+    int r = b && !b->vmm ? arena_free(&g_dev, p) : -1;
     UNLOCK();
     return r ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
@@ -793,7 +832,8 @@ static CUresult ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
     int is_dev = 0, reg = 0;
     LOCK();
     struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
-    if (b) { is_dev = 1; start = b->addr; size = b->req; }
+    if (b && !b->vmm) { is_dev = 1; start = b->addr; size = b->req; }
+    else if (b) is_dev = vmm_mapping(p, &start, &size);   /* a mapping with access */
     UNLOCK();
     if (!is_dev && !pinned_find(p, &start, &size, &reg)) return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
@@ -1588,7 +1628,7 @@ CUresult x_MemFreeAsync(CUdeviceptr p, CUstream h, int pt)
     struct stream *s;
     LOCK();
     struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
-    if (!b || b->addr != p) rc = CUDA_ERROR_INVALID_VALUE;
+    if (!b || b->addr != p || b->vmm) rc = CUDA_ERROR_INVALID_VALUE;
     else if (!(rc = stream_prep(h, pt, &s))) {
         if (s->cap) {
             struct node t = {.type = CU_GRAPH_NODE_TYPE_MEM_FREE};

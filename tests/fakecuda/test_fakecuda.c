@@ -596,6 +596,57 @@ Test(memory, pinned_vs_pageable_and_poison)
     cr_assert_leq(fr, tot);
 }
 
+/* Virtual memory management: a reservation holds addresses only, a handle's
+** memory is counted when created, a mapping is valid memory once its access is
+** set, and a handle's contents follow it to its next mapping. */
+Test(memory, virtual_memory_management)
+{
+    setup();
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemAccessDesc rw = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va, d;
+    size_t g, fr0, fr1, fr2, tot;
+    unsigned t;
+    CK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    cr_assert_eq(g, 2u << 20);
+    CK(cuMemGetInfo(&fr0, &tot));
+    CK(cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
+    CK(cuMemGetInfo(&fr1, &tot));
+    cr_assert_eq(fr1, fr0, "a reservation takes no memory");
+    cr_assert_eq(cuMemAddressReserve(&d, g + 1, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemCreate(&h, g, &prop, 0));
+    CK(cuMemGetInfo(&fr1, &tot));
+    cr_assert_eq(fr0 - fr1, g, "a handle takes its size");
+    cr_assert_eq(cuMemMap(va, g, 4096, h, 0), CUDA_ERROR_INVALID_VALUE, "offset must be 0");
+    CK(cuMemMap(va + g, g, 0, h, 0));
+    cr_assert_eq(cuMemsetD32(va + g, 7, 4), CUDA_ERROR_INVALID_VALUE, "no access yet");
+    CK(cuMemSetAccess(va + g, g, &rw, 1));
+    CK(cuMemsetD32(va + g, 0x5a5a5a5a, 4));
+    CK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + g));
+    cr_assert_eq(t, CU_MEMORYTYPE_DEVICE);
+    cr_assert_eq(cuMemsetD32(va, 7, 4), CUDA_ERROR_INVALID_VALUE, "the unmapped half");
+    cr_assert_eq(cuMemFree(va), CUDA_ERROR_INVALID_VALUE, "cuMemFree of a reservation");
+    cr_assert_eq(cuMemUnmap(va + g, g / 2), CUDA_ERROR_INVALID_VALUE, "a part of a mapping");
+    CK(cuMemUnmap(va + g, g));
+    cr_assert_eq(((unsigned char *)va)[g], 0xDB, "unmapped memory is poisoned");
+    cr_assert_eq(cuMemsetD32(va + g, 7, 4), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemMap(va, g, 0, h, 0));
+    CK(cuMemSetAccess(va, g, &rw, 1));
+    cr_assert_eq(((unsigned *)va)[3], 0x5a5a5a5au, "the handle's contents at its new address");
+    cr_assert_eq(cuMemAddressFree(va, 2 * g), CUDA_ERROR_INVALID_VALUE, "still mapped");
+    CK(cuMemRelease(h));
+    CK(cuMemGetInfo(&fr2, &tot));
+    cr_assert_eq(fr2, fr1, "a released handle still mapped keeps its memory");
+    CK(cuMemUnmap(va, g));
+    CK(cuMemGetInfo(&fr2, &tot));
+    cr_assert_eq(fr2, fr0, "unmapped and released: the memory is back");
+    cr_assert_eq(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuMemAddressFree(va, g), CUDA_ERROR_INVALID_VALUE, "the whole reservation only");
+    CK(cuMemAddressFree(va, 2 * g));
+}
+
 /* ---- capture -------------------------------------------------------------- */
 Test(capture, sync_copy_inside_capture_invalidates)
 {
