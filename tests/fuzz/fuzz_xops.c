@@ -171,9 +171,17 @@ void gen_xop(struct thr *t, struct gen *g, int s)
     } else if (c < 96) {
         o = op_add(t, OP_CTXREF, s);
         o->how = (int)rnd(&t->gen, 3);
-    } else {
+    } else if (chance(&t->gen, 50)) {
         o = op_add(t, OP_ALLOCKIND, s);
         o->how = (int)rnd(&t->gen, 3);
+    } else {
+        int dst = pick(t, g, s, 0, NDEV);
+        need(t, g, s, dst);
+        o = op_add(t, OP_VMM, s);
+        o->how = (int)rnd(&t->gen, 4);   /* bit 0: the upper half first; bit 1: mapped again elsewhere */
+        o->dst_r = dst;
+        o->value = (unsigned)splitmix(&t->gen);
+        copy_extent(t, o);
     }
     o->owned = owned_by(g, o->s);
 }
@@ -344,6 +352,92 @@ static void run_allockind(struct thr *t, const struct op *o)
     }
 }
 
+/* Memory of virtual memory management, as a caching allocator's expandable
+** segment: addresses reserved for two granules, a handle mapped at one of them
+** with access granted.  Where that fails, as on a small device whose memory
+** graphs took (the runner's oom3 setting gives graphshim's run a device of 3
+** MiB, and the run without it the default), the allocator falls back on
+** cuMemAlloc, so the calls of memory management go unnoted: the program's
+** output is that of the work alone.  0 for none. */
+struct vmm_mem {
+    CUdeviceptr va, p;
+    CUmemGenericAllocationHandle h;
+    size_t gran;
+    int mapped;   /* 1: p is a mapping of h in va; 0: p from cuMemAlloc */
+};
+
+static void vmm_get(struct vmm_mem *m, int upper)
+{
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemAccessDesc rw = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    int supported = 0;
+
+    memset(m, 0, sizeof *m);
+    if (cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0) == CUDA_SUCCESS &&
+        supported && cuMemGetAllocationGranularity(&m->gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) == 0 &&
+        cuMemAddressReserve(&m->va, 2 * m->gran, 0, 0, 0) == CUDA_SUCCESS) {
+        if (cuMemCreate(&m->h, m->gran, &prop, 0) == CUDA_SUCCESS) {
+            m->p = m->va + (upper ? m->gran : 0);
+            if (cuMemMap(m->p, m->gran, 0, m->h, 0) == CUDA_SUCCESS &&
+                cuMemSetAccess(m->p, m->gran, &rw, 1) == CUDA_SUCCESS) {
+                m->mapped = 1;
+                return;
+            }
+            cuMemUnmap(m->p, m->gran);
+            cuMemRelease(m->h);
+        }
+        cuMemAddressFree(m->va, 2 * m->gran);
+    }
+    if (cuMemAlloc_v2(&m->p, BUF_BYTES) != CUDA_SUCCESS)
+        m->p = 0;
+}
+
+/* The segment moved to its other granule (the handle's contents go with it). */
+static void vmm_move(struct vmm_mem *m)
+{
+    CUmemAccessDesc rw = {.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
+                          .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    if (!m->mapped || cuMemUnmap(m->p, m->gran) != CUDA_SUCCESS)
+        return;
+    m->p = m->p == m->va ? m->va + m->gran : m->va;
+    if (cuMemMap(m->p, m->gran, 0, m->h, 0) != CUDA_SUCCESS || cuMemSetAccess(m->p, m->gran, &rw, 1) != CUDA_SUCCESS)
+        fprintf(stderr, "fuzzprog: a handle could not be mapped again\n");
+}
+
+static void vmm_put(struct vmm_mem *m)
+{
+    if (!m->mapped) {
+        cuMemFree_v2(m->p);
+        return;
+    }
+    cuMemUnmap(m->p, m->gran);
+    cuMemRelease(m->h);
+    cuMemAddressFree(m->va, 2 * m->gran);
+}
+
+/* The segment set and copied from on stream s into a buffer of s's; now and
+** then the stream synchronized, the segment moved and copied from again; the
+** stream synchronized before the memory goes (work in flight must not read
+** unmapped memory). */
+static void run_vmm(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    struct vmm_mem m;
+
+    vmm_get(&m, o->how & 1);
+    if (!m.p)
+        return;
+    RC(a->MemsetD32Async(m.p, o->value + (unsigned)t->it, BUF_BYTES / 4, s));
+    RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), m.p + (CUdeviceptr)o->soff, (size_t)o->n, s));
+    if (o->how & 2) {
+        RC(a->StreamSynchronize(s));
+        vmm_move(&m);
+        RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->soff), m.p + (CUdeviceptr)o->doff, (size_t)o->n, s));
+    }
+    RC(a->StreamSynchronize(s));
+    vmm_put(&m);
+}
+
 /* Pinned memory written on stream s, a boundary that must issue s's held work
 ** first (a context synchronize, an event synchronize, a callback that reads
 ** it, or a synchronous memset of the legacy stream, which waits for blocking
@@ -462,6 +556,9 @@ void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
         break;
     case OP_WRITEVALUE:
         RC(a->StreamWriteValue32(s, dptr(t, o->dst_r, o->doff), o->value + (unsigned)t->it, 0));
+        break;
+    case OP_VMM:
+        run_vmm(t, o, a, s);
         break;
     default:   /* OP_ALLOCKIND */
         run_allockind(t, o);
