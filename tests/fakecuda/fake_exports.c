@@ -841,6 +841,18 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e)
 BEGINCAP(cuStreamBeginCapture_v2, 0)
 BEGINCAP(cuStreamBeginCapture_v2_ptsz, 1)
 
+#define BEGINCAPTO(abi, pt)                                                               \
+    EXPORT CUresult abi(CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *data, size_t n, \
+                        CUstreamCaptureMode mode)                                         \
+    {                                                                                     \
+        ENTER(abi); lb_stream(&L, "stream", s); lb_handle(&L, "graph", g, K_GRAPH);       \
+        lb_raw(&L, " deps=%zu mode=%d", n, (int)mode);                                    \
+        RUN(x_StreamBeginCaptureToGraph(s, g, deps, data, n, mode, pt));                  \
+        LEAVE();                                                                          \
+    }
+BEGINCAPTO(cuStreamBeginCaptureToGraph, 0)
+BEGINCAPTO(cuStreamBeginCaptureToGraph_ptsz, 1)
+
 /* An injected failure of cuStreamEndCapture ends the capture all the same and
  * returns a NULL graph, as the real driver's failed end of a capture does (an
  * invalidated or unjoined capture, here 901 and 904, ends too): the capture is

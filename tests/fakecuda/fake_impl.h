@@ -44,6 +44,8 @@ CUresult x_EventSynchronize(CUevent he);
 CUresult x_EventElapsedTime(float *ms, CUevent ha, CUevent hb);
 CUresult x_EventDestroy(CUevent he);
 CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt);
+CUresult x_StreamBeginCaptureToGraph(CUstream h, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *data,
+                                     size_t n, CUstreamCaptureMode mode, int pt);
 CUresult x_StreamEndCapture(CUstream h, CUgraph *pg, int pt);
 CUresult x_StreamGetCaptureInfo(CUstream h, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g, const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps, int pt);
 CUresult x_StreamIsCapturing(CUstream h, CUstreamCaptureStatus *st, int pt);

@@ -179,6 +179,7 @@ struct capture {
     CUstreamCaptureMode mode;
     int status;               /* CUstreamCaptureStatus; NONE once ended */
     struct graph *graph;
+    int to_graph;             /* the program's graph (cuStreamBeginCaptureToGraph): never freed here */
     struct stream *origin;
     pthread_t thread;
     struct stream **streams; size_t nstreams, capstreams;

@@ -1409,7 +1409,10 @@ CUresult x_EventDestroy(CUevent he)
 /* ------------------------------------------------------------------------ */
 /* stream capture                                                           */
 /* ------------------------------------------------------------------------ */
-CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt)
+/* A capture into graph g (NULL: a new one) whose first node depends on the n
+** nodes deps of g. */
+static CUresult begin_capture(CUstream h, struct graph *g, const CUgraphNode *deps, size_t n,
+                              CUstreamCaptureMode mode, int pt)
 {
     CUresult rc = api_enter(true);
     if (rc) return rc;
@@ -1419,21 +1422,49 @@ CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt)
     if ((rc = stream_resolve(h, pt, &s))) goto out;
     if (s->special == S_LEGACY) { rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; goto out; }
     if (s->cap) { rc = CUDA_ERROR_ILLEGAL_STATE; goto out; }
+    for (size_t i = 0; i < n; i++) {
+        struct node *d = reg_get(deps[i], K_NODE);
+        if (!d || d->g != g) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+    }
     struct capture *c = calloc(1, sizeof *c);
     c->id = ++g_capture_ids;
     c->mode = mode;
     c->status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
-    c->graph = graph_new(1);
+    c->graph = g ? g : graph_new(1);
+    c->to_graph = g != NULL;
     c->origin = s;
     c->thread = pthread_self();
     c->next = g_captures;
     g_captures = c;
     capture_join(c, s);
+    add_deps(s, (struct node *const *)deps, n);
 out:
     UNLOCK();
     if (!rc) /* FAKECUDA_CAPTURE_US: the capture stays open, other threads meet it */
         fake_spend_us(g_capture_us);
     return rc;
+}
+
+CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt)
+{
+    return begin_capture(h, NULL, NULL, 0, mode, pt);
+}
+
+/* Capture into the program's graph g, the first node after deps (CUDA 12.3).
+** Edge data other than the default (all zero) is not modelled: the fake
+** refuses it with CUDA_ERROR_NOT_SUPPORTED. */
+CUresult x_StreamBeginCaptureToGraph(CUstream h, CUgraph hg, const CUgraphNode *deps, const CUgraphEdgeData *data,
+                                     size_t n, CUstreamCaptureMode mode, int pt)
+{
+    CUresult rc = api_enter(true);
+    if (rc) return rc;
+    struct graph *g = reg_get(hg, K_GRAPH);
+    if (!g || (n && !deps)) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; data && i < n; i++) {
+        static const CUgraphEdgeData zero;
+        if (memcmp(&data[i], &zero, sizeof zero)) return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    return begin_capture(h, g, deps, n, mode, pt);
 }
 
 static void mark_ancestors(struct node *n, char *seen)
@@ -1473,7 +1504,8 @@ CUresult x_StreamEndCapture(CUstream h, CUgraph *pg, int pt)
     }
     capture_end(c);
     if (rc) {
-        graph_free(c->graph);
+        if (!c->to_graph) /* the program's own graph stays its, with what was captured */
+            graph_free(c->graph);
         *pg = NULL;
     } else {
         *pg = (CUgraph)c->graph;

@@ -647,6 +647,44 @@ Test(memory, virtual_memory_management)
     CK(cuMemAddressFree(va, 2 * g));
 }
 
+/* A capture into the program's graph, after a node it holds: the end gives the
+** same graph, whose captured copy runs after the memset it depends on. */
+Test(capture, capture_to_graph_extends_the_programs_graph)
+{
+    setup();
+    CUdeviceptr a, b;
+    CUgraph g, other, out = NULL;
+    CUgraphNode ms, foreign;
+    CUgraphExec x;
+    CUstream s;
+    size_t n = 0;
+    unsigned host[16];
+    CK(cuMemAlloc(&a, 64));
+    CK(cuMemAlloc(&b, 64));
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuGraphCreate(&g, 0));
+    CK(cuGraphCreate(&other, 0));
+    CUDA_MEMSET_NODE_PARAMS m = {.dst = a, .value = 0x01020304, .elementSize = 4, .width = 16, .height = 1};
+    CK(cuGraphAddMemsetNode(&ms, g, NULL, 0, &m, NULL));
+    CK(cuGraphAddMemsetNode(&foreign, other, NULL, 0, &m, NULL));
+    cr_assert_eq(cuStreamBeginCaptureToGraph(s, g, &foreign, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                 CUDA_ERROR_INVALID_VALUE, "a dependency of another graph");
+    CK(cuStreamBeginCaptureToGraph(s, g, &ms, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemcpyDtoDAsync(b, a, 64, s));
+    CK(cuStreamEndCapture(s, &out));
+    cr_assert_eq(out, g, "the end gives the graph captured into");
+    CK(cuGraphGetNodes(g, NULL, &n));
+    cr_assert_eq(n, 2);
+    CK(cuGraphInstantiateWithFlags(&x, g, 0));
+    CK(cuGraphLaunch(x, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuMemcpyDtoH(host, b, sizeof host));
+    cr_assert_eq(host[15], 0x01020304u, "the copy ran after the memset");
+    CK(cuGraphExecDestroy(x));
+    CK(cuGraphDestroy(g));
+    CK(cuGraphDestroy(other));
+}
+
 /* ---- capture -------------------------------------------------------------- */
 Test(capture, sync_copy_inside_capture_invalidates)
 {

@@ -150,7 +150,8 @@ void gen_xop(struct thr *t, struct gen *g, int s)
         need(t, g, cs, a);
         need(t, g, cs, b);
         o = op_add(t, OP_OWNGRAPH, cs);
-        o->how = (int)rnd(&t->gen, 3);   /* thread-local, relaxed, or the first call's global mode */
+        o->how = (int)rnd(&t->gen, 4);   /* thread-local, relaxed, the first call's global mode, or
+                                          ** captured into a graph of the program's after its memset */
         o->src_r = a;
         o->dst_r = b;
         o->value = (unsigned)splitmix(&t->gen);
@@ -277,28 +278,44 @@ static void run_asyncalloc(struct thr *t, const struct op *o, const struct api *
 
 /* The program's own graph: a memset and a copy captured on stream s (thread
 ** local or relaxed: other threads go on), instantiated, launched on s and
-** destroyed once s is complete.  graphshim passes all of it through. */
+** destroyed once s is complete; or (how 3) a graph the program builds with the
+** memset as a node, into which the copy is captured after it, as a library
+** appends captured work to a graph of its own (cuStreamBeginCaptureToGraph).
+** graphshim passes all of it through. */
 static void run_owngraph(struct thr *t, const struct op *o, const struct api *a, CUstream s)
 {
-    CUgraph g = NULL;
+    CUgraph g = NULL, built = NULL;
     CUgraphExec x = NULL;
+    CUgraphNode set;
     CUstreamCaptureMode mode = o->how ? CU_STREAM_CAPTURE_MODE_RELAXED : CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
-    CUresult rc = o->how == 2 ? RC(o->pt ? cuStreamBeginCapture_ptsz(s) : cuStreamBeginCapture(s))
-                              : RC(a->StreamBeginCapture(s, mode));
+    CUDA_MEMSET_NODE_PARAMS m = {.dst = dptr(t, o->src_r, o->soff & ~3), .value = o->value + (unsigned)t->it,
+                                 .elementSize = 4, .width = (size_t)o->n / 4, .height = 1};
+    CUresult rc;
 
+    if (o->how == 3) {
+        if (!m.width || RC(cuGraphCreate(&built, 0)) != CUDA_SUCCESS)
+            return;
+        rc = RC(cuGraphAddMemsetNode(&set, built, NULL, 0, &m, g_ctx));
+        if (rc == CUDA_SUCCESS)
+            rc = RC(o->pt ? cuStreamBeginCaptureToGraph_ptsz(s, built, &set, NULL, 1, mode)
+                          : cuStreamBeginCaptureToGraph(s, built, &set, NULL, 1, mode));
+    } else {
+        rc = o->how == 2 ? RC(o->pt ? cuStreamBeginCapture_ptsz(s) : cuStreamBeginCapture(s))
+                         : RC(a->StreamBeginCapture(s, mode));
+    }
     if (rc == CUDA_SUCCESS) {
-        RC(a->MemsetD32Async(dptr(t, o->src_r, o->soff & ~3), o->value + (unsigned)t->it, (size_t)o->n / 4, s));
+        if (o->how != 3)
+            RC(a->MemsetD32Async(m.dst, m.value, (size_t)o->n / 4, s));
         RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), dptr(t, o->src_r, o->soff), (size_t)o->n, s));
         RC(a->StreamEndCapture(s, &g));
     }
-    if (!g)
-        return;
-    if (RC(cuGraphInstantiateWithFlags(&x, g, 0)) == CUDA_SUCCESS) {
+    if (g && RC(cuGraphInstantiateWithFlags(&x, g, 0)) == CUDA_SUCCESS) {
         RC(a->GraphLaunch(x, s));
         RC(a->StreamSynchronize(s));
         RC(cuGraphExecDestroy(x));
     }
-    RC(cuGraphDestroy(g));
+    if (g || built)
+        RC(cuGraphDestroy(g ? g : built));
 }
 
 /* Created stream o->s destroyed and created again with its flags; what it
