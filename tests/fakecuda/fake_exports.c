@@ -238,6 +238,20 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
     LEAVE();
 }
 
+EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice d)
+{
+    ENTER(cuDevicePrimaryCtxReset); lb_raw(&L, " dev=%d", d);
+    RUN(x_DevicePrimaryCtxReset(d));
+    LEAVE();
+}
+
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
+{
+    ENTER(cuDevicePrimaryCtxReset_v2); lb_raw(&L, " dev=%d", d);
+    RUN(x_DevicePrimaryCtxReset(d));
+    LEAVE();
+}
+
 EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice d)
 {
     ENTER(cuCtxCreate_v2); lb_raw(&L, " flags=0x%x dev=%d", flags, d);

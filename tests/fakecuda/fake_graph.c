@@ -494,6 +494,21 @@ CUresult x_GraphExecDestroy(CUgraphExec he)
     return rc;
 }
 
+static void reset_exec(void *obj, void *arg)
+{
+    struct exec *x = obj;
+    if (x->ctx != arg) return;
+    reg_del(x);
+    graph_free(x->g);
+    exec_mem_give(x->mem);
+    free(x);
+}
+
+void execs_reset(struct ctx *c)
+{
+    reg_each(K_EXEC, reset_exec, c);
+}
+
 static int cmp_idx(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;

@@ -9,6 +9,7 @@ CUresult x_DeviceGetName(char *name, int len, CUdevice d);
 CUresult x_DeviceGetAttribute(int *pi, CUdevice_attribute a, CUdevice d);
 CUresult x_DevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d);
 CUresult x_DevicePrimaryCtxRelease(CUdevice d);
+CUresult x_DevicePrimaryCtxReset(CUdevice d);
 CUresult x_CtxCreate(CUcontext *pctx, unsigned flags, CUdevice d);
 CUresult x_CtxDestroy(CUcontext ctx);
 CUresult x_CtxSetCurrent(CUcontext ctx);

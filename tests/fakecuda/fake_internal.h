@@ -25,6 +25,13 @@ struct hdr { uint32_t kind; uint32_t id; };
 void reg_add(void *obj, int kind);          /* assigns hdr.kind and a sequential id */
 void reg_del(void *obj);
 void *reg_get(const void *p, int kind);     /* live object of that kind, or NULL */
+/* Calls fn on every live object of that kind (fn may reg_del it).  Called locked. */
+void reg_each(int kind, void (*fn)(void *obj, void *arg), void *arg);
+struct ctx;
+/* cuDevicePrimaryCtxReset: the modules (fake_kernel.c) and executables
+** (fake_graph.c) of context c go.  Called locked. */
+void modules_reset(struct ctx *c);
+void execs_reset(struct ctx *c);
 
 extern pthread_mutex_t g_lock;              /* recursive */
 #define LOCK() pthread_mutex_lock(&g_lock)

@@ -86,6 +86,13 @@ void *reg_get(const void *p, int kind)
     return r;
 }
 
+void reg_each(int kind, void (*fn)(void *obj, void *arg), void *arg)
+{
+    for (size_t i = 0; i < R_cap; i++)
+        if (R_slots[i] && R_slots[i] != TOMB && ((struct hdr *)R_slots[i])->kind == (uint32_t)kind)
+            fn(R_slots[i], arg);
+}
+
 /* ------------------------------------------------------------------------ */
 /* global state                                                             */
 /* ------------------------------------------------------------------------ */
@@ -122,8 +129,8 @@ static size_t g_exec_kb = 16; /* FAKECUDA_EXEC_KB: device memory of an executabl
 static size_t g_graph_kb = 2048; /* FAKECUDA_GRAPH_KB: taken at the first instantiation, for good */
 static int g_graph_taken;
 struct hreg { uintptr_t p; size_t size; unsigned flags; uint64_t serial; };
-static uint64_t g_serial; /* allocations made so far */
 static struct hreg *g_reg; static size_t g_nreg, g_capreg;
+static uint64_t g_serial; /* allocations made so far */
 
 void fake_log_init(void);
 
@@ -396,6 +403,49 @@ CUresult x_DevicePrimaryCtxRelease(CUdevice d)
     else g_primary.refcount--;
     UNLOCK();
     return rc;
+}
+
+static int arena_free(struct arena *a, uintptr_t p);
+
+static void reset_stream(void *obj, void *arg)
+{
+    struct stream *s = obj;
+    if (s->ctx != arg || s->special) return;
+    if (s->cap) capture_invalidate(s->cap);
+    reg_del(s); /* struct kept, as at cuStreamDestroy */
+}
+
+static void reset_event(void *obj, void *arg)
+{
+    (void)arg;
+    reg_del(obj); /* struct kept: graph nodes may reference it */
+}
+
+/* Destroys every resource of the primary context, which stays retained and
+** current where it was: its work finishes, its device and pinned memory
+** (registered ranges too) are freed, its streams, modules and executables go.
+** The fake does not know an event's context: every event goes.  Graphs, which
+** belong to no context here, and virtual memory management's reservations and
+** handles stay (not modelled). */
+CUresult x_DevicePrimaryCtxReset(CUdevice d)
+{
+    CUresult rc = api_enter(false);
+    if (rc) return rc;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    queue_drain();
+    LOCK();
+    reg_each(K_STREAM, reset_stream, &g_primary);
+    reg_each(K_EVENT, reset_event, NULL);
+    modules_reset(&g_primary);
+    execs_reset(&g_primary);
+    for (size_t i = 0; i < g_dev.n;)
+        if (g_dev.b[i].vmm || arena_free(&g_dev, g_dev.b[i].addr) != 0) i++;
+    while (g_host.n)
+        arena_free(&g_host, g_host.b[0].addr);
+    g_nreg = 0;
+    g_primary.flags = 0;
+    UNLOCK();
+    return CUDA_SUCCESS;
 }
 
 CUresult x_CtxCreate(CUcontext *pctx, unsigned flags, CUdevice d)

@@ -685,6 +685,48 @@ Test(capture, capture_to_graph_extends_the_programs_graph)
     CK(cuGraphDestroy(other));
 }
 
+/* cuDevicePrimaryCtxReset destroys what the primary context holds: its memory,
+** streams, events, modules and executables; the context stays retained and
+** current, and takes new work. */
+Test(basic, primary_context_reset_destroys_its_resources)
+{
+    CUcontext ctx = setup();
+    CUdeviceptr d;
+    void *pinned;
+    CUstream s;
+    CUevent e;
+    CUgraph g;
+    CUgraphNode n;
+    CUgraphExec x;
+    size_t fr0, fr1, tot;
+    CK(cuMemGetInfo(&fr0, &tot));
+    CK(cuMemAlloc(&d, 4096));
+    CK(cuMemAllocHost(&pinned, 4096));
+    CK(cuStreamCreate(&s, 0));
+    CK(cuEventCreate(&e, 0));
+    CUfunction f = get_fn("nop");
+    CUDA_MEMSET_NODE_PARAMS m = {.dst = d, .value = 1, .elementSize = 4, .width = 4, .height = 1};
+    CK(cuGraphCreate(&g, 0));
+    CK(cuGraphAddMemsetNode(&n, g, NULL, 0, &m, NULL));
+    CK(cuGraphInstantiateWithFlags(&x, g, 0));
+    CK(cuDevicePrimaryCtxReset_v2(0));
+    cr_assert_eq(cuMemsetD32(d, 0, 1), CUDA_ERROR_INVALID_VALUE, "device memory freed");
+    cr_assert_eq(cuMemFreeHost(pinned), CUDA_ERROR_INVALID_VALUE, "pinned memory freed");
+    cr_assert_eq(cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
+    cr_assert_eq(cuEventRecord(e, NULL), CUDA_ERROR_INVALID_HANDLE);
+    cr_assert_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_HANDLE);
+    cr_assert_eq(cuGraphLaunch(x, NULL), CUDA_ERROR_INVALID_HANDLE, "the executable is gone");
+    CK(cuMemGetInfo(&fr1, &tot));
+    cr_assert_geq(fr1, fr0 - (2u << 20), "only the first instantiation's memory stays taken");
+    CUcontext cur;
+    CK(cuCtxGetCurrent(&cur));
+    cr_assert_eq(cur, ctx);
+    CK(cuMemAlloc(&d, 64));
+    CK(cuMemsetD32(d, 7, 16));
+    CK(cuGraphDestroy(g));
+    CK(cuDevicePrimaryCtxRelease(0));
+}
+
 /* ---- capture -------------------------------------------------------------- */
 Test(capture, sync_copy_inside_capture_invalidates)
 {

@@ -495,6 +495,13 @@ int main(int argc, char **argv)
     /* A collective is never put in a graph (graphshim holds none): without
     ** graphshim none is captured either, so a count above 0 differs. */
     printf("collectives captured %lu\n", fakecuda_captured("nccl"));
+    /* A quarter of the programs end as one that calls cudaDeviceReset before it
+    ** exits: every resource of the primary context goes, graphshim's too. */
+    uint64_t r = g_seed ^ 0x7265736574000000ull;
+    if (chance(&r, 25)) {
+        printf("reset %d\n", (int)(chance(&r, 50) ? cuDevicePrimaryCtxReset_v2(dev) : cuDevicePrimaryCtxReset(dev)));
+        printf("release %d\n", (int)cuDevicePrimaryCtxRelease_v2(dev));
+    }
     return 0;
 }
 
