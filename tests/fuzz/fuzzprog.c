@@ -437,6 +437,7 @@ static void *thread_main(void *p)
         RC(cuMemAlloc_v2(&t->scratch_dev, 256));
     if (t->xops && chance(&x, 30))
         ctx2_make(t);
+    t->rotate = t->xops && chance(&x, 25) ? 2 + (int)rnd(&x, 2) : 0;
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
     fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,

@@ -149,6 +149,8 @@ struct thr {
     CUcontext ctx2;               /* a second context of the thread's (extra ops), or NULL */
     CUdeviceptr ctx2_buf;         /* a buffer of the second context's */
     CUdeviceptr scratch_dev;      /* device memory no stream's work touches (extra ops) */
+    int rotate;                   /* 0, or launches write their output at one of two offsets in
+                                  ** turn, period 2 or 3 iterations (buffers in rotation) */
     int focus;                    /* nearly every op on the main stream, which owns everything:
                                   ** long segments, few handoffs (threads with extra ops) */
     unsigned sflags[MAX_CREATED]; /* flags of the created streams */
