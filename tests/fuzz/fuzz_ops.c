@@ -136,6 +136,37 @@ static void xattr(CUlaunchAttribute *a, int kind)
     }
 }
 
+/* The launch attributes of op o (o->nattr of them), into attrs. */
+static void launch_attrs(const struct op *o, uint64_t seed, CUlaunchAttribute *attrs)
+{
+    memset(attrs, 0, 4 * sizeof *attrs);
+    for (int i = 0; i < o->nattr; i++) {
+        switch (o->attr_kind[i]) {
+        case 0:
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+            attrs[i].value.priority = -(int)(seed & 1);
+            break;
+        case 1:
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attrs[i].value.programmaticStreamSerializationAllowed = (int)((seed >> 1) & 1);
+            break;
+        case 2:
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            attrs[i].value.cooperative = 0;
+            break;
+        case 3:
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+            break;
+        case 4:  /* one the shim does not key: the launch passes through */
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+            break;
+        default:
+            xattr(&attrs[i], o->attr_kind[i]);
+            break;
+        }
+    }
+}
+
 /* Issues one launch of kernel slot ks the op's way.  bad: an invalid launch
 ** (1: a zero grid, 2: too large a block, 3: too much shared memory, 4: an
 ** extra buffer too small; threads with extra ops: 6 a grid too high, 7 both
@@ -192,42 +223,13 @@ static void launch(struct thr *t, const struct op *o, uint64_t seed, int off_out
     CUstream s = sh(t, o, o->s);
     if (how & 1) {
         CUlaunchAttribute attrs[4];
-        memset(attrs, 0, sizeof attrs);
-        for (int i = 0; i < o->nattr; i++) {
-            switch (o->attr_kind[i]) {
-            case 0:
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
-                attrs[i].value.priority = -(int)(seed & 1);
-                break;
-            case 1:
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-                attrs[i].value.programmaticStreamSerializationAllowed = (int)((seed >> 1) & 1);
-                break;
-            case 2:
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-                attrs[i].value.cooperative = 0;
-                break;
-            case 3:
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
-                break;
-            case 4:  /* one the shim does not key: the launch passes through */
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
-                break;
-            default:
-                xattr(&attrs[i], o->attr_kind[i]);
-                break;
-            }
-        }
+        launch_attrs(o, seed, attrs);
         CUlaunchConfig cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2], shmem, s,
                               o->nattr ? attrs : NULL, (unsigned)o->nattr};
         CUlaunchAttribute many[9];
         if (o->nattr == 1 && o->attr_kind[0] == 3 && t->xops && (o->argseed & 3) == 0) {
-            /* more attributes than the shim keys, all to be ignored */
-            memset(many, 0, sizeof many);
-            for (int i = 0; i < 9; i++)
-                many[i].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
-            cfg.attrs = many;
-            cfg.numAttrs = 9;
+            memset(many, 0, sizeof many);   /* more attributes than the shim keys, all to be ignored */
+            cfg.attrs = many, cfg.numAttrs = 9;
         }
         if (bad == 10)
             cfg.attrs = NULL, cfg.numAttrs = 1;
