@@ -83,31 +83,37 @@ static CUresult param_info(CUfunction f, int by_kernel, int i, size_t *o, size_t
                                                 : CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* f's name, asked as a CUkernel (by_kernel) or a CUfunction; NULL where refused. */
-static const char *name_of(CUfunction f, int by_kernel)
+/* f's name, asked as a CUkernel (by_kernel) or a CUfunction, into *name: 0
+** read; 1 none to be had (no such entry point, or f is a handle of the other
+** kind); -1 the driver refused it. */
+static int name_of(CUfunction f, int by_kernel, const char **name)
 {
-    const char *name = NULL;
     CUresult rc = CUDA_ERROR_INVALID_HANDLE;
 
+    *name = NULL;
     if (by_kernel && gs__real[GS_ID_cuKernelGetName])
-        rc = GS_REAL(cuKernelGetName)(&name, (CUkernel)f);
+        rc = GS_REAL(cuKernelGetName)(name, (CUkernel)f);
     else if (!by_kernel && gs__real[GS_ID_cuFuncGetName])
-        rc = GS_REAL(cuFuncGetName)(&name, f);
-    return rc == CUDA_SUCCESS ? name : NULL;
+        rc = GS_REAL(cuFuncGetName)(name, f);
+    if (rc == CUDA_SUCCESS && *name)
+        return 0;
+    return rc == CUDA_SUCCESS || rc == CUDA_ERROR_INVALID_HANDLE ? 1 : -1;
 }
 
 /* NCCL's kernels make progress with host-side state that a replay cannot
 ** reproduce: their launches are never held.  Their names come mangled
 ** (_Z...ncclDevKernel_...), so "nccl" is looked for anywhere in the name; a
 ** kernel of another library named so is left ungraphed too (speed, never
-** results).  by_kernel: the kind f's layout was had by, asked first. */
+** results), and so is one whose name the driver refused to give (it may be
+** NCCL's).  by_kernel: the kind f's layout was had by, asked first. */
 static int host_progress_kernel(CUfunction f, int by_kernel)
 {
-    const char *name = name_of(f, by_kernel);
+    const char *name;
+    int r = name_of(f, by_kernel, &name), r2;
 
-    if (!name)
-        name = name_of(f, !by_kernel);
-    return name && strstr(name, "nccl") != NULL;
+    if (r != 0 && (r2 = name_of(f, !by_kernel, &name)) != 1)
+        r = r2;   /* the other kind's answer, where it gives one */
+    return r < 0 || (name && strstr(name, "nccl") != NULL);
 }
 
 /* Is a layout one that a real kernel can have?  Parameters lie in order, do not

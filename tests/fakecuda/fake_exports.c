@@ -238,6 +238,20 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
     LEAVE();
 }
 
+EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice d)
+{
+    ENTER(cuDevicePrimaryCtxReset); lb_raw(&L, " dev=%d", d);
+    RUN(x_DevicePrimaryCtxReset(d));
+    LEAVE();
+}
+
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
+{
+    ENTER(cuDevicePrimaryCtxReset_v2); lb_raw(&L, " dev=%d", d);
+    RUN(x_DevicePrimaryCtxReset(d));
+    LEAVE();
+}
+
 EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice d)
 {
     ENTER(cuCtxCreate_v2); lb_raw(&L, " flags=0x%x dev=%d", flags, d);
@@ -841,6 +855,18 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e)
 BEGINCAP(cuStreamBeginCapture_v2, 0)
 BEGINCAP(cuStreamBeginCapture_v2_ptsz, 1)
 
+#define BEGINCAPTO(abi, pt)                                                               \
+    EXPORT CUresult abi(CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *data, size_t n, \
+                        CUstreamCaptureMode mode)                                         \
+    {                                                                                     \
+        ENTER(abi); lb_stream(&L, "stream", s); lb_handle(&L, "graph", g, K_GRAPH);       \
+        lb_raw(&L, " deps=%zu mode=%d", n, (int)mode);                                    \
+        RUN(x_StreamBeginCaptureToGraph(s, g, deps, data, n, mode, pt));                  \
+        LEAVE();                                                                          \
+    }
+BEGINCAPTO(cuStreamBeginCaptureToGraph, 0)
+BEGINCAPTO(cuStreamBeginCaptureToGraph_ptsz, 1)
+
 /* An injected failure of cuStreamEndCapture ends the capture all the same and
  * returns a NULL graph, as the real driver's failed end of a capture does (an
  * invalidated or unjoined capture, here 901 and 904, ends too): the capture is
@@ -1315,6 +1341,69 @@ EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
     }
 ALLOC_POOL(cuMemAllocFromPoolAsync, 0)
 ALLOC_POOL(cuMemAllocFromPoolAsync_ptsz, 1)
+
+/* ---- virtual memory management (fake_vmm.c) ------------------------------ */
+EXPORT CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop,
+                                              CUmemAllocationGranularity_flags option)
+{
+    ENTER(cuMemGetAllocationGranularity); lb_raw(&L, " option=%d", (int)option);
+    RUN(x_MemGetAllocationGranularity(g, prop, option));
+    if (!rc && !injected) lb_raw(&L, " out=%zu", *g);
+    LEAVE();
+}
+
+EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr,
+                                    unsigned long long flags)
+{
+    ENTER(cuMemAddressReserve); lb_raw(&L, " size=%zu align=%zu", size, align);
+    RUN(x_MemAddressReserve(ptr, size, align, addr, flags));
+    if (!rc && !injected) lb_dptr(&L, "out", *ptr);
+    LEAVE();
+}
+
+EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    ENTER(cuMemAddressFree); lb_dptr(&L, "ptr", ptr); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemAddressFree(ptr, size));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
+                            unsigned long long flags)
+{
+    ENTER(cuMemCreate); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemCreate(h, size, prop, flags));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
+{
+    ENTER(cuMemRelease);
+    RUN(x_MemRelease(h));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                         unsigned long long flags)
+{
+    ENTER(cuMemMap); lb_dptr(&L, "ptr", ptr); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemMap(ptr, size, offset, h, flags));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+{
+    ENTER(cuMemSetAccess); lb_dptr(&L, "ptr", ptr); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemSetAccess(ptr, size, desc, count));
+    LEAVE();
+}
+
+EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    ENTER(cuMemUnmap); lb_dptr(&L, "ptr", ptr); lb_raw(&L, " size=%zu", size);
+    RUN(x_MemUnmap(ptr, size));
+    LEAVE();
+}
 
 EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 {

@@ -122,11 +122,14 @@ static uintptr_t copy_side(const CUDA_MEMCPY3D *p, int dst)
 }
 
 /* Pool memory (cuMemAllocAsync) is a kind of mapping of its own: a set may
-** not move a side of a copy between it and cuMemAlloc memory (measured). */
-static bool copy_side_pool(const CUDA_MEMCPY3D *p, int dst)
+** not move a side of a copy between it and cuMemAlloc memory, nor between
+** cuMemMap memory and cuMemAlloc memory (both measured,
+** bench/copy_node_probe.cu).  1: pool, 2: cuMemMap, 0: other. */
+static int copy_side_pool(const CUDA_MEMCPY3D *p, int dst)
 {
     CUmemorytype t = dst ? p->dstMemoryType : p->srcMemoryType;
-    return t == CU_MEMORYTYPE_DEVICE && alloc_pool(copy_side(p, dst));
+    if (t != CU_MEMORYTYPE_DEVICE) return 0;
+    return alloc_pool(copy_side(p, dst)) ? 1 : alloc_vmm(copy_side(p, dst)) ? 2 : 0;
 }
 
 void node_bind(struct node *n)
@@ -489,6 +492,21 @@ CUresult x_GraphExecDestroy(CUgraphExec he)
     }
     UNLOCK();
     return rc;
+}
+
+static void reset_exec(void *obj, void *arg)
+{
+    struct exec *x = obj;
+    if (x->ctx != arg) return;
+    reg_del(x);
+    graph_free(x->g);
+    exec_mem_give(x->mem);
+    free(x);
+}
+
+void execs_reset(struct ctx *c)
+{
+    reg_each(K_EXEC, reset_exec, c);
 }
 
 static int cmp_idx(const void *a, const void *b)

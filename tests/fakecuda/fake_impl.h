@@ -9,6 +9,7 @@ CUresult x_DeviceGetName(char *name, int len, CUdevice d);
 CUresult x_DeviceGetAttribute(int *pi, CUdevice_attribute a, CUdevice d);
 CUresult x_DevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d);
 CUresult x_DevicePrimaryCtxRelease(CUdevice d);
+CUresult x_DevicePrimaryCtxReset(CUdevice d);
 CUresult x_CtxCreate(CUcontext *pctx, unsigned flags, CUdevice d);
 CUresult x_CtxDestroy(CUcontext ctx);
 CUresult x_CtxSetCurrent(CUcontext ctx);
@@ -44,6 +45,8 @@ CUresult x_EventSynchronize(CUevent he);
 CUresult x_EventElapsedTime(float *ms, CUevent ha, CUevent hb);
 CUresult x_EventDestroy(CUevent he);
 CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt);
+CUresult x_StreamBeginCaptureToGraph(CUstream h, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *data,
+                                     size_t n, CUstreamCaptureMode mode, int pt);
 CUresult x_StreamEndCapture(CUstream h, CUgraph *pg, int pt);
 CUresult x_StreamGetCaptureInfo(CUstream h, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g, const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps, int pt);
 CUresult x_StreamIsCapturing(CUstream h, CUstreamCaptureStatus *st, int pt);
@@ -52,6 +55,15 @@ CUresult x_Memcpy(uintptr_t dst, int dside, uintptr_t src, int sside, size_t n, 
 CUresult x_Memset(CUdeviceptr dst, unsigned value, unsigned esize, size_t n, int async, CUstream h, int pt);
 CUresult x_MemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h, int pt);
 CUresult x_MemFreeAsync(CUdeviceptr p, CUstream h, int pt);
+CUresult x_MemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags f);
+CUresult x_MemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr, unsigned long long flags);
+CUresult x_MemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult x_MemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
+                     unsigned long long flags);
+CUresult x_MemRelease(CUmemGenericAllocationHandle h);
+CUresult x_MemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h, unsigned long long flags);
+CUresult x_MemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+CUresult x_MemUnmap(CUdeviceptr ptr, size_t size);
 CUresult x_ModuleLoadData(CUmodule *pm, const void *image);
 CUresult x_ModuleGetFunction(CUfunction *pf, CUmodule hm, const char *name);
 CUresult x_ModuleUnload(CUmodule hm);

@@ -25,6 +25,13 @@ struct hdr { uint32_t kind; uint32_t id; };
 void reg_add(void *obj, int kind);          /* assigns hdr.kind and a sequential id */
 void reg_del(void *obj);
 void *reg_get(const void *p, int kind);     /* live object of that kind, or NULL */
+/* Calls fn on every live object of that kind (fn may reg_del it).  Called locked. */
+void reg_each(int kind, void (*fn)(void *obj, void *arg), void *arg);
+struct ctx;
+/* cuDevicePrimaryCtxReset: the modules (fake_kernel.c) and executables
+** (fake_graph.c) of context c go.  Called locked. */
+void modules_reset(struct ctx *c);
+void execs_reset(struct ctx *c);
 
 extern pthread_mutex_t g_lock;              /* recursive */
 #define LOCK() pthread_mutex_lock(&g_lock)
@@ -44,8 +51,9 @@ struct ctx { struct hdr h; int primary; int refcount; unsigned flags; struct str
 struct ctx *cur_ctx(void);
 
 /* ---- memory -------------------------------------------------------------- */
-/* size: rounded, req: requested; pool: made by cuMemAllocAsync (stream-ordered) */
-struct block { uintptr_t addr; size_t size, req; int graph_owned, pool; uint64_t serial; };
+/* size: rounded, req: requested; pool: made by cuMemAllocAsync (stream-ordered);
+** vmm: a reservation of cuMemAddressReserve, addresses without memory (fake_vmm.c) */
+struct block { uintptr_t addr; size_t size, req; int graph_owned, pool, vmm; uint64_t serial; };
 struct arena {
     const char *name;
     char *base; size_t size, used;
@@ -61,8 +69,19 @@ bool pinned_find(uintptr_t p, uintptr_t *start, size_t *size, int *registered);
 uint64_t alloc_serial(uintptr_t p);
 /* Whether p lies in a live device allocation made by cuMemAllocAsync. */
 bool alloc_pool(uintptr_t p);
+/* Whether p lies in a reservation of cuMemAddressReserve (fake_vmm.c). */
+bool alloc_vmm(uintptr_t p);
 CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned, int pool);
 CUresult mem_free_raw(CUdeviceptr p);
+/* Virtual memory management (fake_vmm.c): a reservation made and freed (called
+** locked for the free), a range valid inside one accessible mapping, the
+** mapping's serial number and extent.  Called locked. */
+CUresult vmm_reserve(CUdeviceptr *ptr, size_t size, size_t align);
+CUresult vmm_unreserve(CUdeviceptr ptr);
+uint64_t vmm_next_serial(void);
+bool vmm_range_ok(uintptr_t p, size_t n);
+uint64_t vmm_serial(uintptr_t p);
+bool vmm_mapping(uintptr_t p, uintptr_t *start, size_t *size);
 /* Device memory an executable of that many nodes takes (FAKECUDA_EXEC_KB KiB,
 ** and 1 KiB a node); taking it fails (-1) where the device has no such room. */
 size_t exec_mem_size(size_t nodes);
@@ -120,8 +139,9 @@ struct node {
     ** either was freed, even where another came back at the same address. */
     uint64_t bound[2]; int binds;
     /* An executable's copy node: whether its source and destination were pool
-    ** memory (cuMemAllocAsync) when it was made; a set may not change that. */
-    bool pool[2];
+    ** memory (cuMemAllocAsync, 1) or cuMemMap memory (2) when it was made; a
+    ** set may not change that. */
+    int pool[2];
     union {
         struct knode k;
         CUDA_MEMCPY3D cp;
@@ -166,6 +186,7 @@ struct capture {
     CUstreamCaptureMode mode;
     int status;               /* CUstreamCaptureStatus; NONE once ended */
     struct graph *graph;
+    int to_graph;             /* the program's graph (cuStreamBeginCaptureToGraph): never freed here */
     struct stream *origin;
     pthread_t thread;
     struct stream **streams; size_t nstreams, capstreams;

@@ -203,6 +203,24 @@ CUresult x_ModuleUnload(CUmodule hm)
     return rc;
 }
 
+static void reset_module(void *obj, void *arg)
+{
+    struct module *m = obj;
+    if (m->ctx != arg) return;
+    for (size_t i = 0; i < m->n; i++) {
+        reg_del(m->fns[i]);
+        handle_free(&free_funcs, m->fns[i]);
+    }
+    reg_del(m);
+    free(m->fns);
+    free(m);
+}
+
+void modules_reset(struct ctx *c)
+{
+    reg_each(K_MODULE, reset_module, c);
+}
+
 CUresult x_LibraryLoadData(CUlibrary *pl, const void *code)
 {
     CUresult rc = api_enter(false);

@@ -86,6 +86,13 @@ void *reg_get(const void *p, int kind)
     return r;
 }
 
+void reg_each(int kind, void (*fn)(void *obj, void *arg), void *arg)
+{
+    for (size_t i = 0; i < R_cap; i++)
+        if (R_slots[i] && R_slots[i] != TOMB && ((struct hdr *)R_slots[i])->kind == (uint32_t)kind)
+            fn(R_slots[i], arg);
+}
+
 /* ------------------------------------------------------------------------ */
 /* global state                                                             */
 /* ------------------------------------------------------------------------ */
@@ -122,8 +129,8 @@ static size_t g_exec_kb = 16; /* FAKECUDA_EXEC_KB: device memory of an executabl
 static size_t g_graph_kb = 2048; /* FAKECUDA_GRAPH_KB: taken at the first instantiation, for good */
 static int g_graph_taken;
 struct hreg { uintptr_t p; size_t size; unsigned flags; uint64_t serial; };
-static uint64_t g_serial; /* allocations made so far */
 static struct hreg *g_reg; static size_t g_nreg, g_capreg;
+static uint64_t g_serial; /* allocations made so far */
 
 void fake_log_init(void);
 
@@ -360,6 +367,7 @@ CUresult x_DeviceGetAttribute(int *pi, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: v = 1; break;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: v = 1; break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: v = 1; break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: v = 65536; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: v = 2048; break;
     case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: v = 65536; break;
@@ -395,6 +403,49 @@ CUresult x_DevicePrimaryCtxRelease(CUdevice d)
     else g_primary.refcount--;
     UNLOCK();
     return rc;
+}
+
+static int arena_free(struct arena *a, uintptr_t p);
+
+static void reset_stream(void *obj, void *arg)
+{
+    struct stream *s = obj;
+    if (s->ctx != arg || s->special) return;
+    if (s->cap) capture_invalidate(s->cap);
+    reg_del(s); /* struct kept, as at cuStreamDestroy */
+}
+
+static void reset_event(void *obj, void *arg)
+{
+    (void)arg;
+    reg_del(obj); /* struct kept: graph nodes may reference it */
+}
+
+/* Destroys every resource of the primary context, which stays retained and
+** current where it was: its work finishes, its device and pinned memory
+** (registered ranges too) are freed, its streams, modules and executables go.
+** The fake does not know an event's context: every event goes.  Graphs, which
+** belong to no context here, and virtual memory management's reservations and
+** handles stay (not modelled). */
+CUresult x_DevicePrimaryCtxReset(CUdevice d)
+{
+    CUresult rc = api_enter(false);
+    if (rc) return rc;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    queue_drain();
+    LOCK();
+    reg_each(K_STREAM, reset_stream, &g_primary);
+    reg_each(K_EVENT, reset_event, NULL);
+    modules_reset(&g_primary);
+    execs_reset(&g_primary);
+    for (size_t i = 0; i < g_dev.n;)
+        if (g_dev.b[i].vmm || arena_free(&g_dev, g_dev.b[i].addr) != 0) i++;
+    while (g_host.n)
+        arena_free(&g_host, g_host.b[0].addr);
+    g_nreg = 0;
+    g_primary.flags = 0;
+    UNLOCK();
+    return CUDA_SUCCESS;
 }
 
 CUresult x_CtxCreate(CUcontext *pctx, unsigned flags, CUdevice d)
@@ -586,7 +637,7 @@ uint64_t alloc_serial(uintptr_t p)
     LOCK();
     struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p)
                       : in_arena(&g_host, p) ? arena_find(&g_host, p) : NULL;
-    if (b) r = b->serial;
+    if (b) r = b->vmm ? vmm_serial(p) : b->serial;
     for (size_t i = 0; !b && i < g_nreg; i++)
         if (p >= g_reg[i].p && p < g_reg[i].p + g_reg[i].size)
             r = g_reg[i].serial;
@@ -603,12 +654,22 @@ bool alloc_pool(uintptr_t p)
     return r;
 }
 
+bool alloc_vmm(uintptr_t p)
+{
+    LOCK();
+    struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
+    bool r = b && b->vmm;
+    UNLOCK();
+    return r;
+}
+
 bool dev_range_ok(uintptr_t p, size_t n)
 {
     bool ok = false;
     LOCK();
     struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
-    if (b) ok = p < b->addr + b->req && p + n <= b->addr + b->req;
+    if (b && b->vmm) ok = vmm_range_ok(p, n);
+    else if (b) ok = p < b->addr + b->req && p + n <= b->addr + b->req;
     else {
         uintptr_t s; size_t sz;
         if (pinned_find(p, &s, &sz, NULL)) ok = p + n <= s + sz;
@@ -630,6 +691,34 @@ CUresult mem_alloc_raw(CUdeviceptr *dptr, size_t size, int graph_owned, int pool
     if (pos < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     *dptr = (CUdeviceptr)p;
     return CUDA_SUCCESS;
+}
+
+/* Addresses without memory: the block's size is given back to the count. */
+CUresult vmm_reserve(CUdeviceptr *ptr, size_t size, size_t align)
+{
+    uintptr_t p;
+    LOCK();
+    int pos = g_dev.size - g_dev.used >= size ? arena_alloc(&g_dev, size, align, &p) : -1;
+    if (pos >= 0) {
+        g_dev.b[pos].vmm = 1;
+        g_dev.used -= g_dev.b[pos].size;
+    }
+    UNLOCK();
+    if (pos < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    *ptr = (CUdeviceptr)p;
+    return CUDA_SUCCESS;
+}
+
+CUresult vmm_unreserve(CUdeviceptr ptr)
+{
+    struct block *b = arena_find(&g_dev, ptr);
+    g_dev.used += b->size;
+    return arena_free(&g_dev, ptr) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+uint64_t vmm_next_serial(void)
+{
+    return ++g_serial;
 }
 
 size_t exec_mem_size(size_t nodes)
@@ -672,7 +761,8 @@ void exec_mem_give(size_t n)
 CUresult mem_free_raw(CUdeviceptr p)
 {
     LOCK();
-    int r = in_arena(&g_dev, p) ? arena_free(&g_dev, p) : -1;
+    struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
+    int r = b && !b->vmm ? arena_free(&g_dev, p) : -1;
     UNLOCK();
     return r ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
@@ -793,7 +883,8 @@ static CUresult ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
     int is_dev = 0, reg = 0;
     LOCK();
     struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
-    if (b) { is_dev = 1; start = b->addr; size = b->req; }
+    if (b && !b->vmm) { is_dev = 1; start = b->addr; size = b->req; }
+    else if (b) is_dev = vmm_mapping(p, &start, &size);   /* a mapping with access */
     UNLOCK();
     if (!is_dev && !pinned_find(p, &start, &size, &reg)) return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
@@ -1373,7 +1464,10 @@ CUresult x_EventDestroy(CUevent he)
 /* ------------------------------------------------------------------------ */
 /* stream capture                                                           */
 /* ------------------------------------------------------------------------ */
-CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt)
+/* A capture into graph g (NULL: a new one) whose first node depends on the n
+** nodes deps of g. */
+static CUresult begin_capture(CUstream h, struct graph *g, const CUgraphNode *deps, size_t n,
+                              CUstreamCaptureMode mode, int pt)
 {
     CUresult rc = api_enter(true);
     if (rc) return rc;
@@ -1383,21 +1477,49 @@ CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt)
     if ((rc = stream_resolve(h, pt, &s))) goto out;
     if (s->special == S_LEGACY) { rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; goto out; }
     if (s->cap) { rc = CUDA_ERROR_ILLEGAL_STATE; goto out; }
+    for (size_t i = 0; i < n; i++) {
+        struct node *d = reg_get(deps[i], K_NODE);
+        if (!d || d->g != g) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+    }
     struct capture *c = calloc(1, sizeof *c);
     c->id = ++g_capture_ids;
     c->mode = mode;
     c->status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
-    c->graph = graph_new(1);
+    c->graph = g ? g : graph_new(1);
+    c->to_graph = g != NULL;
     c->origin = s;
     c->thread = pthread_self();
     c->next = g_captures;
     g_captures = c;
     capture_join(c, s);
+    add_deps(s, (struct node *const *)deps, n);
 out:
     UNLOCK();
     if (!rc) /* FAKECUDA_CAPTURE_US: the capture stays open, other threads meet it */
         fake_spend_us(g_capture_us);
     return rc;
+}
+
+CUresult x_StreamBeginCapture(CUstream h, CUstreamCaptureMode mode, int pt)
+{
+    return begin_capture(h, NULL, NULL, 0, mode, pt);
+}
+
+/* Capture into the program's graph g, the first node after deps (CUDA 12.3).
+** Edge data other than the default (all zero) is not modelled: the fake
+** refuses it with CUDA_ERROR_NOT_SUPPORTED. */
+CUresult x_StreamBeginCaptureToGraph(CUstream h, CUgraph hg, const CUgraphNode *deps, const CUgraphEdgeData *data,
+                                     size_t n, CUstreamCaptureMode mode, int pt)
+{
+    CUresult rc = api_enter(true);
+    if (rc) return rc;
+    struct graph *g = reg_get(hg, K_GRAPH);
+    if (!g || (n && !deps)) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; data && i < n; i++) {
+        static const CUgraphEdgeData zero;
+        if (memcmp(&data[i], &zero, sizeof zero)) return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    return begin_capture(h, g, deps, n, mode, pt);
 }
 
 static void mark_ancestors(struct node *n, char *seen)
@@ -1437,7 +1559,8 @@ CUresult x_StreamEndCapture(CUstream h, CUgraph *pg, int pt)
     }
     capture_end(c);
     if (rc) {
-        graph_free(c->graph);
+        if (!c->to_graph) /* the program's own graph stays its, with what was captured */
+            graph_free(c->graph);
         *pg = NULL;
     } else {
         *pg = (CUgraph)c->graph;
@@ -1593,7 +1716,7 @@ CUresult x_MemFreeAsync(CUdeviceptr p, CUstream h, int pt)
     struct stream *s;
     LOCK();
     struct block *b = in_arena(&g_dev, p) ? arena_find(&g_dev, p) : NULL;
-    if (!b || b->addr != p) rc = CUDA_ERROR_INVALID_VALUE;
+    if (!b || b->addr != p || b->vmm) rc = CUDA_ERROR_INVALID_VALUE;
     else if (!(rc = stream_prep(h, pt, &s))) {
         if (s->cap) {
             struct node t = {.type = CU_GRAPH_NODE_TYPE_MEM_FREE};

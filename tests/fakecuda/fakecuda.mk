@@ -14,7 +14,7 @@ FAKECUDA_DIR := tests/fakecuda
 FAKECUDA_OUT := $(BUILD)/fakecuda
 FAKECUDA_LIB := $(FAKECUDA_OUT)/libcuda.so.1
 FAKECUDA_TEST := $(FAKECUDA_OUT)/test_fakecuda
-FAKECUDA_SRCS := $(addprefix $(FAKECUDA_DIR)/,fakecuda.c fake_queue.c fake_kernel.c fake_graph.c fake_log.c fake_exports.c)
+FAKECUDA_SRCS := $(addprefix $(FAKECUDA_DIR)/,fakecuda.c fake_queue.c fake_kernel.c fake_graph.c fake_log.c fake_exports.c fake_vmm.c)
 FAKECUDA_DEPS := $(FAKECUDA_SRCS) $(wildcard $(FAKECUDA_DIR)/*.h $(FAKECUDA_DIR)/*.inc $(FAKECUDA_DIR)/*.def)
 FAKECUDA_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -O1 -g \
                    -I$(CUDA_HOME)/include -I$(FAKECUDA_DIR)

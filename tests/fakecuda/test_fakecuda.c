@@ -596,6 +596,137 @@ Test(memory, pinned_vs_pageable_and_poison)
     cr_assert_leq(fr, tot);
 }
 
+/* Virtual memory management: a reservation holds addresses only, a handle's
+** memory is counted when created, a mapping is valid memory once its access is
+** set, and a handle's contents follow it to its next mapping. */
+Test(memory, virtual_memory_management)
+{
+    setup();
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemAccessDesc rw = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va, d;
+    size_t g, fr0, fr1, fr2, tot;
+    unsigned t;
+    CK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    cr_assert_eq(g, 2u << 20);
+    CK(cuMemGetInfo(&fr0, &tot));
+    CK(cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
+    CK(cuMemGetInfo(&fr1, &tot));
+    cr_assert_eq(fr1, fr0, "a reservation takes no memory");
+    cr_assert_eq(cuMemAddressReserve(&d, g + 1, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemCreate(&h, g, &prop, 0));
+    CK(cuMemGetInfo(&fr1, &tot));
+    cr_assert_eq(fr0 - fr1, g, "a handle takes its size");
+    cr_assert_eq(cuMemMap(va, g, 4096, h, 0), CUDA_ERROR_INVALID_VALUE, "offset must be 0");
+    CK(cuMemMap(va + g, g, 0, h, 0));
+    cr_assert_eq(cuMemsetD32(va + g, 7, 4), CUDA_ERROR_INVALID_VALUE, "no access yet");
+    CK(cuMemSetAccess(va + g, g, &rw, 1));
+    CK(cuMemsetD32(va + g, 0x5a5a5a5a, 4));
+    CK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + g));
+    cr_assert_eq(t, CU_MEMORYTYPE_DEVICE);
+    cr_assert_eq(cuMemsetD32(va, 7, 4), CUDA_ERROR_INVALID_VALUE, "the unmapped half");
+    cr_assert_eq(cuMemFree(va), CUDA_ERROR_INVALID_VALUE, "cuMemFree of a reservation");
+    cr_assert_eq(cuMemUnmap(va + g, g / 2), CUDA_ERROR_INVALID_VALUE, "a part of a mapping");
+    CK(cuMemUnmap(va + g, g));
+    cr_assert_eq(((unsigned char *)va)[g], 0xDB, "unmapped memory is poisoned");
+    cr_assert_eq(cuMemsetD32(va + g, 7, 4), CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemMap(va, g, 0, h, 0));
+    CK(cuMemSetAccess(va, g, &rw, 1));
+    cr_assert_eq(((unsigned *)va)[3], 0x5a5a5a5au, "the handle's contents at its new address");
+    cr_assert_eq(cuMemAddressFree(va, 2 * g), CUDA_ERROR_INVALID_VALUE, "still mapped");
+    CK(cuMemRelease(h));
+    CK(cuMemGetInfo(&fr2, &tot));
+    cr_assert_eq(fr2, fr1, "a released handle still mapped keeps its memory");
+    CK(cuMemUnmap(va, g));
+    CK(cuMemGetInfo(&fr2, &tot));
+    cr_assert_eq(fr2, fr0, "unmapped and released: the memory is back");
+    cr_assert_eq(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuMemAddressFree(va, g), CUDA_ERROR_INVALID_VALUE, "the whole reservation only");
+    CK(cuMemAddressFree(va, 2 * g));
+}
+
+/* A capture into the program's graph, after a node it holds: the end gives the
+** same graph, whose captured copy runs after the memset it depends on. */
+Test(capture, capture_to_graph_extends_the_programs_graph)
+{
+    setup();
+    CUdeviceptr a, b;
+    CUgraph g, other, out = NULL;
+    CUgraphNode ms, foreign;
+    CUgraphExec x;
+    CUstream s;
+    size_t n = 0;
+    unsigned host[16];
+    CK(cuMemAlloc(&a, 64));
+    CK(cuMemAlloc(&b, 64));
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuGraphCreate(&g, 0));
+    CK(cuGraphCreate(&other, 0));
+    CUDA_MEMSET_NODE_PARAMS m = {.dst = a, .value = 0x01020304, .elementSize = 4, .width = 16, .height = 1};
+    CK(cuGraphAddMemsetNode(&ms, g, NULL, 0, &m, NULL));
+    CK(cuGraphAddMemsetNode(&foreign, other, NULL, 0, &m, NULL));
+    cr_assert_eq(cuStreamBeginCaptureToGraph(s, g, &foreign, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                 CUDA_ERROR_INVALID_VALUE, "a dependency of another graph");
+    CK(cuStreamBeginCaptureToGraph(s, g, &ms, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuMemcpyDtoDAsync(b, a, 64, s));
+    CK(cuStreamEndCapture(s, &out));
+    cr_assert_eq(out, g, "the end gives the graph captured into");
+    CK(cuGraphGetNodes(g, NULL, &n));
+    cr_assert_eq(n, 2);
+    CK(cuGraphInstantiateWithFlags(&x, g, 0));
+    CK(cuGraphLaunch(x, s));
+    CK(cuStreamSynchronize(s));
+    CK(cuMemcpyDtoH(host, b, sizeof host));
+    cr_assert_eq(host[15], 0x01020304u, "the copy ran after the memset");
+    CK(cuGraphExecDestroy(x));
+    CK(cuGraphDestroy(g));
+    CK(cuGraphDestroy(other));
+}
+
+/* cuDevicePrimaryCtxReset destroys what the primary context holds: its memory,
+** streams, events, modules and executables; the context stays retained and
+** current, and takes new work. */
+Test(basic, primary_context_reset_destroys_its_resources)
+{
+    CUcontext ctx = setup();
+    CUdeviceptr d;
+    void *pinned;
+    CUstream s;
+    CUevent e;
+    CUgraph g;
+    CUgraphNode n;
+    CUgraphExec x;
+    size_t fr0, fr1, tot;
+    CK(cuMemGetInfo(&fr0, &tot));
+    CK(cuMemAlloc(&d, 4096));
+    CK(cuMemAllocHost(&pinned, 4096));
+    CK(cuStreamCreate(&s, 0));
+    CK(cuEventCreate(&e, 0));
+    CUfunction f = get_fn("nop");
+    CUDA_MEMSET_NODE_PARAMS m = {.dst = d, .value = 1, .elementSize = 4, .width = 4, .height = 1};
+    CK(cuGraphCreate(&g, 0));
+    CK(cuGraphAddMemsetNode(&n, g, NULL, 0, &m, NULL));
+    CK(cuGraphInstantiateWithFlags(&x, g, 0));
+    CK(cuDevicePrimaryCtxReset_v2(0));
+    cr_assert_eq(cuMemsetD32(d, 0, 1), CUDA_ERROR_INVALID_VALUE, "device memory freed");
+    cr_assert_eq(cuMemFreeHost(pinned), CUDA_ERROR_INVALID_VALUE, "pinned memory freed");
+    cr_assert_eq(cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
+    cr_assert_eq(cuEventRecord(e, NULL), CUDA_ERROR_INVALID_HANDLE);
+    cr_assert_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_HANDLE);
+    cr_assert_eq(cuGraphLaunch(x, NULL), CUDA_ERROR_INVALID_HANDLE, "the executable is gone");
+    CK(cuMemGetInfo(&fr1, &tot));
+    cr_assert_geq(fr1, fr0 - (2u << 20), "only the first instantiation's memory stays taken");
+    CUcontext cur;
+    CK(cuCtxGetCurrent(&cur));
+    cr_assert_eq(cur, ctx);
+    CK(cuMemAlloc(&d, 64));
+    CK(cuMemsetD32(d, 7, 16));
+    CK(cuGraphDestroy(g));
+    CK(cuDevicePrimaryCtxRelease(0));
+}
+
 /* ---- capture -------------------------------------------------------------- */
 Test(capture, sync_copy_inside_capture_invalidates)
 {

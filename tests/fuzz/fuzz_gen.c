@@ -110,6 +110,9 @@ static struct op *gen_launch(struct thr *t, struct gen *g, int s, int ks, int ou
     o->nattr = o->how & 1 ? (int)rnd(r, 4) : 0;
     for (int i = 0; i < o->nattr; i++)
         o->attr_kind[i] = chance(r, 5) ? 4 : (int)rnd(r, 4);
+    for (int i = 0; t->xops && i < o->nattr; i++)   /* attributes graphshim keys, in their values */
+        if (chance(r, 25))
+            o->attr_kind[i] = 5 + (int)rnd(r, 5);
     o->every_iter = chance(r, 25);
     gen_dims(t, o);
     o->argseed = splitmix(r);

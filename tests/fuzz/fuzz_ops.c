@@ -96,9 +96,85 @@ static void tweak_byte(struct thr *t, const struct kdesc *kd, unsigned char *buf
     buf[kd->offs[i] + at] ^= (unsigned char)(1 + t->it % 255);
 }
 
+/* The kind of an invalid launch (launch()): 1 to 4, and for threads with extra
+** ops 6 to 10 too. */
+static int bad_kind(struct thr *t)
+{
+    if (t->xops && chance(&t->var, 40))
+        return 6 + (int)rnd(&t->var, 5);
+    return 1 + (int)rnd(&t->var, 4);
+}
+
+/* Launch attributes a launch of threads with extra ops may carry, with the
+** values a program that sets them would give: a cluster of one block, the
+** default scheduling policy, memory synchronization domain and its map, a
+** preferred carveout. */
+static void xattr(CUlaunchAttribute *a, int kind)
+{
+    switch (kind) {
+    case 5:
+        a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a->value.clusterDim.x = a->value.clusterDim.y = a->value.clusterDim.z = 1;
+        break;
+    case 6:
+        a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+        a->value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_DEFAULT;
+        break;
+    case 7:
+        a->id = CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
+        a->value.memSyncDomain = CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;
+        break;
+    case 8:
+        a->id = CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP;
+        a->value.memSyncDomainMap.default_ = 0;
+        a->value.memSyncDomainMap.remote = 1;
+        break;
+    default:
+        a->id = CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+        a->value.sharedMemCarveout = 50;
+        break;
+    }
+}
+
+/* The launch attributes of op o (o->nattr of them), into attrs. */
+static void launch_attrs(const struct op *o, uint64_t seed, CUlaunchAttribute *attrs)
+{
+    memset(attrs, 0, 4 * sizeof *attrs);
+    for (int i = 0; i < o->nattr; i++) {
+        switch (o->attr_kind[i]) {
+        case 0:
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+            attrs[i].value.priority = -(int)(seed & 1);
+            break;
+        case 1:
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attrs[i].value.programmaticStreamSerializationAllowed = (int)((seed >> 1) & 1);
+            break;
+        case 2:
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            attrs[i].value.cooperative = 0;
+            break;
+        case 3:
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+            break;
+        case 4:  /* one the shim does not key: the launch passes through */
+            attrs[i].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+            break;
+        default:
+            xattr(&attrs[i], o->attr_kind[i]);
+            break;
+        }
+    }
+}
+
 /* Issues one launch of kernel slot ks the op's way.  bad: an invalid launch
 ** (1: a zero grid, 2: too large a block, 3: too much shared memory, 4: an
-** extra buffer too small), or 5: a valid one with one argument byte changed. */
+** extra buffer too small; threads with extra ops: 6 a grid too high, 7 both
+** kernelParams and extra, 8 an extra list with a key the driver does not know,
+** 9 neither for a kernel with parameters, 10 attributes counted but not
+** given), or 5: a valid one with one argument byte changed.  A launch of
+** threads with extra ops through extra may pass the whole argument buffer's
+** size, more than the kernel takes and than any kernel may (a fixed buffer). */
 static void launch(struct thr *t, const struct op *o, uint64_t seed, int off_out, int bad)
 {
     const struct kdesc *kd = t->kd[o->ks];
@@ -125,38 +201,38 @@ static void launch(struct thr *t, const struct op *o, uint64_t seed, int off_out
             grid[0] = 0;
         size = kd->total - 1;
         how |= 2;
-    }
+    } else if (bad == 6)
+        grid[1] = 70000;
+    if (bad == 8)
+        how |= 2;
+    else if (bad == 10)
+        how |= 1;
+    else if (bad == 9 && !kd->n)
+        grid[0] = 0;   /* a kernel without parameters takes neither: invalid all the same */
+    if (!bad && (how & 2) && t->xops && (o->argseed & 7) == 0)
+        size = sizeof buf;
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
+    if (bad == 8)
+        extra[2] = (void *)(uintptr_t)0x7;   /* no CU_LAUNCH_PARAM_* key */
     void **kp = how & 2 ? NULL : args, **ex = how & 2 ? extra : NULL;
+    if (bad == 7)
+        kp = args, ex = extra;
+    else if (bad == 9)
+        kp = ex = NULL;
     CUstream s = sh(t, o, o->s);
     if (how & 1) {
         CUlaunchAttribute attrs[4];
-        memset(attrs, 0, sizeof attrs);
-        for (int i = 0; i < o->nattr; i++) {
-            switch (o->attr_kind[i]) {
-            case 0:
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
-                attrs[i].value.priority = -(int)(seed & 1);
-                break;
-            case 1:
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-                attrs[i].value.programmaticStreamSerializationAllowed = (int)((seed >> 1) & 1);
-                break;
-            case 2:
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-                attrs[i].value.cooperative = 0;
-                break;
-            case 3:
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
-                break;
-            default:  /* one the shim does not key: the launch passes through */
-                attrs[i].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
-                break;
-            }
-        }
+        launch_attrs(o, seed, attrs);
         CUlaunchConfig cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2], shmem, s,
                               o->nattr ? attrs : NULL, (unsigned)o->nattr};
+        CUlaunchAttribute many[9];
+        if (o->nattr == 1 && o->attr_kind[0] == 3 && t->xops && (o->argseed & 3) == 0) {
+            memset(many, 0, sizeof many);   /* more attributes than the shim keys, all to be ignored */
+            cfg.attrs = many, cfg.numAttrs = 9;
+        }
+        if (bad == 10)
+            cfg.attrs = NULL, cfg.numAttrs = 1;
         RC(a->LaunchKernelEx(&cfg, t->fn[o->ks], kp, ex));
     } else {
         RC(a->LaunchKernel(t->fn[o->ks], grid[0], grid[1], grid[2], block[0], block[1], block[2], shmem, s,
@@ -307,7 +383,7 @@ static void run_launch(struct thr *t, const struct op *o, int variation)
     if (o->every_iter || variation == 1)
         seed += (uint64_t)t->it * 7919 + 1;
     if (variation == 3)
-        launch(t, o, seed, o->out_off, 1 + (int)rnd(&t->var, 4));
+        launch(t, o, seed, o->out_off, bad_kind(t));
     launch(t, o, seed, variation == 2 ? o->alt_off : o->out_off, variation == 4 ? 5 : 0);
 }
 
@@ -494,7 +570,7 @@ static void run_op(struct thr *t, const struct op *o, int variation)
         break;
     }
     case OP_BAD:
-        launch(t, o, (uint64_t)t->it, 0, 1 + (int)rnd(&t->var, 4));
+        launch(t, o, (uint64_t)t->it, 0, bad_kind(t));
         break;
     case OP_PINREALLOC:
         run_pin_realloc(t, o, a, s);
@@ -566,6 +642,8 @@ void run_loop(struct thr *t)
                 if (variation == 1 && t->xops && chance(&t->var, 50))
                     variation = 4;   /* one byte of one argument changed, as a scalar an optimizer steps */
             }
+            if (t->rotate && o->kind == OP_LAUNCH && !variation && t->it % t->rotate)
+                variation = 2;   /* buffers in rotation: the output moves and comes back */
             sched_turn(t);
             if (t->xops && chance(&t->var, 8))   /* the host works (or polls) between calls: held work ages */
                 fakecuda_advance_ns(20000 + 1000 * (uint64_t)rnd(&t->var, 100));

@@ -150,7 +150,8 @@ void gen_xop(struct thr *t, struct gen *g, int s)
         need(t, g, cs, a);
         need(t, g, cs, b);
         o = op_add(t, OP_OWNGRAPH, cs);
-        o->how = (int)rnd(&t->gen, 3);   /* thread-local, relaxed, or the first call's global mode */
+        o->how = (int)rnd(&t->gen, 4);   /* thread-local, relaxed, the first call's global mode, or
+                                          ** captured into a graph of the program's after its memset */
         o->src_r = a;
         o->dst_r = b;
         o->value = (unsigned)splitmix(&t->gen);
@@ -171,9 +172,17 @@ void gen_xop(struct thr *t, struct gen *g, int s)
     } else if (c < 96) {
         o = op_add(t, OP_CTXREF, s);
         o->how = (int)rnd(&t->gen, 3);
-    } else {
+    } else if (chance(&t->gen, 50)) {
         o = op_add(t, OP_ALLOCKIND, s);
         o->how = (int)rnd(&t->gen, 3);
+    } else {
+        int dst = pick(t, g, s, 0, NDEV);
+        need(t, g, s, dst);
+        o = op_add(t, OP_VMM, s);
+        o->how = (int)rnd(&t->gen, 4);   /* bit 0: the upper half first; bit 1: mapped again elsewhere */
+        o->dst_r = dst;
+        o->value = (unsigned)splitmix(&t->gen);
+        copy_extent(t, o);
     }
     o->owned = owned_by(g, o->s);
 }
@@ -269,28 +278,44 @@ static void run_asyncalloc(struct thr *t, const struct op *o, const struct api *
 
 /* The program's own graph: a memset and a copy captured on stream s (thread
 ** local or relaxed: other threads go on), instantiated, launched on s and
-** destroyed once s is complete.  graphshim passes all of it through. */
+** destroyed once s is complete; or (how 3) a graph the program builds with the
+** memset as a node, into which the copy is captured after it, as a library
+** appends captured work to a graph of its own (cuStreamBeginCaptureToGraph).
+** graphshim passes all of it through. */
 static void run_owngraph(struct thr *t, const struct op *o, const struct api *a, CUstream s)
 {
-    CUgraph g = NULL;
+    CUgraph g = NULL, built = NULL;
     CUgraphExec x = NULL;
+    CUgraphNode set;
     CUstreamCaptureMode mode = o->how ? CU_STREAM_CAPTURE_MODE_RELAXED : CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
-    CUresult rc = o->how == 2 ? RC(o->pt ? cuStreamBeginCapture_ptsz(s) : cuStreamBeginCapture(s))
-                              : RC(a->StreamBeginCapture(s, mode));
+    CUDA_MEMSET_NODE_PARAMS m = {.dst = dptr(t, o->src_r, o->soff & ~3), .value = o->value + (unsigned)t->it,
+                                 .elementSize = 4, .width = (size_t)o->n / 4, .height = 1};
+    CUresult rc;
 
+    if (o->how == 3) {
+        if (!m.width || RC(cuGraphCreate(&built, 0)) != CUDA_SUCCESS)
+            return;
+        rc = RC(cuGraphAddMemsetNode(&set, built, NULL, 0, &m, g_ctx));
+        if (rc == CUDA_SUCCESS)
+            rc = RC(o->pt ? cuStreamBeginCaptureToGraph_ptsz(s, built, &set, NULL, 1, mode)
+                          : cuStreamBeginCaptureToGraph(s, built, &set, NULL, 1, mode));
+    } else {
+        rc = o->how == 2 ? RC(o->pt ? cuStreamBeginCapture_ptsz(s) : cuStreamBeginCapture(s))
+                         : RC(a->StreamBeginCapture(s, mode));
+    }
     if (rc == CUDA_SUCCESS) {
-        RC(a->MemsetD32Async(dptr(t, o->src_r, o->soff & ~3), o->value + (unsigned)t->it, (size_t)o->n / 4, s));
+        if (o->how != 3)
+            RC(a->MemsetD32Async(m.dst, m.value, (size_t)o->n / 4, s));
         RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), dptr(t, o->src_r, o->soff), (size_t)o->n, s));
         RC(a->StreamEndCapture(s, &g));
     }
-    if (!g)
-        return;
-    if (RC(cuGraphInstantiateWithFlags(&x, g, 0)) == CUDA_SUCCESS) {
+    if (g && RC(cuGraphInstantiateWithFlags(&x, g, 0)) == CUDA_SUCCESS) {
         RC(a->GraphLaunch(x, s));
         RC(a->StreamSynchronize(s));
         RC(cuGraphExecDestroy(x));
     }
-    RC(cuGraphDestroy(g));
+    if (g || built)
+        RC(cuGraphDestroy(g ? g : built));
 }
 
 /* Created stream o->s destroyed and created again with its flags; what it
@@ -342,6 +367,92 @@ static void run_allockind(struct thr *t, const struct op *o)
     } else if (RC(cuDeviceGetDefaultMemPool(&pool, 0)) == CUDA_SUCCESS) {
         RC(cuMemPoolTrimTo(pool, 0));
     }
+}
+
+/* Memory of virtual memory management, as a caching allocator's expandable
+** segment: addresses reserved for two granules, a handle mapped at one of them
+** with access granted.  Where that fails, as on a small device whose memory
+** graphs took (the runner's oom3 setting gives graphshim's run a device of 3
+** MiB, and the run without it the default), the allocator falls back on
+** cuMemAlloc, so the calls of memory management go unnoted: the program's
+** output is that of the work alone.  0 for none. */
+struct vmm_mem {
+    CUdeviceptr va, p;
+    CUmemGenericAllocationHandle h;
+    size_t gran;
+    int mapped;   /* 1: p is a mapping of h in va; 0: p from cuMemAlloc */
+};
+
+static void vmm_get(struct vmm_mem *m, int upper)
+{
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemAccessDesc rw = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    int supported = 0;
+
+    memset(m, 0, sizeof *m);
+    if (cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0) == CUDA_SUCCESS &&
+        supported && cuMemGetAllocationGranularity(&m->gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) == 0 &&
+        cuMemAddressReserve(&m->va, 2 * m->gran, 0, 0, 0) == CUDA_SUCCESS) {
+        if (cuMemCreate(&m->h, m->gran, &prop, 0) == CUDA_SUCCESS) {
+            m->p = m->va + (upper ? m->gran : 0);
+            if (cuMemMap(m->p, m->gran, 0, m->h, 0) == CUDA_SUCCESS &&
+                cuMemSetAccess(m->p, m->gran, &rw, 1) == CUDA_SUCCESS) {
+                m->mapped = 1;
+                return;
+            }
+            cuMemUnmap(m->p, m->gran);
+            cuMemRelease(m->h);
+        }
+        cuMemAddressFree(m->va, 2 * m->gran);
+    }
+    if (cuMemAlloc_v2(&m->p, BUF_BYTES) != CUDA_SUCCESS)
+        m->p = 0;
+}
+
+/* The segment moved to its other granule (the handle's contents go with it). */
+static void vmm_move(struct vmm_mem *m)
+{
+    CUmemAccessDesc rw = {.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
+                          .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    if (!m->mapped || cuMemUnmap(m->p, m->gran) != CUDA_SUCCESS)
+        return;
+    m->p = m->p == m->va ? m->va + m->gran : m->va;
+    if (cuMemMap(m->p, m->gran, 0, m->h, 0) != CUDA_SUCCESS || cuMemSetAccess(m->p, m->gran, &rw, 1) != CUDA_SUCCESS)
+        fprintf(stderr, "fuzzprog: a handle could not be mapped again\n");
+}
+
+static void vmm_put(struct vmm_mem *m)
+{
+    if (!m->mapped) {
+        cuMemFree_v2(m->p);
+        return;
+    }
+    cuMemUnmap(m->p, m->gran);
+    cuMemRelease(m->h);
+    cuMemAddressFree(m->va, 2 * m->gran);
+}
+
+/* The segment set and copied from on stream s into a buffer of s's; now and
+** then the stream synchronized, the segment moved and copied from again; the
+** stream synchronized before the memory goes (work in flight must not read
+** unmapped memory). */
+static void run_vmm(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    struct vmm_mem m;
+
+    vmm_get(&m, o->how & 1);
+    if (!m.p)
+        return;
+    RC(a->MemsetD32Async(m.p, o->value + (unsigned)t->it, BUF_BYTES / 4, s));
+    RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->doff), m.p + (CUdeviceptr)o->soff, (size_t)o->n, s));
+    if (o->how & 2) {
+        RC(a->StreamSynchronize(s));
+        vmm_move(&m);
+        RC(a->MemcpyDtoDAsync(dptr(t, o->dst_r, o->soff), m.p + (CUdeviceptr)o->doff, (size_t)o->n, s));
+    }
+    RC(a->StreamSynchronize(s));
+    vmm_put(&m);
 }
 
 /* Pinned memory written on stream s, a boundary that must issue s's held work
@@ -462,6 +573,9 @@ void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
         break;
     case OP_WRITEVALUE:
         RC(a->StreamWriteValue32(s, dptr(t, o->dst_r, o->doff), o->value + (unsigned)t->it, 0));
+        break;
+    case OP_VMM:
+        run_vmm(t, o, a, s);
         break;
     default:   /* OP_ALLOCKIND */
         run_allockind(t, o);

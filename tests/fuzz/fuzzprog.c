@@ -316,7 +316,7 @@ static void dump_body(const struct thr *t)
                                   "csync", "esync", "squery", "observe", "realloc", "scratch", "bad",
                                   "pinrealloc", "pagerealloc", "equery", "sspin", "nccl", "syncmem",
                                   "gencopy", "callback", "asyncalloc", "owngraph", "attr", "renew", "ctxref",
-                                  "allockind", "ctx2", "readback", "writevalue"};
+                                  "allockind", "ctx2", "readback", "writevalue", "vmm"};
     for (int i = 0; i < t->nbody; i++) {
         const struct op *o = &t->body[i];
         fprintf(stderr, "t%d p%d %s s%d pt%d zero%d", t->tid, i, names[o->kind], o->s, o->pt, o->zero);
@@ -437,6 +437,7 @@ static void *thread_main(void *p)
         RC(cuMemAlloc_v2(&t->scratch_dev, 256));
     if (t->xops && chance(&x, 30))
         ctx2_make(t);
+    t->rotate = t->xops && chance(&x, 25) ? 2 + (int)rnd(&x, 2) : 0;
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
     fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,
@@ -495,6 +496,13 @@ int main(int argc, char **argv)
     /* A collective is never put in a graph (graphshim holds none): without
     ** graphshim none is captured either, so a count above 0 differs. */
     printf("collectives captured %lu\n", fakecuda_captured("nccl"));
+    /* A quarter of the programs end as one that calls cudaDeviceReset before it
+    ** exits: every resource of the primary context goes, graphshim's too. */
+    uint64_t r = g_seed ^ 0x7265736574000000ull;
+    if (chance(&r, 25)) {
+        printf("reset %d\n", (int)(chance(&r, 50) ? cuDevicePrimaryCtxReset_v2(dev) : cuDevicePrimaryCtxReset(dev)));
+        printf("release %d\n", (int)cuDevicePrimaryCtxRelease_v2(dev));
+    }
     return 0;
 }
 

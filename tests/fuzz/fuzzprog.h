@@ -93,7 +93,7 @@ enum op_kind {
     OP_PINREALLOC, OP_PAGEREALLOC,  /* threads with memory ops only */
     OP_EQUERY, OP_SSPIN, OP_NCCL,   /* threads with event ops only */
     /* threads with extra ops only (fuzz_xops.c) */
-    OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND, OP_CTX2, OP_READBACK, OP_WRITEVALUE,
+    OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND, OP_CTX2, OP_READBACK, OP_WRITEVALUE, OP_VMM,
     OP_XFIRST = OP_SYNCMEM
 };
 
@@ -149,6 +149,8 @@ struct thr {
     CUcontext ctx2;               /* a second context of the thread's (extra ops), or NULL */
     CUdeviceptr ctx2_buf;         /* a buffer of the second context's */
     CUdeviceptr scratch_dev;      /* device memory no stream's work touches (extra ops) */
+    int rotate;                   /* 0, or launches write their output at one of two offsets in
+                                  ** turn, period 2 or 3 iterations (buffers in rotation) */
     int focus;                    /* nearly every op on the main stream, which owns everything:
                                   ** long segments, few handoffs (threads with extra ops) */
     unsigned sflags[MAX_CREATED]; /* flags of the created streams */

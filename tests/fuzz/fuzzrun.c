@@ -81,6 +81,22 @@ static const struct shim_call {
     {"cuGraphMemcpyNodeGetParams", 0, 0},    {"cuGraphExecMemcpyNodeSetParams", 0, 0},
     {"cuGraphMemsetNodeGetParams", 0, 0},    {"cuGraphExecMemsetNodeSetParams", 0, 0},
     {"cuPointerGetAttributes", 0, 0},
+    /* graphshim's helpers around its ops: the staging and handoff events
+    ** (created, recorded, queried, synchronized, destroyed), the stream
+    ** synchronize they fall back on, a busy stream's query (chunks), the
+    ** executables destroyed, memory measured at a release, what a stream or
+    ** a context is, a host pointer's kind, a kernel's name, layout and
+    ** attributes, the driver's version */
+    {"cuEventRecord", 0, 0},                 {"cuEventQuery", 0, 0},
+    {"cuEventSynchronize", 0, 0},            {"cuEventDestroy_v2", 0, 0},
+    {"cuStreamSynchronize", 0, 0},           {"cuStreamQuery", 0, 0},
+    {"cuGraphExecDestroy", 0, 0},            {"cuGraphDestroy", 0, 0},
+    {"cuMemGetInfo_v2", 0, 0},               {"cuCtxGetCurrent", 0, 0},
+    {"cuStreamGetCtx", 0, 0},                {"cuStreamGetFlags", 0, 0},
+    {"cuPointerGetAttribute", 0, 0},         {"cuFuncGetParamInfo", 0, 0},
+    {"cuFuncGetName", 0, 0},                 {"cuKernelGetName", 0, 0},
+    {"cuKernelGetParamInfo", 0, 0},          {"cuFuncGetAttribute", 0, 0},
+    {"cuDriverGetVersion", 0, 0},
 };
 /* Calls that fuzzprog makes too: graphshim's private capture stream, its
 ** staging event and its pinned staging buffers.  Failed in programs of one

@@ -99,6 +99,33 @@ Test(ranks, collectives_are_never_held_whatever_the_knobs)
     run_free(&base);
 }
 
+/* A kernel whose name the driver refuses to give may be a collective: its
+** launches pass through.  Taken for no collective, NCCL's kernel was held and
+** captured (the fuzzer's seed 242 under FAKECUDA_FAIL=cuFuncGetName:1:801). */
+Test(ranks, a_kernel_whose_name_is_refused_is_never_held)
+{
+    static const char *const faults[] = {"FAKECUDA_FAIL=cuFuncGetName:1+:CUDA_ERROR_OUT_OF_MEMORY",
+                                         "FAKECUDA_FAIL=cuFuncGetName:1+:CUDA_ERROR_NOT_SUPPORTED,"
+                                         "cuKernelGetName:1+:CUDA_ERROR_NOT_SUPPORTED"};
+    const char *argv[] = {GUARDPROG, "collectives", "12", NULL};
+    struct run base;
+
+    run_prog(&base, RUN_BARE, NULL, argv, 30);
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        struct run r;
+        run_collectives(&r, "collectives", "12",
+                        (const char *[]){faults[i], "GRAPHSHIM_GAIN_CHECK=0", "GRAPHSHIM_MAX_DEFER_US=1000000", NULL});
+        cr_assert_eq(r.status, 0, "[%s] %s", faults[i], r.err);
+        cr_assert_str_eq(r.out, base.out, "[%s] the output differs from the run without graphshim", faults[i]);
+        char *log = run_file(&r, "fake.log");
+        cr_assert_eq(captured_launches_of(log, "ncclDevKernel"), 0, "[%s] a collective was captured into a graph",
+                     faults[i]);
+        free(log);
+        run_free(&r);
+    }
+    run_free(&base);
+}
+
 Test(ranks, the_work_between_a_streams_collectives_is_graphed)
 {
     struct run r;
