@@ -113,9 +113,10 @@ $(BUILD)/tests/fuzzprog: $(FUZZPROG_SRC) tests/fuzz/fuzzprog.h tests/fakecuda/fa
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $(FUZZPROG_SRC) -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
-$(BUILD)/tests/fuzzrun: tests/fuzz/fuzzrun.c tests/integration/run.c tests/integration/run.h
+FUZZRUN_SRC := tests/fuzz/fuzzrun.c tests/fuzz/fuzz_oracle.c tests/integration/run.c
+$(BUILD)/tests/fuzzrun: $(FUZZRUN_SRC) tests/fuzz/fuzz_oracle.h tests/integration/run.h
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ tests/fuzz/fuzzrun.c tests/integration/run.c -lpthread
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $(FUZZRUN_SRC) -lpthread
 
 .PHONY: fuzz fuzz-test floors-test criterion-check mutants load-test
 LOAD_RUNS ?= 20

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "../integration/run.h"
+#include "fuzz_oracle.h"
 
 /* The knob settings every seed runs under, with the shim. */
 static const struct setting {
@@ -312,6 +313,20 @@ static int draw_fault(long seed, int k, int threads, struct plain_log *log, char
     return row;
 }
 
+/* Do the report of the shim run r and the fake driver's counts of it and of
+** the plain run base disagree (fuzz_oracle.h)?  Prints the difference. */
+static int accounts_differ(long seed, const struct setting *st, const struct run *base, const struct run *r)
+{
+    char *json = run_file(r, "report.json"), *bstats = run_file(base, "stats"), *sstats = run_file(r, "stats");
+    char why[400];
+    int d = oracle_accounts(json, bstats, sstats, why, sizeof why);
+
+    if (d)
+        report_difference(seed, st, NULL, why, base, r);
+    free(json), free(bstats), free(sstats);
+    return d;
+}
+
 /* One run of seed under graphshim with the assignments env, compared with base.
 ** slot: where its report is summed (NSETTINGS: the injected runs); fault: its
 ** FAKECUDA_FAIL or NULL, and row the call it fails.  Returns 1 for a difference. */
@@ -326,6 +341,7 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     for (int j = 0; st->env[j]; j++)
         env[n++] = st->env[j];
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
+    env[n++] = "FAKECUDA_STATS=@/stats";
     if (g_free) {
         /* The host's clock: where the watchdog fires, at random, explores
         ** orders a virtual clock would not (and no run is like another). */
@@ -350,6 +366,8 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     add_report(&g->sums[slot], &r);
     if (base->status != 0 || r.status != base->status || strcmp(r.out, base->out) != 0) {
         report_difference(seed, st, fault, NULL, base, &r);
+        diff = 1;
+    } else if (!fault && accounts_differ(seed, st, base, &r)) {
         diff = 1;
     } else if (fault && strstr(r.err, "fakecuda: injected")) {
         /* The fault met a call: where it must, it shows in the report. */
@@ -390,7 +408,8 @@ static int run_seed(long seed, int verbose)
     const char *argv[] = {g_prog, arg, g_max_threads, NULL};
     char sched[48];
     snprintf(sched, sizeof sched, "FUZZ_SCHEDULE=%s", g_free ? "" : arg);
-    run_prog(&base, 0, (const char *[]){pending_env(seed, pend, sizeof pend), sched, NULL}, argv, g_timeout);
+    run_prog(&base, 0, (const char *[]){sched, "FAKECUDA_STATS=@/stats", pending_env(seed, pend, sizeof pend), NULL},
+             argv, g_timeout);
     for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
         diffs += shim_run(seed, argv, &base, &settings[i], i, NULL, 0, verbose);
     if (g_inject) {

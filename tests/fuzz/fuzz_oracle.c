@@ -1,0 +1,126 @@
+/*
+** fuzz_oracle.c: a report's accounts against what the fake driver ran
+** (fuzz_oracle.h).  The report is graphshim's JSON, read by its keys: a
+** stream's own counters come before its "sequences", a sequence's object
+** begins with "ops", a loop body's with "period" (docs/report.md).
+*/
+#define _GNU_SOURCE
+#include "fuzz_oracle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+long long stat_of(const char *stats, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = stats; p && *p;) {
+        if (strncmp(p, name, n) == 0 && p[n] == ' ')
+            return strtoll(p + n + 1, NULL, 10);
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return -1;
+}
+
+/* The integer after "key": between p and end (end NULL: the text's end); 0
+** where there is none. */
+static long long jnum(const char *p, const char *end, const char *key)
+{
+    char pat[64];
+    const char *q;
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    q = p ? strstr(p, pat) : NULL;
+    return q && (!end || q < end) ? strtoll(q + strlen(pat), NULL, 10) : 0;
+}
+
+/* The next occurrence of s after p, before end (NULL: none). */
+static const char *find(const char *p, const char *end, const char *s)
+{
+    const char *q = p ? strstr(p, s) : NULL;
+    return q && (!end || q < end) ? q : NULL;
+}
+
+static int fail(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return 1;
+}
+
+/* The counters summed over the streams, in the order of keys[]. */
+static const char *const keys[] = {"ops", "ops_held", "ops_replayed", "replays", "chunks", "body_graphs",
+                                   "launches_saved", "patched_launches", "nodes_patched"};
+#define NKEYS (int)(sizeof keys / sizeof keys[0])
+
+/* One stream's object, from s to end: its sequences and bodies against its
+** own counters; adds its counters to sum. */
+static int stream_check(const char *s, const char *end, long long *sum, char *why, size_t len)
+{
+    long long id = jnum(s, end, "id"), v[NKEYS], launches = 0, bgraphs = 0, bops = 0;
+    const char *seqs = find(s, end, "\"sequences\": ["), *bodies = find(s, end, "\"bodies\": [");
+
+    for (int k = 0; k < NKEYS; k++)
+        sum[k] += v[k] = jnum(s, seqs ? seqs : end, keys[k]);
+    for (const char *q = find(seqs, bodies, "{\"ops\": "); q; q = find(q + 1, bodies, "{\"ops\": "))
+        launches += jnum(q, bodies, "graph_launches");
+    for (const char *q = find(bodies, end, "{\"period\": "); q; q = find(q + 1, end, "{\"period\": ")) {
+        bgraphs += jnum(q, end, "graphs");
+        bops += jnum(q, end, "ops_replayed");
+    }
+    if (!(v[2] <= v[1] && v[1] <= v[0]))
+        return fail(why, len, "stream %lld: ops_replayed %lld, ops_held %lld, ops %lld: not replayed <= held <= ops", id,
+                    v[2], v[1], v[0]);
+    if (launches > v[3] + v[4])
+        return fail(why, len, "stream %lld: its sequences' graph_launches %lld exceed its replays %lld and chunks %lld", id,
+                    launches, v[3], v[4]);
+    if (bgraphs != v[5] || bops > v[2])
+        return fail(why, len, "stream %lld: its bodies' graphs %lld and ops %lld, its body_graphs %lld and ops_replayed %lld",
+                    id, bgraphs, bops, v[5], v[2]);
+    return 0;
+}
+
+int oracle_accounts(const char *report, const char *base, const char *shim, char *why, size_t len)
+{
+    const char *tot = report ? strstr(report, "\"totals\"") : NULL;
+    const char *streams = tot ? strstr(tot, "\"streams\": [") : NULL;
+    long long t[NKEYS], sum[NKEYS] = {0};
+
+    if (!tot || !streams || stat_of(base, "eager_ops") < 0 || stat_of(shim, "eager_ops") < 0)
+        return fail(why, len, "no report or no driver counts (FAKECUDA_STATS)");
+    for (int k = 0; k < NKEYS; k++)
+        t[k] = jnum(tot, streams, keys[k]);
+    long long ran = stat_of(shim, "graph_ops") - stat_of(base, "graph_ops");
+    long long glaunch = stat_of(shim, "graph_launches") - stat_of(base, "graph_launches");
+    long long made = stat_of(shim, "execs_made") - stat_of(base, "execs_made");
+    long long eager = stat_of(shim, "eager_ops"), plain = stat_of(base, "eager_ops");
+
+    if (eager + ran != plain)
+        return fail(why, len, "the driver ran %lld ops eagerly and %lld in graphshim's graphs, %lld without graphshim",
+                    eager, ran, plain);
+    if (t[2] != ran)
+        return fail(why, len, "ops_replayed %lld, but the driver ran %lld ops in graphshim's graph launches", t[2], ran);
+    if (t[2] - t[6] != glaunch)
+        return fail(why, len, "ops_replayed %lld less launches_saved %lld is not the driver's %lld graph launches", t[2],
+                    t[6], glaunch);
+    if (glaunch > t[3] + t[4] + t[5])
+        return fail(why, len, "%lld graph launches, more than replays %lld, chunks %lld and body_graphs %lld", glaunch,
+                    t[3], t[4], t[5]);
+    if (jnum(tot, streams, "graphs_captured") != made)
+        return fail(why, len, "graphs_captured %lld, but the driver made %lld executables for graphshim",
+                    jnum(tot, streams, "graphs_captured"), made);
+    const char *end = strstr(streams, "\n  ]");
+    for (const char *s = find(streams, end, "{\"id\": "); s;) {
+        const char *next = find(s + 1, end, "{\"id\": ");
+        if (stream_check(s, next ? next : end, sum, why, len))
+            return 1;
+        s = next;
+    }
+    for (int k = 0; k < NKEYS; k++)
+        if (sum[k] != t[k])
+            return fail(why, len, "the streams' %s add up to %lld, the totals say %lld", keys[k], sum[k], t[k]);
+    return 0;
+}
