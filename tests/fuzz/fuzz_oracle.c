@@ -124,3 +124,58 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
             return fail(why, len, "the streams' %s add up to %lld, the totals say %lld", keys[k], sum[k], t[k]);
     return 0;
 }
+
+/* The loop programs' settings (fuzz_oracle.h), with each one's claim. */
+const struct loop_setting loop_settings[] = {
+    {"loop-lose", LOOP_LOSE,
+     {"FAKECUDA_GRAPH_LAUNCH_US=20000", "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
+    {"loop-busy", LOOP_BUSY,
+     {"FAKECUDA_KERNEL_US=200", "FAKECUDA_LAUNCH_US=1", "FUZZ_LOOP_HOST_NS=10000", "GRAPHSHIM_CHUNK_OPS=0",
+      "GRAPHSHIM_MAX_DEFER_US=100000000", NULL}},
+    {"loop-win", LOOP_WIN, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+};
+const int nloop_settings = (int)(sizeof loop_settings / sizeof loop_settings[0]);
+
+/* The number after "word " in the loop program's first line. */
+static long loop_shape(const char *out, const char *word)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, " %s ", word);
+    const char *p = out ? strstr(out, pat) : NULL;
+    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+int oracle_loop_time(const struct loop_setting *ls, const char *out, const char *report, const char *base,
+                     const char *shim, char *why, size_t len)
+{
+    long long plain = stat_of(base, "clock_ns"), t = stat_of(shim, "clock_ns");
+    long long graphs = stat_of(shim, "execs_made") - stat_of(base, "execs_made");
+    long long own = report ? jnum(strstr(report, "\"totals\""), NULL, "own_calls") : 0;
+    long n = loop_shape(out, "ops"), iters = loop_shape(out, "iterations");
+    /* the ops of one iteration: its launches, and a memset and a copy where it has them */
+    long ops = n + (strstr(out, " memset ") != NULL) + (strstr(out, " copy ") != NULL);
+
+    if (plain < 0 || t < 0 || n < 0 || iters < 0)
+        return fail(why, len, "no clock or no loop shape");
+    if (ls->kind == LOOP_LOSE) {
+        /* every graph launch costs 20 ms, the ops it replaces 1.1 us each */
+        long long bound = (long long)LOOP_MAX_REPLAYS * graphs * 20000000 + 10000000;
+        if (t - plain > bound)
+            return fail(why, len, "%lld ns with graphshim, %lld without: more than %d replays of each of its %lld graphs "
+                                  "(20 ms each) allow (%lld ns)", t, plain, LOOP_MAX_REPLAYS, graphs, bound);
+    } else if (ls->kind == LOOP_BUSY) {
+        /* a replay starts the GPU late by the host work of its ops (10 us and a launch each) */
+        long long bound = (long long)LOOP_MAX_REPLAYS * graphs * ops * 11100 + own * 100 + 100000;
+        if (t - plain > bound)
+            return fail(why, len, "%lld ns with graphshim, %lld without, on a busy GPU: more than %d replays of each of "
+                                  "its %lld graphs, each late by its %ld ops' host work, allow (%lld ns)",
+                        t, plain, LOOP_MAX_REPLAYS, graphs, ops, bound);
+    } else {
+        /* half the iterations or more replayed, each saving 50 us a launch less 25 */
+        long long gain = (long long)(iters / 2) * n * 25000;
+        if (t > plain - gain)
+            return fail(why, len, "%lld ns with graphshim, %lld without: %ld iterations of %ld launches at 50 us each "
+                                  "replayed as graphs at 1 us should save %lld ns or more", t, plain, iters, n, gain);
+    }
+    return 0;
+}

@@ -27,4 +27,34 @@ long long stat_of(const char *stats, const char *name);
 **   replays, chunks and body graphs together. */
 int oracle_accounts(const char *report, const char *base, const char *shim, char *why, size_t len);
 
+/* The loop programs (fuzz_loop.c) run under settings over the fake driver's
+** virtual clock whose cost says how long the program may take with graphshim,
+** against without it (tests/fuzz/README.md, "Time"):
+** - LOOP_LOSE: a graph launch costs 20 ms, a launch 1 us: every timed replay
+**   is slower than the eager run it is judged against, so the gain check drops
+**   each graph after its first replay (which built it, untimed), a first window
+**   of GS_GAIN_FIRST (4) replays and a trial of GS_GAIN_REPLAYS (8): at most
+**   LOOP_MAX_REPLAYS graph launches per executable (no early chunks);
+** - LOOP_BUSY: kernels of 200 us, 10 us of host work before each op: the GPU
+**   is busy 20 times as long as the host issues (rule busy-gpu), a replay
+**   starts it late by the held ops' host work, which the strict judgement of a
+**   busy GPU's graph finds slow: the same LOOP_MAX_REPLAYS late replays;
+** - LOOP_WIN: launches of 50 us, graph launches of 1 us: the loop must end
+**   faster with graphshim, by half its iterations' launches at 25 us each. */
+enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN };
+#define LOOP_MAX_REPLAYS 13
+struct loop_setting {
+    const char *name;
+    int kind;
+    const char *env[8];
+};
+extern const struct loop_setting loop_settings[];
+extern const int nloop_settings;
+
+/* Does the loop program's time with graphshim (the fake's clock_ns of shim)
+** break ls's claim against its time without (base)?  out: the program's
+** output (its shape), report: graphshim's.  0, or 1 with why. */
+int oracle_loop_time(const struct loop_setting *ls, const char *out, const char *report, const char *base,
+                     const char *shim, char *why, size_t len);
+
 #endif

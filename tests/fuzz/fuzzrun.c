@@ -111,6 +111,7 @@ struct shared {
     long programs, differences;
     struct engine_sums sums[NSETTINGS + 1];   /* the last: injected runs */
     long injected, landed;         /* injected runs, and those whose fault met a call */
+    long loops;                    /* loop programs run under a time setting */
     long landed_by[NSHIM + NSHARED];
 };
 
@@ -396,6 +397,52 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     return diff;
 }
 
+/* Prints a loop program's difference: its setting, why, and how to run it. */
+static void loop_difference(long seed, const struct loop_setting *ls, const char *why, const struct run *base,
+                            const struct run *shim)
+{
+    struct setting st = {ls->name, {NULL}};
+    report_difference(seed, &st, NULL, why, base, shim);
+    printf("  loop program: build/tests/fuzzprog loop %ld under", seed);
+    for (int i = 0; ls->env[i]; i++)
+        printf(" %s", ls->env[i]);
+    printf(" GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual FAKECUDA_STATS=stats\n");
+}
+
+/* The loop program of seed under one time setting (fuzz_oracle.h), without
+** and with graphshim: the same output, accounts that agree, and the time the
+** setting allows.  Returns 1 for a difference. */
+static int loop_run(long seed, const struct loop_setting *ls)
+{
+    char arg[32], why[400];
+    const char *env[12];
+    int n = 0, d = 0;
+    struct run base, r;
+
+    snprintf(arg, sizeof arg, "%ld", seed);
+    const char *argv[] = {g_prog, "loop", arg, NULL};
+    for (int i = 0; ls->env[i]; i++)
+        env[n++] = ls->env[i];
+    env[n++] = "FAKECUDA_STATS=@/stats";
+    env[n] = NULL;
+    run_prog(&base, 0, env, argv, g_timeout);
+    env[n++] = "GRAPHSHIM_REPORT=@/report.json";
+    env[n] = NULL;
+    run_prog(&r, 1, env, argv, g_timeout);
+    char *json = run_file(&r, "report.json"), *bs = run_file(&base, "stats"), *ss = run_file(&r, "stats");
+    pthread_mutex_lock(&g->lock);
+    g->loops++;
+    if (base.status != 0 || r.status != base.status || strcmp(r.out, base.out) != 0)
+        loop_difference(seed, ls, "the loop program's output or status differs", &base, &r), d = 1;
+    else if (oracle_accounts(json, bs, ss, why, sizeof why) ||
+             oracle_loop_time(ls, base.out, json, bs, ss, why, sizeof why))
+        loop_difference(seed, ls, why, &base, &r), d = 1;
+    pthread_mutex_unlock(&g->lock);
+    free(json), free(bs), free(ss);
+    run_free(&base), run_free(&r);
+    return d;
+}
+
 /* Runs one seed plainly and under every setting, then with injected faults;
 ** returns the differences. */
 static int run_seed(long seed, int verbose)
@@ -412,6 +459,8 @@ static int run_seed(long seed, int verbose)
              argv, g_timeout);
     for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
         diffs += shim_run(seed, argv, &base, &settings[i], i, NULL, 0, verbose);
+    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
+        diffs += loop_run(seed, &loop_settings[i]);
     if (g_inject) {
         struct plain_log log = {argv, NULL};
         const char *t = strstr(base.out, " threads ");
@@ -546,6 +595,8 @@ int main(int argc, char **argv)
                i < NSETTINGS ? settings[i].name : "injected", s->ops, s->held, s->replayed, s->replays, s->chunks,
                s->body_graphs, s->oom_retries, s->with_replays, s->programs);
     }
+    if (g->loops)
+        printf("  loop programs    %ld runs under the time settings, each without and with graphshim\n", g->loops);
     if (g->injected) {
         printf("  injected faults: %ld runs, %ld met a call of graphshim's (", g->injected, g->landed);
         for (int i = 0; i < NSHIM + NSHARED; i++)
