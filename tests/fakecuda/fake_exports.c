@@ -1362,8 +1362,9 @@ BEGINCAP1(cuStreamBeginCapture_ptsz, 1)
  * executables instantiated and destroyed.  Counted over every caller: a
  * program's own graphs and graphshim's alike. */
 enum { C_KERNEL, C_COPY, C_MEMSET, C_NKINDS };
+FAKECUDA_EXPORT long fakecuda_count(const char *what);
 static atomic_long g_eager[C_NKINDS], g_captured_ops[C_NKINDS], g_graph_ops[C_NKINDS];
-static atomic_long g_graph_launches, g_execs_made, g_execs_destroyed;
+static atomic_long g_graph_launches, g_execs_made, g_execs_destroyed, g_eager_first_exec = -1;
 
 static int count_kind(int type)
 {
@@ -1399,6 +1400,9 @@ void fake_count_graph(const struct graph *g)
 
 void fake_count_exec(int delta)
 {
+    long none = -1;
+    if (delta > 0)
+        atomic_compare_exchange_strong(&g_eager_first_exec, &none, fakecuda_count("eager_ops"));
     atomic_fetch_add(delta > 0 ? &g_execs_made : &g_execs_destroyed, 1);
 }
 
@@ -1417,6 +1421,7 @@ static const struct {
     {"graph_kernels", &g_graph_ops[C_KERNEL], NULL, NULL},
     {"execs_made", &g_execs_made, NULL, NULL},
     {"execs_destroyed", &g_execs_destroyed, NULL, NULL},
+    {"eager_before_exec", &g_eager_first_exec, NULL, NULL},
 };
 
 FAKECUDA_EXPORT long fakecuda_count(const char *what)

@@ -78,7 +78,8 @@ unsigned long fakecuda_captured(const char *part);
 ** "eager_copies", "eager_memsets"), "captured_ops" (enqueued into a capture),
 ** "graph_launches" (graphs launched to run), "graph_ops" and "graph_kernels"
 ** (the ops among their nodes), "execs_made" and "execs_destroyed" (graph
-** executables); -1 for another name.  With FAKECUDA_STATS=path set, the fake
+** executables), "eager_before_exec" (the eager ops before the first
+** executable was made, -1 before one was); -1 for another name.  With FAKECUDA_STATS=path set, the fake
 ** writes each as a line "name value" to path at exit, after the exit handlers
 ** of the program and of graphshim, and then "clock_ns" (fakecuda_clock_ns). */
 long fakecuda_count(const char *what);

@@ -8,7 +8,8 @@
 ** (no two ops alike, so no loop body or step forms inside it), now and then a
 ** memset first and a device copy last; the boundary that ends each iteration
 ** (a stream or context synchronize, an event record, an event record and its
-** synchronize, a host function); and 40 to 80 iterations.  FUZZ_LOOP_HOST_NS
+** synchronize, a host function); 40 to 80 iterations; and whether the
+** launches' arguments change each iteration (graphshim then sets nodes).  FUZZ_LOOP_HOST_NS
 ** (the runner's setting) is host work the program does before each op.  It
 ** prints the seed, the shape and a digest of its buffer; the fake's clock at
 ** exit (FAKECUDA_STATS) is its time.
@@ -64,6 +65,7 @@ int fuzz_loop_main(int argc, char **argv)
     int n = loop_rand(&x) % 8 == 0 ? 50 + (int)(loop_rand(&x) % 21) : 2 + (int)(loop_rand(&x) % 11);
     int memset_first = loop_rand(&x) % 3 == 0, copy_last = loop_rand(&x) % 3 == 0;
     int b = (int)(loop_rand(&x) % B_COUNT), iters = 40 + (int)(loop_rand(&x) % 41);
+    int vary = (int)(loop_rand(&x) % 2); /* the launches' arguments change each iteration */
     unsigned long long host_ns = getenv("FUZZ_LOOP_HOST_NS") ? strtoull(getenv("FUZZ_LOOP_HOST_NS"), NULL, 10) : 0;
     unsigned long calls = 0;
     CUfunction f[LOOP_MAX_OPS];
@@ -86,14 +88,14 @@ int fuzz_loop_main(int argc, char **argv)
             cuModuleGetFunction(&f[i], mod, name))
             return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
     }
-    printf("loop seed %s ops %d%s%s boundary %s iterations %d\n", argc > 2 ? argv[2] : "1", n,
-           memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters);
+    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s\n", argc > 2 ? argv[2] : "1", n,
+           memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters, vary ? "vary" : "same");
     for (int it = 0; it < iters; it++) {
         int rc = 0;
         if (memset_first)
             fakecuda_advance_ns(host_ns), rc |= cuMemsetD32Async(side, (unsigned)it, 16, s);
         for (int i = 0; i < n; i++) {
-            int arg = i * 7 + it;
+            int arg = i * 7 + (vary ? it : 0);
             void *kp[] = {&buf, &arg};
             fakecuda_advance_ns(host_ns);
             rc |= cuLaunchKernel(f[i], 1 + (unsigned)(i % 3), 1, 1, 32, 1, 1, 0, s, kp, NULL);

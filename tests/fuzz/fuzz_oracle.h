@@ -40,9 +40,19 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
 **   starts it late by the held ops' host work, which the strict judgement of a
 **   busy GPU's graph finds slow: the same LOOP_MAX_REPLAYS late replays;
 ** - LOOP_WIN: launches of 50 us, graph launches of 1 us: the loop must end
-**   faster with graphshim, by half its iterations' launches at 25 us each. */
-enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN };
+**   faster with graphshim, by half its iterations' launches at 25 us each;
+** - LOOP_EVEN: launches of 100 us, a graph launch 8 % dearer than the
+**   program's launches of one iteration (loop_graph_launch_us): a loop whose
+**   graph the gain check judges strictly (replays that save no driver call, a
+**   sequence shorter than GRAPHSHIM_MIN_OPS) gets LOOP_MAX_REPLAYS late
+**   replays at most (LOOP_MAX_REPLAYS_LATE where the strict judgement comes
+**   late); one judged within 10 % may keep its graph.
+** And in every setting: a long sequence is captured only after an eager run
+** of it was timed; where no segment bailed, the sequences' graph launches are
+** the driver's. */
+enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN };
 #define LOOP_MAX_REPLAYS 13
+#define LOOP_MAX_REPLAYS_LATE 25 /* loop-even, judged strictly late (fuzz_oracle.c) */
 struct loop_setting {
     const char *name;
     int kind;
@@ -50,6 +60,8 @@ struct loop_setting {
 };
 extern const struct loop_setting loop_settings[];
 extern const int nloop_settings;
+/* LOOP_EVEN's FAKECUDA_GRAPH_LAUNCH_US for the loop program that printed out. */
+long loop_graph_launch_us(const char *out);
 
 /* Does the loop program's time with graphshim (the fake's clock_ns of shim)
 ** break ls's claim against its time without (base)?  out: the program's

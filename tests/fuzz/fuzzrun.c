@@ -2,7 +2,7 @@
 ** fuzzrun.c: the differential fuzz runner (tests/fuzz/README.md).
 **
 **   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] [--jobs J]
-**           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]
+**           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
 ** have passed (or --count seeds ran: a fixed range; --first: until the first
@@ -120,6 +120,7 @@ static char g_prog[512];
 static int g_timeout = 30;
 static char g_max_threads[16] = "8";   /* passed on to fuzzprog */
 static int g_inject = 1, g_inject_only, g_inject_all;
+static int g_loops_only; /* --loops: the loop programs' time settings alone */
 static int g_free;   /* --free: threads run free, host clocks (no run is like another) */
 
 /* FAKECUDA_PENDING for every run of a seed, with and without the shim: odd
@@ -426,6 +427,12 @@ static int loop_run(long seed, const struct loop_setting *ls)
     env[n++] = "FAKECUDA_STATS=@/stats";
     env[n] = NULL;
     run_prog(&base, 0, env, argv, g_timeout);
+    char glaunch[64];
+    if (ls->kind == LOOP_EVEN) {
+        /* the plain run launches no graph: its time is the same without this */
+        snprintf(glaunch, sizeof glaunch, "FAKECUDA_GRAPH_LAUNCH_US=%ld", loop_graph_launch_us(base.out));
+        env[n++] = glaunch;
+    }
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
     env[n] = NULL;
     run_prog(&r, 1, env, argv, g_timeout);
@@ -451,6 +458,11 @@ static int run_seed(long seed, int verbose)
     struct run base;
     int diffs = 0;
 
+    if (g_loops_only) {
+        for (int i = 0; i < nloop_settings; i++)
+            diffs += loop_run(seed, &loop_settings[i]);
+        return diffs;
+    }
     snprintf(arg, sizeof arg, "%ld", seed);
     const char *argv[] = {g_prog, arg, g_max_threads, NULL};
     char sched[48];
@@ -496,7 +508,7 @@ static void worker(long start, long count, int first, double deadline)
 static void usage(void)
 {
     fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] "
-                    "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]\n");
+                    "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]\n");
     exit(2);
 }
 
@@ -510,7 +522,8 @@ struct args {
 static void parse_args(int argc, char **argv, struct args *o)
 {
     static const struct { const char *name; int *flag; } flags[] = {
-        {"--inject-only", &g_inject_only}, {"--inject-all", &g_inject_all}, {"--free", &g_free}};
+        {"--inject-only", &g_inject_only}, {"--inject-all", &g_inject_all}, {"--free", &g_free},
+        {"--loops", &g_loops_only}};
     for (int i = 1; i < argc; i++) {
         int f = 0;
         for (; f < (int)(sizeof flags / sizeof flags[0]) && strcmp(argv[i], flags[f].name); f++) {
@@ -581,9 +594,11 @@ int main(int argc, char **argv)
     }
     printf("fuzz: %ld programs, %ld differences (at most %s threads; settings:", g->programs, g->differences,
            g_max_threads);
-    for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
+    for (int i = 0; i < NSETTINGS && !g_inject_only && !g_loops_only; i++)
         printf(" %s", settings[i].name);
-    if (g_inject)
+    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
+        printf(" %s", loop_settings[i].name);
+    if (g_inject && !g_loops_only)
         printf(" %sinjected x %d", g_inject_only ? "" : "+ ", g_inject);
     printf(")\n");
     for (int i = 0; i <= NSETTINGS; i++) {
