@@ -1443,3 +1443,103 @@ EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attr, int value, CUker
     }
 BEGINCAP1(cuStreamBeginCapture, 0)
 BEGINCAP1(cuStreamBeginCapture_ptsz, 1)
+
+/* ---- what the driver ran (fakecuda_count, FAKECUDA_STATS) ------------------
+ * Ops (kernels, copies, memsets) enqueued on a stream to run ("eager", graphs'
+ * nodes not included) or into a capture ("captured"), by kind; graph launches
+ * that run (not those into a capture) and the ops among their nodes; graph
+ * executables instantiated and destroyed.  Counted over every caller: a
+ * program's own graphs and graphshim's alike. */
+enum { C_KERNEL, C_COPY, C_MEMSET, C_NKINDS };
+FAKECUDA_EXPORT long fakecuda_count(const char *what);
+static atomic_long g_eager[C_NKINDS], g_captured_ops[C_NKINDS], g_graph_ops[C_NKINDS];
+static atomic_long g_graph_launches, g_execs_made, g_execs_destroyed, g_eager_first_exec = -1;
+
+static int count_kind(int type)
+{
+    return type == CU_GRAPH_NODE_TYPE_KERNEL ? C_KERNEL
+           : type == CU_GRAPH_NODE_TYPE_MEMCPY ? C_COPY
+           : type == CU_GRAPH_NODE_TYPE_MEMSET ? C_MEMSET
+                                                : -1;
+}
+
+void fake_count_op(int type, bool captured)
+{
+    int k = count_kind(type);
+    if (k >= 0)
+        atomic_fetch_add(captured ? &g_captured_ops[k] : &g_eager[k], 1);
+}
+
+static void count_nodes(const struct graph *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        int k = count_kind(g->nodes[i]->type);
+        if (k >= 0)
+            atomic_fetch_add(&g_graph_ops[k], 1);
+        else if (g->nodes[i]->type == CU_GRAPH_NODE_TYPE_GRAPH)
+            count_nodes(g->nodes[i]->u.child);
+    }
+}
+
+void fake_count_graph(const struct graph *g)
+{
+    atomic_fetch_add(&g_graph_launches, 1);
+    count_nodes(g);
+}
+
+void fake_count_exec(int delta)
+{
+    long none = -1;
+    if (delta > 0)
+        atomic_compare_exchange_strong(&g_eager_first_exec, &none, fakecuda_count("eager_ops"));
+    atomic_fetch_add(delta > 0 ? &g_execs_made : &g_execs_destroyed, 1);
+}
+
+static const struct {
+    const char *name;
+    atomic_long *a, *b;   /* the sum of *a and *b (b may be NULL); a NULL a: the kinds' sum */
+    atomic_long *kinds;
+} count_names[] = {
+    {"eager_ops", NULL, NULL, g_eager},
+    {"eager_kernels", &g_eager[C_KERNEL], NULL, NULL},
+    {"eager_copies", &g_eager[C_COPY], NULL, NULL},
+    {"eager_memsets", &g_eager[C_MEMSET], NULL, NULL},
+    {"captured_ops", NULL, NULL, g_captured_ops},
+    {"graph_launches", &g_graph_launches, NULL, NULL},
+    {"graph_ops", NULL, NULL, g_graph_ops},
+    {"graph_kernels", &g_graph_ops[C_KERNEL], NULL, NULL},
+    {"execs_made", &g_execs_made, NULL, NULL},
+    {"execs_destroyed", &g_execs_destroyed, NULL, NULL},
+    {"eager_before_exec", &g_eager_first_exec, NULL, NULL},
+};
+
+FAKECUDA_EXPORT long fakecuda_count(const char *what)
+{
+    for (size_t i = 0; what && i < sizeof count_names / sizeof count_names[0]; i++) {
+        if (strcmp(what, count_names[i].name) != 0)
+            continue;
+        if (count_names[i].a)
+            return atomic_load(count_names[i].a);
+        long n = 0;
+        for (int k = 0; k < C_NKINDS; k++)
+            n += atomic_load(&count_names[i].kinds[k]);
+        return n;
+    }
+    return -1;
+}
+
+/* FAKECUDA_STATS=path: at exit, after the program's and a preloaded library's
+ * exit handlers (a library's destructor runs after every atexit handler), one
+ * "name value" line per counter above, and the clock (clock_ns). */
+__attribute__((destructor)) static void count_write(void)
+{
+    const char *path = getenv("FAKECUDA_STATS");
+    FILE *f;
+
+    if (!path || !*path || !(f = fopen(path, "w")))
+        return;
+    for (size_t i = 0; i < sizeof count_names / sizeof count_names[0]; i++)
+        fprintf(f, "%s %ld\n", count_names[i].name, fakecuda_count(count_names[i].name));
+    fprintf(f, "clock_ns %llu\n", fakecuda_clock_ns());
+    fclose(f);
+}

@@ -439,6 +439,7 @@ CUresult x_GraphInstantiate(CUgraphExec *pe, CUgraph hg, unsigned long long flag
         x->ctx = cur_ctx();
         reg_add(x, K_EXEC);
         *pe = (CUgraphExec)x;
+        fake_count_exec(1);
     }
     UNLOCK();
     return rc;
@@ -471,6 +472,8 @@ CUresult x_GraphLaunch(CUgraphExec he, CUstream h, int pt)
         } else {
             rc = graph_run(x->g);
         }
+        if (!rc && !s->cap)
+            fake_count_graph(x->g);
     }
     UNLOCK();
     if (!rc)
@@ -488,6 +491,7 @@ CUresult x_GraphExecDestroy(CUgraphExec he)
         reg_del(x);
         graph_free(x->g);
         exec_mem_give(x->mem); /* on the real driver, once a launch in flight ends */
+        fake_count_exec(-1);
         free(x);
     }
     UNLOCK();

@@ -43,6 +43,13 @@ long fake_graph_launch_us(void); /* FAKECUDA_GRAPH_LAUNCH_US: host time a graph 
 void fake_gpu_kernel(void);       /* FAKECUDA_KERNEL_US: a kernel keeps the GPU busy that long */
 void fake_spend_us(long us);      /* host time a call takes (the FAKECUDA_*_US knobs); none if us <= 0 */
 void fake_once(void);                       /* reads env, maps arenas */
+/* What the driver ran, for fakecuda_count (fake_exports.c): an op of type
+** (kernel, copy, memset) enqueued, into a capture or to run; a graph launched
+** to run, and its nodes; an executable made or destroyed. */
+struct graph;
+void fake_count_op(int type, bool captured);
+void fake_count_graph(const struct graph *g);
+void fake_count_exec(int delta);
 CUresult api_enter(bool need_ctx);          /* init / callback / context / sticky checks */
 extern __thread int t_in_callback;
 

@@ -1091,6 +1091,7 @@ CUresult stream_submit(struct stream *s, struct node *tmpl)
     if (s->cap) {
         if (tmpl->type == CU_GRAPH_NODE_TYPE_KERNEL && tmpl->u.k.kd)
             tmpl->u.k.kd->captured++;
+        fake_count_op(tmpl->type, true);
         struct node *n = graph_append(s->cap->graph, tmpl, s->deps, s->ndeps);
         set_deps(s, &n, 1);
         UNLOCK();
@@ -1105,6 +1106,8 @@ CUresult stream_submit(struct stream *s, struct node *tmpl)
     } else {
         queue_node(s, tmpl, NULL);
     }
+    if (!rc)
+        fake_count_op(tmpl->type, false);
     UNLOCK();
     if (!rc && tmpl->type == CU_GRAPH_NODE_TYPE_KERNEL) /* FAKECUDA_LAUNCH_US: not into a capture */
         fake_spend_us(g_launch_us);

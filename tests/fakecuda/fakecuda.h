@@ -73,6 +73,16 @@ unsigned long long fakecuda_clock_ns(void);
 /* How many launches of kernels whose names contain part were captured into
  * graphs so far, by anyone (the fuzzer's oracle: collectives never are). */
 unsigned long fakecuda_captured(const char *part);
+/* What the driver ran so far, counted over every caller: "eager_ops" (kernels,
+** copies and memsets enqueued on a stream to run; also "eager_kernels",
+** "eager_copies", "eager_memsets"), "captured_ops" (enqueued into a capture),
+** "graph_launches" (graphs launched to run), "graph_ops" and "graph_kernels"
+** (the ops among their nodes), "execs_made" and "execs_destroyed" (graph
+** executables), "eager_before_exec" (the eager ops before the first
+** executable was made, -1 before one was); -1 for another name.  With FAKECUDA_STATS=path set, the fake
+** writes each as a line "name value" to path at exit, after the exit handlers
+** of the program and of graphshim, and then "clock_ns" (fakecuda_clock_ns). */
+long fakecuda_count(const char *what);
 /* The program spends ns of the host's time: with the virtual clock the clock
  * moves on by ns at once, and the function given to fakecuda_on_advance runs
  * (graphshim's test build checks its timers there); otherwise it sleeps. */

@@ -2,7 +2,7 @@
 ** fuzzrun.c: the differential fuzz runner (tests/fuzz/README.md).
 **
 **   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] [--jobs J]
-**           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]
+**           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
 ** have passed (or --count seeds ran: a fixed range; --first: until the first
@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "../integration/run.h"
+#include "fuzz_oracle.h"
 
 /* The knob settings every seed runs under, with the shim. */
 static const struct setting {
@@ -126,6 +127,7 @@ struct shared {
     long programs, differences;
     struct engine_sums sums[NSETTINGS + 1];   /* the last: injected runs */
     long injected, landed;         /* injected runs, and those whose fault met a call */
+    long loops;                    /* loop programs run under a time setting */
     long landed_by[NSHIM + NSHARED];
 };
 
@@ -134,6 +136,7 @@ static char g_prog[512];
 static int g_timeout = 30;
 static char g_max_threads[16] = "8";   /* passed on to fuzzprog */
 static int g_inject = 1, g_inject_only, g_inject_all;
+static int g_loops_only; /* --loops: the loop programs' time settings alone */
 static int g_free;   /* --free: threads run free, host clocks (no run is like another) */
 
 /* FAKECUDA_PENDING for every run of a seed, with and without the shim: odd
@@ -191,7 +194,8 @@ static void report_difference(long seed, const struct setting *st, const char *f
 {
     char path[2][300], cmd[1024], pend[32];
     FILE *f;
-    const char *pending = pending_env(seed, pend, sizeof pend);
+    /* the loop programs run without FAKECUDA_PENDING */
+    const char *pending = strncmp(st->name, "loop-", 5) ? pending_env(seed, pend, sizeof pend) : NULL;
 
     snprintf(path[0], sizeof path[0], "%s/expected", shim->dir);
     snprintf(path[1], sizeof path[1], "%s/stdout", shim->dir);
@@ -328,6 +332,20 @@ static int draw_fault(long seed, int k, int threads, struct plain_log *log, char
     return row;
 }
 
+/* Do the report of the shim run r and the fake driver's counts of it and of
+** the plain run base disagree (fuzz_oracle.h)?  Prints the difference. */
+static int accounts_differ(long seed, const struct setting *st, const struct run *base, const struct run *r)
+{
+    char *json = run_file(r, "report.json"), *bstats = run_file(base, "stats"), *sstats = run_file(r, "stats");
+    char why[400];
+    int d = oracle_accounts(json, bstats, sstats, why, sizeof why);
+
+    if (d)
+        report_difference(seed, st, NULL, why, base, r);
+    free(json), free(bstats), free(sstats);
+    return d;
+}
+
 /* One run of seed under graphshim with the assignments env, compared with base.
 ** slot: where its report is summed (NSETTINGS: the injected runs); fault: its
 ** FAKECUDA_FAIL or NULL, and row the call it fails.  Returns 1 for a difference. */
@@ -342,6 +360,7 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     for (int j = 0; st->env[j]; j++)
         env[n++] = st->env[j];
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
+    env[n++] = "FAKECUDA_STATS=@/stats";
     if (g_free) {
         /* The host's clock: where the watchdog fires, at random, explores
         ** orders a virtual clock would not (and no run is like another). */
@@ -366,6 +385,8 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     add_report(&g->sums[slot], &r);
     if (base->status != 0 || r.status != base->status || strcmp(r.out, base->out) != 0) {
         report_difference(seed, st, fault, NULL, base, &r);
+        diff = 1;
+    } else if (!fault && accounts_differ(seed, st, base, &r)) {
         diff = 1;
     } else if (fault && strstr(r.err, "fakecuda: injected")) {
         /* The fault met a call: where it must, it shows in the report. */
@@ -394,6 +415,61 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     return diff;
 }
 
+/* Prints a loop program's difference: its setting, why, and how to run it. */
+static void loop_difference(long seed, const struct loop_setting *ls, const char *why, const struct run *base,
+                            const struct run *shim)
+{
+    struct setting st = {ls->name, {NULL}};
+    report_difference(seed, &st, NULL, why, base, shim);
+    printf("  loop program: build/tests/fuzzprog loop %ld under", seed);
+    for (int i = 0; ls->env[i]; i++)
+        printf(" %s", ls->env[i]);
+    printf(" GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual FAKECUDA_STATS=stats\n");
+}
+
+/* The loop program of seed under one time setting (fuzz_oracle.h), without
+** and with graphshim: the same output, accounts that agree, and the time the
+** setting allows.  Returns 1 for a difference. */
+static int loop_run(long seed, const struct loop_setting *ls)
+{
+    char arg[32], why[400];
+    const char *env[12];
+    int n = 0, d = 0;
+    struct run base, r;
+
+    snprintf(arg, sizeof arg, "%ld", seed);
+    const char *argv[] = {g_prog, "loop", arg, NULL};
+    for (int i = 0; ls->env[i]; i++)
+        env[n++] = ls->env[i];
+    env[n++] = "FAKECUDA_STATS=@/stats";
+    /* both runs on the virtual clock (run_prog gives it to shim runs alone) */
+    env[n++] = "FAKECUDA_CLOCK=virtual";
+    env[n++] = "GRAPHSHIM_TEST_CLOCK=fake";
+    env[n] = NULL;
+    run_prog(&base, 0, env, argv, g_timeout);
+    char glaunch[64];
+    if (ls->kind == LOOP_EVEN) {
+        /* the plain run launches no graph: its time is the same without this */
+        snprintf(glaunch, sizeof glaunch, "FAKECUDA_GRAPH_LAUNCH_US=%ld", loop_graph_launch_us(base.out));
+        env[n++] = glaunch;
+    }
+    env[n++] = "GRAPHSHIM_REPORT=@/report.json";
+    env[n] = NULL;
+    run_prog(&r, 1, env, argv, g_timeout);
+    char *json = run_file(&r, "report.json"), *bs = run_file(&base, "stats"), *ss = run_file(&r, "stats");
+    pthread_mutex_lock(&g->lock);
+    g->loops++;
+    if (base.status != 0 || r.status != base.status || strcmp(r.out, base.out) != 0)
+        loop_difference(seed, ls, "the loop program's output or status differs", &base, &r), d = 1;
+    else if (oracle_accounts(json, bs, ss, why, sizeof why) ||
+             oracle_loop_time(ls, base.out, json, bs, ss, why, sizeof why))
+        loop_difference(seed, ls, why, &base, &r), d = 1;
+    pthread_mutex_unlock(&g->lock);
+    free(json), free(bs), free(ss);
+    run_free(&base), run_free(&r);
+    return d;
+}
+
 /* Runs one seed plainly and under every setting, then with injected faults;
 ** returns the differences. */
 static int run_seed(long seed, int verbose)
@@ -402,13 +478,21 @@ static int run_seed(long seed, int verbose)
     struct run base;
     int diffs = 0;
 
+    if (g_loops_only) {
+        for (int i = 0; i < nloop_settings; i++)
+            diffs += loop_run(seed, &loop_settings[i]);
+        return diffs;
+    }
     snprintf(arg, sizeof arg, "%ld", seed);
     const char *argv[] = {g_prog, arg, g_max_threads, NULL};
     char sched[48];
     snprintf(sched, sizeof sched, "FUZZ_SCHEDULE=%s", g_free ? "" : arg);
-    run_prog(&base, 0, (const char *[]){pending_env(seed, pend, sizeof pend), sched, NULL}, argv, g_timeout);
+    run_prog(&base, 0, (const char *[]){sched, "FAKECUDA_STATS=@/stats", pending_env(seed, pend, sizeof pend), NULL},
+             argv, g_timeout);
     for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
         diffs += shim_run(seed, argv, &base, &settings[i], i, NULL, 0, verbose);
+    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
+        diffs += loop_run(seed, &loop_settings[i]);
     if (g_inject) {
         struct plain_log log = {argv, NULL};
         const char *t = strstr(base.out, " threads ");
@@ -444,7 +528,7 @@ static void worker(long start, long count, int first, double deadline)
 static void usage(void)
 {
     fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] "
-                    "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all]\n");
+                    "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]\n");
     exit(2);
 }
 
@@ -458,7 +542,8 @@ struct args {
 static void parse_args(int argc, char **argv, struct args *o)
 {
     static const struct { const char *name; int *flag; } flags[] = {
-        {"--inject-only", &g_inject_only}, {"--inject-all", &g_inject_all}, {"--free", &g_free}};
+        {"--inject-only", &g_inject_only}, {"--inject-all", &g_inject_all}, {"--free", &g_free},
+        {"--loops", &g_loops_only}};
     for (int i = 1; i < argc; i++) {
         int f = 0;
         for (; f < (int)(sizeof flags / sizeof flags[0]) && strcmp(argv[i], flags[f].name); f++) {
@@ -529,9 +614,11 @@ int main(int argc, char **argv)
     }
     printf("fuzz: %ld programs, %ld differences (at most %s threads; settings:", g->programs, g->differences,
            g_max_threads);
-    for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
+    for (int i = 0; i < NSETTINGS && !g_inject_only && !g_loops_only; i++)
         printf(" %s", settings[i].name);
-    if (g_inject)
+    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
+        printf(" %s", loop_settings[i].name);
+    if (g_inject && !g_loops_only)
         printf(" %sinjected x %d", g_inject_only ? "" : "+ ", g_inject);
     printf(")\n");
     for (int i = 0; i <= NSETTINGS; i++) {
@@ -543,6 +630,8 @@ int main(int argc, char **argv)
                i < NSETTINGS ? settings[i].name : "injected", s->ops, s->held, s->replayed, s->replays, s->chunks,
                s->body_graphs, s->oom_retries, s->with_replays, s->programs);
     }
+    if (g->loops)
+        printf("  loop programs    %ld runs under the time settings, each without and with graphshim\n", g->loops);
     if (g->injected) {
         printf("  injected faults: %ld runs, %ld met a call of graphshim's (", g->injected, g->landed);
         for (int i = 0; i < NSHIM + NSHARED; i++)

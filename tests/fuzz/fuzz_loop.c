@@ -1,0 +1,115 @@
+/*
+** fuzz_loop.c: the loop programs of fuzzrun's time oracles (fuzzprog loop SEED).
+**
+** One thread, one stream, one sequence of ops repeated: the shape whose cost
+** with and without graphshim can be derived from the fake driver's virtual
+** clock (tests/fuzz/README.md, "Time").  The seed draws the sequence: 2 to 12
+** launches (or, one program in eight, 50 to 70), each of a kernel of its own
+** (no two ops alike, so no loop body or step forms inside it), now and then a
+** memset first and a device copy last; the boundary that ends each iteration
+** (a stream or context synchronize, an event record, an event record and its
+** synchronize, a host function); 40 to 80 iterations; and whether the
+** launches' arguments change each iteration (graphshim then sets nodes).  FUZZ_LOOP_HOST_NS
+** (the runner's setting) is host work the program does before each op.  It
+** prints the seed, the shape and a digest of its buffer; the fake's clock at
+** exit (FAKECUDA_STATS) is its time.
+*/
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../fakecuda/fakecuda.h"
+
+#define LOOP_MAX_OPS 72
+
+static uint64_t loop_rand(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Every kernel mixes its index and its argument into the buffer's first word. */
+static void loop_kernel(void **params, const struct fakecuda_dims *d)
+{
+    uint64_t *out = (uint64_t *)(uintptr_t)FAKECUDA_ARG(CUdeviceptr, 0);
+    *out = *out * 1000003u + (uint64_t)FAKECUDA_ARG(int, 1) + d->grid[0];
+}
+
+static void loop_hostfn(void *p)
+{
+    (*(unsigned long *)p)++;
+}
+
+enum { B_SYNC, B_CTX_SYNC, B_RECORD, B_RECORD_SYNC, B_HOSTFN, B_COUNT };
+static const char *const boundary_name[B_COUNT] = {"sync", "ctx-sync", "record", "record-sync", "hostfn"};
+
+/* The boundary b at the end of an iteration on stream s. */
+static int loop_boundary(int b, CUstream s, CUevent ev, unsigned long *calls)
+{
+    switch (b) {
+    case B_SYNC: return cuStreamSynchronize(s);
+    case B_CTX_SYNC: return cuCtxSynchronize();
+    case B_RECORD: return cuEventRecord(ev, s);
+    case B_RECORD_SYNC: return cuEventRecord(ev, s) || cuEventSynchronize(ev);
+    default: return cuLaunchHostFunc(s, loop_hostfn, calls);
+    }
+}
+
+int fuzz_loop_main(int argc, char **argv)
+{
+    uint64_t x = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x2545F4914F6CDD1Dull + 7;
+    int n = loop_rand(&x) % 8 == 0 ? 50 + (int)(loop_rand(&x) % 21) : 2 + (int)(loop_rand(&x) % 11);
+    int memset_first = loop_rand(&x) % 3 == 0, copy_last = loop_rand(&x) % 3 == 0;
+    int b = (int)(loop_rand(&x) % B_COUNT), iters = 40 + (int)(loop_rand(&x) % 41);
+    int vary = (int)(loop_rand(&x) % 2); /* the launches' arguments change each iteration */
+    unsigned long long host_ns = getenv("FUZZ_LOOP_HOST_NS") ? strtoull(getenv("FUZZ_LOOP_HOST_NS"), NULL, 10) : 0;
+    unsigned long calls = 0;
+    CUfunction f[LOOP_MAX_OPS];
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUstream s;
+    CUevent ev;
+    CUdeviceptr buf, side;
+    char name[32];
+
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+        cuModuleLoadData(&mod, "loop") || cuStreamCreate(&s, (unsigned)(loop_rand(&x) % 2)) ||
+        cuEventCreate(&ev, CU_EVENT_DEFAULT) || cuMemAlloc(&buf, 4096) || cuMemAlloc(&side, 4096) ||
+        cuMemsetD8(buf, 0, 4096) || cuMemsetD8(side, 0, 4096))
+        return fprintf(stderr, "fuzzprog loop: driver setup failed\n"), 2;
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "fuzz_loop_k%d", i);
+        if (fakecuda_define_kernel(name, loop_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
+            cuModuleGetFunction(&f[i], mod, name))
+            return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
+    }
+    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s\n", argc > 2 ? argv[2] : "1", n,
+           memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters, vary ? "vary" : "same");
+    for (int it = 0; it < iters; it++) {
+        int rc = 0;
+        if (memset_first)
+            fakecuda_advance_ns(host_ns), rc |= cuMemsetD32Async(side, (unsigned)it, 16, s);
+        for (int i = 0; i < n; i++) {
+            int arg = i * 7 + (vary ? it : 0);
+            void *kp[] = {&buf, &arg};
+            fakecuda_advance_ns(host_ns);
+            rc |= cuLaunchKernel(f[i], 1 + (unsigned)(i % 3), 1, 1, 32, 1, 1, 0, s, kp, NULL);
+        }
+        if (copy_last)
+            fakecuda_advance_ns(host_ns), rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, s);
+        rc |= loop_boundary(b, s, ev, &calls);
+        if (rc)
+            printf("iteration %d: an error\n", it);
+    }
+    uint64_t word[2] = {0, 0};
+    if (cuCtxSynchronize() || cuMemcpyDtoH(&word[0], buf, 8) || cuMemcpyDtoH(&word[1], side + 64, 8))
+        printf("readback failed\n");
+    printf("digest %016llx %016llx host functions %lu\n", (unsigned long long)word[0], (unsigned long long)word[1],
+           calls);
+    return 0;
+}

@@ -1,0 +1,255 @@
+/*
+** fuzz_oracle.c: a report's accounts against what the fake driver ran
+** (fuzz_oracle.h).  The report is graphshim's JSON, read by its keys: a
+** stream's own counters come before its "sequences", a sequence's object
+** begins with "ops", a loop body's with "period" (docs/report.md).
+*/
+#define _GNU_SOURCE
+#include "fuzz_oracle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+long long stat_of(const char *stats, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = stats; p && *p;) {
+        if (strncmp(p, name, n) == 0 && p[n] == ' ')
+            return strtoll(p + n + 1, NULL, 10);
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return -1;
+}
+
+/* The integer after "key": between p and end (end NULL: the text's end); 0
+** where there is none. */
+static long long jnum(const char *p, const char *end, const char *key)
+{
+    char pat[64];
+    const char *q;
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    q = p ? strstr(p, pat) : NULL;
+    return q && (!end || q < end) ? strtoll(q + strlen(pat), NULL, 10) : 0;
+}
+
+/* The next occurrence of s after p, before end (NULL: none). */
+static const char *find(const char *p, const char *end, const char *s)
+{
+    const char *q = p ? strstr(p, s) : NULL;
+    return q && (!end || q < end) ? q : NULL;
+}
+
+static int fail(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return 1;
+}
+
+/* The counters summed over the streams, in the order of keys[]. */
+static const char *const keys[] = {"ops", "ops_held", "ops_replayed", "replays", "chunks", "body_graphs",
+                                   "launches_saved", "patched_launches", "nodes_patched"};
+#define NKEYS (int)(sizeof keys / sizeof keys[0])
+
+/* One stream's object, from s to end: its sequences and bodies against its
+** own counters; adds its counters to sum. */
+static int stream_check(const char *s, const char *end, long long *sum, char *why, size_t len)
+{
+    long long id = jnum(s, end, "id"), v[NKEYS], launches = 0, bgraphs = 0, bops = 0;
+    const char *seqs = find(s, end, "\"sequences\": ["), *bodies = find(s, end, "\"bodies\": [");
+
+    for (int k = 0; k < NKEYS; k++)
+        sum[k] += v[k] = jnum(s, seqs ? seqs : end, keys[k]);
+    for (const char *q = find(seqs, bodies, "{\"ops\": "); q; q = find(q + 1, bodies, "{\"ops\": "))
+        launches += jnum(q, bodies, "graph_launches");
+    for (const char *q = find(bodies, end, "{\"period\": "); q; q = find(q + 1, end, "{\"period\": ")) {
+        bgraphs += jnum(q, end, "graphs");
+        bops += jnum(q, end, "ops_replayed");
+    }
+    if (!(v[2] <= v[1] && v[1] <= v[0]))
+        return fail(why, len, "stream %lld: ops_replayed %lld, ops_held %lld, ops %lld: not replayed <= held <= ops", id,
+                    v[2], v[1], v[0]);
+    if (launches > v[3] + v[4])
+        return fail(why, len, "stream %lld: its sequences' graph_launches %lld exceed its replays %lld and chunks %lld", id,
+                    launches, v[3], v[4]);
+    if (bgraphs != v[5] || bops > v[2])
+        return fail(why, len, "stream %lld: its bodies' graphs %lld and ops %lld, its body_graphs %lld and ops_replayed %lld",
+                    id, bgraphs, bops, v[5], v[2]);
+    return 0;
+}
+
+int oracle_accounts(const char *report, const char *base, const char *shim, char *why, size_t len)
+{
+    const char *tot = report ? strstr(report, "\"totals\"") : NULL;
+    const char *streams = tot ? strstr(tot, "\"streams\": [") : NULL;
+    long long t[NKEYS], sum[NKEYS] = {0};
+
+    if (!tot || !streams || stat_of(base, "eager_ops") < 0 || stat_of(shim, "eager_ops") < 0)
+        return fail(why, len, "no report or no driver counts (FAKECUDA_STATS)");
+    for (int k = 0; k < NKEYS; k++)
+        t[k] = jnum(tot, streams, keys[k]);
+    long long ran = stat_of(shim, "graph_ops") - stat_of(base, "graph_ops");
+    long long glaunch = stat_of(shim, "graph_launches") - stat_of(base, "graph_launches");
+    long long made = stat_of(shim, "execs_made") - stat_of(base, "execs_made");
+    long long eager = stat_of(shim, "eager_ops"), plain = stat_of(base, "eager_ops");
+
+    if (eager + ran != plain)
+        return fail(why, len, "the driver ran %lld ops eagerly and %lld in graphshim's graphs, %lld without graphshim",
+                    eager, ran, plain);
+    if (t[2] != ran)
+        return fail(why, len, "ops_replayed %lld, but the driver ran %lld ops in graphshim's graph launches", t[2], ran);
+    if (t[2] - t[6] != glaunch)
+        return fail(why, len, "ops_replayed %lld less launches_saved %lld is not the driver's %lld graph launches", t[2],
+                    t[6], glaunch);
+    if (glaunch > t[3] + t[4] + t[5])
+        return fail(why, len, "%lld graph launches, more than replays %lld, chunks %lld and body_graphs %lld", glaunch,
+                    t[3], t[4], t[5]);
+    if (jnum(tot, streams, "graphs_captured") != made)
+        return fail(why, len, "graphs_captured %lld, but the driver made %lld executables for graphshim",
+                    jnum(tot, streams, "graphs_captured"), made);
+    const char *end = strstr(streams, "\n  ]");
+    for (const char *s = find(streams, end, "{\"id\": "); s;) {
+        const char *next = find(s + 1, end, "{\"id\": ");
+        if (stream_check(s, next ? next : end, sum, why, len))
+            return 1;
+        s = next;
+    }
+    for (int k = 0; k < NKEYS; k++)
+        if (sum[k] != t[k])
+            return fail(why, len, "the streams' %s add up to %lld, the totals say %lld", keys[k], sum[k], t[k]);
+    return 0;
+}
+
+/* The loop programs' settings (fuzz_oracle.h), with each one's claim. */
+const struct loop_setting loop_settings[] = {
+    {"loop-lose", LOOP_LOSE,
+     {"FAKECUDA_GRAPH_LAUNCH_US=20000", "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
+    {"loop-busy", LOOP_BUSY,
+     {"FAKECUDA_KERNEL_US=200", "FAKECUDA_LAUNCH_US=1", "FUZZ_LOOP_HOST_NS=10000", "GRAPHSHIM_CHUNK_OPS=0",
+      "GRAPHSHIM_MAX_DEFER_US=100000000", NULL}},
+    {"loop-win", LOOP_WIN, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-even", LOOP_EVEN, {"FAKECUDA_LAUNCH_US=100", "GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_MIN_OPS=8", NULL}},
+};
+const int nloop_settings = (int)(sizeof loop_settings / sizeof loop_settings[0]);
+
+/* The number after "word " in the loop program's first line. */
+static long loop_shape(const char *out, const char *word)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, " %s ", word);
+    const char *p = out ? strstr(out, pat) : NULL;
+    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+long loop_graph_launch_us(const char *out)
+{
+    long n = loop_shape(out, "ops");
+    return n > 0 ? (n * 100 * 108 + 99) / 100 : 0;
+}
+
+/* How many replays the gain check allows the loop's graph in loop-even, where
+** each is slower, but by less than 10 %: 0 where it need not drop the graph.
+** A sequence shorter than GRAPHSHIM_MIN_OPS (8 there) that a synchronize ends
+** is graphed on trial, judged strictly (slow where it took longer at all) from
+** its first replay: LOOP_MAX_REPLAYS.  One whose replays save no driver call
+** (rule gain-calls: its graph launches and node sets are 90 % of its ops or
+** more; a launch's node is set where its arguments change, the memset's
+** always) is judged strictly once its node sets add up so, from about its
+** tenth replay (its first, which captured it, set none): its first window of
+** 8 may pass, and then it is timed eagerly again, a window of 8 finds it slow
+** and a trial of 8 drops it: 1 + 8 + 8 + 8 = LOOP_MAX_REPLAYS_LATE.  Any other
+** is judged within 10 %. */
+static long loop_even_replays(const char *out, long n, long depth)
+{
+    long sets = (strstr(out, " args vary") ? n : 0) + (strstr(out, " memset ") != NULL);
+    int sync_ended = strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ");
+    if (depth < 8 && sync_ended)
+        return LOOP_MAX_REPLAYS;
+    return (1 + sets) * 10 >= 9 * depth ? LOOP_MAX_REPLAYS_LATE : 0;
+}
+
+/* The checks of every loop setting: a long sequence that a synchronize ends is
+** captured only after an eager run of it was timed (its fourth occurrence or
+** later: the third's end is counted before its synchronize returns); and where
+** no segment bailed, its sequences' graph launches are the driver's, less the
+** loop bodies'. */
+static int loop_common(const char *out, const char *report, const char *base, const char *shim, long depth,
+                       char *why, size_t len)
+{
+    long long before = stat_of(shim, "eager_before_exec");
+    long long glaunch = stat_of(shim, "graph_launches") - stat_of(base, "graph_launches");
+    const char *tot = report ? strstr(report, "\"totals\"") : NULL;
+    const char *bails = tot ? strstr(tot, "\"bails\": {") : NULL;
+    long long seq = 0;
+
+    if ((strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ")) && depth >= 50 && before >= 0 &&
+        before < 3 * depth)
+        return fail(why, len, "its %ld-op sequence was captured after %lld eager ops: before an eager run of it was timed",
+                    depth, before);
+    if (!bails)
+        return 0;
+    bails += strlen("\"bails\": {");
+    if (*bails != '}' && strncmp(bails, "\"no-gain\": ", 11) != 0)
+        return 0;
+    for (const char *q = strstr(report, "\"graph_launches\": "); q; q = strstr(q + 1, "\"graph_launches\": "))
+        seq += strtoll(q + strlen("\"graph_launches\": "), NULL, 10);
+    if (seq != glaunch - jnum(tot, NULL, "body_graphs"))
+        return fail(why, len, "no segment bailed, but its sequences' graph_launches add up to %lld, the driver's graph "
+                              "launches less body_graphs to %lld", seq, glaunch - jnum(tot, NULL, "body_graphs"));
+    return 0;
+}
+
+int oracle_loop_time(const struct loop_setting *ls, const char *out, const char *report, const char *base,
+                     const char *shim, char *why, size_t len)
+{
+    long long plain = stat_of(base, "clock_ns"), t = stat_of(shim, "clock_ns");
+    long long graphs = stat_of(shim, "execs_made") - stat_of(base, "execs_made");
+    long long own = report ? jnum(strstr(report, "\"totals\""), NULL, "own_calls") : 0;
+    long n = loop_shape(out, "ops"), iters = loop_shape(out, "iterations");
+    /* the ops of one iteration: its launches, and a memset and a copy where it has them */
+    long ops = n + (strstr(out, " memset ") != NULL) + (strstr(out, " copy ") != NULL);
+
+    if (plain < 0 || t < 0 || n < 0 || iters < 0)
+        return fail(why, len, "no clock or no loop shape");
+    /* the virtual clock starts at 1 s and a loop spends less than 100 s of it:
+    ** a clock beyond is the host's, which no claim is about */
+    if (plain > 100000000000ll || t > 100000000000ll)
+        return fail(why, len, "a clock is not the fake's virtual clock (%lld and %lld ns)", plain, t);
+    if (loop_common(out, report, base, shim, ops, why, len))
+        return 1;
+    if (ls->kind == LOOP_LOSE) {
+        /* every graph launch costs 20 ms, the ops it replaces 1.1 us each */
+        long long bound = (long long)LOOP_MAX_REPLAYS * graphs * 20000000 + 10000000;
+        if (t - plain > bound)
+            return fail(why, len, "%lld ns with graphshim, %lld without: more than %d replays of each of its %lld graphs "
+                                  "(20 ms each) allow (%lld ns)", t, plain, LOOP_MAX_REPLAYS, graphs, bound);
+    } else if (ls->kind == LOOP_BUSY) {
+        /* a replay starts the GPU late by the host work of its ops (10 us and a launch each) */
+        long long bound = (long long)LOOP_MAX_REPLAYS * graphs * ops * 11100 + own * 100 + 100000;
+        if (t - plain > bound)
+            return fail(why, len, "%lld ns with graphshim, %lld without, on a busy GPU: more than %d replays of each of "
+                                  "its %lld graphs, each late by its %ld ops' host work, allow (%lld ns)",
+                        t, plain, LOOP_MAX_REPLAYS, graphs, ops, bound);
+    } else if (ls->kind == LOOP_EVEN) {
+        /* a graph launch costs 8 % more than the launches it replaces; no
+        ** claim where the 10 % the gain check allows a graph holds */
+        long allowed = loop_even_replays(out, n, ops);
+        long long bound = (long long)allowed * graphs * n * 10000 + own * 100 + 20000;
+        if (allowed && t - plain > bound)
+            return fail(why, len, "%lld ns with graphshim, %lld without: a graph 8 %% slower than the %ld launches it "
+                                  "replaces, judged strictly, is dropped after %ld replays of each of its %lld graphs "
+                                  "(%lld ns)", t, plain, n, allowed, graphs, bound);
+    } else {
+        /* half the iterations or more replayed, each saving 50 us a launch less 25 */
+        long long gain = (long long)(iters / 2) * n * 25000;
+        if (t > plain - gain)
+            return fail(why, len, "%lld ns with graphshim, %lld without: %ld iterations of %ld launches at 50 us each "
+                                  "replayed as graphs at 1 us should save %lld ns or more", t, plain, iters, n, gain);
+    }
+    return 0;
+}
