@@ -1,6 +1,7 @@
 /*
 ** capture.c: when a sequence is graphed (see capture.h).
 */
+#define GS_OWNS_CAPTURE /* this file writes the room (stream.h, GS_ROOM) */
 #include "capture.h"
 
 #include "../base/assert.h"
@@ -83,8 +84,8 @@ static uint64_t key_of(const struct gs_node *t)
 /* Did a one-op sequence of key h fail before on s (rule failed-kept)? */
 static int failed_before(const struct gs_stream *s, uint64_t h)
 {
-    for (uint32_t i = 0; i < s->capture.nfailed && i < GS_FAILED_KEYS; i++)
-        if (s->capture.failed_keys[i] == h)
+    for (uint32_t i = 0; i < s->capture_w.nfailed && i < GS_FAILED_KEYS; i++)
+        if (s->capture_w.failed_keys[i] == h)
             return 1;
     return 0;
 }
@@ -94,7 +95,7 @@ int gs__capture_counted(struct gs_stream *s, struct gs_node *t, int reason)
     GS_ASSERT_LOCKED(s);
     /* Asked once a node, where it ends its first segment: a node that lives on
     ** keeps its own mark (ungraphable). */
-    if (t->depth == 1 && !t->seen && s->capture.nfailed && !GS_DROPPED(GS_RULE_FAILED_KEPT) &&
+    if (t->depth == 1 && !t->seen && s->capture_w.nfailed && !GS_DROPPED(GS_RULE_FAILED_KEPT) &&
         failed_before(s, key_of(t))) {
         gs__debug("a one-op sequence whose graph failed before is learned again: it runs eagerly");
         gs__trie_unstable(t);
@@ -113,11 +114,11 @@ void gs__capture_failed(struct gs_stream *s, struct gs_node *t)
         return;
     h = key_of(t);
     if (!failed_before(s, h))
-        s->capture.failed_keys[s->capture.nfailed++ % GS_FAILED_KEYS] = h;
+        s->capture_w.failed_keys[s->capture_w.nfailed++ % GS_FAILED_KEYS] = h;
 }
 
 void gs__capture_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->capture.nfailed = 0;
+    s->capture_w.nfailed = 0;
 }

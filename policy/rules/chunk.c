@@ -1,6 +1,7 @@
 /*
 ** chunk.c: early chunks of held work (see chunk.h).
 */
+#define GS_OWNS_CHUNK /* this file writes the room (stream.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "chunk.h"
 
@@ -49,7 +50,7 @@
 static uint32_t chunk_limit(const struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    uint32_t m = (uint32_t)gs__cfg.chunk_max >> s->chunk.chunk_shift;
+    uint32_t m = (uint32_t)gs__cfg.chunk_max >> s->chunk_w.chunk_shift;
 
     return m > (uint32_t)gs__cfg.chunk_ops ? m : (uint32_t)gs__cfg.chunk_ops;
 }
@@ -58,8 +59,8 @@ static uint32_t chunk_limit(const struct gs_stream *s)
 ** less than it is now (GRAPHSHIM_CHUNK_OPS may be the floor already). */
 static int can_shorten(const struct gs_stream *s)
 {
-    return gs__cfg.chunk_max && (uint32_t)gs__cfg.chunk_max >> (s->chunk.chunk_shift + 1) >= 4 &&
-           (uint32_t)gs__cfg.chunk_max >> s->chunk.chunk_shift > (uint32_t)gs__cfg.chunk_ops;
+    return gs__cfg.chunk_max && (uint32_t)gs__cfg.chunk_max >> (s->chunk_w.chunk_shift + 1) >= 4 &&
+           (uint32_t)gs__cfg.chunk_max >> s->chunk_w.chunk_shift > (uint32_t)gs__cfg.chunk_ops;
 }
 
 /* Does the GPU still run work of s?  1 busy, 0 done, -1 not asked: a
@@ -98,7 +99,7 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
 {
     uint32_t limit = chunk_limit(s);
 
-    if (c->depth == s->chunk.tail_at)
+    if (c->depth == s->chunk_w.tail_at)
         return 1;
     if (gs__cfg.chunk_ops && held >= (uint32_t)gs__cfg.chunk_ops) {
         if (held >= s->chunk_depth)
@@ -115,7 +116,7 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
                 if (++c->chunk.chunk_votes < 2)
                     return 0;
             }
-            s->chunk.chunk_slow = 1; /* a chunk by the slow host's length (rule drain) */
+            s->chunk_w.chunk_slow = 1; /* a chunk by the slow host's length (rule drain) */
             return 1;
         }
     }
@@ -136,10 +137,10 @@ static int chunk_ends_here(struct gs_stream *s, struct gs_node *c, uint32_t held
 ** where holding resumed, one op later than a chunk would have gone out). */
 static void chunk_placed(struct gs_stream *s, struct gs_node *c, int launched)
 {
-    s->chunk.last_chunk = c->depth;
-    s->chunk.last_chunk_ns = launched ? gs__now_ns() : 0;
+    s->chunk_w.last_chunk = c->depth;
+    s->chunk_w.last_chunk_ns = launched ? gs__now_ns() : 0;
     if (c->chunk.chunk_votes >= 2 && c->chunk.chunk_tail > 2 * GS_TAIL_OPS && !GS_DROPPED(GS_RULE_SHORT_TAIL))
-        s->chunk.tail_at = c->depth + c->chunk.chunk_tail - GS_TAIL_OPS;
+        s->chunk_w.tail_at = c->depth + c->chunk.chunk_tail - GS_TAIL_OPS;
 }
 
 /* Launches the held ops up to c as an early chunk: what gs__launch_graph did
@@ -150,7 +151,7 @@ static enum gs_replay launch_chunk(struct gs_stream *s, struct gs_node *c)
     enum gs_replay rc = gs__launch_graph(s, c, GS_NVTX_CHUNK);
     if (rc == GS_REPLAYED) {
         uint64_t d = gs__now_ns() - t0;
-        s->chunk.chunk_cost_ns = s->chunk.chunk_cost_ns ? (3 * s->chunk.chunk_cost_ns + d) / 4 : d;
+        s->chunk_w.chunk_cost_ns = s->chunk_w.chunk_cost_ns ? (3 * s->chunk_w.chunk_cost_ns + d) / 4 : d;
         s->chunks++;
         c->chunk.chunk_end = 1;
         chunk_placed(s, c, 1);
@@ -173,19 +174,19 @@ void gs__chunks_resumed(struct gs_stream *s, struct gs_node *c)
 void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
 {
     GS_ASSERT_LOCKED(s);
-    if (end && s->chunk.last_chunk && end->depth > s->chunk.last_chunk) {
+    if (end && s->chunk_w.last_chunk && end->depth > s->chunk_w.last_chunk) {
         struct gs_node *c = end;
-        while (c->depth > s->chunk.last_chunk)
+        while (c->depth > s->chunk_w.last_chunk)
             c = c->parent;
-        c->chunk.chunk_tail = end->depth - s->chunk.last_chunk;
-        if (s->chunk.last_chunk_ns && end_ns - s->chunk.last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
+        c->chunk.chunk_tail = end->depth - s->chunk_w.last_chunk;
+        if (s->chunk_w.last_chunk_ns && end_ns - s->chunk_w.last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
             c->chunk.chunk_idle = 1;
     }
     s->chunk_depth = 0;
-    s->chunk.last_chunk = 0;
-    s->chunk.tail_at = 0;
+    s->chunk_w.last_chunk = 0;
+    s->chunk_w.tail_at = 0;
     s->chunks_off = 0;
-    s->chunk.chunk_slow = 0;
+    s->chunk_w.chunk_slow = 0;
 }
 
 void gs__maybe_chunk(struct gs_stream *s)
@@ -232,15 +233,15 @@ void gs__maybe_chunk(struct gs_stream *s)
 int gs__chunks_gpu_busy(struct gs_stream *s, int reason)
 {
     GS_ASSERT_LOCKED(s);
-    if (!s->chunk.chunk_slow || reason != GS_BAIL_BOUNDARY + GS_SYNC || !can_shorten(s) || GS_DROPPED(GS_RULE_DRAIN))
+    if (!s->chunk_w.chunk_slow || reason != GS_BAIL_BOUNDARY + GS_SYNC || !can_shorten(s) || GS_DROPPED(GS_RULE_DRAIN))
         return -1;
     return gpu_query(s);
 }
 
 void gs__chunks_drain_start(struct gs_stream *s, int busy)
 {
-    s->chunk.drain_from = busy >= 0 ? gs__now_ns() : 0;
-    s->chunk.drain_busy = busy > 0;
+    s->chunk_w.drain_from = busy >= 0 ? gs__now_ns() : 0;
+    s->chunk_w.drain_busy = busy > 0;
 }
 
 void gs__chunks_synced(struct gs_stream *s, int waited)
@@ -248,25 +249,25 @@ void gs__chunks_synced(struct gs_stream *s, int waited)
     GS_ASSERT_LOCKED(s);
     uint64_t d;
 
-    if (!s->chunk.drain_from || !waited)
+    if (!s->chunk_w.drain_from || !waited)
         goto done;
-    d = gs__now_ns() - s->chunk.drain_from;
-    if (!s->chunk.drain_busy || d < 2 * s->chunk.chunk_cost_ns) {
-        s->chunk.drain_votes = 0; /* votes in a row */
-    } else if (++s->chunk.drain_votes >= 2) {
+    d = gs__now_ns() - s->chunk_w.drain_from;
+    if (!s->chunk_w.drain_busy || d < 2 * s->chunk_w.chunk_cost_ns) {
+        s->chunk_w.drain_votes = 0; /* votes in a row */
+    } else if (++s->chunk_w.drain_votes >= 2) {
         if (can_shorten(s))
-            s->chunk.chunk_shift++;
-        s->chunk.drain_votes = 0;
+            s->chunk_w.chunk_shift++;
+        s->chunk_w.drain_votes = 0;
     }
 done:
-    s->chunk.drain_from = 0;
+    s->chunk_w.drain_from = 0;
 }
 
 void gs__chunks_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->chunk.chunk_shift = 0;
-    s->chunk.drain_votes = 0;
-    s->chunk.drain_from = 0;
-    s->chunk.chunk_cost_ns = 0;
+    s->chunk_w.chunk_shift = 0;
+    s->chunk_w.drain_votes = 0;
+    s->chunk_w.drain_from = 0;
+    s->chunk_w.chunk_cost_ns = 0;
 }

@@ -8,6 +8,7 @@
 ** window that finds them slow starts a paired trial, whose verdict keeps the
 ** graph or runs the sequence eagerly for good (no-gain).
 */
+#define GS_OWNS_GAIN /* this file writes the room (stream.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "gain.h"
 
@@ -37,8 +38,8 @@ int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
 ** never timed. */
 static void time_eagerly(struct gs_stream *s, uint32_t n)
 {
-    if (s->gain.timing_eager < n)
-        s->gain.timing_eager = n;
+    if (s->gain_w.timing_eager < n)
+        s->gain_w.timing_eager = n;
 }
 
 /* The sequence ending at t runs eagerly again (its warmup's times), to be
@@ -218,24 +219,24 @@ static int slow_from_the_first(const struct gs_node *t)
 static void segment_timed(struct gs_stream *s, uint64_t end_ns)
 {
     GS_ASSERT_LOCKED(s);
-    struct gs_node *t = s->gain.last_term;
+    struct gs_node *t = s->gain_w.last_term;
     uint64_t d;
     int v;
 
-    s->gain.last_term = NULL;
-    s->gain.last_open = 0;
-    if (!t || s->gain.last_evicted != s->trie.evicted)
+    s->gain_w.last_term = NULL;
+    s->gain_w.last_open = 0;
+    if (!t || s->gain_w.last_evicted != s->trie.evicted)
         return;
-    d = end_ns - s->gain.last_start;
-    if (s->gain.last_how == 0) {
+    d = end_ns - s->gain_w.last_start;
+    if (s->gain_w.last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
         t->gain.eager_ns = d;
         t->gain.eager_last_ns = d;
-        t->gain.eager_issue_ns = s->gain.last_issued - s->gain.last_start;
+        t->gain.eager_issue_ns = s->gain_w.last_issued - s->gain_w.last_start;
         t->gain.gain_fresh = 1;
         return;
     }
-    if (s->gain.last_how != 1 || t->runs.replays <= 1)
+    if (s->gain_w.last_how != 1 || t->runs.replays <= 1)
         return;
     t->gain.timed_sum_ns += d; /* the report's, also where no eager time judges it */
     t->gain.timed_replays++;
@@ -291,27 +292,27 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     GS_ASSERT_LOCKED(s);
     if (t && t->depth)
         t->gain.gain_end = reason >= GS_BAIL_BOUNDARY ? (unsigned)(reason - GS_BAIL_BOUNDARY + 1) : 0;
-    if (s->gain.timing_eager)
-        s->gain.timing_eager--;
+    if (s->gain_w.timing_eager)
+        s->gain_w.timing_eager--;
     /* A segment of no op that a call of the program's ended (a second event
     ** recorded, a synchronize after the record) leaves the step before it to be
     ** timed at the next op; a pause, or a capture of the program's own, does
     ** not: the step's time would be the pause's. */
-    if (s->gain.last_open && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
+    if (s->gain_w.last_open && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
         reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
         return;
     /* Timed: a learned segment that a synchronize, an event or a host function
     ** ended, long enough to be graphed (a shorter one is not worth the clock
     ** read). */
-    s->gain.last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->seg.clean && s->seg.seg_start &&
+    s->gain_w.last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->seg.clean && s->seg.seg_start &&
                            timed_end(reason)
                        ? t
                        : NULL;
-    s->gain.last_open = s->gain.last_term && reason != GS_BAIL_BOUNDARY + GS_SYNC;
-    s->gain.last_start = s->seg.seg_start;
-    s->gain.last_issued = s->gain.last_term ? gs__now_ns() : 0;
-    s->gain.last_how = replayed && !s->seg.seg_resumed ? 1 : s->seg_held ? -1 : 0;
-    s->gain.last_evicted = s->trie.evicted;
+    s->gain_w.last_open = s->gain_w.last_term && reason != GS_BAIL_BOUNDARY + GS_SYNC;
+    s->gain_w.last_start = s->seg.seg_start;
+    s->gain_w.last_issued = s->gain_w.last_term ? gs__now_ns() : 0;
+    s->gain_w.last_how = replayed && !s->seg.seg_resumed ? 1 : s->seg_held ? -1 : 0;
+    s->gain_w.last_evicted = s->trie.evicted;
 }
 
 void gs__gain_step_began(struct gs_stream *s)
@@ -319,15 +320,15 @@ void gs__gain_step_began(struct gs_stream *s)
     GS_ASSERT_LOCKED(s);
     if (gs__cfg.gain_check)
         segment_timed(s, gs__now_ns());
-    s->gain.last_term = NULL;
-    s->gain.last_open = 0;
+    s->gain_w.last_term = NULL;
+    s->gain_w.last_open = 0;
 }
 
 void gs__gain_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->gain.last_term = NULL;
-    s->gain.last_open = 0;
+    s->gain_w.last_term = NULL;
+    s->gain_w.last_open = 0;
 }
 
 /* A synchronize that waited for s (waited) returned: the gain check, and the

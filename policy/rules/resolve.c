@@ -4,6 +4,7 @@
 ** budget.  (Which boundary resolves what: entry/boundary.c.  The gain check, at
 ** synchronizes: gain.c.)
 */
+#define GS_OWNS_BUDGET /* this file writes the room (stream.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "resolve.h"
 
@@ -62,43 +63,43 @@
 static void budget_span_start(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->budget.budget_segments = 0;
-    s->budget.builds_mark = s->graphs.builds;
-    s->budget.launches_mark = s->replays + s->chunks;
-    s->budget.instantiated_mark = s->graphs.instantiated;
+    s->budget_w.budget_segments = 0;
+    s->budget_w.builds_mark = s->graphs.builds;
+    s->budget_w.launches_mark = s->replays + s->chunks;
+    s->budget_w.instantiated_mark = s->graphs.instantiated;
 }
 
 void gs__budget_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    s->budget.warmup_shift = 0;
-    s->budget.hopeless = 0;
+    s->budget_w.warmup_shift = 0;
+    s->budget_w.hopeless = 0;
     budget_span_start(s);
 }
 
 static void capture_budget(struct gs_stream *s)
 {
-    uint64_t builds = s->graphs.builds - s->budget.builds_mark, launches = s->replays + s->chunks - s->budget.launches_mark;
-    uint64_t made = s->graphs.instantiated - s->budget.instantiated_mark;
+    uint64_t builds = s->graphs.builds - s->budget_w.builds_mark, launches = s->replays + s->chunks - s->budget_w.launches_mark;
+    uint64_t made = s->graphs.instantiated - s->budget_w.instantiated_mark;
     int hopeless = made >= GS_BUDGET_CAPTURES && launches < made * GS_BUDGET_HOPELESS;
 
     if (GS_DROPPED(GS_RULE_BUDGET) ||
-        (++s->budget.budget_segments < GS_BUDGET_SEGMENTS && !(hopeless && s->budget.budget_segments % GS_BUDGET_EARLY == 0)))
+        (++s->budget_w.budget_segments < GS_BUDGET_SEGMENTS && !(hopeless && s->budget_w.budget_segments % GS_BUDGET_EARLY == 0)))
         return;
-    s->budget.hopeless |= hopeless; /* also where the warmup was at its most already */
+    s->budget_w.hopeless |= hopeless; /* also where the warmup was at its most already */
     if (builds >= GS_BUDGET_CAPTURES && launches < builds * GS_BUDGET_LAUNCHES &&
         gs__warmup(s) * 2 <= GS_WARMUP_MAX) {
-        s->budget.warmup_shift++;
+        s->budget_w.warmup_shift++;
         while (hopeless && gs__warmup(s) * 2 <= GS_WARMUP_MAX)
-            s->budget.warmup_shift++;
-        if (s->budget.warmup_shift > s->budget.warmup_peak)
-            s->budget.warmup_peak = s->budget.warmup_shift;
+            s->budget_w.warmup_shift++;
+        if (s->budget_w.warmup_shift > s->budget_w.warmup_peak)
+            s->budget_w.warmup_peak = s->budget_w.warmup_shift;
         gs__trie_restrain(&s->trie.root, gs__warmup(s));
         gs__debug("stream %d: graphs launched %.1f times per build in %u segments: sequences graphed after %ld times",
-                  s->id, (double)launches / (double)builds, s->budget.budget_segments, gs__warmup(s));
-    } else if (builds && launches >= builds * 4 * GS_BUDGET_LAUNCHES && s->budget.warmup_shift) {
-        s->budget.warmup_shift--;
-        s->budget.hopeless = 0;
+                  s->id, (double)launches / (double)builds, s->budget_w.budget_segments, gs__warmup(s));
+    } else if (builds && launches >= builds * 4 * GS_BUDGET_LAUNCHES && s->budget_w.warmup_shift) {
+        s->budget_w.warmup_shift--;
+        s->budget_w.hopeless = 0;
     }
     budget_span_start(s);
 }

@@ -3,6 +3,7 @@
 ** the fingerprint of a resting segment's shapes, where each segment starts
 ** learning, and how a rested segment that comes back ends the rest.
 */
+#define GS_OWNS_RESTS /* this file writes the room (stream.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "rest.h"
 
@@ -37,7 +38,7 @@ static uint32_t new_run(const struct gs_stream *s)
 {
     uint32_t n = (uint32_t)gs__cfg.rest_after;
 
-    return s->rests.dormant_len ? (n + 3) / 4 : n;
+    return s->rests_w.dormant_len ? (n + 3) / 4 : n;
 }
 
 /* Where the next segment of s starts: the root, or NULL (not learned) while
@@ -55,32 +56,32 @@ static uint32_t new_run(const struct gs_stream *s)
 struct gs_node *gs__segment_start(struct gs_stream *s)
 {
     s->resting = 0;
-    if (s->rests.dormant) {
-        s->rests.dormant--;
-        s->rests.segments_rested++;
-        s->resting = s->rests.fps != NULL;
+    if (s->rests_w.dormant) {
+        s->rests_w.dormant--;
+        s->rests_w.segments_rested++;
+        s->resting = s->rests_w.fps != NULL;
         return NULL;
     }
-    if (s->replays != s->rests.replays_mark) {
-        s->rests.replays_mark = s->replays;
-        s->rests.evicted_mark = s->trie.evicted;
-        s->rests.dormant_len = 0;
-        s->rests.dry_segments = 0;
-    } else if (gs__cfg.rest_after && (s->trie.evicted - s->rests.evicted_mark >= (uint64_t)gs__cfg.rest_after ||
-                                      s->rests.new_segments >= new_run(s) ||
+    if (s->replays != s->rests_w.replays_mark) {
+        s->rests_w.replays_mark = s->replays;
+        s->rests_w.evicted_mark = s->trie.evicted;
+        s->rests_w.dormant_len = 0;
+        s->rests_w.dry_segments = 0;
+    } else if (gs__cfg.rest_after && (s->trie.evicted - s->rests_w.evicted_mark >= (uint64_t)gs__cfg.rest_after ||
+                                      s->rests_w.new_segments >= new_run(s) ||
                                       (s->budget.hopeless && !GS_DROPPED(GS_RULE_HOPELESS_REST) &&
-                                       s->rests.dry_segments >= gs__warmup(s) + gs__cfg.rest_after))) {
-        s->rests.dormant_len = s->rests.dormant_len ? (s->rests.dormant_len < GS_DORMANT_MAX ? 2 * s->rests.dormant_len : GS_DORMANT_MAX)
+                                       s->rests_w.dry_segments >= gs__warmup(s) + gs__cfg.rest_after))) {
+        s->rests_w.dormant_len = s->rests_w.dormant_len ? (s->rests_w.dormant_len < GS_DORMANT_MAX ? 2 * s->rests_w.dormant_len : GS_DORMANT_MAX)
                                         : (uint32_t)gs__cfg.rest_after;
-        s->rests.dormant = s->rests.dormant_len;
-        s->rests.evicted_mark = s->trie.evicted;
-        s->rests.new_segments = 0;
-        if (!s->rests.fps)
-            s->rests.fps = calloc(GS_FPS, sizeof *s->rests.fps);
+        s->rests_w.dormant = s->rests_w.dormant_len;
+        s->rests_w.evicted_mark = s->trie.evicted;
+        s->rests_w.new_segments = 0;
+        if (!s->rests_w.fps)
+            s->rests_w.fps = calloc(GS_FPS, sizeof *s->rests_w.fps);
         else
-            memset(s->rests.fps, 0, GS_FPS * sizeof *s->rests.fps);
-        s->resting = s->rests.fps != NULL;
-        s->rests.segments_rested++;
+            memset(s->rests_w.fps, 0, GS_FPS * sizeof *s->rests_w.fps);
+        s->resting = s->rests_w.fps != NULL;
+        s->rests_w.segments_rested++;
         return NULL;
     }
     return &s->trie.root;
@@ -94,15 +95,15 @@ struct gs_node *gs__segment_start(struct gs_stream *s)
 void gs__rested_segment(struct gs_stream *s)
 {
     uint64_t fp = (s->fp | 1ull << 16) & ~0xffffull; /* 0 marks an empty entry */
-    uint64_t now = s->rests.segments_rested & 0xffff;
-    uint64_t *e = &s->rests.fps[(fp >> 16) % GS_FPS];
+    uint64_t now = s->rests_w.segments_rested & 0xffff;
+    uint64_t *e = &s->rests_w.fps[(fp >> 16) % GS_FPS];
 
     s->fp = 0;
     if ((*e & ~0xffffull) == fp && (!s->budget.hopeless || ((now - *e) & 0xffff) <= GS_FP_NEAR)) {
         gs__debug("stream %d: a segment came back while learning rested: it learns again", s->id);
-        s->rests.dormant = s->rests.dormant_len = 0;
-        s->rests.replays_mark = s->replays;
-        s->rests.dry_segments = 0;
+        s->rests_w.dormant = s->rests_w.dormant_len = 0;
+        s->rests_w.replays_mark = s->replays;
+        s->rests_w.dry_segments = 0;
     }
     *e = fp | now;
 }
@@ -110,13 +111,13 @@ void gs__rested_segment(struct gs_stream *s)
 void gs__rest_learned(struct gs_stream *s, int first_time, int replayed)
 {
     GS_ASSERT_LOCKED(s);
-    s->rests.new_segments = first_time ? s->rests.new_segments + 1 : 0;
-    s->rests.dry_segments += !replayed;
+    s->rests_w.new_segments = first_time ? s->rests_w.new_segments + 1 : 0;
+    s->rests_w.dry_segments += !replayed;
 }
 
 void gs__rest_forget(struct gs_stream *s)
 {
-    s->rests.dormant = s->rests.dormant_len = s->rests.new_segments = s->rests.dry_segments = 0;
+    s->rests_w.dormant = s->rests_w.dormant_len = s->rests_w.new_segments = s->rests_w.dry_segments = 0;
     s->resting = 0;
     s->rest_f = NULL;
 }

@@ -15,6 +15,7 @@
 ** step: layers of one shape on other weights are no step, an optimizer's step
 ** with a changed scalar or two is.
 */
+#define GS_OWNS_STEP /* this file writes the room (stream.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "step.h"
 
@@ -171,10 +172,10 @@ int gs__step_period(const struct gs_node *t, uint32_t *unit, uint32_t *off)
 /* The steps end: segments end where the program's calls end them. */
 static void steps_end(struct gs_stream *s)
 {
-    s->step.unit = 0;
-    s->step.off = 0;
-    s->step.unit_node = NULL;
-    s->step.misses = 0;
+    s->step_w.unit = 0;
+    s->step_w.off = 0;
+    s->step_w.unit_node = NULL;
+    s->step_w.misses = 0;
 }
 
 /* The period of t, from the sequences s searched (the search, where t ended its
@@ -182,7 +183,7 @@ static void steps_end(struct gs_stream *s)
 ** head in *f, or 0. */
 static int found(struct gs_stream *s, const struct gs_node *t, int body_found, struct gs_step_found *f)
 {
-    struct gs_step *st = &s->step;
+    struct gs_step *st = &s->step_w;
 
     for (uint32_t i = 0; i < GS_STEP_FOUND; i++)
         if (st->found[i].node == t && st->found[i].depth == t->depth) {
@@ -201,7 +202,7 @@ static int found(struct gs_stream *s, const struct gs_node *t, int body_found, s
 
 void gs__step_segment_ended(struct gs_stream *s, const struct gs_node *t, int reason)
 {
-    struct gs_step *st = &s->step;
+    struct gs_step *st = &s->step_w;
     struct gs_step_found f;
 
     GS_ASSERT_LOCKED(s);
@@ -242,6 +243,6 @@ void gs__step_forget(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
     steps_end(s);
-    memset(s->step.found, 0, sizeof s->step.found);
+    memset(s->step_w.found, 0, sizeof s->step_w.found);
     s->step_at = 0;
 }

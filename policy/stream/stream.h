@@ -150,6 +150,17 @@ struct gs_budget {
     uint64_t builds_mark, launches_mark, instantiated_mark;
 };
 
+/* A room's state in struct gs_stream, written by its file alone, checked by the
+** compiler: every file reads it as const (s->NAME); the owner, which defines
+** GS_OWNS_<NAME> before its first include, writes it as NAME_w (the same bytes).
+** Elsewhere NAME_w is poisoned below: a write from another file does not
+** compile, whatever local pointer it goes through (a const one only reads). */
+#define GS_ROOM(type, name) \
+    union {                 \
+        const type name;    \
+        type name##_w;      \
+    }
+
 /* The step (rules/step.c): segments end every `unit` ops (after a head of
 ** `off` ops where off is not 0) while the stream has one; the sequences
 ** searched that had one (found), so that a sequence back whole brings its
@@ -204,13 +215,13 @@ struct gs_stream {
 
     struct gs_trie trie;
     struct gs_seg seg;        /* the segment's records (segment.h) */
-    struct gs_chunks chunk;   /* early chunks (rules/chunk.c) */
-    struct gs_gain_seg gain;  /* the gain check's record of the last segment (rules/gain.c) */
+    GS_ROOM(struct gs_chunks, chunk);   /* early chunks (rules/chunk.c) */
+    GS_ROOM(struct gs_gain_seg, gain);  /* the gain check's record of the last segment (rules/gain.c) */
     uint64_t whole_replays;   /* replays of segments held from start to end (watchdog.c) */
-    struct gs_capture_rec capture; /* when sequences are graphed (rules/capture.c) */
-    struct gs_rest rests;     /* learning rests (rules/rest.c) */
-    struct gs_budget budget;  /* the capture budget (rules/resolve.c) */
-    struct gs_step step;      /* the step, where segments end between synchronizes (rules/step.c) */
+    GS_ROOM(struct gs_capture_rec, capture); /* when sequences are graphed (rules/capture.c) */
+    GS_ROOM(struct gs_rest, rests);     /* learning rests (rules/rest.c) */
+    GS_ROOM(struct gs_budget, budget);  /* the capture budget (rules/resolve.c) */
+    GS_ROOM(struct gs_step, step);      /* the step, where segments end between synchronizes (rules/step.c) */
 
     /* Held ops whose arguments differ from their node's (the tree matches ops
     ** by everything else, gs__key_cmp): their own keys, packed in pbuf, in
@@ -248,6 +259,26 @@ struct gs_stream {
     struct gs_stream *next;   /* every state */
     struct gs_stream *hnext;  /* hash chain; a per-thread stream: its thread's other ones */
 };
+
+/* The rooms' writable names, poisoned outside their owners (GS_ROOM). */
+#ifndef GS_OWNS_CHUNK /* rules/chunk.c */
+#pragma GCC poison chunk_w
+#endif
+#ifndef GS_OWNS_GAIN /* rules/gain.c */
+#pragma GCC poison gain_w
+#endif
+#ifndef GS_OWNS_CAPTURE /* rules/capture.c */
+#pragma GCC poison capture_w
+#endif
+#ifndef GS_OWNS_RESTS /* rules/rest.c */
+#pragma GCC poison rests_w
+#endif
+#ifndef GS_OWNS_BUDGET /* rules/resolve.c */
+#pragma GCC poison budget_w
+#endif
+#ifndef GS_OWNS_STEP /* rules/step.c */
+#pragma GCC poison step_w
+#endif
 
 /* The fields every op reads fit the first two cache lines (above). */
 _Static_assert(offsetof(struct gs_stream, body) == 128, "struct gs_stream: hot fields past line 1");

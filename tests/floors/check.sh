@@ -123,5 +123,37 @@ fresh
 sed -i '0,/^{$/s//{\n    s->cur->staging = NULL;/' "$tmp/policy/stream/release.c"
 expect "a node's staging buffer set outside its room" "policy/stream/release.c:[0-9]* writes staging"
 
+# A room of struct gs_stream (GS_ROOM, stream.h) is written by its owner alone,
+# checked by the compiler: another file's write does not compile, directly,
+# through a local pointer, or through the owner's writable name.
+# refused NAME FILE PATTERN: FILE of the copy does not compile, saying PATTERN.
+refused() {
+    local out
+    faults=$((faults + 1))
+    if out=$(cd "$tmp" && ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -fsyntax-only -I"${CUDA_HOME:-/usr/local/cuda}/include" \
+        -Iinclude -Ibuild/gen -Idriver -Iinterpose "$2" 2>&1); then
+        echo "floors check: $1: $2 compiled, and should not have"
+        fails=1
+    elif ! grep -q -- "$3" <<<"$out"; then
+        echo "floors check: $1: $2 did not compile, without saying \"$3\":"
+        echo "$out" | grep error | head -3
+        fails=1
+    else
+        echo "floors check: $1: refused by the compiler as it should be"
+    fi
+}
+
+fresh
+sed -i '/^void gs__gain_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->chunk.last_chunk = 0;/}' "$tmp/policy/rules/gain.c"
+refused "a room's field assigned by another file" policy/rules/gain.c "read-only"
+
+fresh
+sed -i '0,/^{$/s//{\n    { struct gs_step *st = \&s->step; st->unit = 0; }/' "$tmp/policy/rules/chunk.c"
+refused "a room's field written through a local pointer" policy/rules/chunk.c "discards .const. qualifier"
+
+fresh
+sed -i '0,/^{$/s//{\n    s->budget_w.hopeless = 0;/' "$tmp/policy/rules/rest.c"
+refused "a room written by its writable name outside its owner" policy/rules/rest.c "poisoned"
+
 [ $fails = 0 ] && echo "floors check: $faults faults, each found"
 exit $fails
