@@ -111,6 +111,15 @@ t_job_check_names_silent_ranks() {
 
 # --- The report whatever ends the program -------------------------------------------
 
+# Waits (60 s at most: a loaded machine, two test runs at once) until the
+# program started in the background says it is ready, so that a signal meets
+# it and not the launcher still starting it.
+await_ready() {
+    local n
+    for n in $(seq 600); do grep -q ready out && return 0; sleep 0.1; done
+    check same "not ready" ready -- "the program never said ready: $(cat err)"
+}
+
 t_report_at_a_signal() {
     local sig n pid
     for sig in INT TERM HUP; do
@@ -137,7 +146,7 @@ t_report_at_a_signal() {
     env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" TMPDIR="$PWD/tmp" GRAPHSHIM_REPORT=r.json \
         LD_PRELOAD="$LIB" "$EP" wait >out 2>err </dev/null &
     pid=$!
-    for n in $(seq 100); do grep -q ready out && break; sleep 0.1; done
+    await_ready
     kill -TERM "$pid"
     { wait "$pid"; } 2>/dev/null
     rc=$?
@@ -150,7 +159,7 @@ t_report_at_a_signal() {
     env -i PATH="$PATH" LD_LIBRARY_PATH="$AB/fakecuda" TMPDIR="$PWD/tmp" GRAPHSHIM_REPORT=r.json \
         GRAPHSHIM_CHECK='hit_rate>=0.99' "$G" run -- "$EP" wait >out 2>err </dev/null &
     pid=$!
-    for n in $(seq 100); do grep -q ready out && break; sleep 0.1; done
+    await_ready
     kill -TERM "$pid"
     { wait "$pid"; } 2>/dev/null
     rc=$?
