@@ -204,11 +204,36 @@ static int loop_common(const char *out, const char *report, const char *base, co
     return 0;
 }
 
+/* loop-busy's capture-pays claim: a sequence of 50 ops or more that a
+** synchronize ends is captured only after an eager run was timed (above), and
+** on a busy GPU (kernels of 200 us, issued in 11.1 us an op: busy 8 times as
+** long as the host issues, gs__gain_gpu_bound) only once 1/400 of its eager
+** time, over its occurrences, covers its capture's cost (rule capture-pays),
+** its first capture priced at GS_CAPTURE_NS_PER_OP (2 us) an op before the
+** stream measured its own (policy/rules/capture.c).  An eager run took at most
+** its kernels' GPU time and its ops' host work and calls (12 us an op) and
+** 50 us more, so the driver ran at least need occurrences eagerly. */
+static int loop_busy_capture(const char *out, const char *shim, long n, long ops, char *why, size_t len)
+{
+    long long before = stat_of(shim, "eager_before_exec");
+    long long eager_max = (long long)n * 200000 + (long long)ops * 12000 + 50000;
+    long long need = (2000LL * ops * 400 + eager_max - 1) / eager_max;
+
+    if (!(strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ")) || ops < 50 || before < 0)
+        return 0;
+    if (before < need * ops)
+        return fail(why, len, "its %ld-op sequence keeps the GPU busy, and was captured after %lld eager ops: its capture "
+                              "(%ld us) is paid for by 1/400 of %lld eager runs of at most %lld ns each, not fewer",
+                    ops, before, ops * 2, need, eager_max);
+    return 0;
+}
+
 int oracle_loop_time(const struct loop_setting *ls, const char *out, const char *report, const char *base,
                      const char *shim, char *why, size_t len)
 {
     long long plain = stat_of(base, "clock_ns"), t = stat_of(shim, "clock_ns");
     long long graphs = stat_of(shim, "execs_made") - stat_of(base, "execs_made");
+    long long glaunch = stat_of(shim, "graph_launches") - stat_of(base, "graph_launches");
     long long own = report ? jnum(strstr(report, "\"totals\""), NULL, "own_calls") : 0;
     long n = loop_shape(out, "ops"), iters = loop_shape(out, "iterations");
     /* the ops of one iteration: its launches, and a memset and a copy where it has them */
@@ -222,6 +247,11 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
         return fail(why, len, "a clock is not the fake's virtual clock (%lld and %lld ns)", plain, t);
     if (loop_common(out, report, base, shim, ops, why, len))
         return 1;
+    if (ls->kind == LOOP_BUSY && loop_busy_capture(out, shim, n, ops, why, len))
+        return 1;
+    if (ls->kind == LOOP_LOSE && graphs > 0 && glaunch < LOOP_MAX_REPLAYS)
+        return fail(why, len, "%lld graph launches of its %lld graphs: each is dropped only after its build, a first "
+                              "window of 4 timed replays and a trial of 8 (%d)", glaunch, graphs, LOOP_MAX_REPLAYS);
     if (ls->kind == LOOP_LOSE) {
         /* every graph launch costs 20 ms, the ops it replaces 1.1 us each */
         long long bound = (long long)LOOP_MAX_REPLAYS * graphs * 20000000 + 10000000;
