@@ -134,6 +134,7 @@ const struct loop_setting loop_settings[] = {
       "GRAPHSHIM_MAX_DEFER_US=100000000", NULL}},
     {"loop-win", LOOP_WIN, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-even", LOOP_EVEN, {"FAKECUDA_LAUNCH_US=100", "GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_MIN_OPS=8", NULL}},
+    {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
 };
 const int nloop_settings = (int)(sizeof loop_settings / sizeof loop_settings[0]);
 
@@ -281,5 +282,28 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
             return fail(why, len, "%lld ns with graphshim, %lld without: %ld iterations of %ld launches at 50 us each "
                                   "replayed as graphs at 1 us should save %lld ns or more", t, plain, iters, n, gain);
     }
+    return 0;
+}
+
+int oracle_steps(const char *out, const char *err, const char *base, const char *shim, char *why, size_t len)
+{
+    long p = loop_shape(out, "step"), unit = loop_shape(out, "unit"), r = loop_shape(out, "repeats");
+    long iters = loop_shape(out, "iterations");
+    const char *at = err ? strstr(err, "graph launches when the loop ended ") : NULL;
+    long long in_loop = at ? strtoll(at + strlen("graph launches when the loop ended "), NULL, 10) : -1;
+    long long after = stat_of(shim, "graph_launches") - stat_of(base, "graph_launches") - in_loop;
+
+    if (p < 0 || unit <= 0 || r < 0 || iters < 0 || in_loop < 0)
+        return fail(why, len, "no step shape or no graph launches at the loop's end");
+    if (strstr(out, " kind step ") && in_loop < (iters - 4) * (r * p / unit))
+        return fail(why, len, "%lld graph launches in %ld iterations of %ld steps of %ld ops: the units (%ld ops) of "
+                              "every iteration but the first 4 replay as graphs, %ld or more", in_loop, iters, r, p,
+                    unit, (iters - 4) * (r * p / unit));
+    if (strstr(out, " kind layers ") && in_loop > iters)
+        return fail(why, len, "%lld graph launches in %ld iterations of %ld layers of one shape on their own weights: no "
+                              "step, at most a graph an iteration", in_loop, iters, r);
+    if (after > 30)
+        return fail(why, len, "%lld graph launches in the 30 iterations after the steps' loop: the steps end there, "
+                              "at most a graph an iteration", after);
     return 0;
 }
