@@ -1,5 +1,6 @@
 /*
-** fuzz_loop.c: the loop programs of fuzzrun's time oracles (fuzzprog loop SEED).
+** fuzz_loop.c: the loop programs of fuzzrun's time oracles (fuzzprog loop SEED),
+** and its step programs (fuzzprog steps SEED, at the end).
 **
 ** One thread, one stream, one sequence of ops repeated: the shape whose cost
 ** with and without graphshim can be derived from the fake driver's virtual
@@ -111,5 +112,99 @@ int fuzz_loop_main(int argc, char **argv)
         printf("readback failed\n");
     printf("digest %016llx %016llx host functions %lu\n", (unsigned long long)word[0], (unsigned long long)word[1],
            calls);
+    return 0;
+}
+
+/*
+** The step programs of fuzzrun's step claims (fuzzprog steps SEED).
+**
+** One thread, one stream.  Each of 30 to 50 iterations is a head of 0 to 6
+** ops (kernels of their own), then R repetitions of a step of P ops (3 to 24
+** kernels of their own), then a synchronize: the shape of a training loop
+** that reads its loss once an iteration (rule steps, docs/engine.md).  Kind
+** "step": one op of the step takes the repetition's number as its argument,
+** the others the same arguments every time, so more than half of the ops
+** repeat byte for byte a step later (a step; not a loop body, which repeats
+** whole).  Kind "layers": every op of a repetition writes at the repetition's
+** own offset (layers of one shape on their own weights: no step).  R makes
+** the repetitions cover twice the unit (P, or as many steps as make 8 ops) or
+** more, and half of the sequence.  Then the loop ends: 30 iterations of other
+** work (Q kernels of their own, no period, Q > head + 3 units) and a
+** synchronize.  It prints its shape and a digest on stdout, and on stderr the
+** driver's graph launches when the loop ended (fakecuda_count), which the
+** claims split the run's at (fuzz_oracle.c, oracle_steps).
+*/
+
+#define STEPS_MAX_KERNELS 128
+
+/* Every kernel mixes its argument into the word its pointer names. */
+static void steps_kernel(void **params, const struct fakecuda_dims *d)
+{
+    uint64_t *out = (uint64_t *)(uintptr_t)FAKECUDA_ARG(CUdeviceptr, 0);
+    *out = *out * 1000003u + (uint64_t)FAKECUDA_ARG(int, 1) + d->grid[0];
+}
+
+/* Launches kernel f on s: out at offset off of buf, argument arg. */
+static int steps_launch(CUfunction f, CUdeviceptr buf, unsigned off, int arg, CUstream s)
+{
+    CUdeviceptr p = buf + 8u * off;
+    void *kp[] = {&p, &arg};
+    return cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, kp, NULL);
+}
+
+/* One iteration of the loop: the head, R steps of P ops, a synchronize. */
+static int steps_iteration(const CUfunction *head, int h, const CUfunction *step, int p, int r, int layers,
+                           CUdeviceptr buf, CUstream s)
+{
+    int rc = 0;
+    for (int i = 0; i < h; i++)
+        rc |= steps_launch(head[i], buf, 0, i, s);
+    for (int j = 0; j < r; j++)
+        for (int i = 0; i < p; i++)
+            rc |= layers ? steps_launch(step[i], buf, 1 + (unsigned)j, i, s)
+                         : steps_launch(step[i], buf, 1, i == 0 ? j : i, s);
+    return rc | cuStreamSynchronize(s);
+}
+
+int fuzz_steps_main(int argc, char **argv)
+{
+    uint64_t x = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x2545F4914F6CDD1Dull + 11;
+    int h = (int)(loop_rand(&x) % 7), p = 3 + (int)(loop_rand(&x) % 22), layers = loop_rand(&x) % 3 == 0;
+    int unit = p * ((8 + p - 1) / p), r = (2 * unit + p - 1) / p + (int)(loop_rand(&x) % 4);
+    int iters = 30 + (int)(loop_rand(&x) % 21), q = h + 3 * unit + 1 + (int)(loop_rand(&x) % 8), rc = 0;
+    CUfunction f[STEPS_MAX_KERNELS];
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUstream s;
+    CUdeviceptr buf;
+    char name[32];
+
+    if (r * p < h)
+        r = (h + p - 1) / p;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+        cuModuleLoadData(&mod, "steps") || cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAlloc(&buf, 4096) ||
+        cuMemsetD8(buf, 0, 4096))
+        return fprintf(stderr, "fuzzprog steps: driver setup failed\n"), 2;
+    for (int i = 0; i < h + p + q; i++) {
+        snprintf(name, sizeof name, "fuzz_steps_k%d", i);
+        if (fakecuda_define_kernel(name, steps_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
+            cuModuleGetFunction(&f[i], mod, name))
+            return fprintf(stderr, "fuzzprog steps: no kernel %s\n", name), 2;
+    }
+    printf("steps seed %s head %d step %d unit %d repeats %d kind %s iterations %d then %d ops 30 times\n",
+           argc > 2 ? argv[2] : "1", h, p, unit, r, layers ? "layers" : "step", iters, q);
+    for (int it = 0; it < iters; it++)
+        rc |= steps_iteration(f, h, f + h, p, r, layers, buf, s);
+    fprintf(stderr, "steps: graph launches when the loop ended %ld\n", fakecuda_count("graph_launches"));
+    for (int it = 0; it < 30; it++)
+        rc |= steps_iteration(f + h + p, q, NULL, 0, 0, 0, buf, s);
+    uint64_t word[34] = {0};
+    if (rc || cuCtxSynchronize() || cuMemcpyDtoH(word, buf, sizeof word))
+        printf("an error\n");
+    uint64_t dig = 0;
+    for (int i = 0; i < 34; i++)
+        dig = dig * 31 + word[i];
+    printf("digest %016llx\n", (unsigned long long)dig);
     return 0;
 }

@@ -134,6 +134,7 @@ const struct loop_setting loop_settings[] = {
       "GRAPHSHIM_MAX_DEFER_US=100000000", NULL}},
     {"loop-win", LOOP_WIN, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-even", LOOP_EVEN, {"FAKECUDA_LAUNCH_US=100", "GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_MIN_OPS=8", NULL}},
+    {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
 };
 const int nloop_settings = (int)(sizeof loop_settings / sizeof loop_settings[0]);
 
@@ -204,11 +205,36 @@ static int loop_common(const char *out, const char *report, const char *base, co
     return 0;
 }
 
+/* loop-busy's capture-pays claim: a sequence of 50 ops or more that a
+** synchronize ends is captured only after an eager run was timed (above), and
+** on a busy GPU (kernels of 200 us, issued in 11.1 us an op: busy 8 times as
+** long as the host issues, gs__gain_gpu_bound) only once 1/400 of its eager
+** time, over its occurrences, covers its capture's cost (rule capture-pays),
+** its first capture priced at GS_CAPTURE_NS_PER_OP (2 us) an op before the
+** stream measured its own (policy/rules/capture.c).  An eager run took at most
+** its kernels' GPU time and its ops' host work and calls (12 us an op) and
+** 50 us more, so the driver ran at least need occurrences eagerly. */
+static int loop_busy_capture(const char *out, const char *shim, long n, long ops, char *why, size_t len)
+{
+    long long before = stat_of(shim, "eager_before_exec");
+    long long eager_max = (long long)n * 200000 + (long long)ops * 12000 + 50000;
+    long long need = (2000LL * ops * 400 + eager_max - 1) / eager_max;
+
+    if (!(strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ")) || ops < 50 || before < 0)
+        return 0;
+    if (before < need * ops)
+        return fail(why, len, "its %ld-op sequence keeps the GPU busy, and was captured after %lld eager ops: its capture "
+                              "(%ld us) is paid for by 1/400 of %lld eager runs of at most %lld ns each, not fewer",
+                    ops, before, ops * 2, need, eager_max);
+    return 0;
+}
+
 int oracle_loop_time(const struct loop_setting *ls, const char *out, const char *report, const char *base,
                      const char *shim, char *why, size_t len)
 {
     long long plain = stat_of(base, "clock_ns"), t = stat_of(shim, "clock_ns");
     long long graphs = stat_of(shim, "execs_made") - stat_of(base, "execs_made");
+    long long glaunch = stat_of(shim, "graph_launches") - stat_of(base, "graph_launches");
     long long own = report ? jnum(strstr(report, "\"totals\""), NULL, "own_calls") : 0;
     long n = loop_shape(out, "ops"), iters = loop_shape(out, "iterations");
     /* the ops of one iteration: its launches, and a memset and a copy where it has them */
@@ -222,6 +248,11 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
         return fail(why, len, "a clock is not the fake's virtual clock (%lld and %lld ns)", plain, t);
     if (loop_common(out, report, base, shim, ops, why, len))
         return 1;
+    if (ls->kind == LOOP_BUSY && loop_busy_capture(out, shim, n, ops, why, len))
+        return 1;
+    if (ls->kind == LOOP_LOSE && graphs > 0 && glaunch < LOOP_MAX_REPLAYS)
+        return fail(why, len, "%lld graph launches of its %lld graphs: each is dropped only after its build, a first "
+                              "window of 4 timed replays and a trial of 8 (%d)", glaunch, graphs, LOOP_MAX_REPLAYS);
     if (ls->kind == LOOP_LOSE) {
         /* every graph launch costs 20 ms, the ops it replaces 1.1 us each */
         long long bound = (long long)LOOP_MAX_REPLAYS * graphs * 20000000 + 10000000;
@@ -251,5 +282,28 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
             return fail(why, len, "%lld ns with graphshim, %lld without: %ld iterations of %ld launches at 50 us each "
                                   "replayed as graphs at 1 us should save %lld ns or more", t, plain, iters, n, gain);
     }
+    return 0;
+}
+
+int oracle_steps(const char *out, const char *err, const char *base, const char *shim, char *why, size_t len)
+{
+    long p = loop_shape(out, "step"), unit = loop_shape(out, "unit"), r = loop_shape(out, "repeats");
+    long iters = loop_shape(out, "iterations");
+    const char *at = err ? strstr(err, "graph launches when the loop ended ") : NULL;
+    long long in_loop = at ? strtoll(at + strlen("graph launches when the loop ended "), NULL, 10) : -1;
+    long long after = stat_of(shim, "graph_launches") - stat_of(base, "graph_launches") - in_loop;
+
+    if (p < 0 || unit <= 0 || r < 0 || iters < 0 || in_loop < 0)
+        return fail(why, len, "no step shape or no graph launches at the loop's end");
+    if (strstr(out, " kind step ") && in_loop < (iters - 4) * (r * p / unit))
+        return fail(why, len, "%lld graph launches in %ld iterations of %ld steps of %ld ops: the units (%ld ops) of "
+                              "every iteration but the first 4 replay as graphs, %ld or more", in_loop, iters, r, p,
+                    unit, (iters - 4) * (r * p / unit));
+    if (strstr(out, " kind layers ") && in_loop > iters)
+        return fail(why, len, "%lld graph launches in %ld iterations of %ld layers of one shape on their own weights: no "
+                              "step, at most a graph an iteration", in_loop, iters, r);
+    if (after > 30)
+        return fail(why, len, "%lld graph launches in the 30 iterations after the steps' loop: the steps end there, "
+                              "at most a graph an iteration", after);
     return 0;
 }

@@ -50,7 +50,7 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
 ** And in every setting: a long sequence is captured only after an eager run
 ** of it was timed; where no segment bailed, the sequences' graph launches are
 ** the driver's. */
-enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN };
+enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_STEPS };
 #define LOOP_MAX_REPLAYS 13
 #define LOOP_MAX_REPLAYS_LATE 25 /* loop-even, judged strictly late (fuzz_oracle.c) */
 struct loop_setting {
@@ -68,5 +68,21 @@ long loop_graph_launch_us(const char *out);
 ** output (its shape), report: graphshim's.  0, or 1 with why. */
 int oracle_loop_time(const struct loop_setting *ls, const char *out, const char *report, const char *base,
                      const char *shim, char *why, size_t len);
+
+/* The step programs (fuzzprog steps SEED, fuzz_loop.c) under LOOP_STEPS:
+** launches of 50 us, graph launches of 1 us (every graph pays), no early
+** chunks.  Their segments end where the rule steps says (docs/engine.md,
+** "Steps"), told by the driver's graph launches in the loop (err: the
+** program's stderr says how many came before its end) and after it:
+** - a step (more than half of the ops repeat byte for byte a step later,
+**   covering twice the unit and half of the sequence): every unit is a
+**   segment, replayed as a graph once learned: at least the units of each
+**   iteration but the first 4;
+** - layers (the period holds by shape alone): no step, a graph launch an
+**   iteration at most;
+** - the work after the loop (no period; 30 iterations): the steps end at its
+**   second unit that ends at another sequence, and it is replayed whole: 30
+**   graph launches at most. */
+int oracle_steps(const char *out, const char *err, const char *base, const char *shim, char *why, size_t len);
 
 #endif

@@ -452,7 +452,8 @@ static void *thread_main(void *p)
     return NULL;
 }
 
-int fuzz_loop_main(int argc, char **argv); /* fuzz_loop.c: fuzzprog loop SEED */
+int fuzz_loop_main(int argc, char **argv);  /* fuzz_loop.c: fuzzprog loop SEED */
+int fuzz_steps_main(int argc, char **argv); /* fuzz_loop.c: fuzzprog steps SEED */
 
 int main(int argc, char **argv)
 {
@@ -463,8 +464,10 @@ int main(int argc, char **argv)
 
     if (argc == 3 && strcmp(argv[1], "loop") == 0)
         return fuzz_loop_main(argc, argv);
+    if (argc == 3 && strcmp(argv[1], "steps") == 0)
+        return fuzz_steps_main(argc, argv);
     if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: fuzzprog SEED [MAX_THREADS] | fuzzprog loop SEED\n");
+        fprintf(stderr, "usage: fuzzprog SEED [MAX_THREADS] | fuzzprog loop SEED | fuzzprog steps SEED\n");
         return 2;
     }
     g_seed = strtoull(argv[1], NULL, 0);
