@@ -182,6 +182,18 @@ out:
     return rc;
 }
 
+/* A module's functions and the module itself leave the registry.  Locked. */
+static void module_free(struct module *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        reg_del(m->fns[i]);
+        handle_free(&free_funcs, m->fns[i]);
+    }
+    reg_del(m);
+    free(m->fns);
+    free(m);
+}
+
 CUresult x_ModuleUnload(CUmodule hm)
 {
     CUresult rc = api_enter(true);
@@ -191,13 +203,7 @@ CUresult x_ModuleUnload(CUmodule hm)
     if (!m) rc = CUDA_ERROR_INVALID_HANDLE;
     else {
         queue_drain(); /* launches of its functions finish first */
-        for (size_t i = 0; i < m->n; i++) {
-            reg_del(m->fns[i]);
-            handle_free(&free_funcs, m->fns[i]);
-        }
-        reg_del(m);
-        free(m->fns);
-        free(m);
+        module_free(m);
     }
     UNLOCK();
     return rc;
@@ -207,13 +213,7 @@ static void reset_module(void *obj, void *arg)
 {
     struct module *m = obj;
     if (m->ctx != arg) return;
-    for (size_t i = 0; i < m->n; i++) {
-        reg_del(m->fns[i]);
-        handle_free(&free_funcs, m->fns[i]);
-    }
-    reg_del(m);
-    free(m->fns);
-    free(m);
+    module_free(m);
 }
 
 void modules_reset(struct ctx *c)
