@@ -40,15 +40,6 @@
 #define HOST_US 1.0
 #define ROUNDS 5
 
-#define CU(x)                                                                                    \
-    do {                                                                                         \
-        CUresult r_ = (x);                                                                       \
-        if (r_ != CUDA_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d: %s: error %d\n", __FILE__, __LINE__, #x, (int)r_);           \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
-
 __global__ void step(unsigned *x, unsigned salt, long long spin)
 {
     long long t0 = clock64();

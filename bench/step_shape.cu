@@ -38,15 +38,6 @@
 #include <ctime>
 #include <vector>
 
-#define CU(x)                                                                  \
-    do {                                                                       \
-        CUresult r_ = (x);                                                     \
-        if (r_ != CUDA_SUCCESS) {                                              \
-            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #x, (int)r_); \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
-
 enum { N = 4096, KERNELS = 4 };
 
 static volatile long released; // the host function's count

@@ -28,15 +28,6 @@
 
 #define SPIN_NS 200000000LL // 200 ms: a kernel still running when the host looks
 
-#define CU(x)                                                                                    \
-    do {                                                                                         \
-        CUresult r_ = (x);                                                                       \
-        if (r_ != CUDA_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d: %s: error %d\n", __FILE__, __LINE__, #x, (int)r_);           \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
-
 __global__ void xs_add(int *p, int v) { *p += v; }
 
 // Waits ns nanoseconds of the GPU's global timer, then sets *flag.
