@@ -38,7 +38,7 @@ const char *gs__bail_name(int b, char *buf, size_t len)
 }
 
 #ifdef GS_TEST
-int gs__dropped_rule;
+uint64_t gs__dropped_rules;
 uint64_t (*gs__test_clock)(void); /* base/clock.h, set by interpose/test_clock.c */
 
 static const char *const rule_names[] = {
@@ -46,25 +46,39 @@ static const char *const rule_names[] = {
     GS_RULES(GS_RULE_NAME)
 #undef GS_RULE_NAME
 };
+#define GS_NRULES (int)(sizeof rule_names / sizeof rule_names[0])
+_Static_assert(sizeof rule_names / sizeof rule_names[0] <= 64, "gs__dropped_rules: a bit a rule");
+
+/* The rule called name (len bytes), or 0. */
+static int rule_named(const char *name, size_t len)
+{
+    for (int r = 1; r < GS_NRULES; r++)
+        if (strlen(rule_names[r]) == len && strncmp(name, rule_names[r], len) == 0)
+            return r;
+    return 0;
+}
 
 void gs__drop_rule(void)
 {
-    const char *name = getenv("GRAPHSHIM_TEST_DROP_RULE");
-    char q[GS_QUOTE_LEN], all[512] = "";
+    const char *names = getenv("GRAPHSHIM_TEST_DROP_RULE");
+    char q[GS_QUOTE_LEN], all[768] = "";
 
-    if (!name || !name[0])
+    if (!names || !names[0])
         return;
-    for (int r = 1; r < (int)(sizeof rule_names / sizeof rule_names[0]); r++)
-        if (strcmp(name, rule_names[r]) == 0)
-            gs__dropped_rule = r;
-    if (gs__dropped_rule)
-        gs__log(GS_LOG_ALWAYS, "GRAPHSHIM_TEST_DROP_RULE=%s is set: the test build turns the %s rule off, so results "
-                "may be wrong; unset it", rule_names[gs__dropped_rule], rule_names[gs__dropped_rule]);
-    else {
-        for (int r = 1; r < (int)(sizeof rule_names / sizeof rule_names[0]); r++)
-            snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", r > 1 ? ", " : "", rule_names[r]);
-        gs__log(GS_LOG_ALWAYS, "GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s): every rule stays on",
-                gs__quote(name, q), all);
+    for (const char *p = names; *p;) {
+        size_t len = strcspn(p, ",");
+        int r = rule_named(p, len);
+        if (!r) {
+            gs__dropped_rules = 0;
+            for (r = 1; r < GS_NRULES; r++)
+                snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", r > 1 ? ", " : "", rule_names[r]);
+            gs__log(GS_LOG_ALWAYS, "GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s): every rule stays on", gs__quote(names, q), all);
+            return;
+        }
+        gs__dropped_rules |= 1ull << r;
+        p += len + (p[len] == ',');
     }
+    gs__log(GS_LOG_ALWAYS, "GRAPHSHIM_TEST_DROP_RULE=%s is set: the test build turns these rules off, so results "
+            "may be wrong; unset it", gs__quote(names, q));
 }
 #endif

@@ -86,6 +86,7 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(GAIN_FIRST, "gain-first", "a graph slow in its first 4 timed replays is tried, not after 8")      \
     X(GAIN_CALLS, "gain-calls", "a graph whose replays save no driver call keeps no replay that is slower at all") \
     X(GAIN_STEP, "gain-step", "a sequence an event record or a host function ends is timed to the stream's next op") \
+    X(GAIN_PAIRS, "gain-pairs", "every graph is tried once warm; a replay slower than the eager runs around it is slow, over half slow drops it") \
     X(FAILED_KEPT, "failed-kept", "a one-op sequence whose graph failed is not captured again when learned anew")
 
 enum gs_rule {
@@ -99,11 +100,12 @@ enum gs_rule {
 ** the switch; in the library users run it is the constant 0, and every branch
 ** on it is compiled away. */
 #ifdef GS_TEST
-extern int gs__dropped_rule;
-#define GS_DROPPED(rule) GS_UNLIKELY(gs__dropped_rule == (rule))
+extern uint64_t gs__dropped_rules;
+#define GS_DROPPED(rule) GS_UNLIKELY((gs__dropped_rules >> (rule)) & 1)
 
-/* Sets gs__dropped_rule from GRAPHSHIM_TEST_DROP_RULE, and says on one line,
-** whatever GRAPHSHIM_LOG says, which rule is off or that the value names none. */
+/* Sets gs__dropped_rules from GRAPHSHIM_TEST_DROP_RULE (a rule's name, or
+** several separated by commas), and says on one line, whatever GRAPHSHIM_LOG
+** says, which rules are off or that the value names none. */
 void gs__drop_rule(void);
 #else
 #define GS_DROPPED(rule) (0 && (rule))

@@ -55,20 +55,22 @@ enum gs_gain_verdict {
 
 struct gs_node_gain {
     uint8_t gain_trial;      /* in the gain check's paired trial: its untimed eager runs, plus one (0: none) */
-    uint8_t gain_fresh;      /* eager_ns was measured after its last timed replay */
-    uint8_t gain_backoff;    /* trials that kept its graph (at most GS_GAIN_BACKOFF_MAX) */
     uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */
-    uint8_t gain_warm;       /* its eager time was measured again after the first replays */
-    uint8_t gain_paid;       /* the gain check's last verdict: its replays were not slower than eager */
-    uint8_t gain_asked;      /* replayed before any eager run was timed, it was run eagerly once to be */
-    uint8_t gain_end : 5;    /* what ended its last segment: the boundary's class (enum gs_class) + 1; 0: else */
+    uint8_t gain_backoff : 3; /* trials that kept its graph (at most GS_GAIN_BACKOFF_MAX) */
     uint8_t gain_verdict : 3; /* the gain check's last word on its graph (enum gs_gain_verdict) */
-    uint32_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns;
-                             ** in a trial, of replay_n pairs */
-    uint32_t replay_n;
+    uint8_t gain_fresh : 1;  /* eager_ns was measured after its last timed replay */
+    uint8_t gain_warm : 1;   /* its eager time was measured again after the first replays */
+    uint8_t gain_end : 5;    /* what ended its last segment: the boundary's class (enum gs_class) + 1; 0: else */
+    uint8_t gain_paid : 1;   /* the gain check's last verdict: its replays were not slower than eager */
+    uint8_t gain_asked : 1;  /* replayed before any eager run was timed, it was run eagerly once to be */
+    uint16_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns;
+                             ** in a trial, of replay_n pairs (a window or a trial: at most 8) */
+    uint16_t replay_n;
     uint64_t eager_ns;       /* its time, first op to the end its segment is timed to (rules/gain.c),
                              ** when last run eagerly */
     uint64_t eager_issue_ns; /* of that, the host's: first op to the synchronize's call */
+    uint64_t pair_replay_ns; /* in a trial: a timed replay that the eager runs before (eager_ns) and after
+                             ** it judge (0: none) */
     /* For the report: what the check measured, never cleared. */
     uint64_t eager_last_ns;  /* the last eager time measured (eager_ns: 0 while it is to be measured again) */
     uint64_t timed_sum_ns;   /* the time of its timed replays, first op to synchronize, in all */

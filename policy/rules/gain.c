@@ -19,6 +19,7 @@
 #include "chunk.h"
 
 _Static_assert(GS_NCLASSES + 1 < 32, "gs_node_gain.gain_end: 5 bits hold a boundary class + 1");
+_Static_assert(GS_GAIN_BACKOFF_MAX < 8, "gs_node_gain.gain_backoff: 3 bits");
 
 int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict)
 {
@@ -108,11 +109,23 @@ static void no_gain(struct gs_stream *s, struct gs_node *t)
     gs__nvtx_mark(GS_NVTX_BAIL + GS_BAIL_NO_GAIN);
 }
 
-/* Counts a timed replay of t, d ns long, in its window or trial. */
+/* Counts a timed replay of t, d ns long, in its window. */
 static void replay_timed(struct gs_node *t, uint64_t d)
 {
-    t->gain.replay_slow += (uint32_t)gs__gain_slow(t->gain.eager_ns, d, judged_strictly(t));
+    t->gain.replay_slow += (uint16_t)gs__gain_slow(t->gain.eager_ns, d, judged_strictly(t));
     t->gain.replay_n++;
+}
+
+/* A paired trial's verdict (as gs__gain_verdict's): the graph is kept where at
+** most half of its pairs were slow (rule gain-pairs); -1 where fewer than
+** GS_GAIN_REPLAYS pairs were timed. */
+static int trial_verdict(const struct gs_node *t)
+{
+    if (GS_DROPPED(GS_RULE_GAIN_PAIRS))
+        return gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n, GS_GAIN_REPLAYS);
+    if (t->gain.replay_n < GS_GAIN_REPLAYS)
+        return -1;
+    return t->gain.replay_slow * 2 <= t->gain.replay_n;
 }
 
 /* A window of replays found t's graph slow, or t keeps a busy GPU (gpu_bound)
@@ -127,8 +140,8 @@ static void trial_start(struct gs_stream *s, struct gs_node *t, int slow)
         gs__debug("a %u-op sequence took %s than its %.1f us eagerly in 3 of 4 replays or more: "
                   "a trial runs it eagerly and replayed in turn", t->depth, slow_words(t), t->gain.eager_ns / 1e3);
     else
-        gs__debug("a %u-op sequence kept the GPU busy %d times as long as the host took to issue it: "
-                  "a trial runs it eagerly and replayed in turn", t->depth, GS_GPU_BOUND);
+        gs__debug("a %u-op sequence's first window passed: a trial runs it eagerly and replayed in turn, warm",
+                  t->depth);
     t->gain.gain_trial = 1;
     t->gain.gain_verdict = GS_VERDICT_TRIAL;
     t->gain.gain_paid = 0;
@@ -164,23 +177,46 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
     }
     t->gain.gain_warm = 1; /* its eager time is fresh, or none */
     t->gain.gain_trial = 0;
+    t->gain.pair_replay_ns = 0;
     t->gain.replay_n = 0, t->gain.replay_slow = 0;
 }
 
-/* A replay of t in its paired trial, d ns long, judged against the eager run
-** before it where that was timed.  The trial ends after GS_GAIN_REPLAYS pairs,
-** or once two of its eager runs went untimed. */
+/* A replay of t in its paired trial, d ns long.  With rule gain-pairs it waits
+** for the eager run after it: the eager runs before and after it judge it
+** (trial_eager), strictly, so that a program whose pace drifts one way judges
+** replay and eager runs alike, and no margin hides a graph that loses a few per
+** cent (a step whose held work starts the GPU late).  Without, it is judged
+** against the eager run before it, as windows judge.  The trial ends after
+** GS_GAIN_REPLAYS pairs, or once two of its eager runs went untimed. */
 static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
 {
-    if (t->gain.gain_fresh)
+    if (!t->gain.gain_fresh)
+        t->gain.gain_trial++, t->gain.pair_replay_ns = 0;
+    else if (GS_DROPPED(GS_RULE_GAIN_PAIRS))
         replay_timed(t, d);
     else
-        t->gain.gain_trial++;
+        t->gain.pair_replay_ns = d;
     t->gain.gain_fresh = 0;
     if (t->gain.replay_n < GS_GAIN_REPLAYS && t->gain.gain_trial < 3)
         time_eagerly_once(s, t);
     else
-        trial_end(s, t, gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n, GS_GAIN_REPLAYS));
+        trial_end(s, t, trial_verdict(t));
+}
+
+/* An eager run of t in its paired trial, d ns long, before_ns the one before:
+** the replay between them, if one waits, is slow where it took longer than
+** their mean. */
+static void trial_eager(struct gs_stream *s, struct gs_node *t, uint64_t before_ns, uint64_t d)
+{
+    uint64_t r = t->gain.pair_replay_ns;
+
+    if (!t->gain.gain_trial || !r)
+        return;
+    t->gain.pair_replay_ns = 0;
+    t->gain.replay_slow += r * 2 > before_ns + d;
+    t->gain.replay_n++;
+    if (t->gain.replay_n >= GS_GAIN_REPLAYS)
+        trial_end(s, t, trial_verdict(t));
 }
 
 /* A replay of t, which was never timed eagerly: its eager runs were held (as a
@@ -230,10 +266,12 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
     d = end_ns - s->gain_w.last_start;
     if (s->gain_w.last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
+        uint64_t before = t->gain.eager_ns;
         t->gain.eager_ns = d;
         t->gain.eager_last_ns = d;
         t->gain.eager_issue_ns = s->gain_w.last_issued - s->gain_w.last_start;
         t->gain.gain_fresh = 1;
+        trial_eager(s, t, before, d);
         return;
     }
     if (s->gain_w.last_how != 1 || t->runs.replays <= 1)
@@ -270,8 +308,8 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
         ** any graph look fast: once, after the first window, it is timed again,
         ** warm. */
         t->gain.gain_warm = 1;
-        if (gpu_bound(t))
-            trial_start(s, t, 0); /* its eager runs timed warm, each beside a replay */
+        if (gpu_bound(t) || !GS_DROPPED(GS_RULE_GAIN_PAIRS))
+            trial_start(s, t, 0); /* its eager runs timed warm, each between replays */
         else
             time_eagerly_again(s, t);
     }

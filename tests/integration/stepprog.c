@@ -14,7 +14,8 @@
 ** fake driver's clock over the loop's second half ("loop_ns N"), what the
 ** program sees of a step.  With STEPPROG_PAUSE_US=n, after each step the
 ** program pauses graphshim (gs_pause, where it is loaded), spends n us and
-** resumes it, as a benchmark's eager half does.
+** resumes it, as a benchmark's eager half does.  With STEPPROG_SAME_ARGS set,
+** every step takes the same arguments (a replay sets no node).
 **
 ** The host's own work is spent on the fake driver's clock (fakecuda_advance_ns):
 ** with FAKECUDA_CLOCK=virtual and FAKECUDA_KERNEL_US, held work starts on the
@@ -63,14 +64,15 @@ static uint64_t hash(const float *v, int n)
     return h ^ (uint64_t)released;
 }
 
-/* One step on stream s: four launches, the host's work before each. */
-static void step(CUfunction f, CUstream s, CUdeviceptr *buf, int it)
+/* One step on stream s: four launches, the host's work before each; same:
+** every step's arguments the same (no node is set a replay). */
+static void step(CUfunction f, CUstream s, CUdeviceptr *buf, int it, int same)
 {
     CUlaunchConfig cfg = {1, 1, 1, 32, 1, 1, 0, s, NULL, 0};
     int n = N;
 
     for (int k = 0; k < 4; k++) {
-        float a = 0.5f, b = k ? 0.001f * (float)(it % 97) : 0.25f; /* three take the step's number */
+        float a = 0.5f, b = k && !same ? 0.001f * (float)(it % 97) : 0.25f; /* three take the step's number */
         fakecuda_advance_ns(HOST_NS);
         CHECK(cuLaunchKernelEx(&cfg, f, (void *[]){&buf[(k + 1) % 4], &buf[k], &a, &b, &n}, NULL));
     }
@@ -129,7 +131,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < iters; it++) {
         if (it == iters / 2)
             t0 = fakecuda_clock_ns();
-        step(f, s, buf, it);
+        step(f, s, buf, it, getenv("STEPPROG_SAME_ARGS") != NULL);
         CHECK(cuEventRecord(e1, s));
         CHECK(cuEventRecord(e2, s));
         CHECK(cuStreamWaitEvent(s2, e1, 0));

@@ -133,16 +133,34 @@ Test(steps, a_step_a_stream_synchronize_waits_for_after_its_records_is_judged, .
 /* Longer kernels (20 us): the held step loses 7-8 %, within the 10 % any graph
 ** may lose to noise.  Its replays save no driver call (a graph launch and three
 ** node sets against four launches): judged strictly, it runs eagerly for good
-** (rule gain-calls); without the rule its graph is kept. */
+** (rule gain-calls); without the rule its graph is kept, unless the trial after
+** its first window finds it (rule gain-pairs): both are off there. */
 Test(steps, a_step_whose_replays_save_no_call_is_judged_strictly, .timeout = 90)
 {
     const char *costs[] = {"FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3",
                            "FAKECUDA_GRAPH_LAUNCH_US=2", NULL};
     struct step_run off, on;
 
-    judged("event", costs, "gain-calls", 0.97, &off, &on);
+    judged("event", costs, "gain-calls,gain-pairs", 0.97, &off, &on);
     cr_assert(strstr(off.report, "\"gain\": \"pays\""), "%s", off.report);
     cr_assert(strstr(on.report, "\"gain\": \"no-gain\""), "%s", on.report);
+    step_free(&off), step_free(&on);
+}
+
+/* The same step with the same arguments every step: its replays set no node and
+** save three driver calls of four, so windows allow them the 10 % any graph
+** may lose to noise, and the held step loses 7-8 % for good.  The trial after
+** its first window judges each replay strictly against the eager runs around it
+** (rule gain-pairs) and runs it eagerly for good. */
+Test(steps, a_step_that_loses_less_than_windows_allow_is_found_by_its_trial, .timeout = 90)
+{
+    const char *costs[] = {"FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3",
+                           "FAKECUDA_GRAPH_LAUNCH_US=2", "STEPPROG_SAME_ARGS=1", NULL};
+    struct step_run off, on;
+
+    judged("event", costs, "gain-pairs", 0.97, &off, &on);
+    cr_assert(strstr(off.report, "\"gain\": \"pays\""), "%s", off.report);
+    cr_assert_eq(total(off.report, "nodes_patched"), 0, "%s", off.report);
     step_free(&off), step_free(&on);
 }
 
