@@ -118,14 +118,14 @@ static struct gs_exec *exec_set(struct gs_stream *s, struct gs_node *t, const st
     GS_PROF_STOP(GS_PROF_GRAPH_SET, t_set);
     gs__nvtx_end();
     s->recaptures += s->graphs.refused - refused;
-    s->seg_cost.seg_driver_ns += s->graphs.update_ns - update_ns;
+    gs__seg_cost_add(s, 0, 0, s->graphs.update_ns - update_ns);
     if (!e) {
         s->recaptures++;
     } else if (set > 0) {
         t->runs.patched++;
         s->patched_launches++;
         s->nodes_patched += set;
-        s->seg_cost.seg_nodes_set += set;
+        gs__seg_cost_add(s, 0, set, 0);
     }
     return e;
 }

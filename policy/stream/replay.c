@@ -3,6 +3,8 @@
 */
 #include "replay.h"
 
+#include "segment.h"
+
 #include "../base/assert.h"
 #include "../base/nvtx.h"
 
@@ -15,10 +17,9 @@ enum gs_replay gs__replay(struct gs_stream *s, const struct gs_exec *e, CUstream
     gs__nvtx_begin(what, nops);
     rc = GS_REAL(cuGraphLaunch)(e->x, st);
     gs__nvtx_end();
-    s->seg_cost.seg_driver_ns += gs__now_ns() - t0;
+    gs__seg_cost_add(s, rc == CUDA_SUCCESS, 0, gs__now_ns() - t0);
     if (rc != CUDA_SUCCESS)
         return GS_REPLAY_FAILED;
-    s->seg_cost.seg_launches++;
     s->ops_replayed += nops;
     return GS_REPLAYED;
 }
