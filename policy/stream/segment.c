@@ -34,7 +34,7 @@ int gs__seg_hold_tree(struct gs_stream *s)
 
     if (resumed) {
         s->seg_w.seg_resumed = 1;
-        s->resumes++;
+        s->resumes_w++;
     }
     s->hold_w.seg_held = 1;
     seg_set_hold(s, GS_HOLD_TRIE);

@@ -10,7 +10,7 @@
 ** segment replayed: the node's cost, which no other file writes).
 ** No other file writes these fields: they are rooms (state.h, GS_ROOM), cur,
 ** chunk_since, holding and seg_held the room hold, whose writable names
-** (hold_w, seg_w, seg_cost_w) are poisoned at the end of this file, after the
+** (hold_w, chunk_depth_w, seg_w, seg_cost_w, resumes_w) are poisoned at the end of this file, after the
 ** functions below, but in segment.c (GS_OWNS_SEG).  The rules decide, and the
 ** segment's functions record what they decided.
 **
@@ -118,6 +118,13 @@ static inline void gs__seg_clocks_start(struct gs_stream *s)
 
 /* --- The segment ----------------------------------------------------------- */
 
+/* The segment's ops up to depth d went out: an early chunk's (rules/chunk.c),
+** or those held, eagerly or as a graph (issue.c); 0 where the segment ends. */
+static inline void gs__seg_issued_to(struct gs_stream *s, uint32_t d)
+{
+    s->chunk_depth_w = d;
+}
+
 /* The segment goes on at node n of the tree (the op just learned or held). */
 static inline void gs__seg_advance(struct gs_stream *s, struct gs_node *n)
 {
@@ -215,7 +222,7 @@ void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *r
 /* The segment's rooms close: their writable names, poisoned but in segment.c
 ** (state.h, GS_ROOM). */
 #ifndef GS_OWNS_SEG
-#pragma GCC poison hold_w seg_w seg_cost_w
+#pragma GCC poison hold_w chunk_depth_w seg_w seg_cost_w resumes_w
 #endif
 
 #endif

@@ -64,9 +64,11 @@ enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
 
 #define GS_FAILED_KEYS 64
 
-/* A stream's state by owner: each sub-struct below is written by its room
-** alone, the compiler checks it (GS_ROOM, below); the fields every op reads
-** stay at the top of struct gs_stream, in its first two cache lines. */
+/* A stream's state by owner: each room below (a sub-struct, a group of fields
+** or one field) is written by its owner file alone, the compiler checks it
+** (GS_ROOM, below); the fields every op reads stay at the top of struct
+** gs_stream, in its first two cache lines.  A few are shared, each says why
+** (scripts/owners names their writers). */
 
 /* The segment's records (stream/segment.h, segment.c, GS_OWNS_SEG): whether every op of it
 ** succeeded, whether it held again after held ops went out before its end, when
@@ -152,9 +154,14 @@ struct gs_budget {
 
 /* A room's state in struct gs_stream, written by its file alone, checked by the
 ** compiler: every file reads it as const (s->NAME); the owner, which defines
-** GS_OWNS_<NAME> before its first include, writes it as NAME_w (the same bytes).
+** GS_OWNS_<FILE> before its first include, writes it as NAME_w (the same bytes).
 ** Elsewhere NAME_w is poisoned below: a write from another file does not
-** compile, whatever local pointer it goes through (a const one only reads). */
+** compile, whatever local pointer it goes through (a const one only reads).
+** What a room's pointer points to is not the room's (s->body.active->failed
+** compiles): the owner's alone by convention.  A type that is a pointer is
+** named by a typedef (CUevent) or goes in a GS_ROOM_FLAT (const then applies
+** to the pointer, not what it points to).  gcc takes an atomic store to a
+** const _Atomic field: those stores are scripts/owners'. */
 #define GS_ROOM(type, name) \
     union {                 \
         const type name;    \
@@ -187,6 +194,32 @@ struct gs_budget {
     int q holding;             \
     int q seg_held;
 
+/* Held ops whose arguments differ from their node's (the tree matches ops
+** by everything else, gs__key_cmp): their own keys, packed in pbuf, in
+** depth order; those before patch_first have gone out (stream/patch.c). */
+struct gs_patch {
+    uint32_t depth, off;
+};
+#define GS_PATCH_FIELDS(q)     \
+    struct gs_patch *q patches; \
+    uint32_t q npatches;       \
+    uint32_t q patch_first;    \
+    uint32_t q patch_cap;      \
+    unsigned char *q pbuf;     \
+    size_t q pused;            \
+    size_t q pcap;
+
+/* Sequences the report still lists after their tree was cleared (rules/resolve.c). */
+#define GS_RETIRED_FIELDS(q)                  \
+    struct gs_seq_row q retired[GS_RETIRED_MAX]; \
+    uint32_t q nretired;
+
+/* Every state, and the hash chain (streams.c); a per-thread stream: its
+** thread's other ones. */
+#define GS_LINK_FIELDS(q)        \
+    struct gs_stream *q next;    \
+    struct gs_stream *q hnext;
+
 /* The step (rules/step.c): segments end every `unit` ops (after a head of
 ** `off` ops where off is not 0) while the stream has one; the sequences
 ** searched that had one (found), so that a sequence back whole brings its
@@ -212,82 +245,89 @@ struct gs_stream {
     ** driver evicts the engine's data between two ops, and each line the next
     ** one reads is a miss (work that never repeats: lines 0-2 alone). */
     struct gs_lock lock;
-    int kind;                 /* enum gs_stream_kind */
-    int ready;                /* ctx and flags are known */
-    int usable;               /* the engine may hold its ops */
-    int app_capturing;        /* the program captures this stream */
-    int resting;              /* learning rests (rules/rest.c, struct gs_rest) */
+    GS_ROOM(int, kind);       /* enum gs_stream_kind (streams.c) */
+    GS_ROOM(int, ready);      /* ctx and flags are known (streams.c) */
+    GS_ROOM(int, usable);     /* the engine may hold its ops (streams.c) */
+    GS_ROOM(int, app_capturing); /* the program captures this stream (entry/boundary.c) */
+    GS_ROOM(int, resting);    /* learning rests (rules/rest.c, struct gs_rest) */
     GS_ROOM_FLAT(GS_HOLD_FIELDS, hold); /* cur, chunk_since, holding, seg_held (segment.h) */
+    /* Shared: each op of a resting segment mixes its shape in (entry/hold.c),
+    ** the rest reads and clears it where the segment ends (rules/rest.c). */
     uint64_t fp;              /* the resting segment's fingerprint (struct gs_rest) */
     CUfunction rest_f; /* the function of the last launch resting_launch() took (its layout known) */
-    uint64_t ops_seen, ops_held; /* for the report */
-    uint32_t chunk_depth;     /* ops of the segment up to this depth are issued (chunks) */
-    int chunks_off;           /* the segment passed a place of chunk_idle: no more chunks by count */
-    uint32_t step_at;         /* the segment ends before an op at this depth: a step's end (rules/step.c,
+    GS_ROOM(uint64_t, ops_seen); /* for the report (entry/hold.c) */
+    uint64_t ops_held;        /* for the report: counted where an op is held (hold.c, a loop body's body.c) */
+    GS_ROOM(uint32_t, chunk_depth); /* ops of the segment up to this depth are issued (segment.h,
+                                    ** gs__seg_issued_to: chunks, issue.c) */
+    GS_ROOM(int, chunks_off); /* the segment passed a place of chunk_idle: no more chunks by count (chunk.c) */
+    GS_ROOM(uint32_t, step_at); /* the segment ends before an op at this depth: a step's end (rules/step.c,
                               ** struct gs_step); 0: none */
     /* loop bodies inside a segment (body.h; written by body.c, GS_OWNS_BODY) */
     GS_ROOM(struct gs_body, body) __attribute__((aligned(64)));
 
-    CUstream handle;          /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
-    CUcontext key;            /* default streams: the context whose stream this is (streams.c) */
-    CUcontext ctx;
-    int ctx_id;               /* ctx's index in order of first use, for the report; -1: none */
-    int blocking;             /* synchronizes with the legacy stream */
-    int owner_tid;            /* per-thread stream: its thread */
-    int id;                   /* order of first use: the report names streams by it */
+    /* Who the stream is (streams.c). */
+    GS_ROOM(CUstream, handle); /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
+    GS_ROOM(CUcontext, key);  /* default streams: the context whose stream this is */
+    GS_ROOM(CUcontext, ctx);
+    GS_ROOM(int, ctx_id);     /* ctx's index in order of first use, for the report; -1: none */
+    GS_ROOM(int, blocking);   /* synchronizes with the legacy stream */
+    GS_ROOM(int, owner_tid);  /* per-thread stream: its thread */
+    GS_ROOM(int, id);         /* order of first use: the report names streams by it */
 
+    /* Shared: the learner's functions write it (graph/learner.c), called by the
+    ** rooms that learn, drop and walk sequences. */
     struct gs_trie trie;
     GS_ROOM(struct gs_seg, seg);        /* the segment's records (segment.h) */
     GS_ROOM(struct gs_chunks, chunk);   /* early chunks (rules/chunk.c) */
     GS_ROOM(struct gs_gain_seg, gain);  /* the gain check's record of the last segment (rules/gain.c) */
-    uint64_t whole_replays;   /* replays of segments held from start to end (watchdog.c) */
+    GS_ROOM(uint64_t, whole_replays); /* replays of segments held from start to end (resolve.c; watchdog.c reads) */
     GS_ROOM(struct gs_capture_rec, capture); /* when sequences are graphed (rules/capture.c) */
     GS_ROOM(struct gs_rest, rests);     /* learning rests (rules/rest.c) */
     GS_ROOM(struct gs_budget, budget);  /* the capture budget (rules/resolve.c) */
     GS_ROOM(struct gs_step, step);      /* the step, where segments end between synchronizes (rules/step.c) */
 
-    /* Held ops whose arguments differ from their node's (the tree matches ops
-    ** by everything else, gs__key_cmp): their own keys, packed in pbuf, in
-    ** depth order; those before patch_first have gone out. */
-    struct gs_patch {
-        uint32_t depth, off;
-    } *patches;
-    uint32_t npatches, patch_first, patch_cap;
-    unsigned char *pbuf;
-    size_t pused, pcap;
+    GS_ROOM_FLAT(GS_PATCH_FIELDS, patch); /* held ops' own arguments (stream/patch.c) */
 
-
-    CUevent staging_done;     /* recorded after the last issue that read staging */
-    int staging_pending;
+    /* Staging (stream/issue.c): recorded after the last issue that read staging. */
+    GS_ROOM(CUevent, staging_done);
+    GS_ROOM(int, staging_pending);
     /* A per-thread stream's held work that another thread issued, on the legacy
     ** stream: recorded there after it, waited for by the stream before its
     ** owner's next synchronize or query of it (streams.c, gs__ptds_catch_up). */
-    CUevent foreign_done;
-    atomic_int foreign_pending;
+    GS_ROOM(CUevent, foreign_done);
+    GS_ROOM(atomic_int, foreign_pending);
 
-    /* Counters for the report. */
-    uint64_t ops_replayed, replays, chunks, issue_errors;
-    uint64_t replays_chunked; /* replays whose ops had all gone out in early chunks: no graph at the boundary */
-    struct gs_graphs graphs;  /* its graphs' lock, context and counters (graph_exec.h) */
-    struct gs_ranges ranges;  /* device allocations its copies moved into (gs__key_moves_ok) */
-    uint64_t patched_launches, nodes_patched; /* graph launches with held launches' own parameters; nodes set
-                                               ** in place for them (graph_cache.c's gs__exec_for) */
+    /* Counters for the report: each by its room, but those counted where the
+    ** thing counted happens, in several files (shared: ops_replayed: replay.c,
+    ** body.c; issue_errors, recaptures: issue.c, body.c; bails: where a bail is
+    ** decided). */
+    uint64_t ops_replayed;
+    GS_ROOM(uint64_t, replays); /* resolve.c */
+    GS_ROOM(uint64_t, chunks);  /* rules/chunk.c */
+    uint64_t issue_errors;
+    GS_ROOM(uint64_t, replays_chunked); /* replays whose ops had all gone out in early chunks: no
+                                         ** graph at the boundary (resolve.c) */
+    /* Shared: its graphs' lock, context and counters (graph_exec.h), written by
+    ** the graph cache's functions, called where graphs are built and launched. */
+    struct gs_graphs graphs;
+    GS_ROOM(struct gs_ranges, ranges); /* device allocations its copies moved into (gs__key_moves_ok; entry/hold.c) */
+    GS_ROOM(uint64_t, patched_launches); /* graph launches with held launches' own parameters (issue.c) */
+    GS_ROOM(uint64_t, nodes_patched); /* nodes set in place for them (graph_cache.c's gs__exec_for; issue.c) */
     GS_ROOM(struct gs_seg_cost, seg_cost); /* what the open segment's graph launches cost so far (segment.h) */
     uint64_t recaptures;      /* graphs built again for a sequence that had one (graph_cache.h) */
-    uint64_t resumes;         /* segments held again after held ops went out before their end */
+    GS_ROOM(uint64_t, resumes); /* segments held again after held ops went out before their end (segment.c) */
     uint64_t bails[GS_NBAIL];
-    struct gs_seq_row retired[GS_RETIRED_MAX];
-    uint32_t nretired;
+    GS_ROOM_FLAT(GS_RETIRED_FIELDS, retire); /* retired, nretired (rules/resolve.c) */
 
-    struct gs_stream *next;   /* every state */
-    struct gs_stream *hnext;  /* hash chain; a per-thread stream: its thread's other ones */
+    GS_ROOM_FLAT(GS_LINK_FIELDS, link); /* next, hnext (streams.c) */
 };
 
-/* The rooms' writable names, poisoned outside their owners (GS_ROOM); the
-** segment's (hold_w, seg_w, seg_cost_w) at the end of segment.h, after its
-** functions that write them. */
+/* The rooms' writable names, poisoned outside their owners (GS_ROOM): each
+** owner file defines GS_OWNS_<FILE> before its first include.  The segment's
+** (hold_w, chunk_depth_w, seg_w, seg_cost_w, resumes_w) at the end of
+** segment.h, after its functions that write them. */
 #ifndef GS_OWNS_CHUNK /* rules/chunk.c */
-#pragma GCC poison chunk_w
+#pragma GCC poison chunk_w chunks_off_w chunks_w
 #endif
 #ifndef GS_OWNS_GAIN /* rules/gain.c */
 #pragma GCC poison gain_w
@@ -295,17 +335,33 @@ struct gs_stream {
 #ifndef GS_OWNS_CAPTURE /* rules/capture.c */
 #pragma GCC poison capture_w
 #endif
-#ifndef GS_OWNS_RESTS /* rules/rest.c */
-#pragma GCC poison rests_w
+#ifndef GS_OWNS_REST /* rules/rest.c */
+#pragma GCC poison rests_w resting_w
 #endif
-#ifndef GS_OWNS_BUDGET /* rules/resolve.c */
-#pragma GCC poison budget_w
+#ifndef GS_OWNS_RESOLVE /* rules/resolve.c */
+#pragma GCC poison budget_w whole_replays_w replays_w replays_chunked_w retire_w
 #endif
 #ifndef GS_OWNS_STEP /* rules/step.c */
-#pragma GCC poison step_w
+#pragma GCC poison step_w step_at_w
 #endif
 #ifndef GS_OWNS_BODY /* stream/body.c */
 #pragma GCC poison body_w
+#endif
+#ifndef GS_OWNS_PATCH /* stream/patch.c */
+#pragma GCC poison patch_w
+#endif
+#ifndef GS_OWNS_ISSUE /* stream/issue.c */
+#pragma GCC poison staging_done_w staging_pending_w patched_launches_w nodes_patched_w
+#endif
+#ifndef GS_OWNS_STREAMS /* stream/streams.c */
+#pragma GCC poison kind_w ready_w usable_w handle_w key_w ctx_w ctx_id_w blocking_w owner_tid_w id_w
+#pragma GCC poison foreign_done_w foreign_pending_w link_w
+#endif
+#ifndef GS_OWNS_HOLD /* entry/hold.c */
+#pragma GCC poison ops_seen_w ranges_w
+#endif
+#ifndef GS_OWNS_BOUNDARY /* entry/boundary.c */
+#pragma GCC poison app_capturing_w
 #endif
 
 /* The fields every op reads fit the first two cache lines (above). */

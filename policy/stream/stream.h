@@ -93,6 +93,13 @@ void gs__issued_on(struct gs_stream *s, CUstream st);
 /* Before a synchronize or query of s by its owner, where s holds nothing: s
 ** waits for the work of its that another thread issued (gs__issued_on). */
 void gs__ptds_catch_up(struct gs_stream *s);
+/* The stream's learning is forgotten: its event for work another thread issued
+** goes, where none is pending (an event not destroyed leaks).  Called locked. */
+void gs__foreign_drop(struct gs_stream *s);
+/* The stream's context and flags are to be learned again (gs__stream_ready): it
+** was destroyed (a new stream may get its handle) or its context went away.
+** Called locked. */
+void gs__stream_unready(struct gs_stream *s);
 /* Makes s's context current for the engine's own calls: 0 (the previous one in
 ** *prev), or -1 where it cannot, and then s's work must not be issued from
 ** this thread.  gs__leave_ctx makes prev current again. */

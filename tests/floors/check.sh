@@ -71,7 +71,7 @@ expect "a file over 400 lines" "policy/graph/key.c has"
 fresh
 mkdir "$tmp/policy/misc"
 mv "$tmp/policy/base/clock.h" "$tmp/policy/misc/clock.h"
-sed -i 's|"../base/clock.h"|"../misc/clock.h"|' "$tmp/policy/stream/stream.h"
+sed -i 's|"../base/clock.h"|"../misc/clock.h"|' "$tmp/policy/stream/state.h"
 expect "a folder without a floor" "a folder without a floor"
 
 fresh
@@ -92,8 +92,8 @@ mkdir -p "$tmp/tests/integration" "$tmp/tests/fuzz"
 expect "a test over 80 lines" "tests/integration/test_filler.c:1 filler has 83 lines"
 
 fresh
-sed -i '0,/^{$/s//{\n    s->chunk_depth = 0;/' "$tmp/policy/rules/gain.c"
-expect "a stream's field written by a file that does not own it" "policy/rules/gain.c:[0-9]* writes chunk_depth, which only"
+sed -i '0,/^{$/s//{\n    s->fp = 0;/' "$tmp/policy/rules/gain.c"
+expect "a stream's field written by a file that does not own it" "policy/rules/gain.c:[0-9]* writes fp, which only"
 
 fresh
 sed -i '0,/^{$/s//{\n    ++s->chunk.drain_votes;/' "$tmp/policy/rules/gain.c"
@@ -112,8 +112,8 @@ sed -i '0,/^{$/s//{\n    ++s->cur->chunk.chunk_votes;/' "$tmp/policy/rules/gain.
 expect "a node's rule field incremented through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk"
 
 fresh
-sed -i '0,/^{$/s//{\n    memset(\&s->chunk_depth, 0, sizeof s->chunk_depth);/' "$tmp/policy/rules/gain.c"
-expect "a stream's field cleared by memset in a file that does not own it" "policy/rules/gain.c:[0-9]* writes chunk_depth, which only"
+sed -i '0,/^{$/s//{\n    memset(\&s->rest_f, 0, sizeof s->rest_f);/' "$tmp/policy/rules/gain.c"
+expect "a stream's field cleared by memset in a file that does not own it" "policy/rules/gain.c:[0-9]* writes rest_f, which only"
 
 fresh
 sed -i '0,/^{$/s//{\n    memcpy(\&s->cur->chunk.chunk_votes, \&n, sizeof n);/' "$tmp/policy/rules/gain.c"
@@ -177,6 +177,16 @@ refused "a loop body's state written through a local pointer outside body.c" pol
 fresh
 sed -i '0,/^{$/s//{\n    gs__body_detect_reset(\&s->body_w);/' "$tmp/policy/stream/issue.c"
 refused "the loop bodies' room written by its writable name outside body.c" policy/stream/issue.c "poisoned"
+
+# A loose field is a room of one field (GS_ROOM(int, ready): streams.c's), a
+# group keeps its fields' names (GS_ROOM_FLAT: patch.c's patches, npatches, ...).
+fresh
+sed -i '/^static void stream_destroyed(struct gs_stream \*s)$/{n;s/^{$/{\n    s->ready = 0;/}' "$tmp/policy/entry/boundary.c"
+refused "a stream's one-field room assigned by another file" policy/entry/boundary.c "read-only"
+
+fresh
+sed -i '/^void gs__flush(struct gs_stream \*s, int reason)$/{n;s/^{$/{\n    s->patch_w.npatches = 0;/}' "$tmp/policy/stream/issue.c"
+refused "a flat room written by its writable name outside its owner" policy/stream/issue.c "poisoned"
 
 [ $fails = 0 ] && echo "floors check: $faults faults, each found"
 exit $fails
