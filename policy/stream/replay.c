@@ -17,9 +17,10 @@ enum gs_replay gs__replay(struct gs_stream *s, const struct gs_exec *e, CUstream
     gs__nvtx_begin(what, nops);
     rc = GS_REAL(cuGraphLaunch)(e->x, st);
     gs__nvtx_end();
-    gs__seg_cost_add(s, rc == CUDA_SUCCESS, 0, gs__now_ns() - t0);
+    gs__seg_cost_add(s, 0, 0, gs__now_ns() - t0);
     if (rc != CUDA_SUCCESS)
         return GS_REPLAY_FAILED;
+    gs__seg_cost_add(s, 1, 0, 0);
     s->ops_replayed += nops;
     return GS_REPLAYED;
 }

@@ -36,9 +36,9 @@ int gs__seg_hold_tree(struct gs_stream *s)
         s->seg_w.seg_resumed = 1;
         s->resumes_w++;
     }
-    s->hold_w.seg_held = 1;
+    s->seg_held_w = 1;
     seg_set_hold(s, GS_HOLD_TRIE);
-    s->hold_w.chunk_since = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
+    s->chunk_since_w = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
     gs__seg_check(s);
     return resumed;
 }
@@ -46,10 +46,10 @@ int gs__seg_hold_tree(struct gs_stream *s)
 void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *replayed)
 {
     gs__seg_cost_settle(s, replayed);
-    s->hold_w.seg_held = 0;
+    s->seg_held_w = 0;
     s->seg_w.seg_resumed = 0;
     s->seg_w.seg_start = 0;
-    s->hold_w.cur = start;
+    s->cur_w = start;
     s->seg_w.clean = 1;
     gs__seg_check(s);
 }

@@ -8,9 +8,8 @@
 ** gs__seg_cost_settle gives them, and the
 ** time its graphs took to build since seg_built_mark, to the sequence the
 ** segment replayed: the node's cost, which no other file writes).
-** No other file writes these fields: they are rooms (state.h, GS_ROOM), cur,
-** chunk_since, holding and seg_held the room hold, whose writable names
-** (hold_w, chunk_depth_w, seg_w, seg_cost_w, resumes_w) are poisoned at the end of this file, after the
+** No other file writes these fields: they are rooms (state.h, GS_ROOM), whose writable
+** names (cur_w, holding_w, ... seg_cost_w) are poisoned at the end of this file, after the
 ** functions below, but in segment.c (GS_OWNS_SEG).  The rules decide, and the
 ** segment's functions record what they decided.
 **
@@ -79,7 +78,7 @@ static inline void seg_set_hold(struct gs_stream *s, int mode)
 {
     int on = mode != GS_HOLD_NONE;
 
-    s->hold_w.holding = mode;
+    s->holding_w = mode;
     if (s->kind == GS_STREAM_LEGACY)
         atomic_fetch_add(&gs__legacy_holding, on ? 1 : -1);
     else if (s->blocking)
@@ -87,7 +86,7 @@ static inline void seg_set_hold(struct gs_stream *s, int mode)
     if (on) {
         gs__held_from(s, gs__now_ns());
     } else {
-        s->hold_w.chunk_since = 0;
+        s->chunk_since_w = 0;
         atomic_store_explicit(&s->seg_w.held_since, 0, memory_order_relaxed);
     }
     gs__seg_check(s);
@@ -103,7 +102,7 @@ static inline void gs__seg_held_out(struct gs_stream *s)
 ** clocks stop, and the next held op starts them (gs__seg_clocks_start). */
 static inline void gs__held_none(struct gs_stream *s)
 {
-    s->hold_w.chunk_since = 0;
+    s->chunk_since_w = 0;
     atomic_store_explicit(&s->seg_w.held_since, 0, memory_order_relaxed);
     gs__seg_check(s);
 }
@@ -111,7 +110,7 @@ static inline void gs__held_none(struct gs_stream *s)
 /* The first op s holds in its tree after an early chunk: the clocks start. */
 static inline void gs__seg_clocks_start(struct gs_stream *s)
 {
-    s->hold_w.chunk_since = gs__now_ns();
+    s->chunk_since_w = gs__now_ns();
     gs__held_from(s, s->chunk_since);
     gs__seg_check(s);
 }
@@ -128,7 +127,7 @@ static inline void gs__seg_issued_to(struct gs_stream *s, uint32_t d)
 /* The segment goes on at node n of the tree (the op just learned or held). */
 static inline void gs__seg_advance(struct gs_stream *s, struct gs_node *n)
 {
-    s->hold_w.cur = n;
+    s->cur_w = n;
     gs__seg_check(s);
 }
 
@@ -136,7 +135,7 @@ static inline void gs__seg_advance(struct gs_stream *s, struct gs_node *n)
 ** or a loop body's keys are too big for the tree. */
 static inline void gs__seg_unlearned(struct gs_stream *s)
 {
-    s->hold_w.cur = NULL;
+    s->cur_w = NULL;
     gs__seg_check(s);
 }
 
@@ -144,7 +143,7 @@ static inline void gs__seg_unlearned(struct gs_stream *s)
 static inline void gs__seg_failed(struct gs_stream *s)
 {
     s->seg_w.clean = 0;
-    s->hold_w.cur = NULL;
+    s->cur_w = NULL;
     gs__seg_check(s);
 }
 
@@ -174,7 +173,7 @@ static inline void gs__seg_cost_settle(struct gs_stream *s, struct gs_node *repl
 static inline void gs__seg_rewind(struct gs_stream *s)
 {
     gs__seg_cost_settle(s, NULL);
-    s->hold_w.cur = &s->trie.root;
+    s->cur_w = &s->trie.root;
     s->seg_w.clean = 1;
     gs__seg_check(s);
 }
@@ -193,7 +192,7 @@ static inline void gs__seg_timed_from(struct gs_stream *s, const struct gs_node 
 /* s, holding nothing, begins to hold the ops of a loop body (stream/body.c). */
 static inline void gs__seg_hold_body(struct gs_stream *s)
 {
-    s->hold_w.seg_held = 1;
+    s->seg_held_w = 1;
     seg_set_hold(s, GS_HOLD_BODY);
     gs__seg_check(s);
 }
@@ -222,7 +221,7 @@ void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *r
 /* The segment's rooms close: their writable names, poisoned but in segment.c
 ** (state.h, GS_ROOM). */
 #ifndef GS_OWNS_SEG
-#pragma GCC poison hold_w chunk_depth_w seg_w seg_cost_w resumes_w
+#pragma GCC poison cur_w holding_w seg_held_w chunk_since_w chunk_depth_w seg_w seg_cost_w resumes_w
 #endif
 
 #endif

@@ -169,7 +169,7 @@ struct gs_budget {
     }
 
 /* A room whose fields keep their own names at the top of struct gs_stream
-** (s->cur): FIELDS(q) lists them, q before each name; every file reads them
+** (s->npatches): FIELDS(q) lists them, q before each name; every file reads them
 ** const, the owner writes NAME_w.FIELD (the same bytes). */
 #define GS_ROOM_FLAT(fields, name) \
     union {                        \
@@ -181,18 +181,12 @@ struct gs_budget {
         } name##_w;                \
     }
 
-/* The segment's marks every op reads (segment.h, GS_OWNS_SEG): the segment's
-** path so far (cur; NULL: not learned), whether s holds work (holding:
-** GS_HOLD_NONE, GS_HOLD_TRIE: the ops on cur's path past chunk_depth are
-** held, GS_HOLD_BODY: body.held ops of the loop body are), the early chunks'
-** clock (chunk_since: monotonic ns when the ops held now began to wait; 0:
-** none), and whether the segment open now held an op (seg_held; its records:
-** seg). */
-#define GS_HOLD_FIELDS(q)      \
-    struct gs_node *q cur;     \
-    uint64_t q chunk_since;    \
-    int q holding;             \
-    int q seg_held;
+/* A room of one pointer: const, the pointer (not what it points to). */
+#define GS_ROOM_PTR(type, name) \
+    union {                     \
+        type *const name;       \
+        type *name##_w;         \
+    }
 
 /* Held ops whose arguments differ from their node's (the tree matches ops
 ** by everything else, gs__key_cmp): their own keys, packed in pbuf, in
@@ -214,11 +208,6 @@ struct gs_patch {
     struct gs_seq_row q retired[GS_RETIRED_MAX]; \
     uint32_t q nretired;
 
-/* Every state, and the hash chain (streams.c); a per-thread stream: its
-** thread's other ones. */
-#define GS_LINK_FIELDS(q)        \
-    struct gs_stream *q next;    \
-    struct gs_stream *q hnext;
 
 /* The step (rules/step.c): segments end every `unit` ops (after a head of
 ** `off` ops where off is not 0) while the stream has one; the sequences
@@ -249,21 +238,28 @@ struct gs_stream {
     GS_ROOM(int, ready);      /* ctx and flags are known (streams.c) */
     GS_ROOM(int, usable);     /* the engine may hold its ops (streams.c) */
     GS_ROOM(int, app_capturing); /* the program captures this stream (entry/boundary.c) */
+    GS_ROOM(int, holding);    /* GS_HOLD_TRIE: the ops on cur's path past chunk_depth are held;
+                              ** GS_HOLD_BODY: body.held ops of the loop body are (segment.h) */
     GS_ROOM(int, resting);    /* learning rests (rules/rest.c, struct gs_rest) */
-    GS_ROOM_FLAT(GS_HOLD_FIELDS, hold); /* cur, chunk_since, holding, seg_held (segment.h) */
+    GS_ROOM_PTR(struct gs_node, cur); /* the segment's path so far; NULL: not learned (segment.h) */
     /* Shared: each op of a resting segment mixes its shape in (entry/hold.c),
     ** the rest reads and clears it where the segment ends (rules/rest.c). */
     uint64_t fp;              /* the resting segment's fingerprint (struct gs_rest) */
     CUfunction rest_f; /* the function of the last launch resting_launch() took (its layout known) */
     GS_ROOM(uint64_t, ops_seen); /* for the report (entry/hold.c) */
     uint64_t ops_held;        /* for the report: counted where an op is held (hold.c, a loop body's body.c) */
+    GS_ROOM(uint64_t, chunk_since); /* monotonic ns when the ops held now began to wait; 0: none (segment.h) */
     GS_ROOM(uint32_t, chunk_depth); /* ops of the segment up to this depth are issued (segment.h,
                                     ** gs__seg_issued_to: chunks, issue.c) */
     GS_ROOM(int, chunks_off); /* the segment passed a place of chunk_idle: no more chunks by count (chunk.c) */
+    GS_ROOM(int, seg_held);   /* the segment open now held an op (its records: seg; segment.h) */
     GS_ROOM(uint32_t, step_at); /* the segment ends before an op at this depth: a step's end (rules/step.c,
                               ** struct gs_step); 0: none */
-    /* loop bodies inside a segment (body.h; written by body.c, GS_OWNS_BODY) */
-    GS_ROOM(struct gs_body, body) __attribute__((aligned(64)));
+    /* Loop bodies inside a segment (body.h; written by body.c, GS_OWNS_BODY),
+    ** from the third cache line on: the line is aligned by the empty mark, not
+    ** the room, whose size would then round up to whole lines. */
+    _Alignas(64) char body_line[0];
+    GS_ROOM(struct gs_body, body);
 
     /* Who the stream is (streams.c). */
     GS_ROOM(CUstream, handle); /* normalized: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or created */
@@ -319,13 +315,15 @@ struct gs_stream {
     uint64_t bails[GS_NBAIL];
     GS_ROOM_FLAT(GS_RETIRED_FIELDS, retire); /* retired, nretired (rules/resolve.c) */
 
-    GS_ROOM_FLAT(GS_LINK_FIELDS, link); /* next, hnext (streams.c) */
+    GS_ROOM_PTR(struct gs_stream, next);  /* every state (streams.c) */
+    GS_ROOM_PTR(struct gs_stream, hnext); /* hash chain; a per-thread stream: its thread's other ones */
 };
 
 /* The rooms' writable names, poisoned outside their owners (GS_ROOM): each
 ** owner file defines GS_OWNS_<FILE> before its first include.  The segment's
-** (hold_w, chunk_depth_w, seg_w, seg_cost_w, resumes_w) at the end of
-** segment.h, after its functions that write them. */
+** (cur_w, holding_w, seg_held_w, chunk_since_w, chunk_depth_w, seg_w,
+** seg_cost_w, resumes_w) at the end of segment.h, after its functions that
+** write them. */
 #ifndef GS_OWNS_CHUNK /* rules/chunk.c */
 #pragma GCC poison chunk_w chunks_off_w chunks_w
 #endif
@@ -355,7 +353,7 @@ struct gs_stream {
 #endif
 #ifndef GS_OWNS_STREAMS /* stream/streams.c */
 #pragma GCC poison kind_w ready_w usable_w handle_w key_w ctx_w ctx_id_w blocking_w owner_tid_w id_w
-#pragma GCC poison foreign_done_w foreign_pending_w link_w
+#pragma GCC poison foreign_done_w foreign_pending_w next_w hnext_w
 #endif
 #ifndef GS_OWNS_HOLD /* entry/hold.c */
 #pragma GCC poison ops_seen_w ranges_w

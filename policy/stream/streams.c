@@ -60,7 +60,7 @@ static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
     gs__seg_rewind(s);
     gs__unlock(&s->lock);
     s->id_w = nstreams++;
-    s->link_w.next = gs__all_streams;
+    s->next_w = gs__all_streams;
     gs__all_streams = s;
     return s;
 }
@@ -82,7 +82,7 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
             s = stream_new(handle, ctx, GS_STREAM_PTDS);
             s->owner_tid_w = tid;
             pthread_mutex_unlock(&gs__table_lock);
-            s->link_w.hnext = tls_ptds;
+            s->hnext_w = tls_ptds;
             tls_ptds = s;
         }
         gs__tls_default[1] = s;
@@ -94,7 +94,7 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
         ;
     if (!s) {
         s = stream_new(handle, ctx, handle == CU_STREAM_LEGACY ? GS_STREAM_LEGACY : GS_STREAM_CREATED);
-        s->link_w.hnext = by_handle[h];
+        s->hnext_w = by_handle[h];
         by_handle[h] = s;
     }
     pthread_mutex_unlock(&gs__table_lock);

@@ -155,15 +155,15 @@ fresh
 sed -i '0,/^{$/s//{\n    s->budget_w.hopeless = 0;/' "$tmp/policy/rules/rest.c"
 refused "a room written by its writable name outside its owner" policy/rules/rest.c "poisoned"
 
-# The segment's rooms (hold: cur, holding, seg_held, chunk_since at the top of
-# struct gs_stream; seg; seg_cost), written by segment.h and segment.c alone,
+# The segment's rooms (cur, holding, seg_held, chunk_since, chunk_depth at the
+# top of struct gs_stream; seg; seg_cost), written by segment.h and segment.c alone,
 # and the loop bodies' (body), by body.c alone.
 fresh
 sed -i '/^void gs__gain_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->cur = NULL;/}' "$tmp/policy/rules/gain.c"
 refused "the segment's mark assigned by another file" policy/rules/gain.c "read-only"
 
 fresh
-sed -i '/^void gs__chunks_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->hold_w.holding = 0;/}' "$tmp/policy/rules/chunk.c"
+sed -i '/^void gs__chunks_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->holding_w = 0;/}' "$tmp/policy/rules/chunk.c"
 refused "the segment's mark written by its writable name outside segment.c" policy/rules/chunk.c "poisoned"
 
 fresh
