@@ -1,6 +1,7 @@
 /*
 ** replay.c: the one graph launch of held work (see replay.h).
 */
+#define GS_OWNS_REPLAY /* this file writes its rooms (state.h, GS_ROOM) */
 #include "replay.h"
 
 #include "segment.h"
@@ -21,6 +22,6 @@ enum gs_replay gs__replay(struct gs_stream *s, const struct gs_exec *e, CUstream
     if (rc != CUDA_SUCCESS)
         return GS_REPLAY_FAILED;
     gs__seg_cost_add(s, 1, 0, 0);
-    s->ops_replayed += nops;
+    s->ops_replayed_w += nops;
     return GS_REPLAYED;
 }

@@ -294,10 +294,9 @@ struct gs_stream {
     GS_ROOM(atomic_int, foreign_pending);
 
     /* Counters for the report: each by its room, but those counted where the
-    ** thing counted happens, in several files (shared: ops_replayed: replay.c,
-    ** body.c; issue_errors, recaptures: issue.c, body.c; bails: where a bail is
-    ** decided). */
-    uint64_t ops_replayed;
+    ** thing counted happens, in several files (shared: issue_errors,
+    ** recaptures: issue.c, body.c; bails: where a bail is decided). */
+    GS_ROOM(uint64_t, ops_replayed); /* stream/replay.c */
     GS_ROOM(uint64_t, replays); /* resolve.c */
     GS_ROOM(uint64_t, chunks);  /* rules/chunk.c */
     uint64_t issue_errors;
@@ -347,6 +346,9 @@ struct gs_stream {
 #endif
 #ifndef GS_OWNS_PATCH /* stream/patch.c */
 #pragma GCC poison patch_w
+#endif
+#ifndef GS_OWNS_REPLAY /* stream/replay.c */
+#pragma GCC poison ops_replayed_w
 #endif
 #ifndef GS_OWNS_ISSUE /* stream/issue.c */
 #pragma GCC poison staging_done_w staging_pending_w patched_launches_w nodes_patched_w
