@@ -5,12 +5,15 @@
 ** seg_resumed), when it began to be timed (seg_start), the holding marks, and
 ** where it ends, what its graph launches cost (issue.c and replay.c add to
 ** seg_launches, seg_nodes_set and seg_driver_ns through gs__seg_cost_add;
-** gs__seg_cost_settle gives them, and the
-** time its graphs took to build since seg_built_mark, to the sequence the
-** segment replayed: the node's cost, which no other file writes).
-** No other file writes these fields: they are rooms (state.h, GS_ROOM), whose writable
-** names (cur_w, holding_w, ... seg_cost_w) are poisoned at the end of this file, after the
-** functions below, but in segment.c (GS_OWNS_SEG).  The rules decide, and the
+** gs__seg_cost_settle gives them, and the time its graphs took to build since
+** seg_built_mark, to the sequence the segment replayed: the node's cost, which
+** no other file writes).  The depth up to which its ops went out (chunk_depth)
+** is set through gs__seg_issued_to.
+** No other file writes these fields, and the compiler checks it: they are
+** rooms (state.h, GS_ROOM), whose writable names (cur_w, holding_w, ...) are
+** poisoned at the end of this file, after the functions below, but in
+** segment.c (GS_OWNS_SEG); stream.h includes this file, so every file that
+** sees a stream's state sees them closed.  The rules decide, and the
 ** segment's functions record what they decided.
 **
 ** Holding.  s->holding alone answers "does s hold work?": GS_HOLD_NONE, or
