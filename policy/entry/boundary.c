@@ -5,6 +5,7 @@
 ** attribute changes.
 */
 #define _GNU_SOURCE
+#define GS_OWNS_BOUNDARY /* this file writes its rooms (state.h, GS_ROOM) */
 #include "engine.h"
 
 #include "../base/assert.h"
@@ -105,7 +106,7 @@ static void capture_call(struct gs_stream *s, int id)
         /* Counted first: from here on no op is held, then what is held goes out. */
         gs__lock(&s->lock);
         if (!s->app_capturing) {
-            s->app_capturing = 1;
+            s->app_capturing_w = 1;
             atomic_fetch_add(&gs__app_captures, 1);
         }
         gs__unlock(&s->lock);
@@ -113,7 +114,7 @@ static void capture_call(struct gs_stream *s, int id)
     } else if (end) {
         gs__lock(&s->lock);
         if (s->app_capturing) {
-            s->app_capturing = 0;
+            s->app_capturing_w = 0;
             atomic_fetch_sub(&gs__app_captures, 1);
         }
         gs__unlock(&s->lock);
@@ -130,14 +131,9 @@ static void stream_empty(struct gs_stream *s, int learned, int reason)
     if (s->holding)
         gs__flush(s, reason);
     gs__rooms_forget(s, learned);
-    if (learned && s->staging_done) {
-        GS_IGNORE(GS_REAL(cuEventDestroy_v2)(s->staging_done)); /* an event not destroyed leaks */
-        s->staging_done = NULL;
-        s->staging_pending = 0;
-    }
-    if (learned && s->foreign_done && !atomic_load(&s->foreign_pending)) {
-        GS_IGNORE(GS_REAL(cuEventDestroy_v2)(s->foreign_done));
-        s->foreign_done = NULL;
+    if (learned) {
+        gs__staging_drop(s);
+        gs__foreign_drop(s);
     }
 }
 
@@ -147,7 +143,7 @@ static void stream_destroyed(struct gs_stream *s)
         return;
     gs__lock(&s->lock);
     stream_empty(s, 1, GS_BAIL_BOUNDARY + GS_STREAM);
-    s->ready = 0; /* a new stream may get the same handle */
+    gs__stream_unready(s); /* a new stream may get the same handle */
     gs__unlock(&s->lock);
 }
 
@@ -162,7 +158,7 @@ static void reset_after(int cls)
         gs__lock(&s->lock);
         stream_empty(s, cls != GS_ATTR, GS_BAIL_BOUNDARY + cls);
         if (cls == GS_CTX)
-            s->ready = 0;
+            gs__stream_unready(s);
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);

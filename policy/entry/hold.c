@@ -5,6 +5,7 @@
 ** and looks up the key (op_keyed).  (Copies' door: copy.c; held ops out: issue.c.)
 */
 #define _GNU_SOURCE
+#define GS_OWNS_HOLD /* this file writes its rooms (state.h, GS_ROOM) */
 #include "engine.h"
 
 #include <stdlib.h>
@@ -86,7 +87,7 @@ static inline int resting_launch(struct gs_stream *s, const struct gs_launch *a)
     if (gs__cfg.body_ops && !gs__body_pass(s))
         return 0;
     s->fp = gs__shape_mix(s->fp, GS_OP_LAUNCH, a->f, a->grid, a->block, a->shmem, 0, 0, 0);
-    s->ops_seen++; /* nothing of the segment is learned or held */
+    s->ops_seen_w++; /* nothing of the segment is learned or held */
     return 1;
 }
 
@@ -167,7 +168,7 @@ static int admit(struct gs_stream *s, struct gs_node *c, void *key, int len, uin
     }
     if (cmp != (uint32_t)len && !GS_DROPPED(GS_RULE_PARAMS) && (same < 0 || gs__key_args_differ(&c->key, key))) {
         if (GS_UNLIKELY(!GS_DROPPED(GS_RULE_COPY_RANGE) &&
-                        !gs__key_moves_ok(key, &c->key, &s->ranges,
+                        !gs__key_moves_ok(key, &c->key, &s->ranges_w,
                                           atomic_load_explicit(&gs__mem_epoch, memory_order_relaxed))))
             return refuse(s);
         if (gs__patch_add(s, c->depth - 1, key, (uint32_t)len) != 0)
@@ -242,7 +243,7 @@ static inline int holdable(const struct gs_stream *s, const struct gs_node *c)
 ** locked. */
 static inline int op_expected(struct gs_stream *s, struct gs_node *c)
 {
-    s->ops_seen++;
+    s->ops_seen_w++;
     gs__gain_op(s, c);
     if (holdable(s, c)) {
         hold(s, c);
@@ -277,7 +278,7 @@ static inline __attribute__((always_inline)) int op_keyed(struct gs_stream *s, s
     cmp = gs__key_cmp(key, (uint32_t)len, gs__cfg.patch);
     if (!c)
         c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
-    s->ops_seen++;
+    s->ops_seen_w++;
     gs__gain_op(s, c);
     if (c && holdable(s, c) && admit(s, c, key, len, cmp, same, stage_src) == 0) {
         hold(s, c);

@@ -1,7 +1,7 @@
 /*
 ** capture.c: when a sequence is graphed (see capture.h).
 */
-#define GS_OWNS_CAPTURE /* this file writes the room (stream.h, GS_ROOM) */
+#define GS_OWNS_CAPTURE /* this file writes its rooms (state.h, GS_ROOM) */
 #include "capture.h"
 
 #include "../base/assert.h"

@@ -1,7 +1,7 @@
 /*
 ** chunk.c: early chunks of held work (see chunk.h).
 */
-#define GS_OWNS_CHUNK /* this file writes the room (stream.h, GS_ROOM) */
+#define GS_OWNS_CHUNK /* this file writes its rooms (state.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "chunk.h"
 
@@ -152,7 +152,7 @@ static enum gs_replay launch_chunk(struct gs_stream *s, struct gs_node *c)
     if (rc == GS_REPLAYED) {
         uint64_t d = gs__now_ns() - t0;
         s->chunk_w.chunk_cost_ns = s->chunk_w.chunk_cost_ns ? (3 * s->chunk_w.chunk_cost_ns + d) / 4 : d;
-        s->chunks++;
+        s->chunks_w++;
         c->chunk.chunk_end = 1;
         chunk_placed(s, c, 1);
     } else if (rc == GS_REPLAY_NOT_KEPT) {
@@ -167,7 +167,7 @@ static enum gs_replay launch_chunk(struct gs_stream *s, struct gs_node *c)
 void gs__chunks_resumed(struct gs_stream *s, struct gs_node *c)
 {
     GS_ASSERT_LOCKED(s);
-    s->chunk_depth = c->depth;
+    gs__seg_issued_to(s, c->depth);
     chunk_placed(s, c, 0);
 }
 
@@ -182,10 +182,10 @@ void gs__chunks_end(struct gs_stream *s, struct gs_node *end, uint64_t end_ns)
         if (s->chunk_w.last_chunk_ns && end_ns - s->chunk_w.last_chunk_ns < GS_CHUNK_MIN_NS && !GS_DROPPED(GS_RULE_CHUNK_IDLE))
             c->chunk.chunk_idle = 1;
     }
-    s->chunk_depth = 0;
+    gs__seg_issued_to(s, 0);
     s->chunk_w.last_chunk = 0;
     s->chunk_w.tail_at = 0;
-    s->chunks_off = 0;
+    s->chunks_off_w = 0;
     s->chunk_w.chunk_slow = 0;
 }
 
@@ -201,7 +201,7 @@ void gs__maybe_chunk(struct gs_stream *s)
         if (held < 2 || c->chunk.chunk_failed || s->chunks_off || !chunk_ends_here(s, c, held))
             return;
         if (c->chunk.chunk_idle) {
-            s->chunks_off = 1;
+            s->chunks_off_w = 1;
             return;
         }
     }

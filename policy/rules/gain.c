@@ -8,7 +8,7 @@
 ** window that finds them slow starts a paired trial, whose verdict keeps the
 ** graph or runs the sequence eagerly for good (no-gain).
 */
-#define GS_OWNS_GAIN /* this file writes the room (stream.h, GS_ROOM) */
+#define GS_OWNS_GAIN /* this file writes its rooms (state.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "gain.h"
 

@@ -4,7 +4,7 @@
 ** budget.  (Which boundary resolves what: entry/boundary.c.  The gain check, at
 ** synchronizes: gain.c.)
 */
-#define GS_OWNS_BUDGET /* this file writes the room (stream.h, GS_ROOM) */
+#define GS_OWNS_RESOLVE /* this file writes its rooms (state.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "resolve.h"
 
@@ -136,9 +136,9 @@ static void replay_ended(struct gs_stream *s, struct gs_seg_end *e)
     switch (t->stable ? gs__launch_graph(s, t, GS_NVTX_REPLAY) : GS_REPLAY_FAILED) {
     case GS_REPLAYED:
         e->replayed = 1;
-        s->replays++;
-        s->replays_chunked += chunked;
-        s->whole_replays += !s->seg.seg_resumed;
+        s->replays_w++;
+        s->replays_chunked_w += chunked;
+        s->whole_replays_w += !s->seg.seg_resumed;
         t->runs.replays++;
         gs__seg_held_out(s);
         break;
@@ -217,7 +217,7 @@ static void retire_row(struct gs_node *n, void *arg)
 {
     struct gs_stream *s = arg;
     if (gs__trie_reported(n) && s->nretired < GS_RETIRED_MAX)
-        s->retired[s->nretired++] = gs__seq_row(n);
+        s->retire_w.retired[s->retire_w.nretired++] = gs__seq_row(n);
 }
 
 /* The learned sequences go (their rows kept for the report), or only their graphs. */

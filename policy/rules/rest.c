@@ -3,7 +3,7 @@
 ** the fingerprint of a resting segment's shapes, where each segment starts
 ** learning, and how a rested segment that comes back ends the rest.
 */
-#define GS_OWNS_RESTS /* this file writes the room (stream.h, GS_ROOM) */
+#define GS_OWNS_REST /* this file writes its rooms (state.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "rest.h"
 
@@ -55,11 +55,11 @@ static uint32_t new_run(const struct gs_stream *s)
 ** (gs__rested_segment). */
 struct gs_node *gs__segment_start(struct gs_stream *s)
 {
-    s->resting = 0;
+    s->resting_w = 0;
     if (s->rests_w.dormant) {
         s->rests_w.dormant--;
         s->rests_w.segments_rested++;
-        s->resting = s->rests_w.fps != NULL;
+        s->resting_w = s->rests_w.fps != NULL;
         return NULL;
     }
     if (s->replays != s->rests_w.replays_mark) {
@@ -80,7 +80,7 @@ struct gs_node *gs__segment_start(struct gs_stream *s)
             s->rests_w.fps = calloc(GS_FPS, sizeof *s->rests_w.fps);
         else
             memset(s->rests_w.fps, 0, GS_FPS * sizeof *s->rests_w.fps);
-        s->resting = s->rests_w.fps != NULL;
+        s->resting_w = s->rests_w.fps != NULL;
         s->rests_w.segments_rested++;
         return NULL;
     }
@@ -118,6 +118,6 @@ void gs__rest_learned(struct gs_stream *s, int first_time, int replayed)
 void gs__rest_forget(struct gs_stream *s)
 {
     s->rests_w.dormant = s->rests_w.dormant_len = s->rests_w.new_segments = s->rests_w.dry_segments = 0;
-    s->resting = 0;
+    s->resting_w = 0;
     s->rest_f = NULL;
 }

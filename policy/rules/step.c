@@ -15,7 +15,7 @@
 ** step: layers of one shape on other weights are no step, an optimizer's step
 ** with a changed scalar or two is.
 */
-#define GS_OWNS_STEP /* this file writes the room (stream.h, GS_ROOM) */
+#define GS_OWNS_STEP /* this file writes its rooms (state.h, GS_ROOM) */
 #define _GNU_SOURCE
 #include "step.h"
 
@@ -236,7 +236,7 @@ void gs__step_segment_ended(struct gs_stream *s, const struct gs_node *t, int re
         }
         st->head = st->off != 0;
     }
-    s->step_at = !st->unit ? 0 : st->head ? st->off : st->unit;
+    s->step_at_w = !st->unit ? 0 : st->head ? st->off : st->unit;
 }
 
 void gs__step_forget(struct gs_stream *s)
@@ -244,5 +244,5 @@ void gs__step_forget(struct gs_stream *s)
     GS_ASSERT_LOCKED(s);
     steps_end(s);
     memset(s->step_w.found, 0, sizeof s->step_w.found);
-    s->step_at = 0;
+    s->step_at_w = 0;
 }

@@ -3,6 +3,7 @@
 ** ops, and sending them out as graphs of 2^j bodies.
 */
 #define _GNU_SOURCE
+#define GS_OWNS_BODY /* this file writes the room (state.h, GS_ROOM); body_find.c through it */
 #include "body.h"
 
 #include "replay.h"
@@ -195,7 +196,7 @@ static void issue_bodies(struct gs_stream *s, CUstream st, unsigned j)
 ** Stops holding. */
 static void issue_held(struct gs_stream *s)
 {
-    struct gs_body *b = &s->body;
+    struct gs_body *b = &s->body_w;
     uint32_t whole;
     CUstream st;
     CUcontext prev;
@@ -243,7 +244,7 @@ static void wd_clean(struct gs_body *b)
 
 int gs__body_pass(struct gs_stream *s)
 {
-    struct gs_body *b = &s->body;
+    struct gs_body *b = &s->body_w;
 
     if (b->active || !b->rest || b->wd_off)
         return 0;
@@ -253,7 +254,7 @@ int gs__body_pass(struct gs_stream *s)
 
 int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
 {
-    struct gs_body *b = &s->body;
+    struct gs_body *b = &s->body_w;
     struct gs_body_known *kb = b->active;
 
     if (kb) {
@@ -309,7 +310,7 @@ int gs__body_op(struct gs_stream *s, const void *key, uint32_t len)
 
 void gs__body_failed(struct gs_stream *s)
 {
-    struct gs_body *b = &s->body;
+    struct gs_body *b = &s->body_w;
 
     /* Held ops returned success and are not this op; a body just found ends
     ** with it. */
@@ -321,20 +322,20 @@ void gs__body_failed(struct gs_stream *s)
 void gs__body_flush(struct gs_stream *s, int watchdog)
 {
     if (!watchdog)
-        wd_clean(&s->body);
+        wd_clean(&s->body_w);
     issue_held(s);
 }
 
 void gs__body_segment_end(struct gs_stream *s)
 {
-    wd_clean(&s->body);
+    wd_clean(&s->body_w);
     issue_held(s);
-    gs__body_detect_reset(&s->body);
+    gs__body_detect_reset(&s->body_w);
 }
 
 void gs__body_watchdog(struct gs_stream *s)
 {
-    struct gs_body *b = &s->body;
+    struct gs_body *b = &s->body_w;
 
     if (b->active) {
         b->wd_loop = 1;
@@ -350,7 +351,7 @@ void gs__body_watchdog(struct gs_stream *s)
 
 void gs__body_forget(struct gs_stream *s, int learned)
 {
-    struct gs_body *b = &s->body;
+    struct gs_body *b = &s->body_w;
 
     issue_held(s);
     for (int i = 0; i < GS_BODY_KNOWN; i++) {

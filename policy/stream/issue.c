@@ -4,6 +4,7 @@
 ** staging buffers of pageable copies they read.
 */
 #define _GNU_SOURCE
+#define GS_OWNS_ISSUE /* this file writes its rooms (state.h, GS_ROOM) */
 #include "issue.h"
 
 #include <stdlib.h>
@@ -30,10 +31,10 @@ static void staging_issued(struct gs_stream *s, CUstream st)
 {
     CUresult rc;
 
-    if (!s->staging_done && GS_REAL(cuEventCreate)(&s->staging_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-        s->staging_done = NULL;
+    if (!s->staging_done && GS_REAL(cuEventCreate)(&s->staging_done_w, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        s->staging_done_w = NULL;
     if (s->staging_done && GS_REAL(cuEventRecord)(s->staging_done, st) == CUDA_SUCCESS)
-        s->staging_pending = 1;
+        s->staging_pending_w = 1;
     else if ((rc = GS_REAL(cuStreamSynchronize)(st)) != CUDA_SUCCESS)
         gs__warn("pageable copies' staging buffers could not be waited for (cuStreamSynchronize failed, error %d)",
                  (int)rc);
@@ -52,9 +53,26 @@ int gs__staging_wait(struct gs_stream *s)
                       (int)rc);
             return -1;
         }
-        s->staging_pending = 0;
+        s->staging_pending_w = 0;
     }
     return 0;
+}
+
+int gs__staging_read(struct gs_stream *s)
+{
+    if (s->staging_pending && GS_REAL(cuEventQuery)(s->staging_done) == CUDA_ERROR_NOT_READY)
+        return 0;
+    s->staging_pending_w = 0;
+    return 1;
+}
+
+void gs__staging_drop(struct gs_stream *s)
+{
+    if (!s->staging_done)
+        return;
+    GS_IGNORE(GS_REAL(cuEventDestroy_v2)(s->staging_done)); /* an event not destroyed leaks */
+    s->staging_done_w = NULL;
+    s->staging_pending_w = 0;
 }
 
 /* --- Issuing held ops ------------------------------------------------------ */
@@ -97,7 +115,7 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to)
     }
     if (listed)
         gs__held_free(&h);
-    s->chunk_depth = n;
+    gs__seg_issued_to(s, n);
     gs__patches_done(s, n);
     GS_PROF_STOP(GS_PROF_EAGER, t_all);
 }
@@ -118,14 +136,14 @@ static struct gs_exec *exec_set(struct gs_stream *s, struct gs_node *t, const st
     GS_PROF_STOP(GS_PROF_GRAPH_SET, t_set);
     gs__nvtx_end();
     s->recaptures += s->graphs.refused - refused;
-    s->seg_cost.seg_driver_ns += s->graphs.update_ns - update_ns;
+    gs__seg_cost_add(s, 0, 0, s->graphs.update_ns - update_ns);
     if (!e) {
         s->recaptures++;
     } else if (set > 0) {
         t->runs.patched++;
-        s->patched_launches++;
-        s->nodes_patched += set;
-        s->seg_cost.seg_nodes_set += set;
+        s->patched_launches_w++;
+        s->nodes_patched_w += set;
+        gs__seg_cost_add(s, 0, set, 0);
     }
     return e;
 }
@@ -195,7 +213,7 @@ enum gs_replay gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what
     } else {
         gs__graph_used(t);
         t->rebuilt = s->graphs.builds != builds; /* the capture budget's */
-        s->chunk_depth = t->depth;
+        gs__seg_issued_to(s, t->depth);
         gs__patches_done(s, t->depth);
         if (e->reads_staging)
             staging_issued(s, st);

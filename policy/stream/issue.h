@@ -11,6 +11,12 @@
 /* Before a staging buffer of s is overwritten: waits for the GPU to read it.
 ** 0, or -1 where the wait failed: the buffer must not be written then. */
 int gs__staging_wait(struct gs_stream *s);
+/* Whether the GPU has read every staging buffer of s, asked without waiting
+** (an event query): 1, and none is pending any more, or 0. */
+int gs__staging_read(struct gs_stream *s);
+/* The stream's learning is forgotten: the staging event goes (an event not
+** destroyed leaks). */
+void gs__staging_drop(struct gs_stream *s);
 /* Issues the held ops of s up to node to (those past s->chunk_depth) eagerly, in
 ** order; holding goes on after them. */
 void gs__issue_held(struct gs_stream *s, struct gs_node *to);

@@ -7,6 +7,7 @@
 ** (graph_cache.c).
 */
 #define _GNU_SOURCE
+#define GS_OWNS_PATCH /* this file writes its rooms (state.h, GS_ROOM) */
 #include "patch.h"
 
 #include <stdlib.h>
@@ -29,8 +30,8 @@ int gs__patch_add(struct gs_stream *s, uint32_t depth, const void *key, uint32_t
         struct gs_patch *p = realloc(s->patches, cap * sizeof *p);
         if (!p)
             return -1;
-        s->patches = p;
-        s->patch_cap = cap;
+        s->patch_w.patches = p;
+        s->patch_w.patch_cap = cap;
     }
     if (need > s->pcap) {
         size_t cap = s->pcap ? 2 * s->pcap : 4096;
@@ -42,12 +43,12 @@ int gs__patch_add(struct gs_stream *s, uint32_t depth, const void *key, uint32_t
         if (s->pused)
             memcpy(b, s->pbuf, s->pused);
         free(s->pbuf);
-        s->pbuf = b;
-        s->pcap = cap;
+        s->patch_w.pbuf = b;
+        s->patch_w.pcap = cap;
     }
     memcpy(s->pbuf + s->pused, key, len);
-    s->patches[s->npatches++] = (struct gs_patch){depth, (uint32_t)s->pused};
-    s->pused = need;
+    s->patch_w.patches[s->patch_w.npatches++] = (struct gs_patch){depth, (uint32_t)s->pused};
+    s->patch_w.pused = need;
     return 0;
 }
 
@@ -69,15 +70,15 @@ static uint32_t held_keys(const struct gs_stream *s, struct gs_node **path, uint
 void gs__patches_done(struct gs_stream *s, uint32_t depth)
 {
     while (s->patch_first < s->npatches && s->patches[s->patch_first].depth < depth)
-        s->patch_first++;
+        s->patch_w.patch_first++;
     if (s->patch_first == s->npatches)
         gs__patches_reset(s);
 }
 
 void gs__patches_reset(struct gs_stream *s)
 {
-    s->npatches = s->patch_first = 0;
-    s->pused = 0;
+    s->patch_w.npatches = s->patch_w.patch_first = 0;
+    s->patch_w.pused = 0;
 }
 
 /* --- Held ops and their keys ------------------------------------------------- */

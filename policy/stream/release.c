@@ -68,9 +68,7 @@ static void release_stream(struct gs_stream *s, void *arg)
     gs__body_forget(s, 0);
     /* Staging buffers go only where the GPU has read them: waiting here could
     ** wait for the host. */
-    r->staging_done = !s->staging_pending || GS_REAL(cuEventQuery)(s->staging_done) != CUDA_ERROR_NOT_READY;
-    if (r->staging_done)
-        s->staging_pending = 0;
+    r->staging_done = gs__staging_read(s);
     gs__trie_walk(&s->trie.root, release_node, r);
     gs__graph_stats(&g1);
     if (g0.alive > g1.alive)

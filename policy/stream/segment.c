@@ -6,6 +6,7 @@
 ** issue.c (gs__flush).
 */
 #define _GNU_SOURCE
+#define GS_OWNS_SEG /* this file writes the segment's rooms (state.h, GS_ROOM) */
 #include "segment.h"
 
 #include <linux/futex.h>
@@ -14,7 +15,6 @@
 
 #include "../base/assert.h"
 
-/* Streams that hold work, for the legacy-stream rule (seg_set_hold keeps them). */
 atomic_int gs__blocking_holding, gs__legacy_holding;
 
 /* The watchdog (rules/watchdog.c) sleeps on gs__watchdog_idle while no stream
@@ -33,12 +33,12 @@ int gs__seg_hold_tree(struct gs_stream *s)
     int resumed = s->seg_held && s->cur->depth; /* held again: the ops before went out */
 
     if (resumed) {
-        s->seg.seg_resumed = 1;
-        s->resumes++;
+        s->seg_w.seg_resumed = 1;
+        s->resumes_w++;
     }
-    s->seg_held = 1;
+    s->seg_held_w = 1;
     seg_set_hold(s, GS_HOLD_TRIE);
-    s->chunk_since = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
+    s->chunk_since_w = atomic_load_explicit(&s->seg.held_since, memory_order_relaxed);
     gs__seg_check(s);
     return resumed;
 }
@@ -46,10 +46,10 @@ int gs__seg_hold_tree(struct gs_stream *s)
 void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *replayed)
 {
     gs__seg_cost_settle(s, replayed);
-    s->seg_held = 0;
-    s->seg.seg_resumed = 0;
-    s->seg.seg_start = 0;
-    s->cur = start;
-    s->seg.clean = 1;
+    s->seg_held_w = 0;
+    s->seg_w.seg_resumed = 0;
+    s->seg_w.seg_start = 0;
+    s->cur_w = start;
+    s->seg_w.clean = 1;
     gs__seg_check(s);
 }

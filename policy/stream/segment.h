@@ -3,12 +3,18 @@
 ** owner of what records it (segment.c for the rarer steps): the current node
 ** (cur), whether every op of it succeeded (clean), what it held (seg_held,
 ** seg_resumed), when it began to be timed (seg_start), the holding marks, and
-** where it ends, what its graph launches cost (issue.c adds to seg_launches,
-** seg_nodes_set and seg_driver_ns; gs__seg_cost_settle gives them, and the
-** time its graphs took to build since seg_built_mark, to the sequence the
-** segment replayed: the node's cost, which no other file writes).
-** No other file writes these fields (scripts/owners); the rules decide, and
-** the segment's functions below record what they decided.
+** where it ends, what its graph launches cost (issue.c and replay.c add to
+** seg_launches, seg_nodes_set and seg_driver_ns through gs__seg_cost_add;
+** gs__seg_cost_settle gives them, and the time its graphs took to build since
+** seg_built_mark, to the sequence the segment replayed: the node's cost, which
+** no other file writes).  The depth up to which its ops went out (chunk_depth)
+** is set through gs__seg_issued_to.
+** No other file writes these fields, and the compiler checks it: they are
+** rooms (state.h, GS_ROOM), whose writable names (cur_w, holding_w, ...) are
+** poisoned at the end of this file, after the functions below, but in
+** segment.c (GS_OWNS_SEG); stream.h includes this file, so every file that
+** sees a stream's state sees them closed.  The rules decide, and the
+** segment's functions record what they decided.
 **
 ** Holding.  s->holding alone answers "does s hold work?": GS_HOLD_NONE, or
 ** GS_HOLD_TRIE (the ops on cur's path past chunk_depth are held), or
@@ -23,7 +29,14 @@
 #define GS_SEGMENT_H
 
 #include "../base/assert.h"
-#include "stream.h"
+#include "state.h"
+
+/* Streams that hold work, for the legacy-stream rule (seg_set_hold keeps them). */
+extern atomic_int gs__blocking_holding, gs__legacy_holding;
+/* The watchdog sleeps on gs__watchdog_idle until woken while no stream holds
+** work (rules/watchdog.c). */
+extern atomic_int gs__watchdog_idle;
+void gs__watchdog_wake(void);
 
 /* --- The invariants (the test build's, base/assert.h) ----------------------- */
 
@@ -53,7 +66,7 @@ static inline void gs__seg_check(const struct gs_stream *s)
 ** watchdog's barrier makes one of them see the other (rules/watchdog.c). */
 static inline void gs__held_from(struct gs_stream *s, uint64_t t)
 {
-    atomic_store_explicit(&s->seg.held_since, t, memory_order_relaxed);
+    atomic_store_explicit(&s->seg_w.held_since, t, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     if (GS_UNLIKELY(atomic_load_explicit(&gs__watchdog_idle, memory_order_relaxed)))
         gs__watchdog_wake();
@@ -68,7 +81,7 @@ static inline void seg_set_hold(struct gs_stream *s, int mode)
 {
     int on = mode != GS_HOLD_NONE;
 
-    s->holding = mode;
+    s->holding_w = mode;
     if (s->kind == GS_STREAM_LEGACY)
         atomic_fetch_add(&gs__legacy_holding, on ? 1 : -1);
     else if (s->blocking)
@@ -76,8 +89,8 @@ static inline void seg_set_hold(struct gs_stream *s, int mode)
     if (on) {
         gs__held_from(s, gs__now_ns());
     } else {
-        s->chunk_since = 0;
-        atomic_store_explicit(&s->seg.held_since, 0, memory_order_relaxed);
+        s->chunk_since_w = 0;
+        atomic_store_explicit(&s->seg_w.held_since, 0, memory_order_relaxed);
     }
     gs__seg_check(s);
 }
@@ -92,25 +105,32 @@ static inline void gs__seg_held_out(struct gs_stream *s)
 ** clocks stop, and the next held op starts them (gs__seg_clocks_start). */
 static inline void gs__held_none(struct gs_stream *s)
 {
-    s->chunk_since = 0;
-    atomic_store_explicit(&s->seg.held_since, 0, memory_order_relaxed);
+    s->chunk_since_w = 0;
+    atomic_store_explicit(&s->seg_w.held_since, 0, memory_order_relaxed);
     gs__seg_check(s);
 }
 
 /* The first op s holds in its tree after an early chunk: the clocks start. */
 static inline void gs__seg_clocks_start(struct gs_stream *s)
 {
-    s->chunk_since = gs__now_ns();
+    s->chunk_since_w = gs__now_ns();
     gs__held_from(s, s->chunk_since);
     gs__seg_check(s);
 }
 
 /* --- The segment ----------------------------------------------------------- */
 
+/* The segment's ops up to depth d went out: an early chunk's (rules/chunk.c),
+** or those held, eagerly or as a graph (issue.c); 0 where the segment ends. */
+static inline void gs__seg_issued_to(struct gs_stream *s, uint32_t d)
+{
+    s->chunk_depth_w = d;
+}
+
 /* The segment goes on at node n of the tree (the op just learned or held). */
 static inline void gs__seg_advance(struct gs_stream *s, struct gs_node *n)
 {
-    s->cur = n;
+    s->cur_w = n;
     gs__seg_check(s);
 }
 
@@ -118,15 +138,15 @@ static inline void gs__seg_advance(struct gs_stream *s, struct gs_node *n)
 ** or a loop body's keys are too big for the tree. */
 static inline void gs__seg_unlearned(struct gs_stream *s)
 {
-    s->cur = NULL;
+    s->cur_w = NULL;
     gs__seg_check(s);
 }
 
 /* An op of the segment failed: the segment is no learned sequence. */
 static inline void gs__seg_failed(struct gs_stream *s)
 {
-    s->seg.clean = 0;
-    s->cur = NULL;
+    s->seg_w.clean = 0;
+    s->cur_w = NULL;
     gs__seg_check(s);
 }
 
@@ -144,10 +164,10 @@ static inline void gs__seg_cost_settle(struct gs_stream *s, struct gs_node *repl
         replayed->cost.driver_ns += s->seg_cost.seg_driver_ns;
         replayed->cost.build_ns += built - s->seg.seg_built_mark;
     }
-    s->seg.seg_built_mark = built;
-    s->seg_cost.seg_launches = 0;
-    s->seg_cost.seg_nodes_set = 0;
-    s->seg_cost.seg_driver_ns = 0;
+    s->seg_w.seg_built_mark = built;
+    s->seg_cost_w.seg_launches = 0;
+    s->seg_cost_w.seg_nodes_set = 0;
+    s->seg_cost_w.seg_driver_ns = 0;
 }
 
 /* The tree of s is new or was emptied: the segment goes on from its root, as
@@ -156,8 +176,8 @@ static inline void gs__seg_cost_settle(struct gs_stream *s, struct gs_node *repl
 static inline void gs__seg_rewind(struct gs_stream *s)
 {
     gs__seg_cost_settle(s, NULL);
-    s->cur = &s->trie.root;
-    s->seg.clean = 1;
+    s->cur_w = &s->trie.root;
+    s->seg_w.clean = 1;
     gs__seg_check(s);
 }
 
@@ -169,15 +189,24 @@ static inline void gs__seg_timed_from(struct gs_stream *s, const struct gs_node 
 {
     if (!s->seg.seg_start && gs__cfg.gain_check && c && c->depth == 1 &&
         (c->nchildren || gs__cfg.min_ops <= 1 || (gs__cfg.short_trial && !c->ungraphable)))
-        s->seg.seg_start = gs__now_ns();
+        s->seg_w.seg_start = gs__now_ns();
 }
 
 /* s, holding nothing, begins to hold the ops of a loop body (stream/body.c). */
 static inline void gs__seg_hold_body(struct gs_stream *s)
 {
-    s->seg_held = 1;
+    s->seg_held_w = 1;
     seg_set_hold(s, GS_HOLD_BODY);
     gs__seg_check(s);
+}
+
+/* The segment's graph launches (replay.c, issue.c): launches that went out,
+** nodes set in place before them, and host ns in the driver for both. */
+static inline void gs__seg_cost_add(struct gs_stream *s, uint64_t launches, uint64_t nodes_set, uint64_t driver_ns)
+{
+    s->seg_cost_w.seg_launches += launches;
+    s->seg_cost_w.seg_nodes_set += nodes_set;
+    s->seg_cost_w.seg_driver_ns += driver_ns;
 }
 
 /* s, holding nothing, begins to hold ops of its tree after cur.  1 where the
@@ -191,5 +220,11 @@ int gs__seg_hold_tree(struct gs_stream *s);
 ** only), and the next one begins at start (the tree's root, or NULL where
 ** learning rests), clean, nothing held, timed or cost yet. */
 void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *replayed);
+
+/* The segment's rooms close: their writable names, poisoned but in segment.c
+** (state.h, GS_ROOM). */
+#ifndef GS_OWNS_SEG
+#pragma GCC poison cur_w holding_w seg_held_w chunk_since_w chunk_depth_w seg_w seg_cost_w resumes_w
+#endif
 
 #endif

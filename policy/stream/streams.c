@@ -5,6 +5,7 @@
 ** the engine learns of a stream before holding, and the contexts of its calls.
 */
 #define _GNU_SOURCE
+#define GS_OWNS_STREAMS /* this file writes its rooms (state.h, GS_ROOM) */
 #include "stream.h"
 
 #include <linux/futex.h>
@@ -48,18 +49,18 @@ static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
     struct gs_stream *s = aligned_alloc(_Alignof(struct gs_stream), sizeof *s); /* its hot lines, whole */
 
     memset(s, 0, sizeof *s);
-    s->handle = handle;
-    s->key = key;
-    s->kind = kind;
-    s->ctx_id = -1;
+    s->handle_w = handle;
+    s->key_w = key;
+    s->kind_w = kind;
+    s->ctx_id_w = -1;
     s->trie.drop = gs__graph_drop_node;
     s->trie.drop_arg = s;
     s->graphs.lock = &s->lock;
     gs__lock(&s->lock); /* no other thread sees s yet: for the segment's rule */
     gs__seg_rewind(s);
     gs__unlock(&s->lock);
-    s->id = nstreams++;
-    s->next = gs__all_streams;
+    s->id_w = nstreams++;
+    s->next_w = gs__all_streams;
     gs__all_streams = s;
     return s;
 }
@@ -79,9 +80,9 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
             int tid = gs__tid();
             pthread_mutex_lock(&gs__table_lock);
             s = stream_new(handle, ctx, GS_STREAM_PTDS);
-            s->owner_tid = tid;
+            s->owner_tid_w = tid;
             pthread_mutex_unlock(&gs__table_lock);
-            s->hnext = tls_ptds;
+            s->hnext_w = tls_ptds;
             tls_ptds = s;
         }
         gs__tls_default[1] = s;
@@ -93,7 +94,7 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
         ;
     if (!s) {
         s = stream_new(handle, ctx, handle == CU_STREAM_LEGACY ? GS_STREAM_LEGACY : GS_STREAM_CREATED);
-        s->hnext = by_handle[h];
+        s->hnext_w = by_handle[h];
         by_handle[h] = s;
     }
     pthread_mutex_unlock(&gs__table_lock);
@@ -148,25 +149,25 @@ void gs__stream_ready(struct gs_stream *s)
     GS_ASSERT_LOCKED(s);
     unsigned flags = 0;
 
-    s->ready = 1;
-    s->usable = 0;
+    s->ready_w = 1;
+    s->usable_w = 0;
     if (s->key)
-        s->ctx = s->key;
-    else if (GS_REAL(cuCtxGetCurrent)(&s->ctx) != CUDA_SUCCESS || !s->ctx)
+        s->ctx_w = s->key;
+    else if (GS_REAL(cuCtxGetCurrent)(&s->ctx_w) != CUDA_SUCCESS || !s->ctx)
         return;
     if (s->kind == GS_STREAM_CREATED) {
         CUcontext c = NULL;
         if (!gs__real[GS_ID_cuStreamGetCtx] || GS_REAL(cuStreamGetCtx)(s->handle, &c) != CUDA_SUCCESS ||
             GS_REAL(cuStreamGetFlags)(s->handle, &flags) != CUDA_SUCCESS)
             return;
-        s->ctx = c;
-        s->blocking = !(flags & CU_STREAM_NON_BLOCKING);
+        s->ctx_w = c;
+        s->blocking_w = !(flags & CU_STREAM_NON_BLOCKING);
     } else {
-        s->blocking = s->kind == GS_STREAM_PTDS;
+        s->blocking_w = s->kind == GS_STREAM_PTDS;
     }
-    s->ctx_id = ctx_index(s->ctx);
+    s->ctx_id_w = ctx_index(s->ctx);
     s->graphs.ctx = s->ctx;
-    s->usable = 1;
+    s->usable_w = 1;
 }
 
 /* The stream the held ops of s are issued to from this thread.  Another thread
@@ -193,13 +194,28 @@ void gs__issued_on(struct gs_stream *s, CUstream st)
     GS_ASSERT_LOCKED(s);
     if (s->kind != GS_STREAM_PTDS || st != CU_STREAM_LEGACY)
         return;
-    if (!s->foreign_done && GS_REAL(cuEventCreate)(&s->foreign_done, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-        s->foreign_done = NULL;
+    if (!s->foreign_done && GS_REAL(cuEventCreate)(&s->foreign_done_w, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        s->foreign_done_w = NULL;
     if (s->foreign_done && GS_REAL(cuEventRecord)(s->foreign_done, CU_STREAM_LEGACY) == CUDA_SUCCESS)
-        atomic_store_explicit(&s->foreign_pending, 1, memory_order_release);
+        atomic_store_explicit(&s->foreign_pending_w, 1, memory_order_release);
     else if (GS_REAL(cuStreamSynchronize)(CU_STREAM_LEGACY) != CUDA_SUCCESS) /* no event: the work is done now */
         gs__warn("a per-thread stream's work issued by another thread could not be waited for "
                  "(cuStreamSynchronize of the legacy stream failed): its owner's next synchronize may not wait for it");
+}
+
+void gs__foreign_drop(struct gs_stream *s)
+{
+    GS_ASSERT_LOCKED(s);
+    if (s->foreign_done && !atomic_load(&s->foreign_pending)) {
+        GS_IGNORE(GS_REAL(cuEventDestroy_v2)(s->foreign_done));
+        s->foreign_done_w = NULL;
+    }
+}
+
+void gs__stream_unready(struct gs_stream *s)
+{
+    GS_ASSERT_LOCKED(s);
+    s->ready_w = 0;
 }
 
 /* The owner's wait for the work of s another thread issued (gs__issued_on):
@@ -229,7 +245,7 @@ void gs__ptds_catch_up(struct gs_stream *s)
     gs__lock(&s->lock);
     if (atomic_load_explicit(&s->foreign_pending, memory_order_relaxed) && s->owner_tid == gs__tid() &&
         ptds_wait(s) == 0)
-        atomic_store_explicit(&s->foreign_pending, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->foreign_pending_w, 0, memory_order_relaxed);
     gs__unlock(&s->lock);
 }
 

@@ -71,7 +71,7 @@ expect "a file over 400 lines" "policy/graph/key.c has"
 fresh
 mkdir "$tmp/policy/misc"
 mv "$tmp/policy/base/clock.h" "$tmp/policy/misc/clock.h"
-sed -i 's|"../base/clock.h"|"../misc/clock.h"|' "$tmp/policy/stream/stream.h"
+sed -i 's|"../base/clock.h"|"../misc/clock.h"|' "$tmp/policy/stream/state.h"
 expect "a folder without a floor" "a folder without a floor"
 
 fresh
@@ -92,28 +92,28 @@ mkdir -p "$tmp/tests/integration" "$tmp/tests/fuzz"
 expect "a test over 80 lines" "tests/integration/test_filler.c:1 filler has 83 lines"
 
 fresh
-sed -i '0,/^{$/s//{\n    s->cur = NULL;/' "$tmp/policy/rules/gain.c"
-expect "a stream's field written by a file that does not own it" "policy/rules/gain.c:[0-9]* writes cur, which only"
+sed -i '0,/^{$/s//{\n    s->fp = 0;/' "$tmp/policy/rules/gain.c"
+expect "a stream's field written by a file that does not own it" "policy/rules/gain.c:[0-9]* writes fp, which only"
 
 fresh
-sed -i '0,/^{$/s//{\n    ++s->rests.new_segments;/' "$tmp/policy/rules/gain.c"
-expect "a stream's sub-struct incremented by a file that does not own it" "policy/rules/gain.c:[0-9]* writes rests"
+sed -i '0,/^{$/s//{\n    ++s->chunk.drain_votes;/' "$tmp/policy/rules/gain.c"
+expect "a stream's sub-struct incremented by a file that does not own it" "policy/rules/gain.c:[0-9]* writes chunk"
 
 fresh
 sed -i '0,/^{$/s//{\n    atomic_store_explicit(\&s->seg.held_since, 0, memory_order_relaxed);/' "$tmp/policy/rules/watchdog.c"
-expect "a sub-struct's field stored atomically by a file that does not own it" "policy/rules/watchdog.c:[0-9]* writes seg"
+expect "a sub-struct's field stored atomically by a file that does not own it" "policy/rules/watchdog.c:[0-9]* writes held_since"
 
 fresh
-sed -i '0,/^{$/s//{\n    s->budget.warmup_shift = 0;/' "$tmp/policy/rules/chunk.c"
-expect "a stream's sub-struct member assigned by another room" "policy/rules/chunk.c:[0-9]* writes budget, which only"
+sed -i '0,/^{$/s//{\n    s->gain.last_how = 0;/' "$tmp/policy/rules/chunk.c"
+expect "a stream's sub-struct member assigned by another room" "policy/rules/chunk.c:[0-9]* writes gain, which only"
 
 fresh
 sed -i '0,/^{$/s//{\n    ++s->cur->chunk.chunk_votes;/' "$tmp/policy/rules/gain.c"
 expect "a node's rule field incremented through its sub-struct by another rule" "policy/rules/gain.c:[0-9]* writes chunk"
 
 fresh
-sed -i '0,/^{$/s//{\n    memset(\&s->cur, 0, sizeof s->cur);/' "$tmp/policy/rules/gain.c"
-expect "a stream's field cleared by memset in a file that does not own it" "policy/rules/gain.c:[0-9]* writes cur, which only"
+sed -i '0,/^{$/s//{\n    memset(\&s->rest_f, 0, sizeof s->rest_f);/' "$tmp/policy/rules/gain.c"
+expect "a stream's field cleared by memset in a file that does not own it" "policy/rules/gain.c:[0-9]* writes rest_f, which only"
 
 fresh
 sed -i '0,/^{$/s//{\n    memcpy(\&s->cur->chunk.chunk_votes, \&n, sizeof n);/' "$tmp/policy/rules/gain.c"
@@ -154,6 +154,39 @@ refused "a room's field written through a local pointer" policy/rules/chunk.c "d
 fresh
 sed -i '0,/^{$/s//{\n    s->budget_w.hopeless = 0;/' "$tmp/policy/rules/rest.c"
 refused "a room written by its writable name outside its owner" policy/rules/rest.c "poisoned"
+
+# The segment's rooms (cur, holding, seg_held, chunk_since, chunk_depth at the
+# top of struct gs_stream; seg; seg_cost), written by segment.h and segment.c alone,
+# and the loop bodies' (body), by body.c alone.
+fresh
+sed -i '/^void gs__gain_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->cur = NULL;/}' "$tmp/policy/rules/gain.c"
+refused "the segment's mark assigned by another file" policy/rules/gain.c "read-only"
+
+fresh
+sed -i '/^void gs__chunks_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->holding_w = 0;/}' "$tmp/policy/rules/chunk.c"
+refused "the segment's mark written by its writable name outside segment.c" policy/rules/chunk.c "poisoned"
+
+fresh
+sed -i '/^void gs__chunks_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->seg_cost_w.seg_launches++;/}' "$tmp/policy/rules/chunk.c"
+refused "the segment's cost written by its writable name outside segment.c" policy/rules/chunk.c "poisoned"
+
+fresh
+sed -i '/^void gs__step_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    { struct gs_body *b = \&s->body; b->held = 0; }/}' "$tmp/policy/rules/step.c"
+refused "a loop body's state written through a local pointer outside body.c" policy/rules/step.c "discards .const. qualifier"
+
+fresh
+sed -i '0,/^{$/s//{\n    gs__body_detect_reset(\&s->body_w);/' "$tmp/policy/stream/issue.c"
+refused "the loop bodies' room written by its writable name outside body.c" policy/stream/issue.c "poisoned"
+
+# A loose field is a room of one field (GS_ROOM(int, ready): streams.c's), a
+# group keeps its fields' names (GS_ROOM_FLAT: patch.c's patches, npatches, ...).
+fresh
+sed -i '/^static void stream_destroyed(struct gs_stream \*s)$/{n;s/^{$/{\n    s->ready = 0;/}' "$tmp/policy/entry/boundary.c"
+refused "a stream's one-field room assigned by another file" policy/entry/boundary.c "read-only"
+
+fresh
+sed -i '/^void gs__flush(struct gs_stream \*s, int reason)$/{n;s/^{$/{\n    s->patch_w.npatches = 0;/}' "$tmp/policy/stream/issue.c"
+refused "a flat room written by its writable name outside its owner" policy/stream/issue.c "poisoned"
 
 [ $fails = 0 ] && echo "floors check: $faults faults, each found"
 exit $fails
