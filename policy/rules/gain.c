@@ -1,11 +1,9 @@
 /*
-** gain.c: the gain check.  A segment that a synchronize ended is timed from its
-** first op to the synchronize's return; one that an event record or a host
-** function ended (a step the program waits for some other way, or not at all),
-** to the stream's next op (the next step's start) or a synchronize's return,
-** whichever comes first (rule gain-step): what the program sees of a step either way.  Eager runs
-** give a sequence's eager time, replays are judged against it in windows, and a
-** window that finds them slow starts a paired trial, whose verdict keeps the
+** gain.c: the gain check.  A segment is timed from its first op to the
+** synchronize's return that ended it, or, ended by an event record or a host
+** function, to the stream's next op or a synchronize's return (rule gain-step).
+** Replays are judged in windows against the eager time; a window that finds
+** them slow, or a graph's first, starts a paired trial, whose verdict keeps the
 ** graph or runs the sequence eagerly for good (no-gain).
 */
 #define GS_OWNS_GAIN /* this file writes its rooms (state.h, GS_ROOM) */
@@ -116,9 +114,8 @@ static void replay_timed(struct gs_node *t, uint64_t d)
     t->gain.replay_n++;
 }
 
-/* A paired trial's verdict (as gs__gain_verdict's): the graph is kept where at
-** most half of its pairs were slow (rule gain-pairs); -1 where fewer than
-** GS_GAIN_REPLAYS pairs were timed. */
+/* A trial's verdict (as gs__gain_verdict's): the graph is kept where at most
+** half of its pairs were slow (rule gain-pairs); -1: too few pairs timed. */
 static int trial_verdict(const struct gs_node *t)
 {
     if (GS_DROPPED(GS_RULE_GAIN_PAIRS))
@@ -128,12 +125,11 @@ static int trial_verdict(const struct gs_node *t)
     return t->gain.replay_slow * 2 <= t->gain.replay_n;
 }
 
-/* A window of replays found t's graph slow, or t keeps a busy GPU (gpu_bound)
-** and its first window ended: the sequence runs eagerly and replayed in turn,
-** and each replay is judged against the eager run just before it
-** (trial_replay): a program that changes pace (a busy host for a while, a heap
-** that grows) changes both alike, where a window of replays judged against one
-** earlier eager time would see the change as the graph's. */
+/* A window of replays found t's graph slow, or its first window ended: the
+** sequence runs eagerly and replayed in turn, each replay judged against the
+** eager runs around it (trial_replay): a program that changes pace changes
+** both alike, where a window judged against one earlier eager time would see
+** the change as the graph's. */
 static void trial_start(struct gs_stream *s, struct gs_node *t, int slow)
 {
     if (slow)
@@ -181,13 +177,11 @@ static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
     t->gain.replay_n = 0, t->gain.replay_slow = 0;
 }
 
-/* A replay of t in its paired trial, d ns long.  With rule gain-pairs it waits
-** for the eager run after it: the eager runs before and after it judge it
-** (trial_eager), strictly, so that a program whose pace drifts one way judges
-** replay and eager runs alike, and no margin hides a graph that loses a few per
-** cent (a step whose held work starts the GPU late).  Without, it is judged
-** against the eager run before it, as windows judge.  The trial ends after
-** GS_GAIN_REPLAYS pairs, or once two of its eager runs went untimed. */
+/* A replay of t in its paired trial, d ns long.  With rule gain-pairs the eager
+** runs before and after it judge it (trial_eager), strictly: a pace that drifts
+** one way moves both alike, and no margin hides a graph that loses a few per
+** cent.  Without, the eager run before it does, as windows judge.  The trial
+** ends after GS_GAIN_REPLAYS pairs, or once two of its eager runs went untimed. */
 static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
 {
     if (!t->gain.gain_fresh)
@@ -203,9 +197,8 @@ static void trial_replay(struct gs_stream *s, struct gs_node *t, uint64_t d)
         trial_end(s, t, trial_verdict(t));
 }
 
-/* An eager run of t in its paired trial, d ns long, before_ns the one before:
-** the replay between them, if one waits, is slow where it took longer than
-** their mean. */
+/* An eager run of t in its trial, d ns long, before_ns the one before: the
+** replay between them, if one waits, is slow where it took over their mean. */
 static void trial_eager(struct gs_stream *s, struct gs_node *t, uint64_t before_ns, uint64_t d)
 {
     uint64_t r = t->gain.pair_replay_ns;
@@ -249,9 +242,7 @@ static int slow_from_the_first(const struct gs_node *t)
 ** them eagerly, which is neither), and kept for the report (eager_last_ns, and
 ** the timed replays' sum and count).  Replays are judged in windows of
 ** GS_GAIN_REPLAYS against the last eager time (the first ends early where it
-** finds the graph slow, slow_from_the_first); a window that finds the graph slow
-** starts a paired trial (trial_start), and a trial that finds it slow too drops
-** the graph: the sequence runs eagerly for good.  Called locked. */
+** finds the graph slow, slow_from_the_first) and in trials.  Called locked. */
 static void segment_timed(struct gs_stream *s, uint64_t end_ns)
 {
     GS_ASSERT_LOCKED(s);
@@ -266,12 +257,11 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
     d = end_ns - s->gain_w.last_start;
     if (s->gain_w.last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
-        uint64_t before = t->gain.eager_ns;
+        trial_eager(s, t, t->gain.eager_ns, d);
         t->gain.eager_ns = d;
         t->gain.eager_last_ns = d;
         t->gain.eager_issue_ns = s->gain_w.last_issued - s->gain_w.last_start;
         t->gain.gain_fresh = 1;
-        trial_eager(s, t, before, d);
         return;
     }
     if (s->gain_w.last_how != 1 || t->runs.replays <= 1)
@@ -304,9 +294,8 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
         t->gain.gain_skip--;
     if (!t->gain.gain_warm) {
         /* The eager time came from the program's first iterations, often slower
-        ** than later ones (caches, allocators, a library's tuning), which makes
-        ** any graph look fast: once, after the first window, it is timed again,
-        ** warm. */
+        ** than later ones, and one time can be high by chance: once, after the
+        ** first window, a trial judges the graph warm (rule gain-pairs). */
         t->gain.gain_warm = 1;
         if (gpu_bound(t) || !GS_DROPPED(GS_RULE_GAIN_PAIRS))
             trial_start(s, t, 0); /* its eager runs timed warm, each between replays */
