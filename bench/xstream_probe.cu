@@ -13,7 +13,8 @@
 // probe itself could not run (a setup call failed).
 //
 //   nvcc -O2 -arch=sm_90 -o xstream_probe bench/xstream_probe.cu -lcuda -lpthread && ./xstream_probe
-//   (make xstream-probe builds and runs it, its log under OUT)
+//   (make xstream-probe builds and runs it, its log under OUT; make
+//   xstream-probe-fake runs it against the fake driver, no GPU: bench/xstream_probe_fake.sh)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
