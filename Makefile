@@ -31,7 +31,9 @@
 #   bench-xstream  steps across two streams (bench/xstream.sh): the capture rules
 #              on the GPU's driver beside the fake's, samples two_branch and
 #              copy_overlap with and without the shim, and eager / graphshim / a
-#              hand graph of the step; xstream-probe: the rules alone
+#              hand graph of the step; xstream-probe: the rules alone;
+#              xstream-probe-fake: the probe against the fake driver, no GPU
+#              (its "fake:" column checked against the fake)
 #   profile    $(BUILD)/prof/libgraphshim.so: the engine's phases timed, a table at
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
 #   coverage   the lines and branches of policy/, interpose/ and driver/ that
@@ -93,7 +95,7 @@ GEN      := $(BUILD)/gen/driver_names.def
 GS_VERSION        := $(shell cat VERSION)
 GS_VERSION_NUMBER := $(shell echo $(GS_VERSION) | awk -F. '{ print $$1 * 10000 + $$2 * 100 + $$3 }')
 
-.PHONY: all test unit-test integration-test demo coverage gpu-test gpu-jobs sanitize bench bench-apps bench-steps bench-decode bench-xstream xstream-probe shim-cost profile test-lib docs \
+.PHONY: all test unit-test integration-test demo coverage gpu-test gpu-jobs sanitize bench bench-apps bench-steps bench-decode bench-xstream xstream-probe xstream-probe-fake shim-cost profile test-lib docs \
         install clean wheel wheel-test
 
 all: $(LIB) $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate
@@ -220,6 +222,11 @@ bench-xstream: all
 xstream-probe:
 	@sh scripts/need-gpu.sh xstream-probe
 	SAMPLES=0 BENCH=0 bash bench/xstream.sh
+
+# The probe built with the host compiler and run against the fake driver: fails
+# where its "fake:" column says what the fake does not (bench/xstream_probe_fake.sh).
+xstream-probe-fake: $(FAKECUDA_LIB)
+	BUILD=$(BUILD) bash bench/xstream_probe_fake.sh
 
 # Node updates, host against device (issue 40): node_update_cost (what a host
 # node set costs) and device_update_cost (N host sets against device-updatable

@@ -13,7 +13,8 @@
 // probe itself could not run (a setup call failed).
 //
 //   nvcc -O2 -arch=sm_90 -o xstream_probe bench/xstream_probe.cu -lcuda -lpthread && ./xstream_probe
-//   (make xstream-probe builds and runs it, its log under OUT)
+//   (make xstream-probe builds and runs it, its log under OUT; make
+//   xstream-probe-fake runs it against the fake driver, no GPU: bench/xstream_probe_fake.sh)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
@@ -114,7 +115,7 @@ static CUgraphExec inst(CUgraph g)
     return x;
 }
 
-// Counts the nodes of g of a type (or all, type < 0), then destroys g.
+// Counts the nodes of g of a type (or all, type < 0); -1 where g is NULL.
 static int nodes(CUgraph g, int type)
 {
     if (!g)
@@ -179,7 +180,8 @@ static void fork_join()
     drop(o, s, f, j);
 }
 
-// A fork with work that is never joined: the end fails; where the streams are left.
+// A fork with work that is never joined: the end fails (first on the fork, then
+// on the origin alone); where the streams are left.
 static void unjoined()
 {
     CUstream o = stream(CU_STREAM_NON_BLOCKING), s = stream(CU_STREAM_NON_BLOCKING);
@@ -197,7 +199,22 @@ static void unjoined()
     CUresult lo = add(o), ls = add(s);
     fact("unjoined fork at the end", fmt("end_on_side=%d origin=%d end=%d graph=%s origin_after=%d side_after=%d "
          "launch_origin=%d launch_side=%d", side_end, mid, e, g ? "set" : "null", so, ss, lo, ls),
-         "end_on_side=903 origin=1 end=904 graph=null origin_after=0 side_after=0 launch_origin=0 launch_side=0");
+         "end_on_side=903 origin=2 end=901 graph=null origin_after=0 side_after=0 launch_origin=0 launch_side=0");
+    drop(o, s, f, NULL);
+
+    o = stream(CU_STREAM_NON_BLOCKING), s = stream(CU_STREAM_NON_BLOCKING), f = event();
+    g = (CUgraph)0x1;
+    CU(cuStreamBeginCapture(o, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU(add(o));
+    CU(cuEventRecord(f, o));
+    CU(cuStreamWaitEvent(s, f, 0));
+    CU(add(s));
+    e = cuStreamEndCapture(o, &g);
+    so = status(o), ss = status(s);
+    lo = add(o), ls = add(s);
+    fact("unjoined fork, ended on the origin", fmt("end=%d graph=%s origin_after=%d side_after=%d launch_origin=%d "
+         "launch_side=%d", e, g ? "set" : "null", so, ss, lo, ls),
+         "end=904 graph=null origin_after=0 side_after=0 launch_origin=0 launch_side=0");
     drop(o, s, f, NULL);
 
     // A fork that did nothing after its wait.
@@ -254,8 +271,9 @@ static void isolation()
     drop(o, s, x, never);
 }
 
-// An event whose last record was in a capture: during it, after its end, and a
-// later capture's wait on it.
+// An event whose last record was in a capture: a query during it (which spoils
+// the capture), the event after that and once recorded again; then, of a
+// capture left alone, the event after its end and a later capture's wait on it.
 static void captured_event()
 {
     CUstream o = stream(CU_STREAM_NON_BLOCKING), o2 = stream(CU_STREAM_NON_BLOCKING);
@@ -269,11 +287,28 @@ static void captured_event()
     CUresult end = cuStreamEndCapture(o, &g);
     CUresult qa = cuEventQuery(e), sa = cuEventSynchronize(e);
     fact("query/sync of a captured event", fmt("query=%d sync=%d status=%d end=%d query_after_end=%d sync_after_end=%d",
-         q, sy, st, end, qa, sa), "query=907 sync=907 status=1 end=0 query_after_end=0 sync_after_end=0");
+         q, sy, st, end, qa, sa), "query=907 sync=1 status=2 end=901 query_after_end=1 sync_after_end=1");
+    if (g)
+        cuGraphDestroy(g);
+    g = NULL;
+    CUresult rr = cuEventRecord(e, o), rs = cuStreamSynchronize(o);
+    qa = cuEventQuery(e), sa = cuEventSynchronize(e);
+    fact("... recorded again outside", fmt("record=%d sync=%d query=%d event_sync=%d", rr, rs, qa, sa),
+         "record=0 sync=0 query=0 event_sync=0");
 
+    CU(cuEventDestroy(e));
+    e = event();
+    CU(cuStreamBeginCapture(o, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU(add(o));
+    CU(cuEventRecord(e, o));
+    end = cuStreamEndCapture(o, &g);
+    qa = cuEventQuery(e);
     CUgraphExec x = inst(g);
     if (!x) {
-        fact("... after a launch; a new capture waits", "no graph to launch", "query=0 wait=0 status=1 end=0");
+        fact("... after a launch; a new capture waits", fmt("end=%d, no graph to launch", end),
+             "after_end=0 query=0 wait=0 status=1 end=0");
+        if (g)
+            cuGraphDestroy(g);
         drop(o, o2, e, NULL);
         return;
     }
@@ -285,8 +320,8 @@ static void captured_event()
     CUresult w = cuStreamWaitEvent(o2, e, 0);
     st = status(o2);
     CUresult end2 = cuStreamEndCapture(o2, &g2);
-    fact("... after a launch; a new capture waits", fmt("query=%d wait=%d status=%d end=%d", ql, w, st, end2),
-         "query=0 wait=0 status=1 end=0");
+    fact("... after a launch; a new capture waits", fmt("after_end=%d query=%d wait=%d status=%d end=%d", qa, ql, w,
+         st, end2), "after_end=0 query=0 wait=0 status=1 end=0");
     if (g2)
         cuGraphDestroy(g2);
     CU(cuGraphExecDestroy(x));
@@ -295,8 +330,9 @@ static void captured_event()
 }
 
 // cuEventRecordWithFlags(CU_EVENT_RECORD_EXTERNAL) in a capture: a record node;
-// what a query says during the capture and around the graph's launch; whether a
-// default wait on it joins a stream; the flags outside a capture.
+// what a query says during the capture (it spoils the capture) and, of a
+// capture left alone, around the graph's launch; whether a default wait on it
+// joins a stream; the flags outside a capture.
 static void external_record()
 {
     CUstream o = stream(CU_STREAM_NON_BLOCKING), s = stream(CU_STREAM_NON_BLOCKING);
@@ -314,8 +350,16 @@ static void external_record()
     CUresult end = cuStreamEndCapture(o, &g);
     int rec = nodes(g, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
     fact("external record in a capture", fmt("record=%d query=%d side_wait=%d side=%d end=%d record_nodes=%d",
-         r, q, w, ss, end, rec), "record=0 query=0 side_wait=0 side=0 end=0 record_nodes=1");
+         r, q, w, ss, end, rec), "record=0 query=900 side_wait=0 side=0 end=901 record_nodes=-1");
+    if (g)
+        CU(cuGraphDestroy(g));
 
+    g = NULL;
+    CU(cuMemsetD32(d_flag, 0, 1));
+    CU(cuStreamBeginCapture(o, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CU(cuLaunchKernel(f_spin, 1, 1, 1, 1, 1, 1, 0, o, args, NULL));
+    CU(cuEventRecordWithFlags(e, o, CU_EVENT_RECORD_EXTERNAL));
+    CU(cuStreamEndCapture(o, &g));
     CUgraphExec x = inst(g);
     if (x) {
         CU(cuGraphLaunch(x, o));
@@ -330,7 +374,7 @@ static void external_record()
 
     CUresult ro = cuEventRecordWithFlags(e, o, CU_EVENT_RECORD_EXTERNAL);
     CUresult wo = cuStreamWaitEvent(s, e, CU_EVENT_WAIT_EXTERNAL);
-    fact("external flags outside a capture", fmt("record=%d wait=%d", ro, wo), "record=1 wait=1");
+    fact("external flags outside a capture", fmt("record=%d wait=%d", ro, wo), "record=401 wait=401");
     drop(o, s, e, NULL);
 }
 
@@ -395,7 +439,7 @@ static void member_ops()
 {
     const char *names[] = {"cuStreamQuery of the fork mid-capture", "cuStreamSynchronize of the fork",
                            "cuStreamDestroy of the fork", "cuStreamBeginCapture on the fork"};
-    const char *fakes[] = {"op=900 origin=2 end=901", "op=900 origin=2 end=901", "op=0 origin=2 end=901",
+    const char *fakes[] = {"op=900 origin=2 end=901", "op=900 origin=2 end=901", "op=0 origin=1 end=0",
                            "op=401 origin=1 end=0"};
     for (int k = 0; k < 4; k++) {
         CUstream o = stream(CU_STREAM_NON_BLOCKING), s = stream(CU_STREAM_NON_BLOCKING);

@@ -192,6 +192,7 @@ struct capture {
     uint64_t id;
     CUstreamCaptureMode mode;
     int status;               /* CUstreamCaptureStatus; NONE once ended */
+    int invalidated;          /* it was invalidated (kept once it ended) */
     struct graph *graph;
     int to_graph;             /* the program's graph (cuStreamBeginCaptureToGraph): never freed here */
     struct stream *origin;
@@ -216,7 +217,9 @@ struct event {
     int recorded;
     double t_ms;
     unsigned long long done_ns; /* the fake's clock when its last record completed (event_mark) */
-    struct capture *cap; uint64_t cap_id;
+    /* its last record, when in capture cap: a captured record (deps: the
+    ** nodes it stands for), or ext: a record node (CU_EVENT_RECORD_EXTERNAL) */
+    struct capture *cap; uint64_t cap_id; int ext;
     struct node **deps; size_t ndeps;
     /* FAKECUDA_PENDING: its last queued record, and its queries' count */
     uint64_t seq, q_seq; unsigned q_count;

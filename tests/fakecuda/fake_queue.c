@@ -79,6 +79,7 @@ void queue_record(struct stream *s, struct event *ev)
     LOCK();
     ev->recorded = 1;
     ev->cap = NULL;
+    ev->ext = 0;
     ev->seq = queue_push(s, e);
     UNLOCK();
 }

@@ -991,8 +991,10 @@ bool stream_capturing(const struct stream *s) { return s->cap != NULL; }
 
 void capture_invalidate(struct capture *c)
 {
-    if (c && c->status == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+    if (c && c->status == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
         c->status = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+        c->invalidated = 1;
+    }
 }
 
 static bool blocking(const struct stream *s)
@@ -1167,12 +1169,14 @@ CUresult x_StreamDestroy(CUstream h)
     if (fake_pending()) queue_complete(stream_target(s)); /* its work finishes */
     if (s->cap) {
         struct capture *c = s->cap;
-        capture_invalidate(c);
         if (c->origin == s) {
+            capture_invalidate(c);
             capture_end(c);
             graph_free(c->graph);
             c->graph = NULL;
         } else {
+            /* a forked stream leaves; the capture goes on (measured:
+            ** bench/xstream_probe.cu, "cuStreamDestroy of the fork") */
             capture_leave(c, s);
         }
     }
@@ -1228,9 +1232,16 @@ CUresult x_StreamGetCtx(CUstream h, CUcontext *ctx, int pt)
     return CUDA_SUCCESS;
 }
 
+/* e's last record was in its capture (e->cap): a captured record, or a
+** record node (ext) */
+static bool event_in_capture(const struct event *e, int ext)
+{
+    return e->cap && e->cap->id == e->cap_id && !e->ext == !ext;
+}
+
 static bool event_captured(const struct event *e)
 {
-    return e->cap && e->cap->status != CU_STREAM_CAPTURE_STATUS_NONE && e->cap->id == e->cap_id;
+    return event_in_capture(e, 0) && e->cap->status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 CUresult x_StreamWaitEvent(CUstream h, CUevent he, unsigned flags, int pt)
@@ -1243,9 +1254,9 @@ CUresult x_StreamWaitEvent(CUstream h, CUevent he, unsigned flags, int pt)
     if (!e) { rc = CUDA_ERROR_INVALID_HANDLE; goto out; }
     if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
     if ((rc = stream_prep(h, pt, &s))) goto out;
-    /* "This flag is invalid outside of stream capture" (cuda.h; the code is
-     * the fake's choice, bench/xstream_probe.cu prints the driver's). */
-    if ((flags & CU_EVENT_WAIT_EXTERNAL) && !s->cap) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+    /* "This flag is invalid outside of stream capture" (cuda.h): 401, illegal state
+     * (measured: bench/xstream_probe.cu, "external flags outside a capture") */
+    if ((flags & CU_EVENT_WAIT_EXTERNAL) && !s->cap) { rc = CUDA_ERROR_ILLEGAL_STATE; goto out; }
     if (flags & CU_EVENT_WAIT_EXTERNAL) {
         struct node t = {.type = CU_GRAPH_NODE_TYPE_WAIT_EVENT};
         t.u.ev = e;
@@ -1368,6 +1379,7 @@ void event_mark(struct event *e)
     e->done_ns = u > now ? u : now;
     e->t_ms = (double)e->done_ns / 1e6;
     e->cap = NULL;
+    e->ext = 0;
 }
 
 CUresult x_EventRecord(CUevent he, CUstream h, unsigned flags, int pt)
@@ -1381,14 +1393,19 @@ CUresult x_EventRecord(CUevent he, CUstream h, unsigned flags, int pt)
     else if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL) rc = CUDA_ERROR_INVALID_VALUE;
     else if (!(rc = stream_prep(h, pt, &s))) {
         if (!s->cap && (flags & CU_EVENT_RECORD_EXTERNAL)) {
-            rc = CUDA_ERROR_INVALID_VALUE; /* invalid outside of capture, as the wait's flag */
+            rc = CUDA_ERROR_ILLEGAL_STATE; /* invalid outside of capture, as the wait's flag */
         } else if (flags & CU_EVENT_RECORD_EXTERNAL) {
             struct node t = {.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD};
             t.u.ev = e;
-            rc = stream_submit(s, &t);
+            if (!(rc = stream_submit(s, &t))) {
+                e->cap = s->cap;
+                e->cap_id = s->cap->id;
+                e->ext = 1;
+            }
         } else if (s->cap) {
             e->cap = s->cap;
             e->cap_id = s->cap->id;
+            e->ext = 0;
             e->deps = realloc(e->deps, (s->ndeps ? s->ndeps : 1) * sizeof *e->deps);
             if (s->ndeps) memcpy(e->deps, s->deps, s->ndeps * sizeof *e->deps);
             e->ndeps = s->ndeps;
@@ -1403,15 +1420,29 @@ CUresult x_EventRecord(CUevent he, CUstream h, unsigned flags, int pt)
 }
 
 /* The event he, for a query or a synchronize: CUDA_SUCCESS and *out, or why
- * it cannot be waited for. */
+ * it cannot be waited for.  Measured (bench/xstream_probe.cu): a query of an
+ * event last recorded in an active capture gives 907 and invalidates the
+ * capture; then, and once it ended, the event gives 1 until it is recorded
+ * again.  A query of an event last recorded by a record node
+ * (CU_EVENT_RECORD_EXTERNAL) of an active capture gives 900 and invalidates
+ * it.  A synchronize is taken to do as a query does. */
 static CUresult event_to_wait(CUevent he, struct event **out)
 {
     CUresult rc = api_enter(true);
     if (rc) return rc;
     LOCK();
     struct event *e = reg_get(he, K_EVENT);
-    if (!e) rc = CUDA_ERROR_INVALID_HANDLE;
-    else if (event_captured(e)) rc = CUDA_ERROR_CAPTURED_EVENT;
+    if (!e) {
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    } else if (event_in_capture(e, 0) && e->cap->invalidated) {
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (event_captured(e)) {
+        capture_invalidate(e->cap);
+        rc = CUDA_ERROR_CAPTURED_EVENT;
+    } else if (event_in_capture(e, 1) && e->cap->status != CU_STREAM_CAPTURE_STATUS_NONE) {
+        capture_invalidate(e->cap);
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     UNLOCK();
     *out = e;
     return rc;
@@ -1542,7 +1573,11 @@ CUresult x_StreamEndCapture(CUstream h, CUgraph *pg, int pt)
     if ((rc = stream_resolve(h, pt, &s))) goto out;
     struct capture *c = s->cap;
     if (!c) { rc = CUDA_ERROR_ILLEGAL_STATE; goto out; }
-    if (c->origin != s) { rc = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED; goto out; }
+    if (c->origin != s) { /* measured: the capture is invalidated (bench/xstream_probe.cu) */
+        capture_invalidate(c);
+        rc = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+        goto out;
+    }
     if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thread, pthread_self())) {
         rc = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
         goto out;

@@ -1360,7 +1360,6 @@ Test(event, record_query_elapsed_and_capture)
     CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, s, a1, NULL));
     CK(cuEventRecord(a, s));
-    cr_assert_eq(cuEventQuery(a), CUDA_ERROR_CAPTURED_EVENT);
     CK(cuStreamWaitEvent(side, a, 0));              /* side joins the capture */
     CUstreamCaptureStatus st;
     CK(cuStreamIsCapturing(side, &st));
@@ -1379,13 +1378,15 @@ Test(event, record_query_elapsed_and_capture)
     cr_assert_eq(g_norder, 3);
     cr_assert_arr_eq(g_order, expect, sizeof expect);
 
-    /* a fork that is never joined */
+    /* a fork that is never joined, ended on the origin alone */
     CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CK(cuEventRecord(a, s));
     CK(cuStreamWaitEvent(side, a, 0));
     CK(cuLaunchKernel(mark, 1, 1, 1, 1, 1, 1, 0, side, a2, NULL));
-    cr_assert_eq(cuStreamEndCapture(side, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
     cr_assert_eq(cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+    cr_assert_null(g);
+    CK(cuStreamIsCapturing(side, &st));
+    cr_assert_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
 
     /* waiting on an event recorded outside the capture */
     CK(cuEventRecord(b, side));
@@ -1397,7 +1398,8 @@ Test(event, record_query_elapsed_and_capture)
 }
 
 /* CU_EVENT_RECORD_EXTERNAL and CU_EVENT_WAIT_EXTERNAL make record and wait
- * nodes in a capture, and are invalid outside one (cuda.h). */
+ * nodes in a capture, and are invalid outside one (cuda.h): 401, illegal
+ * state (measured, bench/xstream_probe.cu "external flags outside a capture"). */
 Test(event, external_flags_only_inside_a_capture)
 {
     setup();
@@ -1407,13 +1409,12 @@ Test(event, external_flags_only_inside_a_capture)
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
     CK(cuEventCreate(&w, CU_EVENT_DISABLE_TIMING));
-    cr_assert_eq(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL), CUDA_ERROR_INVALID_VALUE);
-    cr_assert_eq(cuStreamWaitEvent(s, w, CU_EVENT_WAIT_EXTERNAL), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL), CUDA_ERROR_ILLEGAL_STATE);
+    cr_assert_eq(cuStreamWaitEvent(s, w, CU_EVENT_WAIT_EXTERNAL), CUDA_ERROR_ILLEGAL_STATE);
     CK(cuEventRecord(w, s));
     CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CK(cuStreamWaitEvent(s, w, CU_EVENT_WAIT_EXTERNAL));
     CK(cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL));
-    CK(cuEventQuery(e));                      /* a node, not a captured record */
     CK(cuStreamEndCapture(s, &g));
     CUgraphNode n[2];
     size_t count = 2;
@@ -1429,6 +1430,145 @@ Test(event, external_flags_only_inside_a_capture)
     CK(cuGraphLaunch(x, s));
     CK(cuStreamSynchronize(s));
     CK(cuEventQuery(e));
+}
+
+/* ---- a capture across streams, as bench/xstream_probe.cu measured it (H200,
+ * driver 580.159.04); each test names the probe's line ------------------------ */
+struct fork { CUstream o, s; CUevent f, j; CUfunction mark; };
+
+/* A capture begun on o, forked to s by f: a kernel (mark 1) on o before the
+ * fork, one (mark 2) on s after it. */
+static struct fork fork_begin(void)
+{
+    struct fork k;
+    int one = 1, two = 2;
+    void *a1[] = {&one}, *a2[] = {&two};
+    setup();
+    k.mark = get_fn("mark");
+    CK(cuStreamCreate(&k.o, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&k.s, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&k.f, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate(&k.j, CU_EVENT_DISABLE_TIMING));
+    CK(cuStreamBeginCapture(k.o, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel(k.mark, 1, 1, 1, 1, 1, 1, 0, k.o, a1, NULL));
+    CK(cuEventRecord(k.f, k.o));
+    CK(cuStreamWaitEvent(k.s, k.f, 0));
+    CK(cuLaunchKernel(k.mark, 1, 1, 1, 1, 1, 1, 0, k.s, a2, NULL));
+    return k;
+}
+
+static int capture_status(CUstream s)
+{
+    CUstreamCaptureStatus st;
+    CK(cuStreamIsCapturing(s, &st));
+    return (int)st;
+}
+
+/* "unjoined fork at the end" */
+Test(xstream, an_end_on_the_fork_gives_903_and_invalidates_the_capture)
+{
+    struct fork k = fork_begin();
+    CUgraph g = (CUgraph)0x1;
+    cr_assert_eq(cuStreamEndCapture(k.s, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+    cr_assert_eq(capture_status(k.o), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cr_assert_eq(capture_status(k.s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cr_assert_eq(cuStreamEndCapture(k.o, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_null(g);
+    cr_assert_eq(capture_status(k.o), CU_STREAM_CAPTURE_STATUS_NONE);
+    cr_assert_eq(capture_status(k.s), CU_STREAM_CAPTURE_STATUS_NONE);
+    CK(cuLaunchKernel(get_fn("nop"), 1, 1, 1, 1, 1, 1, 0, k.o, NULL, NULL));
+    CK(cuLaunchKernel(get_fn("nop"), 1, 1, 1, 1, 1, 1, 0, k.s, NULL, NULL));
+}
+
+/* "query/sync of a captured event" */
+Test(xstream, a_query_of_a_captured_event_gives_907_and_invalidates_the_capture)
+{
+    struct fork k = fork_begin();
+    CUgraph g = (CUgraph)0x1;
+    CK(cuEventRecord(k.j, k.s));
+    cr_assert_eq(cuEventQuery(k.j), CUDA_ERROR_CAPTURED_EVENT);
+    cr_assert_eq(capture_status(k.o), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cr_assert_eq(cuStreamWaitEvent(k.o, k.j, 0), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_eq(cuStreamEndCapture(k.o, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_null(g); /* "... after a launch; a new capture waits": no graph to launch */
+}
+
+/* "query/sync of a captured event": once its capture was invalidated, the event
+ * gives 1 to a query and a synchronize, during the capture and after its end.
+ * Assumed, not probed: a record outside a capture makes it usable again, and a
+ * synchronize of an event of an active capture does as a query does. */
+Test(xstream, an_event_of_an_invalidated_capture_gives_1_until_recorded_again)
+{
+    struct fork k = fork_begin();
+    CUgraph g;
+    CK(cuEventRecord(k.j, k.o));
+    cr_assert_eq(cuEventQuery(k.j), CUDA_ERROR_CAPTURED_EVENT);
+    cr_assert_eq(cuEventSynchronize(k.j), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuEventQuery(k.j), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuStreamEndCapture(k.o, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_eq(cuEventQuery(k.j), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(cuEventSynchronize(k.j), CUDA_ERROR_INVALID_VALUE);
+    CK(cuEventRecord(k.j, k.o));
+    CK(cuEventQuery(k.j));
+    CK(cuEventSynchronize(k.j));
+
+    CK(cuStreamBeginCapture(k.o, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuEventRecord(k.f, k.o));
+    cr_assert_eq(cuEventSynchronize(k.f), CUDA_ERROR_CAPTURED_EVENT);
+    cr_assert_eq(capture_status(k.o), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cr_assert_eq(cuStreamEndCapture(k.o, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+}
+
+/* "external record in a capture": the record is a node, yet a query of its
+ * event while the capture is active gives 900 and invalidates the capture; a
+ * plain wait on it by another stream joins nothing. */
+Test(xstream, a_query_of_an_external_record_gives_900_and_invalidates_the_capture)
+{
+    struct fork k = fork_begin();
+    CUstream t;
+    CUgraph g = (CUgraph)0x1;
+    CK(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    CK(cuEventRecordWithFlags(k.j, k.o, CU_EVENT_RECORD_EXTERNAL));
+    cr_assert_eq(cuEventQuery(k.j), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    cr_assert_eq(capture_status(k.o), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    CK(cuStreamWaitEvent(t, k.j, 0));
+    cr_assert_eq(capture_status(t), CU_STREAM_CAPTURE_STATUS_NONE);
+    cr_assert_eq(cuStreamEndCapture(k.o, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    cr_assert_null(g);
+}
+
+/* "external flags outside a capture" */
+Test(xstream, external_flags_outside_a_capture_give_401_illegal_state)
+{
+    CUstream t;
+    CUevent e;
+    setup();
+    CK(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    cr_assert_eq(cuEventRecordWithFlags(e, t, CU_EVENT_RECORD_EXTERNAL), CUDA_ERROR_ILLEGAL_STATE);
+    CK(cuEventRecord(e, t));
+    cr_assert_eq(cuStreamWaitEvent(t, e, CU_EVENT_WAIT_EXTERNAL), CUDA_ERROR_ILLEGAL_STATE);
+}
+
+/* "cuStreamDestroy of the fork": the fork leaves, the capture goes on, and a
+ * join on an event it recorded before lets the origin end it. */
+Test(xstream, destroying_the_fork_leaves_the_capture_active)
+{
+    struct fork k = fork_begin();
+    CUgraph g;
+    CUgraphExec x;
+    CK(cuEventRecord(k.j, k.s));
+    CK(cuStreamDestroy(k.s));
+    cr_assert_eq(capture_status(k.o), CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CK(cuStreamWaitEvent(k.o, k.j, 0));
+    CK(cuStreamEndCapture(k.o, &g));
+    CK(cuGraphInstantiate(&x, g, 0));
+    g_norder = 0;
+    CK(cuGraphLaunch(x, k.o));
+    CK(cuStreamSynchronize(k.o));
+    int expect[] = {1, 2};
+    cr_assert_eq(g_norder, 2);
+    cr_assert_arr_eq(g_order, expect, sizeof expect);
 }
 
 /* ---- host functions ------------------------------------------------------ */
