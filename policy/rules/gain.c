@@ -295,9 +295,10 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
     if (!t->gain.gain_warm) {
         /* The eager time came from the program's first iterations, often slower
         ** than later ones, and one time can be high by chance: once, after the
-        ** first window, a trial judges the graph warm (rule gain-pairs). */
+        ** first window, it is timed again, warm; a step that no synchronize
+        ** ends (its held work starts the GPU late) is tried (rule gain-pairs). */
         t->gain.gain_warm = 1;
-        if (gpu_bound(t) || !GS_DROPPED(GS_RULE_GAIN_PAIRS))
+        if (gpu_bound(t) || (t->gain.gain_end != GS_SYNC + 1 && !GS_DROPPED(GS_RULE_GAIN_PAIRS)))
             trial_start(s, t, 0); /* its eager runs timed warm, each between replays */
         else
             time_eagerly_again(s, t);
