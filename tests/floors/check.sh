@@ -143,50 +143,30 @@ refused() {
     fi
 }
 
-fresh
-sed -i '/^void gs__gain_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->chunk.last_chunk = 0;/}' "$tmp/policy/rules/gain.c"
-refused "a room's field assigned by another file" policy/rules/gain.c "read-only"
-
-fresh
-sed -i '0,/^{$/s//{\n    { struct gs_step *st = \&s->step; st->unit = 0; }/' "$tmp/policy/rules/chunk.c"
-refused "a room's field written through a local pointer" policy/rules/chunk.c "discards .const. qualifier"
-
-fresh
-sed -i '0,/^{$/s//{\n    s->budget_w.hopeless = 0;/' "$tmp/policy/rules/rest.c"
-refused "a room written by its writable name outside its owner" policy/rules/rest.c "poisoned"
-
+# Each row: FILE, what the compiler must say, the fault, and the sed expression
+# that plants it in a fresh copy (refused).
+while IFS=$'\t' read -r file says name expr; do
+    case $file in '#'* | '') continue ;; esac
+    fresh
+    sed -i "$expr" "$tmp/$file"
+    refused "$name" "$file" "$says"
+done <<'PLANTS'
+policy/rules/gain.c	read-only	a room's field assigned by another file	/^void gs__gain_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->chunk.last_chunk = 0;/}
+policy/rules/chunk.c	discards .const. qualifier	a room's field written through a local pointer	0,/^{$/s//{\n    { struct gs_step *st = \&s->step; st->unit = 0; }/
+policy/rules/rest.c	poisoned	a room written by its writable name outside its owner	0,/^{$/s//{\n    s->budget_w.hopeless = 0;/
 # The segment's rooms (cur, holding, seg_held, chunk_since, chunk_depth at the
 # top of struct gs_stream; seg; seg_cost), written by segment.h and segment.c alone,
 # and the loop bodies' (body), by body.c alone.
-fresh
-sed -i '/^void gs__gain_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->cur = NULL;/}' "$tmp/policy/rules/gain.c"
-refused "the segment's mark assigned by another file" policy/rules/gain.c "read-only"
-
-fresh
-sed -i '/^void gs__chunks_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->holding_w = 0;/}' "$tmp/policy/rules/chunk.c"
-refused "the segment's mark written by its writable name outside segment.c" policy/rules/chunk.c "poisoned"
-
-fresh
-sed -i '/^void gs__chunks_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->seg_cost_w.seg_launches++;/}' "$tmp/policy/rules/chunk.c"
-refused "the segment's cost written by its writable name outside segment.c" policy/rules/chunk.c "poisoned"
-
-fresh
-sed -i '/^void gs__step_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    { struct gs_body *b = \&s->body; b->held = 0; }/}' "$tmp/policy/rules/step.c"
-refused "a loop body's state written through a local pointer outside body.c" policy/rules/step.c "discards .const. qualifier"
-
-fresh
-sed -i '0,/^{$/s//{\n    gs__body_detect_reset(\&s->body_w);/' "$tmp/policy/stream/issue.c"
-refused "the loop bodies' room written by its writable name outside body.c" policy/stream/issue.c "poisoned"
-
+policy/rules/gain.c	read-only	the segment's mark assigned by another file	/^void gs__gain_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->cur = NULL;/}
+policy/rules/chunk.c	poisoned	the segment's mark written by its writable name outside segment.c	/^void gs__chunks_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->holding_w = 0;/}
+policy/rules/chunk.c	poisoned	the segment's cost written by its writable name outside segment.c	/^void gs__chunks_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    s->seg_cost_w.seg_launches++;/}
+policy/rules/step.c	discards .const. qualifier	a loop body's state written through a local pointer outside body.c	/^void gs__step_forget(struct gs_stream \*s)$/{n;s/^{$/{\n    { struct gs_body *b = \&s->body; b->held = 0; }/}
+policy/stream/issue.c	poisoned	the loop bodies' room written by its writable name outside body.c	0,/^{$/s//{\n    gs__body_detect_reset(\&s->body_w);/
 # A loose field is a room of one field (GS_ROOM(int, ready): streams.c's), a
 # group keeps its fields' names (GS_ROOM_FLAT: patch.c's patches, npatches, ...).
-fresh
-sed -i '/^static void stream_destroyed(struct gs_stream \*s)$/{n;s/^{$/{\n    s->ready = 0;/}' "$tmp/policy/entry/boundary.c"
-refused "a stream's one-field room assigned by another file" policy/entry/boundary.c "read-only"
-
-fresh
-sed -i '/^void gs__flush(struct gs_stream \*s, int reason)$/{n;s/^{$/{\n    s->patch_w.npatches = 0;/}' "$tmp/policy/stream/issue.c"
-refused "a flat room written by its writable name outside its owner" policy/stream/issue.c "poisoned"
+policy/entry/boundary.c	read-only	a stream's one-field room assigned by another file	/^static void stream_destroyed(struct gs_stream \*s)$/{n;s/^{$/{\n    s->ready = 0;/}
+policy/stream/issue.c	poisoned	a flat room written by its writable name outside its owner	/^void gs__flush(struct gs_stream \*s, int reason)$/{n;s/^{$/{\n    s->patch_w.npatches = 0;/}
+PLANTS
 
 [ $fails = 0 ] && echo "floors check: $faults faults, each found"
 exit $fails
