@@ -17,13 +17,62 @@
 */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../fakecuda/fakecuda.h"
 
 #define LOOP_MAX_OPS 72
+
+/* FUZZ_LOOP_MODE (the runner's setting): what the loop does besides, for the
+** claims of one rule each (fuzz_oracle.h):
+**   pause  each iteration ends at an event record or a host function, then
+**          graphshim is paused (gs_pause, where it is loaded) while the host
+**          works 20 ms after an iteration that launched a graph;
+**   stall  the host works 1 ms (polls) after the middle launch of each iteration,
+**          and in the second half of the iterations after the first launch too;
+**   slow   16 to 55 launches, the host takes 2 us before each: a slow host;
+**   chunks 21 to 30 launches; before each of the first 16 the host takes 2 us
+**          in even iterations, 0.5 us in odd ones (slow and fast in turn), and
+**          no time before the rest;
+**   new    each iteration is followed by a segment of one launch of a grid
+**          never seen before, and a synchronize. */
+enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_COUNT };
+static const char *const mode_name[M_COUNT] = {"none", "pause", "stall", "slow", "chunks", "new"};
+
+/* The host's time before the op at depth d (from 0) of iteration it. */
+static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
+{
+    if (mode == M_CHUNKS)
+        return d >= 16 ? 0 : it % 2 ? 500 : 2000;
+    return mode == M_SLOW ? 2000 : host_ns;
+}
+
+static int loop_mode(void)
+{
+    const char *m = getenv("FUZZ_LOOP_MODE");
+    for (int i = 1; m && i < M_COUNT; i++)
+        if (strcmp(m, mode_name[i]) == 0)
+            return i;
+    return M_NONE;
+}
+
+/* After an iteration that began with glaunch graph launches: the pause of
+** mode pause (nothing without graphshim, which has no gs_pause). */
+static void loop_pause(long glaunch)
+{
+    void (*pause)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_pause");
+    void (*resume)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_resume");
+    if (!pause || !resume)
+        return;
+    pause();
+    if (fakecuda_count("graph_launches") > glaunch)
+        fakecuda_advance_ns(20000000);
+    resume();
+}
 
 static uint64_t loop_rand(uint64_t *x)
 {
@@ -68,8 +117,16 @@ int fuzz_loop_main(int argc, char **argv)
     int b = (int)(loop_rand(&x) % B_COUNT), iters = 40 + (int)(loop_rand(&x) % 41);
     int vary = (int)(loop_rand(&x) % 2); /* the launches' arguments change each iteration */
     unsigned long long host_ns = getenv("FUZZ_LOOP_HOST_NS") ? strtoull(getenv("FUZZ_LOOP_HOST_NS"), NULL, 10) : 0;
+    int mode = loop_mode();
+
+    if (mode == M_PAUSE)
+        b = b % 2 ? B_RECORD : B_HOSTFN; /* a step the gain check times to the next op */
+    if (mode == M_SLOW)
+        n = 16 + n % 40; /* long enough for chunks of 4 between those by count */
+    if (mode == M_CHUNKS)
+        n = 21 + n % 10, memset_first = copy_last = 0; /* chunks by count at depths 2, 4, 8, 16 */
     unsigned long calls = 0;
-    CUfunction f[LOOP_MAX_OPS];
+    CUfunction f[LOOP_MAX_OPS], fnew[80];
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
@@ -89,21 +146,38 @@ int fuzz_loop_main(int argc, char **argv)
             cuModuleGetFunction(&f[i], mod, name))
             return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
     }
-    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s\n", argc > 2 ? argv[2] : "1", n,
-           memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters, vary ? "vary" : "same");
+    for (int i = 0; mode == M_NEW && i < iters; i++) {
+        snprintf(name, sizeof name, "fuzz_loop_new%d", i);
+        if (fakecuda_define_kernel(name, loop_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
+            cuModuleGetFunction(&fnew[i], mod, name))
+            return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
+    }
+    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s\n", argc > 2 ? argv[2] : "1",
+           n, memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters, vary ? "vary" : "same",
+           mode_name[mode]);
     for (int it = 0; it < iters; it++) {
+        long glaunch = fakecuda_count("graph_launches");
         int rc = 0;
         if (memset_first)
-            fakecuda_advance_ns(host_ns), rc |= cuMemsetD32Async(side, (unsigned)it, 16, s);
+            fakecuda_advance_ns(host_time(mode, host_ns, it, 0)), rc |= cuMemsetD32Async(side, (unsigned)it, 16, s);
         for (int i = 0; i < n; i++) {
             int arg = i * 7 + (vary ? it : 0);
             void *kp[] = {&buf, &arg};
-            fakecuda_advance_ns(host_ns);
+            fakecuda_advance_ns(host_time(mode, host_ns, it, memset_first + i));
             rc |= cuLaunchKernel(f[i], 1 + (unsigned)(i % 3), 1, 1, 32, 1, 1, 0, s, kp, NULL);
+            if (mode == M_STALL && (i == n / 2 || (i == 0 && 2 * it >= iters)))
+                fakecuda_advance_ns(1000000);
         }
         if (copy_last)
-            fakecuda_advance_ns(host_ns), rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, s);
+            fakecuda_advance_ns(host_time(mode, host_ns, it, memset_first + n)), rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, s);
         rc |= loop_boundary(b, s, ev, &calls);
+        if (mode == M_PAUSE)
+            loop_pause(glaunch);
+        if (mode == M_NEW) {
+            int arg = it;
+            void *kp[] = {&side, &arg};
+            rc |= cuLaunchKernel(fnew[it], 1, 1, 1, 32, 1, 1, 0, s, kp, NULL) || cuStreamSynchronize(s);
+        }
         if (rc)
             printf("iteration %d: an error\n", it);
     }

@@ -134,6 +134,17 @@ const struct loop_setting loop_settings[] = {
       "GRAPHSHIM_MAX_DEFER_US=100000000", NULL}},
     {"loop-win", LOOP_WIN, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-even", LOOP_EVEN, {"FAKECUDA_LAUNCH_US=100", "GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_MIN_OPS=8", NULL}},
+    {"loop-pause", LOOP_PAUSE, {"FUZZ_LOOP_MODE=pause", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-stall", LOOP_STALL,
+     {"FUZZ_LOOP_MODE=stall", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_MAX_DEFER_US=50", NULL}},
+    {"loop-rest", LOOP_REST,
+     {"FUZZ_LOOP_MODE=new", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_REST_AFTER=2", NULL}},
+    {"loop-chunks", LOOP_CHUNKS,
+     {"FUZZ_LOOP_MODE=chunks", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=2",
+      "GRAPHSHIM_CHUNK_MAX=4", NULL}},
+    {"loop-slow", LOOP_SLOW,
+     {"FUZZ_LOOP_MODE=slow", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=2",
+      "GRAPHSHIM_CHUNK_MAX=4", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
 };
 const int nloop_settings = (int)(sizeof loop_settings / sizeof loop_settings[0]);
@@ -229,6 +240,53 @@ static int loop_busy_capture(const char *out, const char *shim, long n, long ops
     return 0;
 }
 
+/* The claims of the settings for one rule each (fuzz_oracle.h; FUZZ_LOOP_MODE in
+** fuzz_loop.c), from the report's replays (graph launches at the loop's
+** boundary), chunks and bails; ops: the ops of an iteration. */
+static int loop_rules(const struct loop_setting *ls, const char *report, long ops, long iters, char *why, size_t len)
+{
+    const char *tot = report ? strstr(report, "\"totals\"") : NULL;
+    const char *bails = tot ? strstr(tot, "\"bails\": {") : NULL;
+    long long replays = jnum(tot, NULL, "replays"), chunks = jnum(tot, NULL, "chunks");
+    long long watchdog = bails ? jnum(bails, strchr(bails, '}'), "watchdog") : 0;
+    long long per = 1 + (ops - 1) / 4; /* loop-slow: a chunk at depth 2, and one every 4 ops */
+
+    if (!tot)
+        return fail(why, len, "no report");
+    switch (ls->kind) {
+    case LOOP_PAUSE:
+        if (replays < iters - 4)
+            return fail(why, len, "%lld replays in %ld iterations: a step that an event record or a host function ends "
+                                  "and a pause follows is never timed (the pause's time is not the step's), so its "
+                                  "graph stays: every iteration but its first 4 replayed", replays, iters);
+        return 0;
+    case LOOP_STALL:
+        if (watchdog > 2 * 2)
+            return fail(why, len, "%lld watchdog bails: the host stalls at two places of the loop, each a cut after 2 "
+                                  "hits with no whole replay between (4 at most)", watchdog);
+        return 0;
+    case LOOP_REST:
+        if (replays < iters - 16)
+            return fail(why, len, "%lld replays in %ld iterations: the loop's sequence comes back after every new "
+                                  "segment, so new ones never come 2 in a row (GRAPHSHIM_REST_AFTER) and learning "
+                                  "never rests: every iteration but its first 16 replayed", replays, iters);
+        return 0;
+    case LOOP_CHUNKS:
+        if (chunks < 3 * replays - 3 || chunks > 3 * replays + 2)
+            return fail(why, len, "%lld chunks in %lld replays: chunks by count end at depths 2, 4 and 8 of each (the "
+                                  "16th op is an idle place once a fast iteration found it so, and chunks there only, "
+                                  "not in the next segment), and none by the slow host's length, whose votes a fast "
+                                  "iteration resets: 3 a replay (and 2 more at most)", chunks, replays);
+        return 0;
+    default: /* LOOP_SLOW */
+        if (chunks < (replays - 3) * per)
+            return fail(why, len, "%lld chunks in %lld replays of %ld ops: a slow host (2 us an op) whose GPU keeps up "
+                                  "gets a chunk every GRAPHSHIM_CHUNK_MAX (4) ops and one at depth 2, %lld a replay, "
+                                  "once its places have 2 votes (3 replays)", chunks, replays, ops, per);
+        return 0;
+    }
+}
+
 int oracle_loop_time(const struct loop_setting *ls, const char *out, const char *report, const char *base,
                      const char *shim, char *why, size_t len)
 {
@@ -250,6 +308,8 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
         return 1;
     if (ls->kind == LOOP_BUSY && loop_busy_capture(out, shim, n, ops, why, len))
         return 1;
+    if (ls->kind >= LOOP_PAUSE)
+        return loop_rules(ls, report, ops, iters, why, len);
     if (ls->kind == LOOP_LOSE && graphs > 0 && glaunch < LOOP_MAX_REPLAYS)
         return fail(why, len, "%lld graph launches of its %lld graphs: each is dropped only after its build, a first "
                               "window of 4 timed replays and a trial of 8 (%d)", glaunch, graphs, LOOP_MAX_REPLAYS);
