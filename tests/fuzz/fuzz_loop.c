@@ -193,7 +193,8 @@ int fuzz_loop_main(int argc, char **argv)
 ** The step programs of fuzzrun's step claims (fuzzprog steps SEED).
 **
 ** One thread, one stream.  Each of 30 to 50 iterations is a head of 0 to 6
-** ops (kernels of their own), then R repetitions of a step of P ops (3 to 24
+** ops (kernels of their own; in half of the programs of kind step followed by
+** the step's last 1 to P - 1 ops, a part of a step), then R repetitions of a step of P ops (3 to 24
 ** kernels of their own), then a synchronize: the shape of a training loop
 ** that reads its loss once an iteration (rule steps, docs/engine.md).  Kind
 ** "step": one op of the step takes the repetition's number as its argument,
@@ -226,13 +227,16 @@ static int steps_launch(CUfunction f, CUdeviceptr buf, unsigned off, int arg, CU
     return cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, kp, NULL);
 }
 
-/* One iteration of the loop: the head, R steps of P ops, a synchronize. */
-static int steps_iteration(const CUfunction *head, int h, const CUfunction *step, int p, int r, int layers,
+/* One iteration of the loop: the head (its last part ops the step's last
+** ones), R steps of P ops, a synchronize. */
+static int steps_iteration(const CUfunction *head, int h, int part, const CUfunction *step, int p, int r, int layers,
                            CUdeviceptr buf, CUstream s)
 {
     int rc = 0;
     for (int i = 0; i < h; i++)
         rc |= steps_launch(head[i], buf, 0, i, s);
+    for (int i = p - part; i < p; i++)
+        rc |= steps_launch(step[i], buf, 1, i, s);
     for (int j = 0; j < r; j++)
         for (int i = 0; i < p; i++)
             rc |= layers ? steps_launch(step[i], buf, 1 + (unsigned)j, i, s)
@@ -246,6 +250,8 @@ int fuzz_steps_main(int argc, char **argv)
     int h = (int)(loop_rand(&x) % 7), p = 3 + (int)(loop_rand(&x) % 22), layers = loop_rand(&x) % 3 == 0;
     int unit = p * ((8 + p - 1) / p), r = (2 * unit + p - 1) / p + (int)(loop_rand(&x) % 4);
     int iters = 30 + (int)(loop_rand(&x) % 21), q = h + 3 * unit + 1 + (int)(loop_rand(&x) % 8), rc = 0;
+    /* one step program in two: the head ends with the step's last ops (a part of a step) */
+    int part = !layers && loop_rand(&x) % 2 ? 1 + (int)(loop_rand(&x) % (unsigned)(p - 1)) : 0;
     CUfunction f[STEPS_MAX_KERNELS];
     CUdevice dev;
     CUcontext ctx;
@@ -266,13 +272,16 @@ int fuzz_steps_main(int argc, char **argv)
             cuModuleGetFunction(&f[i], mod, name))
             return fprintf(stderr, "fuzzprog steps: no kernel %s\n", name), 2;
     }
-    printf("steps seed %s head %d step %d unit %d repeats %d kind %s iterations %d then %d ops 30 times\n",
-           argc > 2 ? argv[2] : "1", h, p, unit, r, layers ? "layers" : "step", iters, q);
-    for (int it = 0; it < iters; it++)
-        rc |= steps_iteration(f, h, f + h, p, r, layers, buf, s);
+    printf("steps seed %s head %d part %d step %d unit %d repeats %d kind %s iterations %d then %d ops 30 times\n",
+           argc > 2 ? argv[2] : "1", h, part, p, unit, r, layers ? "layers" : "step", iters, q);
+    for (int it = 0; it < iters; it++) {
+        if (it == iters / 2)
+            fprintf(stderr, "steps: graph launches at the loop's half %ld\n", fakecuda_count("graph_launches"));
+        rc |= steps_iteration(f, h, part, f + h, p, r, layers, buf, s);
+    }
     fprintf(stderr, "steps: graph launches when the loop ended %ld\n", fakecuda_count("graph_launches"));
     for (int it = 0; it < 30; it++)
-        rc |= steps_iteration(f + h + p, q, NULL, 0, 0, 0, buf, s);
+        rc |= steps_iteration(f + h + p, q, 0, NULL, 0, 0, 0, buf, s);
     uint64_t word[34] = {0};
     if (rc || cuCtxSynchronize() || cuMemcpyDtoH(word, buf, sizeof word))
         printf("an error\n");

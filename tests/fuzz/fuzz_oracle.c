@@ -359,6 +359,16 @@ int oracle_steps(const char *out, const char *err, const char *base, const char 
         return fail(why, len, "%lld graph launches in %ld iterations of %ld steps of %ld ops: the units (%ld ops) of "
                               "every iteration but the first 4 replay as graphs, %ld or more", in_loop, iters, r, p,
                     unit, (iters - 4) * (r * p / unit));
+    /* from the loop's half on, a graph for the head (what comes before the
+    ** iteration's whole units, a part of a step included) and one a unit */
+    long whole = r * p / unit, head = loop_shape(out, "head") + loop_shape(out, "part") + r * p % unit > 0;
+    const char *mid = err ? strstr(err, "graph launches at the loop's half ") : NULL;
+    long long at_half = mid ? strtoll(mid + strlen("graph launches at the loop's half "), NULL, 10) : -1;
+    if (strstr(out, " kind step ") && at_half >= 0 && in_loop - at_half > (whole + head) * (iters - iters / 2))
+        return fail(why, len, "%lld graph launches in the last %ld iterations of %ld steps of %ld ops after a head: "
+                              "the head ends where the iteration's whole units (%ld ops) begin, so each iteration "
+                              "replays %ld units and %ld head, %ld graphs", in_loop - at_half, iters - iters / 2, r, p,
+                    unit, whole, head, (whole + head) * (iters - iters / 2));
     if (strstr(out, " kind layers ") && in_loop > iters)
         return fail(why, len, "%lld graph launches in %ld iterations of %ld layers of one shape on their own weights: no "
                               "step, at most a graph an iteration", in_loop, iters, r);
