@@ -207,7 +207,10 @@ int fuzz_loop_main(int argc, char **argv)
 ** work (Q kernels of their own, no period, Q > head + 3 units) and a
 ** synchronize.  It prints its shape and a digest on stdout, and on stderr the
 ** driver's graph launches when the loop ended (fakecuda_count), which the
-** claims split the run's at (fuzz_oracle.c, oracle_steps).
+** claims split the run's at (fuzz_oracle.c, oracle_steps).  FUZZ_STEPS_POLL
+** (the runner's steps-poll): the host polls, works 1 ms, in the middle of 10
+** iterations of one kernel 16 times (a loop body) before the loop, and after
+** the first step of each iteration.
 */
 
 #define STEPS_MAX_KERNELS 128
@@ -227,6 +230,8 @@ static int steps_launch(CUfunction f, CUdeviceptr buf, unsigned off, int arg, CU
     return cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, kp, NULL);
 }
 
+static int g_poll;
+
 /* One iteration of the loop: the head (its last part ops the step's last
 ** ones), R steps of P ops, a synchronize. */
 static int steps_iteration(const CUfunction *head, int h, int part, const CUfunction *step, int p, int r, int layers,
@@ -238,9 +243,12 @@ static int steps_iteration(const CUfunction *head, int h, int part, const CUfunc
     for (int i = p - part; i < p; i++)
         rc |= steps_launch(step[i], buf, 1, i, s);
     for (int j = 0; j < r; j++)
-        for (int i = 0; i < p; i++)
+        for (int i = 0; i < p; i++) {
             rc |= layers ? steps_launch(step[i], buf, 1 + (unsigned)j, i, s)
                          : steps_launch(step[i], buf, 1, i == 0 ? j : i, s);
+            if (g_poll && j == 0 && i == p - 1)
+                fakecuda_advance_ns(1000000);
+        }
     return rc | cuStreamSynchronize(s);
 }
 
@@ -266,7 +274,7 @@ int fuzz_steps_main(int argc, char **argv)
         cuModuleLoadData(&mod, "steps") || cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAlloc(&buf, 4096) ||
         cuMemsetD8(buf, 0, 4096))
         return fprintf(stderr, "fuzzprog steps: driver setup failed\n"), 2;
-    for (int i = 0; i < h + p + q; i++) {
+    for (int i = 0; i < h + p + q + 1; i++) {
         snprintf(name, sizeof name, "fuzz_steps_k%d", i);
         if (fakecuda_define_kernel(name, steps_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
             cuModuleGetFunction(&f[i], mod, name))
@@ -274,6 +282,15 @@ int fuzz_steps_main(int argc, char **argv)
     }
     printf("steps seed %s head %d part %d step %d unit %d repeats %d kind %s iterations %d then %d ops 30 times\n",
            argc > 2 ? argv[2] : "1", h, part, p, unit, r, layers ? "layers" : "step", iters, q);
+    g_poll = getenv("FUZZ_STEPS_POLL") != NULL;
+    for (int it = 0; g_poll && it < 10; it++) {
+        for (int i = 0; i < 16; i++) {
+            rc |= steps_launch(f[h + p + q], buf, 40, 1, s);
+            if (i == 7)
+                fakecuda_advance_ns(1000000);
+        }
+        rc |= cuStreamSynchronize(s);
+    }
     for (int it = 0; it < iters; it++) {
         if (it == iters / 2)
             fprintf(stderr, "steps: graph launches at the loop's half %ld\n", fakecuda_count("graph_launches"));

@@ -146,6 +146,9 @@ const struct loop_setting loop_settings[] = {
      {"FUZZ_LOOP_MODE=slow", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=2",
       "GRAPHSHIM_CHUNK_MAX=4", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
+    {"steps-poll", LOOP_STEPS_POLL,
+     {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
+      "GRAPHSHIM_MAX_DEFER_US=50", NULL}},
 };
 const int nloop_settings = (int)(sizeof loop_settings / sizeof loop_settings[0]);
 
@@ -345,7 +348,8 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
     return 0;
 }
 
-int oracle_steps(const char *out, const char *err, const char *base, const char *shim, char *why, size_t len)
+int oracle_steps(const struct loop_setting *ls, const char *out, const char *err, const char *report,
+                 const char *base, const char *shim, char *why, size_t len)
 {
     long p = loop_shape(out, "step"), unit = loop_shape(out, "unit"), r = loop_shape(out, "repeats");
     long iters = loop_shape(out, "iterations");
@@ -355,6 +359,16 @@ int oracle_steps(const char *out, const char *err, const char *base, const char 
 
     if (p < 0 || unit <= 0 || r < 0 || iters < 0 || in_loop < 0)
         return fail(why, len, "no step shape or no graph launches at the loop's end");
+    if (ls->kind == LOOP_STEPS_POLL) {
+        const char *tot = report ? strstr(report, "\"totals\"") : NULL;
+        const char *bails = tot ? strstr(tot, "\"bails\": {") : NULL;
+        long long watchdog = bails ? jnum(bails, strchr(bails, '}'), "watchdog") : 0;
+        if (!tot || watchdog > 8)
+            return fail(why, len, "%lld watchdog bails: a stream whose loop bodies stopped for the watchdog (the host "
+                                  "polls its loop) holds no steps, and a place where the host polls is a cut after 2 "
+                                  "hits (8 at most)", watchdog);
+        return 0;
+    }
     if (strstr(out, " kind step ") && in_loop < (iters - 4) * (r * p / unit))
         return fail(why, len, "%lld graph launches in %ld iterations of %ld steps of %ld ops: the units (%ld ops) of "
                               "every iteration but the first 4 replay as graphs, %ld or more", in_loop, iters, r, p,
