@@ -140,11 +140,19 @@ int fuzz_loop_main(int argc, char **argv)
         cuEventCreate(&ev, CU_EVENT_DEFAULT) || cuMemAlloc(&buf, 4096) || cuMemAlloc(&side, 4096) ||
         cuMemsetD8(buf, 0, 4096) || cuMemsetD8(side, 0, 4096))
         return fprintf(stderr, "fuzzprog loop: driver setup failed\n"), 2;
+    /* half of the loops launch their kernels as the runtime does, CUkernels of a library */
+    int lib = (int)(loop_rand(&x) % 2);
+    CUlibrary libh = NULL;
+    if (lib && cuLibraryLoadData(&libh, "loop", NULL, NULL, 0, NULL, NULL, 0))
+        return fprintf(stderr, "fuzzprog loop: no library\n"), 2;
     for (int i = 0; i < n; i++) {
+        CUkernel k = NULL;
         snprintf(name, sizeof name, "fuzz_loop_k%d", i);
         if (fakecuda_define_kernel(name, loop_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
-            cuModuleGetFunction(&f[i], mod, name))
+            (lib ? cuLibraryGetKernel(&k, libh, name) : cuModuleGetFunction(&f[i], mod, name)))
             return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
+        if (lib)
+            f[i] = (CUfunction)k;
     }
     for (int i = 0; mode == M_NEW && i < iters; i++) {
         snprintf(name, sizeof name, "fuzz_loop_new%d", i);
@@ -152,9 +160,9 @@ int fuzz_loop_main(int argc, char **argv)
             cuModuleGetFunction(&fnew[i], mod, name))
             return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
     }
-    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s\n", argc > 2 ? argv[2] : "1",
-           n, memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters, vary ? "vary" : "same",
-           mode_name[mode]);
+    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s kernels %s\n",
+           argc > 2 ? argv[2] : "1", n, memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters,
+           vary ? "vary" : "same", mode_name[mode], lib ? "library" : "module");
     for (int it = 0; it < iters; it++) {
         long glaunch = fakecuda_count("graph_launches");
         int rc = 0;

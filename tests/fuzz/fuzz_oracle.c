@@ -190,7 +190,8 @@ static long loop_even_replays(const char *out, long n, long depth)
 
 /* The checks of every loop setting: a long sequence that a synchronize ends is
 ** captured only after an eager run of it was timed (its fourth occurrence or
-** later: the third's end is counted before its synchronize returns); and where
+** later: the third's end is counted before its synchronize returns); at most
+** one of graphshim's calls refused for a handle of the other kind; and where
 ** no segment bailed, its sequences' graph launches are the driver's, less the
 ** loop bodies'. */
 static int loop_common(const char *out, const char *report, const char *base, const char *shim, long depth,
@@ -206,6 +207,14 @@ static int loop_common(const char *out, const char *report, const char *base, co
         before < 3 * depth)
         return fail(why, len, "its %ld-op sequence was captured after %lld eager ops: before an eager run of it was timed",
                     depth, before);
+    /* its kernels are all of one kind (CUfunctions of a module, or CUkernels of
+    ** a library): graphshim asks a kernel's layout as the kind that served last
+    ** first, so at most its first kernel's query is refused */
+    long long refused = stat_of(shim, "refused_handles") - stat_of(base, "refused_handles");
+    if (refused > 1)
+        return fail(why, len, "graphshim's calls were refused %lld times for a handle of the other kind: its kernels are "
+                              "all %s, and only the first kernel's layout may be asked as the wrong kind", refused,
+                    strstr(out, " kernels library") ? "CUkernels" : "CUfunctions");
     if (!bails)
         return 0;
     bails += strlen("\"bails\": {");
