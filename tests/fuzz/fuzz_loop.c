@@ -13,7 +13,9 @@
 ** launches' arguments change each iteration (graphshim then sets nodes).  FUZZ_LOOP_HOST_NS
 ** (the runner's setting) is host work the program does before each op.  It
 ** prints the seed, the shape and a digest of its buffer; the fake's clock at
-** exit (FAKECUDA_STATS) is its time.
+** exit (FAKECUDA_STATS) is its time.  Before the loop the program captures a
+** memset of its own (the graph destroyed uninstantiated); half of the loops
+** launch CUkernels of a library, the others CUfunctions of a module.
 */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -160,6 +162,13 @@ int fuzz_loop_main(int argc, char **argv)
             cuModuleGetFunction(&fnew[i], mod, name))
             return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
     }
+    /* a capture of the program's own before the loop (a memset, the graph
+    ** destroyed uninstantiated): graphshim holds nothing during it, and holds
+    ** again after it */
+    CUgraph own = NULL;
+    if (cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED) || cuMemsetD32Async(side + 128, 7, 4, s) ||
+        cuStreamEndCapture(s, &own) || cuGraphDestroy(own))
+        return fprintf(stderr, "fuzzprog loop: the program's own capture failed\n"), 2;
     printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s kernels %s\n",
            argc > 2 ? argv[2] : "1", n, memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters,
            vary ? "vary" : "same", mode_name[mode], lib ? "library" : "module");
