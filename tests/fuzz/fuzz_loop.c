@@ -40,10 +40,13 @@
 **   chunks 21 to 30 launches; before each of the first 16 the host takes 2 us
 **          in even iterations, 0.5 us in odd ones (slow and fast in turn), and
 **          no time before the rest;
-**   new    each iteration is followed by a segment of one launch of a grid
-**          never seen before, and a synchronize. */
-enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"none", "pause", "stall", "slow", "chunks", "new"};
+**   new    each iteration is followed by a segment of one launch of a kernel
+**          never launched before, and a synchronize;
+**   legacy the loop's ops go to the legacy stream, and before its boundary a
+**          blocking stream copies what they wrote (ordered after them by the
+**          legacy stream's implicit synchronization alone). */
+enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_COUNT };
+static const char *const mode_name[M_COUNT] = {"none", "pause", "stall", "slow", "chunks", "new", "legacy"};
 
 /* The host's time before the op at depth d (from 0) of iteration it. */
 static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
@@ -166,9 +169,14 @@ int fuzz_loop_main(int argc, char **argv)
     ** destroyed uninstantiated): graphshim holds nothing during it, and holds
     ** again after it */
     CUgraph own = NULL;
+    CUstream blocking = NULL;
+    if (mode == M_LEGACY && cuStreamCreate(&blocking, CU_STREAM_DEFAULT))
+        return fprintf(stderr, "fuzzprog loop: no blocking stream\n"), 2;
     if (cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED) || cuMemsetD32Async(side + 128, 7, 4, s) ||
         cuStreamEndCapture(s, &own) || cuGraphDestroy(own))
         return fprintf(stderr, "fuzzprog loop: the program's own capture failed\n"), 2;
+    if (mode == M_LEGACY)
+        s = CU_STREAM_LEGACY;
     printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s kernels %s\n",
            argc > 2 ? argv[2] : "1", n, memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters,
            vary ? "vary" : "same", mode_name[mode], lib ? "library" : "module");
@@ -187,6 +195,8 @@ int fuzz_loop_main(int argc, char **argv)
         }
         if (copy_last)
             fakecuda_advance_ns(host_time(mode, host_ns, it, memset_first + n)), rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, s);
+        if (mode == M_LEGACY)
+            rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, blocking);
         rc |= loop_boundary(b, s, ev, &calls);
         if (mode == M_PAUSE)
             loop_pause(glaunch);

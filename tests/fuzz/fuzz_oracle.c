@@ -145,6 +145,7 @@ const struct loop_setting loop_settings[] = {
     {"loop-slow", LOOP_SLOW,
      {"FUZZ_LOOP_MODE=slow", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=2",
       "GRAPHSHIM_CHUNK_MAX=4", NULL}},
+    {"loop-legacy", LOOP_LEGACY, {"FUZZ_LOOP_MODE=legacy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
     {"steps-poll", LOOP_STEPS_POLL,
      {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
@@ -290,6 +291,8 @@ static int loop_rules(const struct loop_setting *ls, const char *report, long op
                                   "not in the next segment), and none by the slow host's length, whose votes a fast "
                                   "iteration resets: 3 a replay (and 2 more at most)", chunks, replays);
         return 0;
+    case LOOP_LEGACY:
+        return 0; /* the output: a blocking stream's copy came after the legacy stream's ops */
     default: /* LOOP_SLOW */
         if (chunks < (replays - 3) * per)
             return fail(why, len, "%lld chunks in %lld replays of %ld ops: a slow host (2 us an op) whose GPU keeps up "
