@@ -44,9 +44,13 @@
 **          never launched before, and a synchronize;
 **   legacy the loop's ops go to the legacy stream, and before its boundary a
 **          blocking stream copies what they wrote (ordered after them by the
-**          legacy stream's implicit synchronization alone). */
-enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"none", "pause", "stall", "slow", "chunks", "new", "legacy"};
+**          legacy stream's implicit synchronization alone);
+**   unlisted  after the loop's launches, cuStreamWriteValue32 (an entry point
+**          graphshim has no row for, fetched with cuGetProcAddress) writes the
+**          word they write. */
+enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COUNT };
+static const char *const mode_name[M_COUNT] = {"none",   "pause",  "stall",  "slow",
+                                               "chunks", "new",    "legacy", "unlisted"};
 
 /* The host's time before the op at depth d (from 0) of iteration it. */
 static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
@@ -168,6 +172,12 @@ int fuzz_loop_main(int argc, char **argv)
     /* a capture of the program's own before the loop (a memset, the graph
     ** destroyed uninstantiated): graphshim holds nothing during it, and holds
     ** again after it */
+    CUresult (*write_value)(CUstream, CUdeviceptr, cuuint32_t, unsigned) = NULL;
+    CUdriverProcAddressQueryResult found;
+    if (mode == M_UNLISTED && (cuGetProcAddress_v2("cuStreamWriteValue32", (void **)&write_value, 12080,
+                                                   CU_GET_PROC_ADDRESS_DEFAULT, &found) ||
+                               !write_value))
+        return fprintf(stderr, "fuzzprog loop: no cuStreamWriteValue32\n"), 2;
     CUgraph own = NULL;
     CUstream blocking = NULL;
     if (mode == M_LEGACY && cuStreamCreate(&blocking, CU_STREAM_DEFAULT))
@@ -197,6 +207,8 @@ int fuzz_loop_main(int argc, char **argv)
             fakecuda_advance_ns(host_time(mode, host_ns, it, memset_first + n)), rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, s);
         if (mode == M_LEGACY)
             rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, blocking);
+        if (mode == M_UNLISTED)
+            rc |= write_value(s, buf, 0x5eed0000u + (unsigned)it, 0);
         rc |= loop_boundary(b, s, ev, &calls);
         if (mode == M_PAUSE)
             loop_pause(glaunch);
