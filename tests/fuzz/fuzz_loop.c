@@ -47,10 +47,16 @@
 **          legacy stream's implicit synchronization alone);
 **   unlisted  after the loop's launches, cuStreamWriteValue32 (an entry point
 **          graphshim has no row for, fetched with cuGetProcAddress) writes the
-**          word they write. */
-enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"none",   "pause",  "stall",  "slow",
-                                               "chunks", "new",    "legacy", "unlisted"};
+**          word they write;
+**   body   before the loop's launches, an inner loop: 8 to 30 times (another
+**          count each iteration) a copy of 8
+**          bytes of pageable memory, rewritten right after the call, and a
+**          launch (a loop body of 2 ops), then the copy once more;
+**   collective  after the middle launch, a kernel whose name says NCCL's (a
+**          collective, never to be held or captured). */
+enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_BODY, M_COLLECTIVE, M_COUNT };
+static const char *const mode_name[M_COUNT] = {"none", "pause",  "stall",    "slow", "chunks",
+                                               "new",  "legacy", "unlisted", "body", "collective"};
 
 /* The host's time before the op at depth d (from 0) of iteration it. */
 static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
@@ -163,6 +169,16 @@ int fuzz_loop_main(int argc, char **argv)
         if (lib)
             f[i] = (CUfunction)k;
     }
+    CUfunction nccl = NULL;
+    CUkernel ncclk = NULL;
+    if (mode == M_COLLECTIVE &&
+        (fakecuda_define_kernel("_Z18ncclDevKernel_Loopv", loop_kernel,
+                                (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
+         (lib ? cuLibraryGetKernel(&ncclk, libh, "_Z18ncclDevKernel_Loopv")
+              : cuModuleGetFunction(&nccl, mod, "_Z18ncclDevKernel_Loopv"))))
+        return fprintf(stderr, "fuzzprog loop: no collective\n"), 2;
+    if (lib)
+        nccl = (CUfunction)ncclk;
     for (int i = 0; mode == M_NEW && i < iters; i++) {
         snprintf(name, sizeof name, "fuzz_loop_new%d", i);
         if (fakecuda_define_kernel(name, loop_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
@@ -178,6 +194,7 @@ int fuzz_loop_main(int argc, char **argv)
                                                    CU_GET_PROC_ADDRESS_DEFAULT, &found) ||
                                !write_value))
         return fprintf(stderr, "fuzzprog loop: no cuStreamWriteValue32\n"), 2;
+    uint64_t pageable = 1;
     CUgraph own = NULL;
     CUstream blocking = NULL;
     if (mode == M_LEGACY && cuStreamCreate(&blocking, CU_STREAM_DEFAULT))
@@ -195,11 +212,24 @@ int fuzz_loop_main(int argc, char **argv)
         int rc = 0;
         if (memset_first)
             fakecuda_advance_ns(host_time(mode, host_ns, it, 0)), rc |= cuMemsetD32Async(side, (unsigned)it, 16, s);
+        for (int k = 0; mode == M_BODY && k < 8 + (it * 7) % 23; k++) {
+            int arg = 3;
+            void *kp[] = {&buf, &arg};
+            rc |= cuMemcpyHtoDAsync(side + 256, &pageable, 8, s);
+            pageable = pageable * 31 + 1; /* the copy must have read it at the call */
+            rc |= cuLaunchKernel(f[0], 1, 1, 1, 32, 1, 1, 0, s, kp, NULL);
+        }
+        if (mode == M_BODY) { /* and once more the copy alone: the loop ends in the middle of its body */
+            rc |= cuMemcpyHtoDAsync(side + 256, &pageable, 8, s);
+            pageable = pageable * 31 + 1;
+        }
         for (int i = 0; i < n; i++) {
             int arg = i * 7 + (vary ? it : 0);
             void *kp[] = {&buf, &arg};
             fakecuda_advance_ns(host_time(mode, host_ns, it, memset_first + i));
             rc |= cuLaunchKernel(f[i], 1 + (unsigned)(i % 3), 1, 1, 32, 1, 1, 0, s, kp, NULL);
+            if (mode == M_COLLECTIVE && i == n / 2)
+                rc |= cuLaunchKernel(nccl, 1, 1, 1, 32, 1, 1, 0, s, kp, NULL);
             if (mode == M_STALL && (i == n / 2 || (i == 0 && 2 * it >= iters)))
                 fakecuda_advance_ns(1000000);
         }
@@ -220,11 +250,13 @@ int fuzz_loop_main(int argc, char **argv)
         if (rc)
             printf("iteration %d: an error\n", it);
     }
-    uint64_t word[2] = {0, 0};
-    if (cuCtxSynchronize() || cuMemcpyDtoH(&word[0], buf, 8) || cuMemcpyDtoH(&word[1], side + 64, 8))
+    uint64_t word[3] = {0, 0, 0};
+    if (cuCtxSynchronize() || cuMemcpyDtoH(&word[0], buf, 8) || cuMemcpyDtoH(&word[1], side + 64, 8) ||
+        cuMemcpyDtoH(&word[2], side + 256, 8))
         printf("readback failed\n");
-    printf("digest %016llx %016llx host functions %lu\n", (unsigned long long)word[0], (unsigned long long)word[1],
-           calls);
+    printf("digest %016llx %016llx %016llx host functions %lu collectives captured %lu\n",
+           (unsigned long long)word[0], (unsigned long long)word[1], (unsigned long long)word[2], calls,
+           fakecuda_captured("nccl"));
     return 0;
 }
 

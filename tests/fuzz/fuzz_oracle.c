@@ -148,6 +148,11 @@ const struct loop_setting loop_settings[] = {
     {"loop-legacy", LOOP_LEGACY, {"FUZZ_LOOP_MODE=legacy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-unlisted", LOOP_UNLISTED,
      {"FUZZ_LOOP_MODE=unlisted", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-body", LOOP_BODY, {"FUZZ_LOOP_MODE=body", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-collective", LOOP_COLLECTIVE,
+     {"FUZZ_LOOP_MODE=collective", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-nameless", LOOP_BODY, /* a collective whose name the driver refuses: no claim but the output */
+     {"FUZZ_LOOP_MODE=collective", "FAKECUDA_FAIL=cuFuncGetName:1+:801,cuKernelGetName:1+:801", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
     {"steps-poll", LOOP_STEPS_POLL,
      {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
@@ -194,7 +199,8 @@ static long loop_even_replays(const char *out, long n, long depth)
 /* The checks of every loop setting: a long sequence that a synchronize ends is
 ** captured only after an eager run of it was timed (its fourth occurrence or
 ** later: the third's end is counted before its synchronize returns); at most
-** one of graphshim's calls refused for a handle of the other kind; and where
+** one of graphshim's parameter queries refused for a handle of the other kind;
+** and where
 ** no segment bailed, its sequences' graph launches are the driver's, less the
 ** loop bodies'. */
 static int loop_common(const char *out, const char *report, const char *base, const char *shim, long depth,
@@ -209,17 +215,18 @@ static int loop_common(const char *out, const char *report, const char *base, co
     /* (where the synchronize ends the sequence: not where the loop's ops go to
     ** the legacy stream or an unlisted entry point ends them) */
     int sync_ended = (strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ")) &&
-                     !strstr(out, " mode legacy ") && !strstr(out, " mode unlisted ");
+                     !strstr(out, " mode legacy ") && !strstr(out, " mode unlisted ") && !strstr(out, " mode body ") &&
+                     !strstr(out, " mode collective ");
     if (sync_ended && depth >= 50 && before >= 0 && before < 3 * depth)
         return fail(why, len, "its %ld-op sequence was captured after %lld eager ops: before an eager run of it was timed",
                     depth, before);
     /* its kernels are all of one kind (CUfunctions of a module, or CUkernels of
     ** a library): graphshim asks a kernel's layout as the kind that served last
     ** first, so at most its first kernel's query is refused */
-    long long refused = stat_of(shim, "refused_handles") - stat_of(base, "refused_handles");
+    long long refused = stat_of(shim, "refused_param_info") - stat_of(base, "refused_param_info");
     if (refused > 1)
-        return fail(why, len, "graphshim's calls were refused %lld times for a handle of the other kind: its kernels are "
-                              "all %s, and only the first kernel's layout may be asked as the wrong kind", refused,
+        return fail(why, len, "graphshim's parameter queries were refused %lld times for a handle of the other kind: its "
+                              "kernels are all %s, and only the first kernel's may be asked as the wrong kind", refused,
                     strstr(out, " kernels library") ? "CUkernels" : "CUfunctions");
     if (!bails)
         return 0;
@@ -261,8 +268,12 @@ static int loop_busy_capture(const char *out, const char *shim, long n, long ops
 /* The claims of the settings for one rule each (fuzz_oracle.h; FUZZ_LOOP_MODE in
 ** fuzz_loop.c), from the report's replays (graph launches at the loop's
 ** boundary), chunks and bails; ops: the ops of an iteration. */
-static int loop_rules(const struct loop_setting *ls, const char *report, long ops, long iters, char *why, size_t len)
+static int loop_rules(const struct loop_setting *ls, const char *out, const char *report, long ops, long iters,
+                      char *why, size_t len)
 {
+    /* loop-collective: the sequences before and after the collective (after its
+    ** middle launch), the second where launches or a copy follow it */
+    long n = loop_shape(out, "ops"), segs = 1 + (n - 1 - n / 2 + (strstr(out, " copy ") != NULL) > 0);
     const char *tot = report ? strstr(report, "\"totals\"") : NULL;
     const char *bails = tot ? strstr(tot, "\"bails\": {") : NULL;
     long long replays = jnum(tot, NULL, "replays"), chunks = jnum(tot, NULL, "chunks");
@@ -296,9 +307,16 @@ static int loop_rules(const struct loop_setting *ls, const char *report, long op
                                   "not in the next segment), and none by the slow host's length, whose votes a fast "
                                   "iteration resets: 3 a replay (and 2 more at most)", chunks, replays);
         return 0;
+    case LOOP_COLLECTIVE:
+        if (replays < segs * (iters - 4))
+            return fail(why, len, "%lld replays in %ld iterations: the collective (never held) ends the segment before "
+                                  "it, and the work on each side of it is replayed, %ld graphs an iteration but in its "
+                                  "first 4", replays, iters, segs);
+        return 0;
     case LOOP_LEGACY:
     case LOOP_UNLISTED:
-        return 0; /* the output: a blocking stream's copy, an unlisted entry point's write came after the held ops */
+    case LOOP_BODY:
+        return 0; /* the output: a blocking stream's copy, an unlisted entry point's write came after the held ops, a pageable copy read its source at the call */
     default: /* LOOP_SLOW */
         if (chunks < (replays - 3) * per)
             return fail(why, len, "%lld chunks in %lld replays of %ld ops: a slow host (2 us an op) whose GPU keeps up "
@@ -330,7 +348,7 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
     if (ls->kind == LOOP_BUSY && loop_busy_capture(out, shim, n, ops, why, len))
         return 1;
     if (ls->kind >= LOOP_PAUSE)
-        return loop_rules(ls, report, ops, iters, why, len);
+        return loop_rules(ls, out, report, ops, iters, why, len);
     if (ls->kind == LOOP_LOSE && graphs > 0 && glaunch < LOOP_MAX_REPLAYS)
         return fail(why, len, "%lld graph launches of its %lld graphs: each is dropped only after its build, a first "
                               "window of 4 timed replays and a trial of 8 (%d)", glaunch, graphs, LOOP_MAX_REPLAYS);
