@@ -48,15 +48,13 @@
 **   unlisted  after the loop's launches, cuStreamWriteValue32 (an entry point
 **          graphshim has no row for, fetched with cuGetProcAddress) writes the
 **          word they write;
-**   body   before the loop's launches, an inner loop: 8 to 30 times (another
-**          count each iteration) a copy of 8
-**          bytes of pageable memory, rewritten right after the call, and a
-**          launch (a loop body of 2 ops), then the copy once more;
 **   collective  after the middle launch, a kernel whose name says NCCL's (a
-**          collective, never to be held or captured). */
-enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_BODY, M_COLLECTIVE, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"none", "pause",  "stall",    "slow", "chunks",
-                                               "new",  "legacy", "unlisted", "body", "collective"};
+**          collective, never to be held or captured);
+**   destroy  the last iteration ends at the stream's destroy, not at its
+**          boundary. */
+enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COLLECTIVE, M_DESTROY, M_COUNT };
+static const char *const mode_name[M_COUNT] = {"none",   "pause",    "stall",      "slow",   "chunks",
+                                               "new",    "legacy",   "unlisted",   "collective", "destroy"};
 
 /* The host's time before the op at depth d (from 0) of iteration it. */
 static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
@@ -194,7 +192,6 @@ int fuzz_loop_main(int argc, char **argv)
                                                    CU_GET_PROC_ADDRESS_DEFAULT, &found) ||
                                !write_value))
         return fprintf(stderr, "fuzzprog loop: no cuStreamWriteValue32\n"), 2;
-    uint64_t pageable = 1;
     CUgraph own = NULL;
     CUstream blocking = NULL;
     if (mode == M_LEGACY && cuStreamCreate(&blocking, CU_STREAM_DEFAULT))
@@ -212,17 +209,6 @@ int fuzz_loop_main(int argc, char **argv)
         int rc = 0;
         if (memset_first)
             fakecuda_advance_ns(host_time(mode, host_ns, it, 0)), rc |= cuMemsetD32Async(side, (unsigned)it, 16, s);
-        for (int k = 0; mode == M_BODY && k < 8 + (it * 7) % 23; k++) {
-            int arg = 3;
-            void *kp[] = {&buf, &arg};
-            rc |= cuMemcpyHtoDAsync(side + 256, &pageable, 8, s);
-            pageable = pageable * 31 + 1; /* the copy must have read it at the call */
-            rc |= cuLaunchKernel(f[0], 1, 1, 1, 32, 1, 1, 0, s, kp, NULL);
-        }
-        if (mode == M_BODY) { /* and once more the copy alone: the loop ends in the middle of its body */
-            rc |= cuMemcpyHtoDAsync(side + 256, &pageable, 8, s);
-            pageable = pageable * 31 + 1;
-        }
         for (int i = 0; i < n; i++) {
             int arg = i * 7 + (vary ? it : 0);
             void *kp[] = {&buf, &arg};
@@ -239,6 +225,11 @@ int fuzz_loop_main(int argc, char **argv)
             rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, blocking);
         if (mode == M_UNLISTED)
             rc |= write_value(s, buf, 0x5eed0000u + (unsigned)it, 0);
+        if (mode == M_DESTROY && it == iters - 1) {
+            rc |= cuStreamDestroy(s);
+            s = NULL; /* the rest on the legacy stream */
+            break;
+        }
         rc |= loop_boundary(b, s, ev, &calls);
         if (mode == M_PAUSE)
             loop_pause(glaunch);
@@ -250,13 +241,11 @@ int fuzz_loop_main(int argc, char **argv)
         if (rc)
             printf("iteration %d: an error\n", it);
     }
-    uint64_t word[3] = {0, 0, 0};
-    if (cuCtxSynchronize() || cuMemcpyDtoH(&word[0], buf, 8) || cuMemcpyDtoH(&word[1], side + 64, 8) ||
-        cuMemcpyDtoH(&word[2], side + 256, 8))
+    uint64_t word[2] = {0, 0};
+    if (cuCtxSynchronize() || cuMemcpyDtoH(&word[0], buf, 8) || cuMemcpyDtoH(&word[1], side + 64, 8))
         printf("readback failed\n");
-    printf("digest %016llx %016llx %016llx host functions %lu collectives captured %lu\n",
-           (unsigned long long)word[0], (unsigned long long)word[1], (unsigned long long)word[2], calls,
-           fakecuda_captured("nccl"));
+    printf("digest %016llx %016llx host functions %lu collectives captured %lu\n", (unsigned long long)word[0],
+           (unsigned long long)word[1], calls, fakecuda_captured("nccl"));
     return 0;
 }
 

@@ -148,11 +148,11 @@ const struct loop_setting loop_settings[] = {
     {"loop-legacy", LOOP_LEGACY, {"FUZZ_LOOP_MODE=legacy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-unlisted", LOOP_UNLISTED,
      {"FUZZ_LOOP_MODE=unlisted", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
-    {"loop-body", LOOP_BODY, {"FUZZ_LOOP_MODE=body", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-collective", LOOP_COLLECTIVE,
      {"FUZZ_LOOP_MODE=collective", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
-    {"loop-nameless", LOOP_BODY, /* a collective whose name the driver refuses: no claim but the output */
+    {"loop-nameless", LOOP_NAMELESS, /* every kernel's name refused: no claim but the output */
      {"FUZZ_LOOP_MODE=collective", "FAKECUDA_FAIL=cuFuncGetName:1+:801,cuKernelGetName:1+:801", NULL}},
+    {"loop-destroy", LOOP_DESTROY, {"FUZZ_LOOP_MODE=destroy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
     {"steps-poll", LOOP_STEPS_POLL,
      {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
@@ -215,7 +215,7 @@ static int loop_common(const char *out, const char *report, const char *base, co
     /* (where the synchronize ends the sequence: not where the loop's ops go to
     ** the legacy stream or an unlisted entry point ends them) */
     int sync_ended = (strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ")) &&
-                     !strstr(out, " mode legacy ") && !strstr(out, " mode unlisted ") && !strstr(out, " mode body ") &&
+                     !strstr(out, " mode legacy ") && !strstr(out, " mode unlisted ") &&
                      !strstr(out, " mode collective ");
     if (sync_ended && depth >= 50 && before >= 0 && before < 3 * depth)
         return fail(why, len, "its %ld-op sequence was captured after %lld eager ops: before an eager run of it was timed",
@@ -272,8 +272,8 @@ static int loop_rules(const struct loop_setting *ls, const char *out, const char
                       char *why, size_t len)
 {
     /* loop-collective: the sequences before and after the collective (after its
-    ** middle launch), the second where launches or a copy follow it */
-    long n = loop_shape(out, "ops"), segs = 1 + (n - 1 - n / 2 + (strstr(out, " copy ") != NULL) > 0);
+    ** middle launch), the second where 2 ops or more (GRAPHSHIM_MIN_OPS) follow it */
+    long n = loop_shape(out, "ops"), segs = 1 + (n - 1 - n / 2 + (strstr(out, " copy ") != NULL) >= 2);
     const char *tot = report ? strstr(report, "\"totals\"") : NULL;
     const char *bails = tot ? strstr(tot, "\"bails\": {") : NULL;
     long long replays = jnum(tot, NULL, "replays"), chunks = jnum(tot, NULL, "chunks");
@@ -315,8 +315,13 @@ static int loop_rules(const struct loop_setting *ls, const char *out, const char
         return 0;
     case LOOP_LEGACY:
     case LOOP_UNLISTED:
-    case LOOP_BODY:
-        return 0; /* the output: a blocking stream's copy, an unlisted entry point's write came after the held ops, a pageable copy read its source at the call */
+    case LOOP_NAMELESS:
+        return 0;
+    case LOOP_DESTROY:
+        if (bails && find(bails, strchr(bails, '}'), "\"boundary-stream\""))
+            return fail(why, len, "a bail at the stream's destroy: the destroy ends the segment, and the loop's sequence "
+                                  "held there is replayed as its graph");
+        return 0; /* the output: a blocking stream's copy, an unlisted entry point's write came after the held ops; nothing captured that may be a collective */
     default: /* LOOP_SLOW */
         if (chunks < (replays - 3) * per)
             return fail(why, len, "%lld chunks in %lld replays of %ld ops: a slow host (2 us an op) whose GPU keeps up "
