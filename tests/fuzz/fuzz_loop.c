@@ -51,10 +51,13 @@
 **   collective  after the middle launch, a kernel whose name says NCCL's (a
 **          collective, never to be held or captured);
 **   destroy  the last iteration ends at the stream's destroy, not at its
-**          boundary. */
-enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COLLECTIVE, M_DESTROY, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"none",   "pause",    "stall",      "slow",   "chunks",
-                                               "new",    "legacy",   "unlisted",   "collective", "destroy"};
+**          boundary;
+**   oom    after the loop, an allocation of the device memory that was free
+**          before it less 2112 KiB (the fake's memory for graphs, and 64 KiB):
+**          it fits where graphshim gives back its executables' memory. */
+enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COLLECTIVE, M_DESTROY, M_OOM, M_COUNT };
+static const char *const mode_name[M_COUNT] = {"none", "pause",    "stall",      "slow",    "chunks", "new",
+                                               "legacy", "unlisted", "collective", "destroy", "oom"};
 
 /* The host's time before the op at depth d (from 0) of iteration it. */
 static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
@@ -192,6 +195,9 @@ int fuzz_loop_main(int argc, char **argv)
                                                    CU_GET_PROC_ADDRESS_DEFAULT, &found) ||
                                !write_value))
         return fprintf(stderr, "fuzzprog loop: no cuStreamWriteValue32\n"), 2;
+    size_t mem_free = 0, mem_total = 0;
+    if (mode == M_OOM && cuMemGetInfo(&mem_free, &mem_total))
+        return fprintf(stderr, "fuzzprog loop: no memory info\n"), 2;
     CUgraph own = NULL;
     CUstream blocking = NULL;
     if (mode == M_LEGACY && cuStreamCreate(&blocking, CU_STREAM_DEFAULT))
@@ -240,6 +246,13 @@ int fuzz_loop_main(int argc, char **argv)
         }
         if (rc)
             printf("iteration %d: an error\n", it);
+    }
+    if (mode == M_OOM && mem_free > (2112u << 10)) {
+        CUdeviceptr big = 0;
+        int r = (int)cuMemAlloc(&big, mem_free - (2112u << 10));
+        printf("allocation after the loop: %d\n", r);
+        if (!r)
+            cuMemFree(big);
     }
     uint64_t word[2] = {0, 0};
     if (cuCtxSynchronize() || cuMemcpyDtoH(&word[0], buf, 8) || cuMemcpyDtoH(&word[1], side + 64, 8))

@@ -153,6 +153,9 @@ const struct loop_setting loop_settings[] = {
     {"loop-nameless", LOOP_NAMELESS, /* every kernel's name refused: no claim but the output */
      {"FUZZ_LOOP_MODE=collective", "FAKECUDA_FAIL=cuFuncGetName:1+:801,cuKernelGetName:1+:801", NULL}},
     {"loop-destroy", LOOP_DESTROY, {"FUZZ_LOOP_MODE=destroy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-oom", LOOP_OOM,
+     {"FUZZ_LOOP_MODE=oom", "FAKECUDA_MEM_MB=3", "FAKECUDA_EXEC_KB=512", "FAKECUDA_LAUNCH_US=50",
+      "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
     {"steps-poll", LOOP_STEPS_POLL,
      {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
@@ -316,12 +319,14 @@ static int loop_rules(const struct loop_setting *ls, const char *out, const char
     case LOOP_LEGACY:
     case LOOP_UNLISTED:
     case LOOP_NAMELESS:
+    case LOOP_OOM:
         return 0;
     case LOOP_DESTROY:
         if (bails && find(bails, strchr(bails, '}'), "\"boundary-stream\""))
             return fail(why, len, "a bail at the stream's destroy: the destroy ends the segment, and the loop's sequence "
                                   "held there is replayed as its graph");
-        return 0; /* the output: a blocking stream's copy, an unlisted entry point's write came after the held ops; nothing captured that may be a collective */
+        return 0; /* the output: a blocking stream's copy, an unlisted entry point's write came after the held ops; nothing captured that may be a collective; an allocation
+                     ** that fits once graphshim gave back its executables' memory */
     default: /* LOOP_SLOW */
         if (chunks < (replays - 3) * per)
             return fail(why, len, "%lld chunks in %lld replays of %ld ops: a slow host (2 us an op) whose GPU keeps up "
