@@ -54,7 +54,8 @@
 **          boundary;
 **   oom    after the loop, an allocation of the device memory that was free
 **          before it less 2112 KiB (the fake's memory for graphs, and 64 KiB):
-**          it fits where graphshim gives back its executables' memory. */
+**          it fits where graphshim gives back its executables' memory; and
+**          each iteration copies a word of pageable memory first (staged). */
 enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COLLECTIVE, M_DESTROY, M_OOM, M_COUNT };
 static const char *const mode_name[M_COUNT] = {"none", "pause",    "stall",      "slow",    "chunks", "new",
                                                "legacy", "unlisted", "collective", "destroy", "oom"};
@@ -196,6 +197,7 @@ int fuzz_loop_main(int argc, char **argv)
                                !write_value))
         return fprintf(stderr, "fuzzprog loop: no cuStreamWriteValue32\n"), 2;
     size_t mem_free = 0, mem_total = 0;
+    uint64_t host_word = 1;
     if (mode == M_OOM && cuMemGetInfo(&mem_free, &mem_total))
         return fprintf(stderr, "fuzzprog loop: no memory info\n"), 2;
     CUgraph own = NULL;
@@ -215,6 +217,10 @@ int fuzz_loop_main(int argc, char **argv)
         int rc = 0;
         if (memset_first)
             fakecuda_advance_ns(host_time(mode, host_ns, it, 0)), rc |= cuMemsetD32Async(side, (unsigned)it, 16, s);
+        if (mode == M_OOM) { /* a staged copy in the loop's graph */
+            rc |= cuMemcpyHtoDAsync(side + 128, &host_word, 8, s);
+            host_word = host_word * 31 + 7;
+        }
         for (int i = 0; i < n; i++) {
             int arg = i * 7 + (vary ? it : 0);
             void *kp[] = {&buf, &arg};
