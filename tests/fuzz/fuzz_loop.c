@@ -55,16 +55,23 @@
 **   oom    after the loop, an allocation of the device memory that was free
 **          before it less 2112 KiB (the fake's memory for graphs, and 64 KiB):
 **          it fits where graphshim gives back its executables' memory; and
-**          each iteration copies a word of pageable memory first (staged). */
-enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COLLECTIVE, M_DESTROY, M_OOM, M_COUNT };
-static const char *const mode_name[M_COUNT] = {"none", "pause",    "stall",      "slow",    "chunks", "new",
-                                               "legacy", "unlisted", "collective", "destroy", "oom"};
+**          each iteration copies a word of pageable memory first (staged);
+**   drain  33 launches and a stream synchronize; 2 us of host work before
+**          each of the first 24, and before the rest none in even iterations
+**          (the GPU still runs the last chunk when the last graph goes out), 10
+**          us in odd ones (it ran dry). */
+enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COLLECTIVE, M_DESTROY, M_OOM,
+       M_DRAIN, M_COUNT };
+static const char *const mode_name[M_COUNT] = {"none",   "pause",    "stall",      "slow",    "chunks", "new",
+                                               "legacy", "unlisted", "collective", "destroy", "oom",    "drain"};
 
 /* The host's time before the op at depth d (from 0) of iteration it. */
 static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
 {
     if (mode == M_CHUNKS)
         return d >= 16 ? 0 : it % 2 ? 500 : 2000;
+    if (mode == M_DRAIN)
+        return d < 24 ? 2000 : it % 2 ? 10000 : 0;
     return mode == M_SLOW ? 2000 : host_ns;
 }
 
@@ -142,6 +149,8 @@ int fuzz_loop_main(int argc, char **argv)
         n = 16 + n % 40; /* long enough for chunks of 4 between those by count */
     if (mode == M_CHUNKS)
         n = 21 + n % 10, memset_first = copy_last = 0; /* chunks by count at depths 2, 4, 8, 16 */
+    if (mode == M_DRAIN)
+        n = 33, memset_first = copy_last = 0, b = B_SYNC;
     unsigned long calls = 0;
     CUfunction f[LOOP_MAX_OPS], fnew[80];
     CUdevice dev;

@@ -156,6 +156,9 @@ const struct loop_setting loop_settings[] = {
     {"loop-oom", LOOP_OOM,
      {"FUZZ_LOOP_MODE=oom", "FAKECUDA_MEM_MB=3", "FAKECUDA_EXEC_KB=512", "FAKECUDA_PENDING=2", "FAKECUDA_LAUNCH_US=50",
       "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-drain", LOOP_DRAIN,
+     {"FUZZ_LOOP_MODE=drain", "FAKECUDA_KERNEL_US=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1",
+      "GRAPHSHIM_CHUNK_OPS=2", "GRAPHSHIM_CHUNK_MAX=8", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
     {"steps-poll", LOOP_STEPS_POLL,
      {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
@@ -320,6 +323,12 @@ static int loop_rules(const struct loop_setting *ls, const char *out, const char
     case LOOP_UNLISTED:
     case LOOP_NAMELESS:
     case LOOP_OOM:
+        return 0;
+    case LOOP_DRAIN:
+        if (chunks > 4 * replays + 10)
+            return fail(why, len, "%lld chunks in %lld replays: the GPU is still busy at every other synchronize only, "
+                                  "so the votes for shorter chunks (rule drain: two in a row) never add up and the "
+                                  "chunks keep their length: 4 a replay (and 10 more at most)", chunks, replays);
         return 0;
     case LOOP_DESTROY:
         if (bails && find(bails, strchr(bails, '}'), "\"boundary-stream\""))

@@ -50,7 +50,7 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
 ** And in every setting: a long sequence is captured only after an eager run
 ** of it was timed; where no segment bailed, the sequences' graph launches are
 ** the driver's. */
-enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_PAUSE, LOOP_STALL, LOOP_REST, LOOP_CHUNKS, LOOP_SLOW, LOOP_LEGACY, LOOP_UNLISTED, LOOP_COLLECTIVE, LOOP_NAMELESS, LOOP_DESTROY, LOOP_OOM, LOOP_STEPS, LOOP_STEPS_POLL };
+enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_PAUSE, LOOP_STALL, LOOP_REST, LOOP_CHUNKS, LOOP_SLOW, LOOP_LEGACY, LOOP_UNLISTED, LOOP_COLLECTIVE, LOOP_NAMELESS, LOOP_DESTROY, LOOP_OOM, LOOP_DRAIN, LOOP_STEPS, LOOP_STEPS_POLL };
 #define LOOP_MAX_REPLAYS 13
 #define LOOP_MAX_REPLAYS_LATE 25 /* loop-even, judged strictly late (fuzz_oracle.c) */
 struct loop_setting {
