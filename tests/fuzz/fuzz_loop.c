@@ -133,147 +133,192 @@ static int loop_boundary(int b, CUstream s, CUevent ev, unsigned long *calls)
     }
 }
 
-int fuzz_loop_main(int argc, char **argv)
-{
-    uint64_t x = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x2545F4914F6CDD1Dull + 7;
-    int n = loop_rand(&x) % 8 == 0 ? 50 + (int)(loop_rand(&x) % 21) : 2 + (int)(loop_rand(&x) % 11);
-    int memset_first = loop_rand(&x) % 3 == 0, copy_last = loop_rand(&x) % 3 == 0;
-    int b = (int)(loop_rand(&x) % B_COUNT), iters = 40 + (int)(loop_rand(&x) % 41);
-    int vary = (int)(loop_rand(&x) % 2); /* the launches' arguments change each iteration */
-    unsigned long long host_ns = getenv("FUZZ_LOOP_HOST_NS") ? strtoull(getenv("FUZZ_LOOP_HOST_NS"), NULL, 10) : 0;
-    int mode = loop_mode();
-
-    if (mode == M_PAUSE)
-        b = b % 2 ? B_RECORD : B_HOSTFN; /* a step the gain check times to the next op */
-    if (mode == M_SLOW)
-        n = 16 + n % 40; /* long enough for chunks of 4 between those by count */
-    if (mode == M_CHUNKS)
-        n = 21 + n % 10, memset_first = copy_last = 0; /* chunks by count at depths 2, 4, 8, 16 */
-    if (mode == M_DRAIN)
-        n = 33, memset_first = copy_last = 0, b = B_SYNC;
-    unsigned long calls = 0;
-    CUfunction f[LOOP_MAX_OPS], fnew[80];
-    CUdevice dev;
-    CUcontext ctx;
+/* A loop program: its shape (drawn from the seed), its driver objects, and
+** what its mode needs besides. */
+struct loop {
+    int n, memset_first, copy_last, b, iters, vary, mode, lib;
+    unsigned long long host_ns;
+    unsigned long calls;
+    CUfunction f[LOOP_MAX_OPS], fnew[80], nccl;
     CUmodule mod;
-    CUstream s;
+    CUlibrary libh;
+    CUstream s, blocking;
     CUevent ev;
     CUdeviceptr buf, side;
+    CUresult (*write_value)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+    size_t mem_free;
+    uint64_t host_word;
+};
+
+/* The shape of the loop of seed x, and its mode's changes to it. */
+static void loop_draw(struct loop *L, uint64_t *x)
+{
+    L->n = loop_rand(x) % 8 == 0 ? 50 + (int)(loop_rand(x) % 21) : 2 + (int)(loop_rand(x) % 11);
+    L->memset_first = loop_rand(x) % 3 == 0, L->copy_last = loop_rand(x) % 3 == 0;
+    L->b = (int)(loop_rand(x) % B_COUNT), L->iters = 40 + (int)(loop_rand(x) % 41);
+    L->vary = (int)(loop_rand(x) % 2); /* the launches' arguments change each iteration */
+    L->host_ns = getenv("FUZZ_LOOP_HOST_NS") ? strtoull(getenv("FUZZ_LOOP_HOST_NS"), NULL, 10) : 0;
+    L->mode = loop_mode();
+    L->host_word = 1;
+    if (L->mode == M_PAUSE)
+        L->b = L->b % 2 ? B_RECORD : B_HOSTFN; /* a step the gain check times to the next op */
+    if (L->mode == M_SLOW)
+        L->n = 16 + L->n % 40; /* long enough for chunks of 4 between those by count */
+    if (L->mode == M_CHUNKS)
+        L->n = 21 + L->n % 10, L->memset_first = L->copy_last = 0; /* chunks by count at depths 2, 4, 8, 16 */
+    if (L->mode == M_DRAIN)
+        L->n = 33, L->memset_first = L->copy_last = 0, L->b = B_SYNC;
+}
+
+/* Kernel name of L's module, or (L->lib) of its library, into *f; 0 or -1. */
+static int loop_get(struct loop *L, const char *name, CUfunction *f)
+{
+    CUkernel k = NULL;
+    if (fakecuda_define_kernel(name, loop_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
+        (L->lib ? cuLibraryGetKernel(&k, L->libh, name) : cuModuleGetFunction(f, L->mod, name)))
+        return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), -1;
+    if (L->lib)
+        *f = (CUfunction)k;
+    return 0;
+}
+
+/* The context, stream, event, buffers and kernels; 0 or -1. */
+static int loop_setup(struct loop *L, uint64_t *x)
+{
+    CUdevice dev;
+    CUcontext ctx;
     char name[32];
 
     if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
-        cuModuleLoadData(&mod, "loop") || cuStreamCreate(&s, (unsigned)(loop_rand(&x) % 2)) ||
-        cuEventCreate(&ev, CU_EVENT_DEFAULT) || cuMemAlloc(&buf, 4096) || cuMemAlloc(&side, 4096) ||
-        cuMemsetD8(buf, 0, 4096) || cuMemsetD8(side, 0, 4096))
-        return fprintf(stderr, "fuzzprog loop: driver setup failed\n"), 2;
+        cuModuleLoadData(&L->mod, "loop") || cuStreamCreate(&L->s, (unsigned)(loop_rand(x) % 2)) ||
+        cuEventCreate(&L->ev, CU_EVENT_DEFAULT) || cuMemAlloc(&L->buf, 4096) || cuMemAlloc(&L->side, 4096) ||
+        cuMemsetD8(L->buf, 0, 4096) || cuMemsetD8(L->side, 0, 4096))
+        return fprintf(stderr, "fuzzprog loop: driver setup failed\n"), -1;
     /* half of the loops launch their kernels as the runtime does, CUkernels of a library */
-    int lib = (int)(loop_rand(&x) % 2);
-    CUlibrary libh = NULL;
-    if (lib && cuLibraryLoadData(&libh, "loop", NULL, NULL, 0, NULL, NULL, 0))
-        return fprintf(stderr, "fuzzprog loop: no library\n"), 2;
-    for (int i = 0; i < n; i++) {
-        CUkernel k = NULL;
+    L->lib = (int)(loop_rand(x) % 2);
+    if (L->lib && cuLibraryLoadData(&L->libh, "loop", NULL, NULL, 0, NULL, NULL, 0))
+        return fprintf(stderr, "fuzzprog loop: no library\n"), -1;
+    for (int i = 0; i < L->n; i++) {
         snprintf(name, sizeof name, "fuzz_loop_k%d", i);
-        if (fakecuda_define_kernel(name, loop_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
-            (lib ? cuLibraryGetKernel(&k, libh, name) : cuModuleGetFunction(&f[i], mod, name)))
-            return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
-        if (lib)
-            f[i] = (CUfunction)k;
+        if (loop_get(L, name, &L->f[i]))
+            return -1;
     }
-    CUfunction nccl = NULL;
-    CUkernel ncclk = NULL;
-    if (mode == M_COLLECTIVE &&
-        (fakecuda_define_kernel("_Z18ncclDevKernel_Loopv", loop_kernel,
-                                (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
-         (lib ? cuLibraryGetKernel(&ncclk, libh, "_Z18ncclDevKernel_Loopv")
-              : cuModuleGetFunction(&nccl, mod, "_Z18ncclDevKernel_Loopv"))))
-        return fprintf(stderr, "fuzzprog loop: no collective\n"), 2;
-    if (lib)
-        nccl = (CUfunction)ncclk;
-    for (int i = 0; mode == M_NEW && i < iters; i++) {
+    if (L->mode == M_COLLECTIVE && loop_get(L, "_Z18ncclDevKernel_Loopv", &L->nccl))
+        return -1;
+    for (int i = 0; L->mode == M_NEW && i < L->iters; i++) {
         snprintf(name, sizeof name, "fuzz_loop_new%d", i);
         if (fakecuda_define_kernel(name, loop_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
-            cuModuleGetFunction(&fnew[i], mod, name))
-            return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), 2;
+            cuModuleGetFunction(&L->fnew[i], L->mod, name))
+            return fprintf(stderr, "fuzzprog loop: no kernel %s\n", name), -1;
     }
-    /* a capture of the program's own before the loop (a memset, the graph
-    ** destroyed uninstantiated): graphshim holds nothing during it, and holds
-    ** again after it */
-    CUresult (*write_value)(CUstream, CUdeviceptr, cuuint32_t, unsigned) = NULL;
+    return 0;
+}
+
+/* What the modes need before the loop, and a capture of the program's own (a
+** memset, the graph destroyed uninstantiated): graphshim holds nothing during
+** it, and holds again after it; 0 or -1. */
+static int loop_before(struct loop *L)
+{
     CUdriverProcAddressQueryResult found;
-    if (mode == M_UNLISTED && (cuGetProcAddress_v2("cuStreamWriteValue32", (void **)&write_value, 12080,
-                                                   CU_GET_PROC_ADDRESS_DEFAULT, &found) ||
-                               !write_value))
-        return fprintf(stderr, "fuzzprog loop: no cuStreamWriteValue32\n"), 2;
-    size_t mem_free = 0, mem_total = 0;
-    uint64_t host_word = 1;
-    if (mode == M_OOM && cuMemGetInfo(&mem_free, &mem_total))
-        return fprintf(stderr, "fuzzprog loop: no memory info\n"), 2;
+    size_t total = 0;
     CUgraph own = NULL;
-    CUstream blocking = NULL;
-    if (mode == M_LEGACY && cuStreamCreate(&blocking, CU_STREAM_DEFAULT))
-        return fprintf(stderr, "fuzzprog loop: no blocking stream\n"), 2;
-    if (cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED) || cuMemsetD32Async(side + 128, 7, 4, s) ||
-        cuStreamEndCapture(s, &own) || cuGraphDestroy(own))
-        return fprintf(stderr, "fuzzprog loop: the program's own capture failed\n"), 2;
-    if (mode == M_LEGACY)
-        s = CU_STREAM_LEGACY;
-    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s kernels %s\n",
-           argc > 2 ? argv[2] : "1", n, memset_first ? " memset" : "", copy_last ? " copy" : "", boundary_name[b], iters,
-           vary ? "vary" : "same", mode_name[mode], lib ? "library" : "module");
-    for (int it = 0; it < iters; it++) {
-        long glaunch = fakecuda_count("graph_launches");
-        int rc = 0;
-        if (memset_first)
-            fakecuda_advance_ns(host_time(mode, host_ns, it, 0)), rc |= cuMemsetD32Async(side, (unsigned)it, 16, s);
-        if (mode == M_OOM) { /* a staged copy in the loop's graph */
-            rc |= cuMemcpyHtoDAsync(side + 128, &host_word, 8, s);
-            host_word = host_word * 31 + 7;
-        }
-        for (int i = 0; i < n; i++) {
-            int arg = i * 7 + (vary ? it : 0);
-            void *kp[] = {&buf, &arg};
-            fakecuda_advance_ns(host_time(mode, host_ns, it, memset_first + i));
-            rc |= cuLaunchKernel(f[i], 1 + (unsigned)(i % 3), 1, 1, 32, 1, 1, 0, s, kp, NULL);
-            if (mode == M_COLLECTIVE && i == n / 2)
-                rc |= cuLaunchKernel(nccl, 1, 1, 1, 32, 1, 1, 0, s, kp, NULL);
-            if (mode == M_STALL && (i == n / 2 || (i == 0 && 2 * it >= iters)))
-                fakecuda_advance_ns(1000000);
-        }
-        if (copy_last)
-            fakecuda_advance_ns(host_time(mode, host_ns, it, memset_first + n)), rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, s);
-        if (mode == M_LEGACY)
-            rc |= cuMemcpyDtoDAsync(side + 64, buf, 8, blocking);
-        if (mode == M_UNLISTED)
-            rc |= write_value(s, buf, 0x5eed0000u + (unsigned)it, 0);
-        if (mode == M_DESTROY && it == iters - 1) {
-            rc |= cuStreamDestroy(s);
-            s = NULL; /* the rest on the legacy stream */
-            break;
-        }
-        rc |= loop_boundary(b, s, ev, &calls);
-        if (mode == M_PAUSE)
-            loop_pause(glaunch);
-        if (mode == M_NEW) {
-            int arg = it;
-            void *kp[] = {&side, &arg};
-            rc |= cuLaunchKernel(fnew[it], 1, 1, 1, 32, 1, 1, 0, s, kp, NULL) || cuStreamSynchronize(s);
-        }
-        if (rc)
-            printf("iteration %d: an error\n", it);
+
+    if (L->mode == M_UNLISTED && (cuGetProcAddress_v2("cuStreamWriteValue32", (void **)&L->write_value, 12080,
+                                                      CU_GET_PROC_ADDRESS_DEFAULT, &found) ||
+                                  !L->write_value))
+        return fprintf(stderr, "fuzzprog loop: no cuStreamWriteValue32\n"), -1;
+    if (L->mode == M_OOM && cuMemGetInfo(&L->mem_free, &total))
+        return fprintf(stderr, "fuzzprog loop: no memory info\n"), -1;
+    if (L->mode == M_LEGACY && cuStreamCreate(&L->blocking, CU_STREAM_DEFAULT))
+        return fprintf(stderr, "fuzzprog loop: no blocking stream\n"), -1;
+    if (cuStreamBeginCapture(L->s, CU_STREAM_CAPTURE_MODE_RELAXED) || cuMemsetD32Async(L->side + 128, 7, 4, L->s) ||
+        cuStreamEndCapture(L->s, &own) || cuGraphDestroy(own))
+        return fprintf(stderr, "fuzzprog loop: the program's own capture failed\n"), -1;
+    if (L->mode == M_LEGACY)
+        L->s = CU_STREAM_LEGACY;
+    return 0;
+}
+
+/* The ops of iteration it, up to its boundary; the driver's errors or'ed. */
+static int loop_ops(struct loop *L, int it)
+{
+    int rc = 0, m = L->mode;
+    if (L->memset_first)
+        fakecuda_advance_ns(host_time(m, L->host_ns, it, 0)), rc |= cuMemsetD32Async(L->side, (unsigned)it, 16, L->s);
+    if (m == M_OOM) { /* a staged copy in the loop's graph */
+        rc |= cuMemcpyHtoDAsync(L->side + 128, &L->host_word, 8, L->s);
+        L->host_word = L->host_word * 31 + 7;
     }
-    if (mode == M_OOM && mem_free > (2112u << 10)) {
+    for (int i = 0; i < L->n; i++) {
+        int arg = i * 7 + (L->vary ? it : 0);
+        void *kp[] = {&L->buf, &arg};
+        fakecuda_advance_ns(host_time(m, L->host_ns, it, L->memset_first + i));
+        rc |= cuLaunchKernel(L->f[i], 1 + (unsigned)(i % 3), 1, 1, 32, 1, 1, 0, L->s, kp, NULL);
+        if (m == M_COLLECTIVE && i == L->n / 2)
+            rc |= cuLaunchKernel(L->nccl, 1, 1, 1, 32, 1, 1, 0, L->s, kp, NULL);
+        if (m == M_STALL && (i == L->n / 2 || (i == 0 && 2 * it >= L->iters)))
+            fakecuda_advance_ns(1000000);
+    }
+    if (L->copy_last)
+        fakecuda_advance_ns(host_time(m, L->host_ns, it, L->memset_first + L->n)),
+            rc |= cuMemcpyDtoDAsync(L->side + 64, L->buf, 8, L->s);
+    if (m == M_LEGACY)
+        rc |= cuMemcpyDtoDAsync(L->side + 64, L->buf, 8, L->blocking);
+    if (m == M_UNLISTED)
+        rc |= L->write_value(L->s, L->buf, 0x5eed0000u + (unsigned)it, 0);
+    return rc;
+}
+
+/* Iteration it: its ops, its boundary (the last one of mode destroy: the
+** stream's destroy) and what the mode does after it. */
+static int loop_iteration(struct loop *L, int it)
+{
+    long glaunch = fakecuda_count("graph_launches");
+    int rc = loop_ops(L, it);
+
+    if (L->mode == M_DESTROY && it == L->iters - 1) {
+        rc |= cuStreamDestroy(L->s);
+        L->s = NULL; /* the rest on the legacy stream */
+        return rc;
+    }
+    rc |= loop_boundary(L->b, L->s, L->ev, &L->calls);
+    if (L->mode == M_PAUSE)
+        loop_pause(glaunch);
+    if (L->mode == M_NEW) {
+        int arg = it;
+        void *kp[] = {&L->side, &arg};
+        rc |= cuLaunchKernel(L->fnew[it], 1, 1, 1, 32, 1, 1, 0, L->s, kp, NULL) || cuStreamSynchronize(L->s);
+    }
+    return rc;
+}
+
+int fuzz_loop_main(int argc, char **argv)
+{
+    uint64_t x = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x2545F4914F6CDD1Dull + 7;
+    static struct loop loop;
+    struct loop *L = &loop;
+
+    loop_draw(L, &x);
+    if (loop_setup(L, &x) || loop_before(L))
+        return 2;
+    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s kernels %s\n",
+           argc > 2 ? argv[2] : "1", L->n, L->memset_first ? " memset" : "", L->copy_last ? " copy" : "",
+           boundary_name[L->b], L->iters, L->vary ? "vary" : "same", mode_name[L->mode], L->lib ? "library" : "module");
+    for (int it = 0; it < L->iters; it++)
+        if (loop_iteration(L, it))
+            printf("iteration %d: an error\n", it);
+    if (L->mode == M_OOM && L->mem_free > (2112u << 10)) {
         CUdeviceptr big = 0;
-        int r = (int)cuMemAlloc(&big, mem_free - (2112u << 10));
+        int r = (int)cuMemAlloc(&big, L->mem_free - (2112u << 10));
         printf("allocation after the loop: %d\n", r);
         if (!r)
             cuMemFree(big);
     }
     uint64_t word[2] = {0, 0};
-    if (cuCtxSynchronize() || cuMemcpyDtoH(&word[0], buf, 8) || cuMemcpyDtoH(&word[1], side + 64, 8))
+    if (cuCtxSynchronize() || cuMemcpyDtoH(&word[0], L->buf, 8) || cuMemcpyDtoH(&word[1], L->side + 64, 8))
         printf("readback failed\n");
     printf("digest %016llx %016llx host functions %lu collectives captured %lu\n", (unsigned long long)word[0],
-           (unsigned long long)word[1], calls, fakecuda_captured("nccl"));
+           (unsigned long long)word[1], L->calls, fakecuda_captured("nccl"));
     return 0;
 }
 
