@@ -169,6 +169,7 @@ static int fault_check(int id, CUresult *rc)
     const int injected __attribute__((unused)) = fault_check(ID_##abi, &rc)
 #define RUN(expr) do { if (!rc && !injected) rc = (expr); } while (0)
 #define LEAVE() do { if (injected) lb_raw(&L, rc ? " injected" : " dropped"); lb_end(&L, rc); return rc; } while (0)
+void fake_count_refused(CUresult rc, int injected); /* FAKECUDA_STATS' refused_param_info, below */
 
 /* ---- init / device / context ------------------------------------------- */
 EXPORT CUresult cuInit(unsigned int Flags)
@@ -408,6 +409,7 @@ EXPORT CUresult cuKernelGetParamInfo(CUkernel k, size_t idx, size_t *off, size_t
 {
     ENTER(cuKernelGetParamInfo); lb_handle(&L, "kernel", k, K_KERNEL); lb_raw(&L, " index=%zu", idx);
     RUN(x_KernelGetParamInfo(k, idx, off, size));
+    fake_count_refused(rc, injected);
     LEAVE();
 }
 
@@ -422,6 +424,7 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t idx, size_t *off, size_t
 {
     ENTER(cuFuncGetParamInfo); lb_handle(&L, "f", f, K_FUNC); lb_raw(&L, " index=%zu", idx);
     RUN(x_FuncGetParamInfo(f, idx, off, size));
+    fake_count_refused(rc, injected);
     LEAVE();
 }
 
@@ -1448,12 +1451,21 @@ BEGINCAP1(cuStreamBeginCapture_ptsz, 1)
  * Ops (kernels, copies, memsets) enqueued on a stream to run ("eager", graphs'
  * nodes not included) or into a capture ("captured"), by kind; graph launches
  * that run (not those into a capture) and the ops among their nodes; graph
- * executables instantiated and destroyed.  Counted over every caller: a
+ * executables instantiated and destroyed; parameter queries
+ * (cuFuncGetParamInfo, cuKernelGetParamInfo) that returned
+ * CUDA_ERROR_INVALID_HANDLE, not by an injected fault (a handle of the other
+ * kind: a CUkernel passed as a CUfunction).  Counted over every caller: a
  * program's own graphs and graphshim's alike. */
 enum { C_KERNEL, C_COPY, C_MEMSET, C_NKINDS };
 FAKECUDA_EXPORT long fakecuda_count(const char *what);
 static atomic_long g_eager[C_NKINDS], g_captured_ops[C_NKINDS], g_graph_ops[C_NKINDS];
-static atomic_long g_graph_launches, g_execs_made, g_execs_destroyed, g_eager_first_exec = -1;
+static atomic_long g_graph_launches, g_execs_made, g_execs_destroyed, g_eager_first_exec = -1, g_refused;
+
+void fake_count_refused(CUresult rc, int injected)
+{
+    if (rc == CUDA_ERROR_INVALID_HANDLE && !injected)
+        atomic_fetch_add(&g_refused, 1);
+}
 
 static int count_kind(int type)
 {
@@ -1511,6 +1523,7 @@ static const struct {
     {"execs_made", &g_execs_made, NULL, NULL},
     {"execs_destroyed", &g_execs_destroyed, NULL, NULL},
     {"eager_before_exec", &g_eager_first_exec, NULL, NULL},
+    {"refused_param_info", &g_refused, NULL, NULL},
 };
 
 FAKECUDA_EXPORT long fakecuda_count(const char *what)

@@ -134,7 +134,35 @@ const struct loop_setting loop_settings[] = {
       "GRAPHSHIM_MAX_DEFER_US=100000000", NULL}},
     {"loop-win", LOOP_WIN, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-even", LOOP_EVEN, {"FAKECUDA_LAUNCH_US=100", "GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_MIN_OPS=8", NULL}},
+    {"loop-pause", LOOP_PAUSE, {"FUZZ_LOOP_MODE=pause", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-stall", LOOP_STALL,
+     {"FUZZ_LOOP_MODE=stall", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_MAX_DEFER_US=50", NULL}},
+    {"loop-rest", LOOP_REST,
+     {"FUZZ_LOOP_MODE=new", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_REST_AFTER=2", NULL}},
+    {"loop-chunks", LOOP_CHUNKS,
+     {"FUZZ_LOOP_MODE=chunks", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=2",
+      "GRAPHSHIM_CHUNK_MAX=4", NULL}},
+    {"loop-slow", LOOP_SLOW,
+     {"FUZZ_LOOP_MODE=slow", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=2",
+      "GRAPHSHIM_CHUNK_MAX=4", NULL}},
+    {"loop-legacy", LOOP_LEGACY, {"FUZZ_LOOP_MODE=legacy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-unlisted", LOOP_UNLISTED,
+     {"FUZZ_LOOP_MODE=unlisted", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-collective", LOOP_COLLECTIVE,
+     {"FUZZ_LOOP_MODE=collective", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-nameless", LOOP_NAMELESS, /* every kernel's name refused: no claim but the output */
+     {"FUZZ_LOOP_MODE=collective", "FAKECUDA_FAIL=cuFuncGetName:1+:801,cuKernelGetName:1+:801", NULL}},
+    {"loop-destroy", LOOP_DESTROY, {"FUZZ_LOOP_MODE=destroy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-oom", LOOP_OOM,
+     {"FUZZ_LOOP_MODE=oom", "FAKECUDA_MEM_MB=3", "FAKECUDA_EXEC_KB=512", "FAKECUDA_PENDING=2", "FAKECUDA_LAUNCH_US=50",
+      "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"loop-drain", LOOP_DRAIN,
+     {"FUZZ_LOOP_MODE=drain", "FAKECUDA_KERNEL_US=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1",
+      "GRAPHSHIM_CHUNK_OPS=2", "GRAPHSHIM_CHUNK_MAX=8", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
+    {"steps-poll", LOOP_STEPS_POLL,
+     {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
+      "GRAPHSHIM_MAX_DEFER_US=50", NULL}},
 };
 const int nloop_settings = (int)(sizeof loop_settings / sizeof loop_settings[0]);
 
@@ -176,7 +204,9 @@ static long loop_even_replays(const char *out, long n, long depth)
 
 /* The checks of every loop setting: a long sequence that a synchronize ends is
 ** captured only after an eager run of it was timed (its fourth occurrence or
-** later: the third's end is counted before its synchronize returns); and where
+** later: the third's end is counted before its synchronize returns); at most
+** one of graphshim's parameter queries refused for a handle of the other kind;
+** and where
 ** no segment bailed, its sequences' graph launches are the driver's, less the
 ** loop bodies'. */
 static int loop_common(const char *out, const char *report, const char *base, const char *shim, long depth,
@@ -188,10 +218,22 @@ static int loop_common(const char *out, const char *report, const char *base, co
     const char *bails = tot ? strstr(tot, "\"bails\": {") : NULL;
     long long seq = 0;
 
-    if ((strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ")) && depth >= 50 && before >= 0 &&
-        before < 3 * depth)
+    /* (where the synchronize ends the sequence: not where the loop's ops go to
+    ** the legacy stream or an unlisted entry point ends them) */
+    int sync_ended = (strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ")) &&
+                     !strstr(out, " mode legacy ") && !strstr(out, " mode unlisted ") &&
+                     !strstr(out, " mode collective ");
+    if (sync_ended && depth >= 50 && before >= 0 && before < 3 * depth)
         return fail(why, len, "its %ld-op sequence was captured after %lld eager ops: before an eager run of it was timed",
                     depth, before);
+    /* its kernels are all of one kind (CUfunctions of a module, or CUkernels of
+    ** a library): graphshim asks a kernel's layout as the kind that served last
+    ** first, so at most its first kernel's query is refused */
+    long long refused = stat_of(shim, "refused_param_info") - stat_of(base, "refused_param_info");
+    if (refused > 1)
+        return fail(why, len, "graphshim's parameter queries were refused %lld times for a handle of the other kind: its "
+                              "kernels are all %s, and only the first kernel's may be asked as the wrong kind", refused,
+                    strstr(out, " kernels library") ? "CUkernels" : "CUfunctions");
     if (!bails)
         return 0;
     bails += strlen("\"bails\": {");
@@ -229,6 +271,80 @@ static int loop_busy_capture(const char *out, const char *shim, long n, long ops
     return 0;
 }
 
+/* The claims of the settings for one rule each (fuzz_oracle.h; FUZZ_LOOP_MODE in
+** fuzz_loop.c), from the report's replays (graph launches at the loop's
+** boundary), chunks and bails; ops: the ops of an iteration. */
+static int loop_rules(const struct loop_setting *ls, const char *out, const char *report, long ops, long iters,
+                      char *why, size_t len)
+{
+    /* loop-collective: the sequences before and after the collective (after its
+    ** middle launch), the second where 2 ops or more (GRAPHSHIM_MIN_OPS) follow it */
+    long n = loop_shape(out, "ops"), segs = 1 + (n - 1 - n / 2 + (strstr(out, " copy ") != NULL) >= 2);
+    const char *tot = report ? strstr(report, "\"totals\"") : NULL;
+    const char *bails = tot ? strstr(tot, "\"bails\": {") : NULL;
+    long long replays = jnum(tot, NULL, "replays"), chunks = jnum(tot, NULL, "chunks");
+    long long watchdog = bails ? jnum(bails, strchr(bails, '}'), "watchdog") : 0;
+    long long per = 1 + (ops - 1) / 4; /* loop-slow: a chunk at depth 2, and one every 4 ops */
+
+    if (!tot)
+        return fail(why, len, "no report");
+    switch (ls->kind) {
+    case LOOP_PAUSE:
+        if (replays < iters - 4)
+            return fail(why, len, "%lld replays in %ld iterations: a step that an event record or a host function ends "
+                                  "and a pause follows is never timed (the pause's time is not the step's), so its "
+                                  "graph stays: every iteration but its first 4 replayed", replays, iters);
+        return 0;
+    case LOOP_STALL:
+        if (watchdog > 2 * 2)
+            return fail(why, len, "%lld watchdog bails: the host stalls at two places of the loop, each a cut after 2 "
+                                  "hits with no whole replay between (4 at most)", watchdog);
+        return 0;
+    case LOOP_REST:
+        if (replays < iters - 16)
+            return fail(why, len, "%lld replays in %ld iterations: the loop's sequence comes back after every new "
+                                  "segment, so new ones never come 2 in a row (GRAPHSHIM_REST_AFTER) and learning "
+                                  "never rests: every iteration but its first 16 replayed", replays, iters);
+        return 0;
+    case LOOP_CHUNKS:
+        if (chunks < 3 * replays - 3 || chunks > 3 * replays + 2)
+            return fail(why, len, "%lld chunks in %lld replays: chunks by count end at depths 2, 4 and 8 of each (the "
+                                  "16th op is an idle place once a fast iteration found it so, and chunks there only, "
+                                  "not in the next segment), and none by the slow host's length, whose votes a fast "
+                                  "iteration resets: 3 a replay (and 2 more at most)", chunks, replays);
+        return 0;
+    case LOOP_COLLECTIVE:
+        if (replays < segs * (iters - 4))
+            return fail(why, len, "%lld replays in %ld iterations: the collective (never held) ends the segment before "
+                                  "it, and the work on each side of it is replayed, %ld graphs an iteration but in its "
+                                  "first 4", replays, iters, segs);
+        return 0;
+    case LOOP_LEGACY:
+    case LOOP_UNLISTED:
+    case LOOP_NAMELESS:
+    case LOOP_OOM:
+        return 0;
+    case LOOP_DRAIN:
+        if (chunks > 4 * replays + 10)
+            return fail(why, len, "%lld chunks in %lld replays: the GPU is still busy at every other synchronize only, "
+                                  "so the votes for shorter chunks (rule drain: two in a row) never add up and the "
+                                  "chunks keep their length: 4 a replay (and 10 more at most)", chunks, replays);
+        return 0;
+    case LOOP_DESTROY:
+        if (bails && find(bails, strchr(bails, '}'), "\"boundary-stream\""))
+            return fail(why, len, "a bail at the stream's destroy: the destroy ends the segment, and the loop's sequence "
+                                  "held there is replayed as its graph");
+        return 0; /* the output: a blocking stream's copy, an unlisted entry point's write came after the held ops; nothing captured that may be a collective; an allocation
+                     ** that fits once graphshim gave back its executables' memory */
+    default: /* LOOP_SLOW */
+        if (chunks < (replays - 3) * per)
+            return fail(why, len, "%lld chunks in %lld replays of %ld ops: a slow host (2 us an op) whose GPU keeps up "
+                                  "gets a chunk every GRAPHSHIM_CHUNK_MAX (4) ops and one at depth 2, %lld a replay, "
+                                  "once its places have 2 votes (3 replays)", chunks, replays, ops, per);
+        return 0;
+    }
+}
+
 int oracle_loop_time(const struct loop_setting *ls, const char *out, const char *report, const char *base,
                      const char *shim, char *why, size_t len)
 {
@@ -250,6 +366,8 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
         return 1;
     if (ls->kind == LOOP_BUSY && loop_busy_capture(out, shim, n, ops, why, len))
         return 1;
+    if (ls->kind >= LOOP_PAUSE)
+        return loop_rules(ls, out, report, ops, iters, why, len);
     if (ls->kind == LOOP_LOSE && graphs > 0 && glaunch < LOOP_MAX_REPLAYS)
         return fail(why, len, "%lld graph launches of its %lld graphs: each is dropped only after its build, a first "
                               "window of 4 timed replays and a trial of 8 (%d)", glaunch, graphs, LOOP_MAX_REPLAYS);
@@ -285,7 +403,8 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
     return 0;
 }
 
-int oracle_steps(const char *out, const char *err, const char *base, const char *shim, char *why, size_t len)
+int oracle_steps(const struct loop_setting *ls, const char *out, const char *err, const char *report,
+                 const char *base, const char *shim, char *why, size_t len)
 {
     long p = loop_shape(out, "step"), unit = loop_shape(out, "unit"), r = loop_shape(out, "repeats");
     long iters = loop_shape(out, "iterations");
@@ -295,10 +414,30 @@ int oracle_steps(const char *out, const char *err, const char *base, const char 
 
     if (p < 0 || unit <= 0 || r < 0 || iters < 0 || in_loop < 0)
         return fail(why, len, "no step shape or no graph launches at the loop's end");
+    if (ls->kind == LOOP_STEPS_POLL) {
+        const char *tot = report ? strstr(report, "\"totals\"") : NULL;
+        const char *bails = tot ? strstr(tot, "\"bails\": {") : NULL;
+        long long watchdog = bails ? jnum(bails, strchr(bails, '}'), "watchdog") : 0;
+        if (!tot || watchdog > 8)
+            return fail(why, len, "%lld watchdog bails: a stream whose loop bodies stopped for the watchdog (the host "
+                                  "polls its loop) holds no steps, and a place where the host polls is a cut after 2 "
+                                  "hits (8 at most)", watchdog);
+        return 0;
+    }
     if (strstr(out, " kind step ") && in_loop < (iters - 4) * (r * p / unit))
         return fail(why, len, "%lld graph launches in %ld iterations of %ld steps of %ld ops: the units (%ld ops) of "
                               "every iteration but the first 4 replay as graphs, %ld or more", in_loop, iters, r, p,
                     unit, (iters - 4) * (r * p / unit));
+    /* from the loop's half on, a graph for the head (what comes before the
+    ** iteration's whole units, a part of a step included) and one a unit */
+    long whole = r * p / unit, head = loop_shape(out, "head") + loop_shape(out, "part") + r * p % unit > 0;
+    const char *mid = err ? strstr(err, "graph launches at the loop's half ") : NULL;
+    long long at_half = mid ? strtoll(mid + strlen("graph launches at the loop's half "), NULL, 10) : -1;
+    if (strstr(out, " kind step ") && at_half >= 0 && in_loop - at_half > (whole + head) * (iters - iters / 2))
+        return fail(why, len, "%lld graph launches in the last %ld iterations of %ld steps of %ld ops after a head: "
+                              "the head ends where the iteration's whole units (%ld ops) begin, so each iteration "
+                              "replays %ld units and %ld head, %ld graphs", in_loop - at_half, iters - iters / 2, r, p,
+                    unit, whole, head, (whole + head) * (iters - iters / 2));
     if (strstr(out, " kind layers ") && in_loop > iters)
         return fail(why, len, "%lld graph launches in %ld iterations of %ld layers of one shape on their own weights: no "
                               "step, at most a graph an iteration", in_loop, iters, r);

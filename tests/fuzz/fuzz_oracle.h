@@ -50,7 +50,7 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
 ** And in every setting: a long sequence is captured only after an eager run
 ** of it was timed; where no segment bailed, the sequences' graph launches are
 ** the driver's. */
-enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_STEPS };
+enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_PAUSE, LOOP_STALL, LOOP_REST, LOOP_CHUNKS, LOOP_SLOW, LOOP_LEGACY, LOOP_UNLISTED, LOOP_COLLECTIVE, LOOP_NAMELESS, LOOP_DESTROY, LOOP_OOM, LOOP_DRAIN, LOOP_STEPS, LOOP_STEPS_POLL };
 #define LOOP_MAX_REPLAYS 13
 #define LOOP_MAX_REPLAYS_LATE 25 /* loop-even, judged strictly late (fuzz_oracle.c) */
 struct loop_setting {
@@ -83,6 +83,13 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
 ** - the work after the loop (no period; 30 iterations): the steps end at its
 **   second unit that ends at another sequence, and it is replayed whole: 30
 **   graph launches at most. */
-int oracle_steps(const char *out, const char *err, const char *base, const char *shim, char *why, size_t len);
+/* LOOP_STEPS_POLL: the step programs with FUZZ_STEPS_POLL, whose host polls
+** (works 1 ms, more than GRAPHSHIM_MAX_DEFER_US, 50 us) in a loop of one
+** kernel repeated, which loop bodies hold until the watchdog stops them, then
+** after the first step of every iteration: the stream holds no steps where its
+** bodies stopped for the watchdog, and the tree's cuts end its waits: at most
+** 8 watchdog bails (report: graphshim's). */
+int oracle_steps(const struct loop_setting *ls, const char *out, const char *err, const char *report,
+                 const char *base, const char *shim, char *why, size_t len);
 
 #endif

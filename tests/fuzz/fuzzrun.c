@@ -194,8 +194,8 @@ static void report_difference(long seed, const struct setting *st, const char *f
 {
     char path[2][300], cmd[1024], pend[32];
     FILE *f;
-    /* the loop programs run without FAKECUDA_PENDING */
-    const char *pending = strncmp(st->name, "loop-", 5) ? pending_env(seed, pend, sizeof pend) : NULL;
+    /* the loop and step programs run without FAKECUDA_PENDING */
+    const char *pending = strncmp(st->name, "loop-", 5) && strncmp(st->name, "steps-", 6) ? pending_env(seed, pend, sizeof pend) : NULL;
 
     snprintf(path[0], sizeof path[0], "%s/expected", shim->dir);
     snprintf(path[1], sizeof path[1], "%s/stdout", shim->dir);
@@ -421,7 +421,7 @@ static void loop_difference(long seed, const struct loop_setting *ls, const char
 {
     struct setting st = {ls->name, {NULL}};
     report_difference(seed, &st, NULL, why, base, shim);
-    printf("  loop program: build/tests/fuzzprog %s %ld under", ls->kind == LOOP_STEPS ? "steps" : "loop", seed);
+    printf("  loop program: build/tests/fuzzprog %s %ld under", ls->kind >= LOOP_STEPS ? "steps" : "loop", seed);
     for (int i = 0; ls->env[i]; i++)
         printf(" %s", ls->env[i]);
     printf(" GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual FAKECUDA_STATS=stats\n");
@@ -438,7 +438,7 @@ static int loop_run(long seed, const struct loop_setting *ls)
     struct run base, r;
 
     snprintf(arg, sizeof arg, "%ld", seed);
-    const char *argv[] = {g_prog, ls->kind == LOOP_STEPS ? "steps" : "loop", arg, NULL};
+    const char *argv[] = {g_prog, ls->kind >= LOOP_STEPS ? "steps" : "loop", arg, NULL};
     for (int i = 0; ls->env[i]; i++)
         env[n++] = ls->env[i];
     env[n++] = "FAKECUDA_STATS=@/stats";
@@ -462,7 +462,7 @@ static int loop_run(long seed, const struct loop_setting *ls)
     if (base.status != 0 || r.status != base.status || strcmp(r.out, base.out) != 0)
         loop_difference(seed, ls, "the loop program's output or status differs", &base, &r), d = 1;
     else if (oracle_accounts(json, bs, ss, why, sizeof why) ||
-             (ls->kind == LOOP_STEPS ? oracle_steps(base.out, r.err, bs, ss, why, sizeof why)
+             (ls->kind >= LOOP_STEPS ? oracle_steps(ls, base.out, r.err, json, bs, ss, why, sizeof why)
                                      : oracle_loop_time(ls, base.out, json, bs, ss, why, sizeof why)))
         loop_difference(seed, ls, why, &base, &r), d = 1;
     pthread_mutex_unlock(&g->lock);
