@@ -31,10 +31,8 @@ int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
     return slow * 4 < n * 3;
 }
 
-/* The next n segments of s run their ops eagerly where the tree does not
-** hold them: no loop body holds them either, or an eager run of a sequence
-** whose ops repeat (four equal matrix products) would be held as a body, and
-** never timed. */
+/* The next n segments of s run their ops eagerly where the tree does not hold
+** them: no loop body either, or a sequence whose ops repeat is never timed. */
 static void time_eagerly(struct gs_stream *s, uint32_t n)
 {
     if (s->gain_w.timing_eager < n)
@@ -295,10 +293,12 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
     if (!t->gain.gain_warm) {
         /* The eager time came from the program's first iterations, often slower
         ** than later ones, and one time can be high by chance: once, after the
-        ** first window, it is timed again, warm; a step that no synchronize
-        ** ends (its held work starts the GPU late) is tried (rule gain-pairs). */
+        ** first window, it is timed again, warm; a step that an event record or
+        ** a host function ended (its held work starts the GPU late) is tried
+        ** (rule gain-pairs). */
+        int stepped = t->gain.gain_end == GS_EVENT + 1 || t->gain.gain_end == GS_HOSTFN + 1;
         t->gain.gain_warm = 1;
-        if (gpu_bound(t) || (t->gain.gain_end != GS_SYNC + 1 && !GS_DROPPED(GS_RULE_GAIN_PAIRS)))
+        if (gpu_bound(t) || (stepped && !GS_DROPPED(GS_RULE_GAIN_PAIRS)))
             trial_start(s, t, 0); /* its eager runs timed warm, each between replays */
         else
             time_eagerly_again(s, t);
