@@ -63,10 +63,10 @@ void gs__gain_ctx_synced(void);
 ** replays: too few to say).  Single slow replays (a descheduled thread, a
 ** garbage collection in the program) do not count against a graph that pays.
 ** A window that says 0 starts a paired trial (rules/gain.c), as does the first
-** window that does not of a step that no synchronize ends (rule gain-pairs):
-** each replay of a trial is judged strictly against the eager runs before and
-** after it, and a graph slow in more than half of its pairs runs eagerly for
-** good.  A graph's first window
+** window that does not of a step an event record or a host function ends (rule
+** gain-pairs): each replay of a trial is judged strictly against the eager runs
+** before and after it, and a graph slow in more than half of its pairs runs
+** eagerly for good.  A graph's first window
 ** ends after GS_GAIN_FIRST
 ** replays where they say 0: one slower than eager from its first replays is
 ** tried early. */
