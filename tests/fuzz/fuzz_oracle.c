@@ -162,6 +162,11 @@ const struct loop_setting loop_settings[] = {
      {"FUZZ_LOOP_MODE=drain", "FAKECUDA_KERNEL_US=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1",
       "GRAPHSHIM_CHUNK_OPS=2", "GRAPHSHIM_CHUNK_MAX=8", NULL}},
     {"steps-win", LOOP_STEPS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
+    /* Steps back to back of 1 to 600 ops, ended by nothing, a record, a host
+    ** function, a JAX step's end, a query or an event's synchronize
+    ** (fuzz_period.c): the output and the accounts judge, no claim of time. */
+    {"periods", LOOP_PERIODS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    {"periods-busy", LOOP_PERIODS, {"FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3", "FAKECUDA_GRAPH_LAUNCH_US=2", NULL}},
     {"steps-poll", LOOP_STEPS_POLL,
      {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
       "GRAPHSHIM_MAX_DEFER_US=50", NULL}},
@@ -405,9 +410,16 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
     return 0;
 }
 
+const char *loop_program(int kind)
+{
+    return kind == LOOP_PERIODS ? "periods" : kind >= LOOP_STEPS ? "steps" : "loop";
+}
+
 int oracle_steps(const struct loop_setting *ls, const char *out, const char *err, const char *report,
                  const char *base, const char *shim, char *why, size_t len)
 {
+    if (ls->kind == LOOP_PERIODS)
+        return 0; /* the output and the accounts alone */
     long p = loop_shape(out, "step"), unit = loop_shape(out, "unit"), r = loop_shape(out, "repeats");
     long iters = loop_shape(out, "iterations");
     const char *at = err ? strstr(err, "graph launches when the loop ended ") : NULL;

@@ -7,6 +7,8 @@
 **   fuzz_gen.c   generating a thread's body
 **   fuzz_ops.c   running it
 **   fuzz_sched.c a deterministic interleaving of the threads (FUZZ_SCHEDULE)
+**   fuzz_loop.c  the loop and step programs (fuzzprog loop|steps SEED)
+**   fuzz_period.c the period programs (fuzzprog periods SEED)
 **   fuzz_xops.c  the entry points of the extra ops: synchronous copies and
 **                memsets, the generic copy, callbacks, stream-ordered
 **                allocations, the program's own graphs, attributes, streams

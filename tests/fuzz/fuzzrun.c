@@ -421,7 +421,7 @@ static void loop_difference(long seed, const struct loop_setting *ls, const char
 {
     struct setting st = {ls->name, {NULL}};
     report_difference(seed, &st, NULL, why, base, shim);
-    printf("  loop program: build/tests/fuzzprog %s %ld under", ls->kind >= LOOP_STEPS ? "steps" : "loop", seed);
+    printf("  loop program: build/tests/fuzzprog %s %ld under", loop_program(ls->kind), seed);
     for (int i = 0; ls->env[i]; i++)
         printf(" %s", ls->env[i]);
     printf(" GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual FAKECUDA_STATS=stats\n");
@@ -438,7 +438,7 @@ static int loop_run(long seed, const struct loop_setting *ls)
     struct run base, r;
 
     snprintf(arg, sizeof arg, "%ld", seed);
-    const char *argv[] = {g_prog, ls->kind >= LOOP_STEPS ? "steps" : "loop", arg, NULL};
+    const char *argv[] = {g_prog, loop_program(ls->kind), arg, NULL};
     for (int i = 0; ls->env[i]; i++)
         env[n++] = ls->env[i];
     env[n++] = "FAKECUDA_STATS=@/stats";
