@@ -25,7 +25,7 @@ struct layout_table {
 };
 
 static struct layout_table *_Atomic layouts;
-static const struct gs_layout unknown_layout = {NULL, -1, 0, NULL};
+static const struct gs_layout unknown_layout = {NULL, -1, 0, NULL, 1};
 static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct layout_table *table_new(unsigned cap)
@@ -196,6 +196,7 @@ static struct gs_layout *layout_query(CUfunction f)
     l->n = n;
     l->size = end;
 unknown:
+    l->by_kernel = by_kernel;
     free(off);
     free(size);
     return l;
@@ -239,6 +240,16 @@ const struct gs_layout *gs__layout_of(CUfunction f)
         free(nl);
     }
     return l ? l : &unknown_layout;
+}
+
+const char *gs__kernel_name(CUfunction f)
+{
+    int k = gs__layout_of(f)->by_kernel;
+    const char *name;
+
+    if (name_of(f, k, &name) != 0 && name_of(f, !k, &name) != 0)
+        return "";
+    return name;
 }
 
 int gs__layout_known(CUfunction f)

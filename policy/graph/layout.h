@@ -22,6 +22,7 @@ struct gs_layout {
     int n;
     uint32_t size;         /* bytes of the packed parameter buffer */
     const uint32_t *off;   /* n offsets, then n sizes */
+    int by_kernel;         /* the kind of handle the driver took f as: a CUkernel (1) or a CUfunction */
 };
 
 /* f's layout, from the cache or the driver; one with n = -1 where unknown. */
@@ -30,5 +31,9 @@ const struct gs_layout *gs__layout_of(CUfunction f);
 int gs__layout_known(CUfunction f);
 /* Forgets every cached parameter layout (module unload). */
 void gs__layouts_reset(void);
+/* f's name ("" where the driver gives none), asked first as the kind of handle
+** its layout was had by (a refused ask of the other kind costs a first call's
+** time): for the report's bail sites. */
+const char *gs__kernel_name(CUfunction f);
 
 #endif

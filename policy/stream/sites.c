@@ -59,12 +59,7 @@ static uint64_t hash_of(void *const *pc, int n, int reason)
 ** gives none. */
 static void kernel_name(CUfunction f, char *out, size_t len)
 {
-    const char *name = NULL;
-
-    if (!(gs__real[GS_ID_cuFuncGetName] && GS_REAL(cuFuncGetName)(&name, f) == CUDA_SUCCESS && name) &&
-        !(gs__real[GS_ID_cuKernelGetName] && GS_REAL(cuKernelGetName)(&name, (CUkernel)f) == CUDA_SUCCESS))
-        name = NULL;
-    snprintf(out, len, "%s", name ? name : "");
+    snprintf(out, len, "%s", gs__kernel_name(f));
 }
 
 /* Names the last two kernels s holds in its tree, into st. */

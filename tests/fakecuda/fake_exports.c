@@ -170,6 +170,7 @@ static int fault_check(int id, CUresult *rc)
 #define RUN(expr) do { if (!rc && !injected) rc = (expr); } while (0)
 #define LEAVE() do { if (injected) lb_raw(&L, rc ? " injected" : " dropped"); lb_end(&L, rc); return rc; } while (0)
 void fake_count_refused(CUresult rc, int injected); /* FAKECUDA_STATS' refused_param_info, below */
+void fake_count_refused_name(CUresult rc, int injected); /* and refused_names */
 
 /* ---- init / device / context ------------------------------------------- */
 EXPORT CUresult cuInit(unsigned int Flags)
@@ -417,6 +418,7 @@ EXPORT CUresult cuKernelGetName(const char **name, CUkernel k)
 {
     ENTER(cuKernelGetName); lb_handle(&L, "kernel", k, K_KERNEL);
     RUN(x_KernelGetName(name, k));
+    fake_count_refused_name(rc, injected);
     LEAVE();
 }
 
@@ -432,6 +434,7 @@ EXPORT CUresult cuFuncGetName(const char **name, CUfunction f)
 {
     ENTER(cuFuncGetName); lb_handle(&L, "f", f, K_FUNC);
     RUN(x_FuncGetName(name, f));
+    fake_count_refused_name(rc, injected);
     LEAVE();
 }
 
@@ -1459,12 +1462,19 @@ BEGINCAP1(cuStreamBeginCapture_ptsz, 1)
 enum { C_KERNEL, C_COPY, C_MEMSET, C_NKINDS };
 FAKECUDA_EXPORT long fakecuda_count(const char *what);
 static atomic_long g_eager[C_NKINDS], g_captured_ops[C_NKINDS], g_graph_ops[C_NKINDS];
-static atomic_long g_graph_launches, g_execs_made, g_execs_destroyed, g_eager_first_exec = -1, g_refused;
+static atomic_long g_graph_launches, g_execs_made, g_execs_destroyed, g_eager_first_exec = -1, g_refused,
+    g_refused_names;
 
 void fake_count_refused(CUresult rc, int injected)
 {
     if (rc == CUDA_ERROR_INVALID_HANDLE && !injected)
         atomic_fetch_add(&g_refused, 1);
+}
+
+void fake_count_refused_name(CUresult rc, int injected)
+{
+    if (rc == CUDA_ERROR_INVALID_HANDLE && !injected)
+        atomic_fetch_add(&g_refused_names, 1);
 }
 
 static int count_kind(int type)
@@ -1524,6 +1534,7 @@ static const struct {
     {"execs_destroyed", &g_execs_destroyed, NULL, NULL},
     {"eager_before_exec", &g_eager_first_exec, NULL, NULL},
     {"refused_param_info", &g_refused, NULL, NULL},
+    {"refused_names", &g_refused_names, NULL, NULL},
 };
 
 FAKECUDA_EXPORT long fakecuda_count(const char *what)

@@ -112,6 +112,12 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
     if (jnum(tot, streams, "graphs_captured") != made)
         return fail(why, len, "graphs_captured %lld, but the driver made %lld executables for graphshim",
                     jnum(tot, streams, "graphs_captured"), made);
+    /* a held kernel's name (a collective's test, a bail site's) is asked as the
+    ** kind of handle its layout was had by: the driver refuses none */
+    long long names = stat_of(shim, "refused_names") - stat_of(base, "refused_names");
+    if (names > 0)
+        return fail(why, len, "the driver refused %lld of graphshim's kernel name queries as a handle of the other "
+                              "kind: a held kernel's name is asked as the kind its layout was had by", names);
     const char *end = strstr(streams, "\n  ]");
     for (const char *s = find(streams, end, "{\"id\": "); s;) {
         const char *next = find(s + 1, end, "{\"id\": ");

@@ -15,6 +15,8 @@ long long stat_of(const char *stats, const char *name);
 /* Do the JSON report and the fake driver's counts agree?  base: the driver's
 ** counts without graphshim, shim: with it (the same program, the same
 ** schedule).  Returns 0, or 1 with why (len bytes) saying what disagrees:
+** - no kernel name query of graphshim's is refused for a handle of the other
+**   kind (FAKECUDA_STATS' refused_names);
 ** - every op the program made ran once, eagerly or as a node of a graph of
 **   graphshim's: the eager ops with graphshim and the ops in graphshim's graph
 **   launches add up to the eager ops without it;
