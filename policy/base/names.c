@@ -72,7 +72,8 @@ void gs__drop_rule(void)
             gs__dropped_rules = 0;
             for (r = 1; r < GS_NRULES; r++)
                 snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", r > 1 ? ", " : "", rule_names[r]);
-            gs__log(GS_LOG_ALWAYS, "GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s): every rule stays on", gs__quote(names, q), all);
+            gs__log(GS_LOG_ALWAYS, "GRAPHSHIM_TEST_DROP_RULE=%s names no rule (%s): every rule stays on",
+                    gs__quote(names, q), all);
             return;
         }
         gs__dropped_rules |= 1ull << r;

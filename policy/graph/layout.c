@@ -100,6 +100,17 @@ static int name_of(CUfunction f, int by_kernel, const char **name)
     return rc == CUDA_SUCCESS || rc == CUDA_ERROR_INVALID_HANDLE ? 1 : -1;
 }
 
+/* f's name, asked as by_kernel's kind first and as the other where that gives
+** none, into *name: name_of's answer, the other kind's where it gives one. */
+static int name_any(CUfunction f, int by_kernel, const char **name)
+{
+    int r = name_of(f, by_kernel, name), r2;
+
+    if (r != 0 && (r2 = name_of(f, !by_kernel, name)) != 1)
+        r = r2;
+    return r;
+}
+
 /* NCCL's kernels make progress with host-side state that a replay cannot
 ** reproduce: their launches are never held.  Their names come mangled
 ** (_Z...ncclDevKernel_...), so "nccl" is looked for anywhere in the name; a
@@ -109,10 +120,8 @@ static int name_of(CUfunction f, int by_kernel, const char **name)
 static int host_progress_kernel(CUfunction f, int by_kernel)
 {
     const char *name;
-    int r = name_of(f, by_kernel, &name), r2;
+    int r = name_any(f, by_kernel, &name);
 
-    if (r != 0 && (r2 = name_of(f, !by_kernel, &name)) != 1)
-        r = r2;   /* the other kind's answer, where it gives one */
     return r < 0 || (name && strstr(name, "nccl") != NULL);
 }
 
@@ -244,12 +253,9 @@ const struct gs_layout *gs__layout_of(CUfunction f)
 
 const char *gs__kernel_name(CUfunction f)
 {
-    int k = gs__layout_of(f)->by_kernel;
     const char *name;
 
-    if (name_of(f, k, &name) != 0 && name_of(f, !k, &name) != 0)
-        return "";
-    return name;
+    return name_any(f, gs__layout_of(f)->by_kernel, &name) == 0 ? name : "";
 }
 
 int gs__layout_known(CUfunction f)

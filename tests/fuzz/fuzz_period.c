@@ -23,22 +23,7 @@
 ** the run without graphshim, and the report's accounts with the fake driver's
 ** counts (fuzz_oracle.c); no claim of time.
 */
-#define _GNU_SOURCE
-#include <cuda.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "../fakecuda/fakecuda.h"
-
-/* A number in [0, n) from the seed's stream (splitmix64). */
-static unsigned period_rand(uint64_t *s, unsigned n)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (unsigned)((z ^ (z >> 31)) % n);
-}
+#include "fuzzprog.h"
 
 #define PERIOD_KERNELS 64
 #define PERIOD_MAX_OPS 600
@@ -109,7 +94,7 @@ static int period_setup(struct period *P)
     if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
         cuModuleLoadData(&mod, "periods") || cuStreamCreate(&P->s, CU_STREAM_NON_BLOCKING) ||
         cuStreamCreate(&P->s2, CU_STREAM_NON_BLOCKING) || cuEventCreate(&P->e1, CU_EVENT_DISABLE_TIMING) ||
-        cuEventCreate(&P->e2, CU_EVENT_DISABLE_TIMING) || cuMemAlloc(&P->buf, 4096) || cuMemsetD8(P->buf, 0, 4096))
+        cuEventCreate(&P->e2, CU_EVENT_DISABLE_TIMING) || cuMemAlloc_v2(&P->buf, 4096) || cuMemsetD8_v2(P->buf, 0, 4096))
         return 1;
     for (int i = 0; i < PERIOD_KERNELS; i++) {
         snprintf(name, sizeof name, "fuzz_period_k%d", i);
@@ -128,10 +113,10 @@ int fuzz_periods_main(int argc, char **argv)
     int rc = 0;
 
     /* Short steps most often, long ones now and then. */
-    P.p = period_rand(&x, 100) < 60 ? 1 + (int)period_rand(&x, 40) : 41 + (int)period_rand(&x, PERIOD_MAX_OPS - 40);
-    P.end = (int)period_rand(&x, NENDS);
-    P.every = everies[period_rand(&x, 3)];
-    P.steps = (2000 + (long)period_rand(&x, 6000)) / P.p + 8;
+    P.p = chance(&x, 60) ? 1 + (int)rnd(&x, 40) : 41 + (int)rnd(&x, PERIOD_MAX_OPS - 40);
+    P.end = (int)rnd(&x, NENDS);
+    P.every = everies[rnd(&x, 3)];
+    P.steps = (2000 + (long)rnd(&x, 6000)) / P.p + 8;
     if (period_setup(&P))
         return fprintf(stderr, "fuzzprog periods: driver setup failed\n"), 2;
     printf("periods seed %s step %d end %s synchronize every %d steps %ld\n", argc > 2 ? argv[2] : "1", P.p,
@@ -144,7 +129,7 @@ int fuzz_periods_main(int argc, char **argv)
             rc |= cuStreamSynchronize(P.s);
     }
     uint64_t word[32] = {0}, dig = 0;
-    if (rc || cuCtxSynchronize() || cuMemcpyDtoH(word, P.buf, sizeof word))
+    if (rc || cuCtxSynchronize() || cuMemcpyDtoH_v2(word, P.buf, sizeof word))
         printf("an error\n");
     for (int i = 0; i < 32; i++)
         dig = dig * 31 + word[i];

@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     CUevent e1, e2;
     CUdeviceptr buf[4];
     float host[N];
-    int iters = argc > 2 ? atoi(argv[2]) : 40, by_event;
+    int iters = argc > 2 ? atoi(argv[2]) : 40, by_event, same = getenv("STEPPROG_SAME_ARGS") != NULL;
     unsigned long long t0 = 0;
 
     if (argc < 2 || (strcmp(argv[1], "event") && strcmp(argv[1], "stream"))) {
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < iters; it++) {
         if (it == iters / 2)
             t0 = fakecuda_clock_ns();
-        step(f, s, buf, it, getenv("STEPPROG_SAME_ARGS") != NULL);
+        step(f, s, buf, it, same);
         CHECK(cuEventRecord(e1, s));
         CHECK(cuEventRecord(e2, s));
         CHECK(cuStreamWaitEvent(s2, e1, 0));
