@@ -10,7 +10,7 @@
 **   slots.c             the trampoline slots' table
 **   test_fault.c        the test build's failing graph calls (GRAPHSHIM_TEST_FAULT)
 **   init.c              initialization (fills the driver table and the slots)
-**   shims.c, attr.c, copy.c, launch.c, tramp_guard.c
+**   shims.c, attr.c, copy.c, event.c, launch.c, tramp_guard.c
 **                       the wrappers' bodies, each calling gs__ensure_init
 **   trampoline.S        the stubs, calling tramp_guard.c
 **   lookup.c            the wrapper of every row; answers; cuGetProcAddress

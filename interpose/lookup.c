@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "interpose.h"
+#include "../policy/base/config.h"
 #include "../policy/base/log.h"
 #include "../policy/base/trace.h"
 #include "../policy/entry/guard.h"
@@ -96,7 +97,8 @@ static int find(const short *table, const char *s, int by_base_name)
 ** they are traced. */
 static void *row_pointer(int i)
 {
-    if (gs__rows[i].cls == GS_QUERY && !gs__trace_on && gs__real[i])
+    if (gs__rows[i].cls == GS_QUERY && !gs__trace_on && gs__real[i] &&
+        !(gs__cfg.xstream && (i == GS_ID_cuEventCreate || i == GS_ID_cuEventQuery || i == GS_ID_cuEventDestroy_v2)))
         return gs__real[i];
     return wrappers[i];
 }

@@ -82,6 +82,10 @@ $(BUILD)/tests/periodprog: tests/integration/periodprog.c tests/integration/cuch
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
 
+$(BUILD)/tests/xsprog: tests/integration/xsprog.c tests/integration/cucheck.h $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/fakecuda -lcuda -ldl
+
 $(BUILD)/tests/dlopen_tool.so: tests/integration/dlopen_tool.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -fPIC -shared -o $@ $< -ldl
@@ -95,7 +99,7 @@ unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(call gs_suite,unit,$(CRITERION_PASSED),$(BUILD)/tests/unit)
 
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/stepprog \
-                  $(BUILD)/tests/periodprog $(BUILD)/tests/dlopen_tool.so \
+                  $(BUILD)/tests/periodprog $(BUILD)/tests/xsprog $(BUILD)/tests/dlopen_tool.so \
                   $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate \
                   $(LIB) $(BUILD)/prof/libgraphshim.so $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 	$(call gs_suite,integration,$(CRITERION_PASSED),$(BUILD)/tests/integration --filter '!(faults)/*')

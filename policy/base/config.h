@@ -58,6 +58,11 @@ enum gs_knob_type { GS_KNOB_BOOL, GS_KNOB_INT, GS_KNOB_LEVEL, GS_KNOB_PATH, GS_K
       "synchronizes every 10 or 100 steps), of any length, segments end at each "    \
       "step from then on, and each step is learned, held and replayed as a "          \
       "sequence; 0: segments end only where the program's calls end them")         \
+    X(xstream, "GRAPHSHIM_XSTREAM", GS_KNOB_BOOL, 0, 0, 1,                             \
+      "1: work a stream forks to other streams by events and joins back (an event "  \
+      "record, other streams' waits on it, their ops, their records, the stream's "  \
+      "waits on those) is held, learned and replayed as one sequence of the stream, " \
+      "one graph; 0 (the default): each event record or wait ends the segment")      \
     X(rest_after, "GRAPHSHIM_REST_AFTER", GS_KNOB_INT, 64, 0, 1000000,                 \
       "segments in a row that came for the first time (or subtrees dropped for "   \
       "room with no replay) after which learning rests for as many segments, "      \

@@ -26,7 +26,8 @@
     X(EXIT, "exit", "the process exits")                                                          \
     X(SYNC_BUSY, "ctx-sync-in-progress", "no capture while another thread synchronizes the context") \
     X(BODY_END, "body-end", "an op that did not follow the loop body held (body.h)")                \
-    X(STEP, "step", "a step's end came where the held ops were no stable sequence (rules/step.h)")
+    X(STEP, "step", "a step's end came where the held ops were no stable sequence (rules/step.h)") \
+    X(XSTREAM, "xstream", "a call outside a group across streams' narrow case ended it (stream/xs.h)")
 
 enum gs_bail {
 #define GS_BAIL_ENUM(id, name, doc) GS_BAIL_##id,
@@ -87,7 +88,10 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(GAIN_CALLS, "gain-calls", "a graph whose replays save no driver call keeps no replay that is slower at all") \
     X(GAIN_STEP, "gain-step", "a sequence an event record or a host function ends is timed to the stream's next op") \
     X(GAIN_PAIRS, "gain-pairs", "a step an event record or a host function ends is tried once warm; a trial's replay slower than the eager runs around it is slow, over half slow drops it") \
-    X(FAILED_KEPT, "failed-kept", "a one-op sequence whose graph failed is not captured again when learned anew")
+    X(FAILED_KEPT, "failed-kept", "a one-op sequence whose graph failed is not captured again when learned anew") \
+    X(XS_JOIN, "xs-join", "a group's capture joins every member stream back to the origin")                  \
+    X(XS_BRIDGE, "xs-bridge", "a group's graph launch is bridged to its member streams' work before and after") \
+    X(XS_RERECORD, "xs-rerecord", "a group's events are recorded again on the origin after its graph launch")
 
 enum gs_rule {
     GS_RULE_NONE,

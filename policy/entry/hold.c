@@ -22,6 +22,7 @@
 #include "../stream/issue.h"
 #include "../stream/patch.h"
 #include "../stream/segment.h"
+#include "../stream/xs.h"
 
 /* --- Ops ------------------------------------------------------------------- */
 
@@ -222,7 +223,7 @@ static int not_held(struct gs_stream *s, struct gs_node *c, void *key, int len, 
         s->fp = gs__shape_mix_key(s->fp, key);
     /* Not the tree's: perhaps a loop body's (not while a sequence runs eagerly to
     ** be timed, gain.c).  The tree goes on learning through the ops a body holds. */
-    if (gs__cfg.body_ops && !s->gain.timing_eager && gs__body_op(s, key, (uint32_t)len))
+    if (gs__cfg.body_ops && !s->gain.timing_eager && !s->xs.open && gs__body_op(s, key, (uint32_t)len))
         return GS_OP_HELD;
     return GS_OP_ISSUE;
 }
@@ -326,6 +327,8 @@ static __attribute__((noinline)) int op_begin(struct gs_stream **out, CUstream s
     *out = NULL;
     if (gs__passthrough || !(s = op_stream(stream)))
         return GS_OP_PASS;
+    if (GS_UNLIKELY(atomic_load_explicit(&gs__xs_members, memory_order_relaxed)) && gs__xs_origin(s))
+        s = gs__engine_xs_route(s, key, &len, &a); /* a member's op: its group's origin's */
     /* A default stream's state is its context's (gs__stream_get): its held ops
     ** and graphs go out in the context they came from. */
     gs__lock(&s->lock);

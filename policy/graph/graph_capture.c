@@ -7,9 +7,11 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../base/clock.h"
 #include "../base/log.h"
+#include "../base/names.h"
 
 static atomic_long ncaptured, nfailed;
 
@@ -38,9 +40,13 @@ void gs__graph_sync_leave(void)
 ** on one stream.  A reset (context teardown) bumps the generation, and a thread
 ** then makes new ones. */
 #define MAX_CTX 8
+#define XS_MEMBERS 4 /* GS_XS_MEMBERS (stream/state.h) */
+#define XS_EVENTS 8  /* GS_XS_EVENTS */
 static GS_TLS struct {
     CUcontext ctx;
     CUstream stream;
+    CUstream mem[XS_MEMBERS + 1]; /* a group's member streams, made at first need */
+    CUevent ev[XS_EVENTS];        /* a group's events, in a capture */
 } privs[MAX_CTX];
 static GS_TLS int nprivs;
 static GS_TLS unsigned privs_gen;
@@ -58,10 +64,34 @@ static CUstream private_stream(CUcontext ctx)
         if (privs[i].ctx == ctx)
             return privs[i].stream;
     if (nprivs < MAX_CTX && GS_REAL(cuStreamCreate)(&p, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
+        memset(&privs[nprivs], 0, sizeof privs[nprivs]);
         privs[nprivs].ctx = ctx;
         privs[nprivs++].stream = p;
     }
     return p;
+}
+
+/* The private stream of member k of a group (k >= 1), or its event i, for the
+** capture on private stream p (made at first need); NULL where none could be. */
+static CUstream private_member(CUstream p, uint32_t k)
+{
+    for (int i = 0; i < nprivs; i++)
+        if (privs[i].stream == p) {
+            if (!privs[i].mem[k] && GS_REAL(cuStreamCreate)(&privs[i].mem[k], CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+                privs[i].mem[k] = NULL;
+            return privs[i].mem[k];
+        }
+    return NULL;
+}
+static CUevent private_event(CUstream p, uint32_t j)
+{
+    for (int i = 0; i < nprivs; i++)
+        if (privs[i].stream == p) {
+            if (!privs[i].ev[j] && GS_REAL(cuEventCreate)(&privs[i].ev[j], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+                privs[i].ev[j] = NULL;
+            return privs[i].ev[j];
+        }
+    return NULL;
 }
 
 void gs__graph_reset(void)
@@ -148,7 +178,43 @@ struct path_ops {
     uint32_t from, to;
     int reads_staging, host;
     CUgraphNode *nodes;
+    CUgraphNode last[XS_MEMBERS + 1];  /* each stream's last node, a group's members after the origin */
+    CUevent events[XS_EVENTS];         /* a group's events, the program's, in order of first record */
+    uint32_t nevents;
 };
+
+/* The stream op k of a group goes to in the capture on p: p, or a member's. */
+static CUstream op_stream(CUstream p, const struct gs_key *k)
+{
+    return k->member && k->member <= XS_MEMBERS ? private_member(p, k->member) : p;
+}
+
+/* An event record or wait of a group, in the capture on p: on graphshim's
+** private event that stands for the program's (whose record must stay
+** outside any capture: it is recorded again after the graph's launch,
+** stream/xs.c).  A fork (a member's wait on the origin's record) and a join
+** (the origin's wait on a member's record) are such waits; a capture whose
+** members are not all joined fails (CUDA_ERROR_STREAM_CAPTURE_UNJOINED). */
+static CUresult event_op(struct path_ops *o, CUstream p, const struct gs_key *k)
+{
+    CUstream st = op_stream(p, k);
+    uint32_t j = 0;
+
+    while (j < o->nevents && o->events[j] != (CUevent)(uintptr_t)k->dst)
+        j++;
+    if (!st || (j == o->nevents && (k->kind == GS_OP_WAIT || j == XS_EVENTS)))
+        return CUDA_ERROR_INVALID_VALUE; /* a wait on an event the capture did not record */
+    if (j == o->nevents)
+        o->events[o->nevents++] = (CUevent)(uintptr_t)k->dst;
+    CUevent e = private_event(p, j);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (k->kind == GS_OP_RECORD)
+        return GS_REAL(cuEventRecord)(e, st);
+    if (k->member == 0 && GS_DROPPED(GS_RULE_XS_JOIN))
+        return CUDA_SUCCESS; /* the test build's planted missing join */
+    return GS_REAL(cuStreamWaitEvent)(st, e, 0);
+}
 
 /* The node the op just issued on capturing stream p became: the capture's one
 ** dependency now, which must be new and of the op's kind.  NULL otherwise. */
@@ -174,13 +240,19 @@ static CUresult issue_path(CUstream p, void *arg)
 {
     struct path_ops *o = arg;
     CUresult rc = CUDA_SUCCESS;
-    CUgraphNode last = NULL;
 
     for (uint32_t i = o->from; i < o->to && rc == CUDA_SUCCESS; i++) {
-        rc = gs__key_issue(o->keys[i], p, o->path[i]->staging);
+        const struct gs_key *k = o->keys[i];
+        CUstream st = op_stream(p, k);
+        if (k->kind >= GS_OP_RECORD) { /* no node of its own (NULL) */
+            rc = event_op(o, p, k);
+            continue;
+        }
+        rc = st ? gs__key_issue(k, st, o->path[i]->staging) : CUDA_ERROR_INVALID_VALUE;
         o->reads_staging |= o->path[i]->staging != NULL;
-        o->host |= gs__key_host_copy(o->keys[i]);
-        if (rc == CUDA_SUCCESS && o->nodes && !(last = o->nodes[i - o->from] = captured_node(p, o->keys[i], last))) {
+        o->host |= gs__key_host_copy(k);
+        if (rc == CUDA_SUCCESS && o->nodes &&
+            !(o->last[k->member] = o->nodes[i - o->from] = captured_node(st, k, o->last[k->member]))) {
             free(o->nodes);
             o->nodes = NULL;
         }
@@ -192,7 +264,7 @@ int gs__capture_path(struct gs_graphs *own, struct gs_node **path, const struct 
                         uint32_t from, uint32_t to, struct gs_exec **out)
 {
     uint32_t n = to - from, npatches = 0;
-    struct path_ops o = {path, keys, from, to, 0, 0, calloc(n, sizeof(CUgraphNode))};
+    struct path_ops o = {path, keys, from, to, 0, 0, calloc(n, sizeof(CUgraphNode)), {0}, {0}, 0};
     struct gs_exec *e;
     CUgraph g;
     int rc = capture_graph(own, issue_path, &o, n, &g);

@@ -135,7 +135,7 @@ int gs__key_copy(void *buf, int kind, uint64_t dst, uint64_t src, uint64_t size)
 {
     struct gs_key *k = buf;
     memset(k, 0, sizeof *k);
-    k->kind = (uint32_t)kind;
+    k->kind = (uint16_t)kind;
     k->dst = dst;
     k->src = src;
     k->size = size;
@@ -151,6 +151,17 @@ int gs__key_set(void *buf, uint64_t dst, uint32_t value, uint32_t elem, uint64_t
     k->src = value;
     k->size = n;
     k->elem = elem;
+    return (int)sizeof *k;
+}
+
+int gs__key_event(void *buf, int kind, CUevent e, CUstream st, unsigned flags)
+{
+    struct gs_key *k = buf;
+    memset(k, 0, sizeof *k);
+    k->kind = (uint16_t)kind;
+    k->dst = (uint64_t)(uintptr_t)e;
+    k->src = (uint64_t)(uintptr_t)st;
+    k->size = flags;
     return (int)sizeof *k;
 }
 
@@ -213,6 +224,10 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
         if (k->elem == 2)
             return GS_REAL(cuMemsetD16Async)(k->dst, (unsigned short)k->src, k->size, s);
         return GS_REAL(cuMemsetD32Async)(k->dst, (unsigned)k->src, k->size, s);
+    case GS_OP_RECORD:
+        return GS_REAL(cuEventRecord)((CUevent)(uintptr_t)k->dst, s);
+    case GS_OP_WAIT:
+        return GS_REAL(cuStreamWaitEvent)(s, (CUevent)(uintptr_t)k->dst, (unsigned)k->size);
     }
     return CUDA_ERROR_INVALID_VALUE;
 }
@@ -253,7 +268,7 @@ int gs__key_moves_ok(const struct gs_key *k, const struct gs_key *have, struct g
     int src_dev = k->kind == GS_OP_D2D || k->kind == GS_OP_D2H;
     int resized = k->size != have->size;
 
-    if (k->kind == GS_OP_LAUNCH)
+    if (k->kind == GS_OP_LAUNCH || k->kind >= GS_OP_RECORD)
         return 1;
     if (k->kind == GS_OP_SET && (!k->elem || k->dst % k->elem))
         return 0;
@@ -327,6 +342,7 @@ const char *gs__key_differs(const struct gs_key *e, const struct gs_key *k)
 {
     return !e                                        ? "no op was expected"
            : e->kind != k->kind                      ? "another kind of op"
+           : e->member != k->member                  ? "another stream of the group"
            : e->f != k->f                            ? "another function"
            : memcmp(e->block, k->block, sizeof e->block) ? "another block"
            : e->shmem != k->shmem                    ? "other dynamic shared memory"

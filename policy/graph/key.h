@@ -25,11 +25,14 @@ enum gs_op_kind {
     GS_OP_D2H,     /* device to pinned host */
     GS_OP_D2D,     /* device to device */
     GS_OP_SET,     /* memset of 1, 2 or 4-byte elements */
+    GS_OP_RECORD,  /* an event record of a group across streams (dst: the event) */
+    GS_OP_WAIT,    /* a stream's wait on an event, in such a group (dst: the event, size: flags) */
 };
 
 /* The fixed part of a key; variable bytes follow it. */
 struct gs_key {
-    uint32_t kind;
+    uint16_t kind;        /* enum gs_op_kind */
+    uint16_t member;      /* the stream of a group across streams it goes to (0: the stream's own) */
     uint32_t nattrs;      /* launch attributes that follow (CUlaunchAttribute each) */
     uint32_t nparams;     /* launch parameter bytes that follow the attributes */
     uint32_t shmem;
@@ -64,6 +67,9 @@ int gs__key_launch(void *buf, const struct gs_launch *a);
 /* Builds the key of a copy or memset.  Returns its length. */
 int gs__key_copy(void *buf, int kind, uint64_t dst, uint64_t src, uint64_t size);
 int gs__key_set(void *buf, uint64_t dst, uint32_t value, uint32_t elem, uint64_t n);
+/* Builds the key of an event record (GS_OP_RECORD) or wait (GS_OP_WAIT, flags) on
+** stream st: matched whole.  Returns its length. */
+int gs__key_event(void *buf, int kind, CUevent e, CUstream st, unsigned flags);
 
 /* The parameter bytes and attributes that follow a key. */
 static inline CUlaunchAttribute *gs__key_attrs(const struct gs_key *k)
@@ -121,7 +127,7 @@ static inline uint32_t gs__key_cmp(const struct gs_key *k, uint32_t len, int pat
         return len;
     if (k->kind == GS_OP_LAUNCH)
         return len - k->nparams;
-    if (k->kind != GS_OP_H2D_PAGEABLE && k->size)
+    if (k->kind != GS_OP_H2D_PAGEABLE && k->kind < GS_OP_RECORD && k->size)
         return (uint32_t)offsetof(struct gs_key, dst);
     return len;
 }
@@ -204,7 +210,7 @@ static inline int gs__key_launch_is(const struct gs_key *k, const struct gs_laun
     const uint32_t *off, *size;
 
     if (((uint64_t)(uintptr_t)k->f ^ (uint64_t)(uintptr_t)a->f) | (k->block[0] ^ a->block[0]) |
-        (k->block[1] ^ a->block[1]) | (k->block[2] ^ a->block[2]) | (k->kind ^ GS_OP_LAUNCH) | k->nattrs |
+        (k->block[1] ^ a->block[1]) | (k->block[2] ^ a->block[2]) | (k->kind ^ GS_OP_LAUNCH) | k->member | k->nattrs |
         (k->shmem ^ a->shmem))
         return GS_KEY_OTHER;
     if (k->nparams != l->size || (!a->params && l->n))

@@ -197,6 +197,8 @@ void gs__maybe_chunk(struct gs_stream *s)
 
     /* A place where the watchdog fired sends out what is held whatever its count
     ** (a single op eagerly). */
+    if (s->xs.open)
+        return; /* a group's graph joins its members: whole segments only */
     if (!GS_WATCHDOG_CUT(c)) {
         if (held < 2 || c->chunk.chunk_failed || s->chunks_off || !chunk_ends_here(s, c, held))
             return;

@@ -19,6 +19,7 @@
 #include "../stream/issue.h"
 #include "../stream/patch.h"
 #include "../stream/segment.h"
+#include "../stream/xs.h"
 #include "capture.h"
 #include "chunk.h"
 #include "gain.h"
@@ -200,6 +201,13 @@ static void chunk_ended(struct gs_stream *s, struct gs_seg_end *e)
     gs__chunks_end(s, e->replayed ? e->t : NULL, e->end_ns);
 }
 
+static void xs_ended(struct gs_stream *s, struct gs_seg_end *e)
+{
+    (void)e;
+    gs__xs_segment_end(s); /* a group across streams closes with its segment */
+}
+static void xs_forget(struct gs_stream *s, int learned) { gs__xs_forget(s, learned); }
+
 static void seg_ended(struct gs_stream *s, struct gs_seg_end *e)
 {
     /* rest.c: the root, or NULL while learning rests; the segment's cost to t where it replayed t */
@@ -280,6 +288,7 @@ static const struct gs_room {
     {"gain", gain_ended, gain_forget, NULL},           /* the gain check */
     {"step", step_ended, step_forget, NULL},           /* steps between synchronizes */
     {"chunk", chunk_ended, chunk_forget, NULL},        /* early chunks */
+    {"xs", xs_ended, xs_forget, NULL},                 /* a group across streams (stream/xs.c) */
     {"segment", seg_ended, seg_forget, seg_failed},    /* the next segment's records */
     {"patch", patch_ended, NULL, NULL},                /* changed arguments */
 };

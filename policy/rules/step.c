@@ -227,7 +227,7 @@ void gs__step_segment_ended(struct gs_stream *s, const struct gs_node *t, int re
         int body_found = s->body.clock != st->body_mark || s->body.active || s->body.wd_off;
 
         st->body_mark = s->body.clock; /* bodies.clock counts the bodies found */
-        if (gs__cfg.steps && t && t->depth && s->seg.clean && found(s, t, body_found, &f) &&
+        if (gs__cfg.steps && t && t->depth && s->seg.clean && !s->xs.open && found(s, t, body_found, &f) &&
             (f.unit != st->unit || f.off != st->off)) {
             st->unit = f.unit;
             st->off = f.off;

@@ -19,6 +19,7 @@
 #include "patch.h"
 #include "segment.h"
 #include "sites.h"
+#include "xs.h"
 
 /* --- Staging ------------------------------------------------------------------ */
 
@@ -103,7 +104,7 @@ void gs__issue_held(struct gs_stream *s, struct gs_node *to)
         k = &node->key;
         if (j < s->npatches && s->patches[j].depth == i)
             k = (const struct gs_key *)(s->pbuf + s->patches[j++].off);
-        if (gs__key_issue(k, st, node->staging) != CUDA_SUCCESS)
+        if (gs__key_issue(k, GS_UNLIKELY(k->member) ? gs__xs_stream(s, k->member) : st, node->staging) != CUDA_SUCCESS)
             s->issue_errors++;
         staged |= node->staging != NULL;
     }
@@ -208,9 +209,13 @@ enum gs_replay gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what
         gs__held_free(&h);
     }
     GS_PROF_RESTART(t_set);
+    if (GS_UNLIKELY(s->xs.open) && e && cap == 0)
+        gs__xs_bridge_before(s, st); /* the members' earlier work first */
     if (!e || cap != 0 || gs__replay(s, e, st, what, t->depth - from) != GS_REPLAYED) {
         rc = cap == GS_CAPTURE_BUSY ? GS_REPLAY_BUSY : GS_REPLAY_FAILED;
     } else {
+        if (GS_UNLIKELY(s->xs.open))
+            gs__xs_bridge_after(s, st); /* the program's events, and the members' later work after it */
         gs__graph_used(t);
         t->rebuilt = s->graphs.builds != builds; /* the capture budget's */
         gs__seg_issued_to(s, t->depth);

@@ -228,6 +228,36 @@ struct gs_step {
     uint32_t nfound;
 };
 
+/* A group across streams (stream/xs.c, GS_OWNS_XS; xs.h says what a group is).
+** As its origin: whether the open segment holds one, its member streams (by
+** index, 1 to nmembers), each member's ops so far and how many of them the
+** origin has waited for (joined where equal), the program's events recorded in
+** it (by whom, after how many of that member's ops), the stream's fork events
+** (recorded on it, waited for by another stream) and graphshim's own events of
+** its bridges; for the report, groups and the most streams one spanned.  As a
+** member: its origin (read by any thread, stored atomically), the thread that
+** issues the origin's ops, its index. */
+#define GS_XS_MEMBERS 4
+#define GS_XS_EVENTS 8
+#define GS_XS_FORKS 8
+struct gs_xs {
+    int open, tid;
+    uint32_t nmembers;
+    struct gs_stream *mem[GS_XS_MEMBERS + 1];
+    uint32_t mops[GS_XS_MEMBERS + 1], joined[GS_XS_MEMBERS + 1];
+    uint32_t nev;
+    CUevent ev[GS_XS_EVENTS];
+    uint32_t ev_by[GS_XS_EVENTS], ev_mops[GS_XS_EVENTS];
+    CUevent forks[GS_XS_FORKS];
+    uint8_t refused[GS_XS_FORKS];
+    uint32_t nforks;
+    CUevent bridge[GS_XS_MEMBERS + 1];
+    uint64_t groups, streams_max;
+    struct gs_stream *origin;
+    int origin_tid;
+    uint32_t idx;
+};
+
 struct gs_stream {
     /* What every op reads, first: two cache lines, then the loop bodies' state,
     ** whose first line is what an op reads of it.  A real launch's work in the
@@ -313,6 +343,7 @@ struct gs_stream {
     GS_ROOM(uint64_t, resumes); /* segments held again after held ops went out before their end (segment.c) */
     uint64_t bails[GS_NBAIL];
     GS_ROOM_FLAT(GS_RETIRED_FIELDS, retire); /* retired, nretired (rules/resolve.c) */
+    GS_ROOM(struct gs_xs, xs); /* a group across streams (stream/xs.c) */
 
     GS_ROOM_PTR(struct gs_stream, next);  /* every state (streams.c) */
     GS_ROOM_PTR(struct gs_stream, hnext); /* hash chain; a per-thread stream: its thread's other ones */
@@ -356,6 +387,9 @@ struct gs_stream {
 #ifndef GS_OWNS_STREAMS /* stream/streams.c */
 #pragma GCC poison kind_w ready_w usable_w handle_w key_w ctx_w ctx_id_w blocking_w owner_tid_w id_w
 #pragma GCC poison foreign_done_w foreign_pending_w next_w hnext_w
+#endif
+#ifndef GS_OWNS_XS /* stream/xs.c */
+#pragma GCC poison xs_w
 #endif
 #ifndef GS_OWNS_HOLD /* entry/hold.c */
 #pragma GCC poison ops_seen_w ranges_w

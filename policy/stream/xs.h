@@ -1,0 +1,66 @@
+/*
+** xs.h: a group across streams (GRAPHSHIM_XSTREAM=1), the state of one
+** (struct gs_xs, state.h) and its writer, xs.c.
+**
+** A group is one segment of an origin stream O that also holds the ops of
+** member streams: O records a fork event E (one of its own that another stream
+** waited for before), a member M waits on E, issues ops, records an event that
+** O waits on (the join).  All of it is one sequence of O, learned, held,
+** captured and replayed as any other: the members' ops keyed with their index
+** (gs_key.member), the records and waits ops of their own (GS_OP_RECORD,
+** GS_OP_WAIT).  Only on the thread that issues O's ops; anything else ends the
+** group (entry/xevent.c), its held ops out in the order the program issued
+** them, across the streams.  Functions here are called with O locked, but
+** gs__xs_route's first test.
+*/
+#ifndef GS_XS_H
+#define GS_XS_H
+
+#include "stream.h"
+
+/* Streams that are members of a group now (read on every op, relaxed). */
+extern atomic_int gs__xs_members;
+
+/* Opens a group on s: its open segment holds one from now on (thread tid). */
+void gs__xs_open(struct gs_stream *s, int tid);
+/* Makes m a member of o's group: its index, or -1 where o has no room. */
+int gs__xs_add_member(struct gs_stream *o, struct gs_stream *m);
+/* m's origin (any thread; NULL: m is no member). */
+static inline struct gs_stream *gs__xs_origin(const struct gs_stream *m)
+{
+    return __atomic_load_n(&m->xs.origin, __ATOMIC_ACQUIRE);
+}
+/* One more op of member k (0: the origin) in o's group. */
+void gs__xs_member_op(struct gs_stream *o, uint32_t k);
+/* Member k recorded event e in o's group: 0, or -1 (no room: the group ends). */
+int gs__xs_record(struct gs_stream *o, uint32_t k, CUevent e);
+/* The index in o's group of event e's record (-1: none). */
+int gs__xs_event(const struct gs_stream *o, CUevent e);
+/* Member k waited on e, recorded in the group: a join where k is 0. */
+void gs__xs_waited(struct gs_stream *o, uint32_t k, int ev);
+/* Has every member's last op been waited for by the origin? */
+int gs__xs_joined(const struct gs_stream *o);
+/* The stream member k of o's group issues on (k >= 1). */
+CUstream gs__xs_stream(const struct gs_stream *o, uint32_t k);
+
+/* Fork events: e, recorded on s, was waited for by another stream (learn); is it
+** one whose record opens a group (not refused)?  Refuse: the open group's fork
+** events open none again (it ended outside the narrow case). */
+void gs__xs_fork_learn(struct gs_stream *s, CUevent e);
+int gs__xs_is_fork(const struct gs_stream *s, CUevent e);
+void gs__xs_refuse(struct gs_stream *o);
+
+/* Around the graph launch of o's group on st: before it, each member's
+** earlier work precedes it; after it, the program's events are recorded again
+** on st and each member's later work follows it. */
+void gs__xs_bridge_before(struct gs_stream *o, CUstream st);
+void gs__xs_bridge_after(struct gs_stream *o, CUstream st);
+
+/* o's segment ended: the group closes (its members are members no more);
+** unjoined, its fork events are refused. */
+void gs__xs_segment_end(struct gs_stream *o);
+/* o's learning is forgotten (destroy, context, module): its fork events and
+** bridge events go. */
+void gs__xs_forget(struct gs_stream *o, int learned);
+
+#endif

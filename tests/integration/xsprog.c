@@ -1,0 +1,150 @@
+/*
+** xsprog.c: steps that fork work to other streams by events and join it back,
+** for the tests of groups across streams (policy/stream/xs.h, test_xstream.c).
+**
+**   xsprog SCENARIO [ITERS]
+**
+** Each iteration runs 20 steps and synchronizes; then prints a hash of every
+** buffer, which depends on every launch and on their order.  Run without
+** graphshim it prints the right values; under graphshim it must print the same.
+** Both streams are non-blocking; only the events order them.
+**
+**   fork       a step: O k0(A); O records E1; M waits E1; M k1(B, A), k2(B);
+**              M records E2; O waits E2; O k3(A, B)
+**   fork2      the same with a second member N beside M (waits E1, k1(C, A),
+**              records E3; O waits E3 too)
+**   later      fork, then after the 20 steps the host synchronizes O (the
+**              group's end), and M runs k(C, B): the member's later work,
+**              which must see every step's B; then the host synchronizes M
+**   msync      fork, but in iterations 2 and 4 the host synchronizes M in the
+**              middle of the 10th step (after k1, before E2): the group ends
+**
+** Kernels are fake-driver host functions (tests/fakecuda/fakecuda.h).
+*/
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../fakecuda/fakecuda.h"
+#include "cucheck.h"
+
+#define W 8
+#define STEPS 20
+
+/* x = mix(x, y, v): depends on both and on the order of calls. */
+FAKECUDA_KERNEL(xmix, sizeof(uint64_t *), sizeof(uint64_t *), sizeof(uint64_t))
+{
+    uint64_t *x = FAKECUDA_ARG(uint64_t *, 0), *y = FAKECUDA_ARG(uint64_t *, 1), v = FAKECUDA_ARG(uint64_t, 2);
+    uint64_t t[W];
+    for (int i = 0; i < W; i++)
+        t[i] = x[i] * 0x100000001b3ull + y[(i + 1) % W] + v * 0x9e3779b97f4a7c15ull + (uint64_t)i;
+    for (int i = 0; i < W; i++)
+        x[i] = t[i] ^ (t[(i + 3) % W] >> 7);
+}
+
+static CUfunction kmix;
+static CUstream so, sm, sn;
+static CUevent e1, e2, e3;
+static CUdeviceptr A, B, C;
+
+static void mix(CUstream s, CUdeviceptr x, CUdeviceptr y, uint64_t v)
+{
+    CHECK(cuLaunchKernel(kmix, 1, 1, 1, 32, 1, 1, 0, s, (void *[]){&x, &y, &v}, NULL));
+}
+
+/* One step; msync: the host synchronizes M in its middle. */
+static void step(int two, int msync)
+{
+    mix(so, A, A, 0);
+    CHECK(cuEventRecord(e1, so));
+    CHECK(cuStreamWaitEvent(sm, e1, 0));
+    if (two)
+        CHECK(cuStreamWaitEvent(sn, e1, 0));
+    mix(sm, B, A, 1);
+    if (two)
+        mix(sn, C, A, 4);
+    if (msync)
+        CHECK(cuStreamSynchronize(sm));
+    mix(sm, B, B, 2);
+    CHECK(cuEventRecord(e2, sm));
+    if (two)
+        CHECK(cuEventRecord(e3, sn));
+    CHECK(cuStreamWaitEvent(so, e2, 0));
+    if (two)
+        CHECK(cuStreamWaitEvent(so, e3, 0));
+    mix(so, A, B, 3);
+}
+
+static void print(int it)
+{
+    uint64_t v[3][W], h = 1469598103934665603ull;
+    CHECK(cuMemcpyDtoH_v2(v[0], A, sizeof v[0]));
+    CHECK(cuMemcpyDtoH_v2(v[1], B, sizeof v[1]));
+    CHECK(cuMemcpyDtoH_v2(v[2], C, sizeof v[2]));
+    for (int b = 0; b < 3; b++)
+        for (int i = 0; i < W; i++)
+            h = (h ^ v[b][i]) * 0x100000001b3ull;
+    printf("xsprog %d %016llx\n", it, (unsigned long long)h);
+}
+
+static void iteration(const char *name, int it)
+{
+    int two = strcmp(name, "fork2") == 0, msync = strcmp(name, "msync") == 0;
+
+    if (!two && !msync && strcmp(name, "fork") != 0 && strcmp(name, "later") != 0) {
+        fprintf(stderr, "usage: xsprog SCENARIO [ITERS]\n");
+        exit(2);
+    }
+    for (int r = 0; r < STEPS; r++)
+        step(two, msync && (it == 2 || it == 4) && r == 9);
+    CHECK(cuStreamSynchronize(so));
+    if (strcmp(name, "later") == 0)
+        mix(sm, C, B, 5);
+    if (two)
+        CHECK(cuStreamSynchronize(sn));
+    CHECK(cuStreamSynchronize(sm));
+}
+
+static CUdeviceptr seeded(uint64_t seed)
+{
+    uint64_t v[W];
+    CUdeviceptr p;
+    for (int w = 0; w < W; w++)
+        v[w] = (seed * W + (uint64_t)w + 1) * 0x9e3779b97f4a7c15ull;
+    CHECK(cuMemAlloc_v2(&p, sizeof v));
+    CHECK(cuMemcpyHtoD_v2(p, v, sizeof v));
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    CUdevice d;
+    CUcontext ctx;
+    CUmodule m;
+    int iters = argc > 2 ? atoi(argv[2]) : 8;
+
+    if (argc < 2)
+        return 2;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&d, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&m, "image"));
+    CHECK(cuModuleGetFunction(&kmix, m, "xmix"));
+    A = seeded(1), B = seeded(2), C = seeded(3);
+    CHECK(cuStreamCreate(&so, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&sm, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&sn, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuEventCreate(&e3, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < iters; it++) {
+        iteration(argv[1], it);
+        print(it);
+    }
+    printf("graph_launches %ld\n", fakecuda_count("graph_launches"));
+    return 0;
+}
