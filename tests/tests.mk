@@ -49,7 +49,7 @@ CRITERION_PASSED := s/^\[====\] Synthesis: Tested: [0-9]* | Passing: \([0-9]*\).
 INTEG_SRC   := tests/integration/test_integration.c tests/integration/test_engine.c tests/integration/test_nvtx.c tests/integration/test_faults.c \
                tests/integration/test_report_tool.c tests/integration/test_ranks.c tests/integration/test_segments.c \
                tests/integration/test_cost.c tests/integration/test_checked.c tests/integration/test_steps.c \
-               tests/integration/test_period.c \
+               tests/integration/test_period.c tests/integration/test_xstream.c \
                tests/integration/run.c
 
 # One clear line, not a compiler error, where Criterion is missing.

@@ -16,7 +16,7 @@
 #include "../stream/issue.h"
 #include "../stream/segment.h"
 #include "../stream/stream.h"
-#include "../stream/xs.h"
+#include "../rules/xgroup.h"
 
 static void capture_call(struct gs_stream *s, int id);
 static void stream_destroyed(struct gs_stream *s);
@@ -55,7 +55,7 @@ void gs__engine_boundary(const struct gs_call *c)
             break; /* context or event synchronize: every stream */
         s = gs__stream_get(c->stream);
         if (GS_UNLIKELY(atomic_load_explicit(&gs__xs_members, memory_order_relaxed)))
-            gs__engine_xs_member_boundary(s); /* a member's boundary ends its group */
+            gs__xg_member_boundary(s); /* a member's boundary ends its group */
         gs__legacy_rule(s);
         gs__resolve(s, GS_BAIL_BOUNDARY + c->cls);
         if (c->cls == GS_SYNC)

@@ -58,16 +58,12 @@ void gs__engine_resume(void);
 ** wait of the program, c its call: 1 where it was taken as an op of a group (held,
 ** or issued: *rc the program's answer), 0 where the caller makes it as without
 ** groups; a record made so is told back (recorded).  An event created (its
-** flags), queried or destroyed (gone).  A member's op goes to its origin
-** (route: the origin, its key built and marked; m where it is no member now);
-** a member's boundary ends its group. */
+** flags), queried or destroyed (gone). */
 int gs__engine_record(const struct gs_call *c, CUevent e, unsigned flags, CUresult *rc);
 int gs__engine_wait(const struct gs_call *c, CUevent e, unsigned flags, CUresult *rc);
 void gs__engine_recorded(CUstream st, CUevent e);
 void gs__engine_event_created(CUevent e, unsigned flags);
 void gs__engine_event_used(CUevent e, int gone);
-struct gs_stream *gs__engine_xs_route(struct gs_stream *m, void *key, int *len, const struct gs_launch **a);
-void gs__engine_xs_member_boundary(struct gs_stream *m);
 
 /* A call that is not an op: resolves the held work it could observe. */
 void gs__engine_boundary(const struct gs_call *c);

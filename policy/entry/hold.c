@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
 #include "../base/log.h"
 #include "../base/prof.h"
 #include "../graph/key.h"
@@ -18,11 +17,11 @@
 #include "../rules/chunk.h"
 #include "../rules/resolve.h"
 #include "../rules/rest.h"
+#include "../rules/xgroup.h"
 #include "../stream/body.h"
 #include "../stream/issue.h"
 #include "../stream/patch.h"
 #include "../stream/segment.h"
-#include "../stream/xs.h"
 
 /* --- Ops ------------------------------------------------------------------- */
 
@@ -106,8 +105,7 @@ static void mismatch_debug(const struct gs_stream *s, const struct gs_key *k, co
               (unsigned long long)k->size);
 }
 
-/* op_begin's answer for a launch resting_launch() took: issued unlocked (as GS_OP_PASS). */
-#define OP_RESTED (GS_OP_HELD + 1)
+#define OP_RESTED (GS_OP_HELD + 1) /* op_begin's: resting_launch() took it (issued as GS_OP_PASS) */
 
 /* The program captures: nothing is held, a new stream's state is not even
 ** completed (its queries could disturb the capture), and what s held before
@@ -328,7 +326,7 @@ static __attribute__((noinline)) int op_begin(struct gs_stream **out, CUstream s
     if (gs__passthrough || !(s = op_stream(stream)))
         return GS_OP_PASS;
     if (GS_UNLIKELY(atomic_load_explicit(&gs__xs_members, memory_order_relaxed)) && gs__xs_origin(s))
-        s = gs__engine_xs_route(s, key, &len, &a); /* a member's op: its group's origin's */
+        s = gs__xg_route(s, key, &len, &a); /* a member's op: its group's origin's */
     /* A default stream's state is its context's (gs__stream_get): its held ops
     ** and graphs go out in the context they came from. */
     gs__lock(&s->lock);

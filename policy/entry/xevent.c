@@ -28,151 +28,11 @@
 #include "../graph/key.h"
 #include "../rules/resolve.h"
 #include "../stream/issue.h"
+#include "../rules/xgroup.h"
 #include "../stream/xs.h"
-
-/* --- The program's events ----------------------------------------------------- */
-
-/* Untimed events the program created (by handle), the stream that last
-** recorded each outside a group and on which thread, and the origin whose group
-** recorded it last (NULL: none, or it ended).  A full table tracks no more:
-** their records stay boundaries. */
-#define EV_TABLE 4096
-static struct ev {
-    CUevent e;
-    struct gs_stream *rec, *grp;
-    int tid;
-} evs[EV_TABLE];
-static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* e's entry, or where it goes (add); NULL: none.  Called with ev_lock. */
-static struct ev *ev_find(CUevent e, int add)
-{
-    uintptr_t h = ((uintptr_t)e * 0x9E3779B97F4A7C15ull) >> 52;
-
-    for (unsigned i = 0; i < 64; i++) {
-        struct ev *v = &evs[(h + i) % EV_TABLE];
-        if (v->e == e)
-            return v;
-        if (!v->e && add) {
-            *v = (struct ev){e, NULL, NULL, 0};
-            return v;
-        }
-    }
-    return NULL;
-}
-
-void gs__engine_event_created(CUevent e, unsigned flags)
-{
-    if (!(flags & CU_EVENT_DISABLE_TIMING) || (flags & CU_EVENT_INTERPROCESS))
-        return;
-    pthread_mutex_lock(&ev_lock);
-    ev_find(e, 1);
-    pthread_mutex_unlock(&ev_lock);
-}
-
-/* The origin whose group recorded e (NULL: none); e's entry forgotten (gone). */
-static struct gs_stream *ev_group(CUevent e, int gone)
-{
-    struct gs_stream *o = NULL;
-    struct ev *v;
-
-    pthread_mutex_lock(&ev_lock);
-    if ((v = ev_find(e, 0)) != NULL) {
-        o = v->grp;
-        if (gone)
-            v->e = NULL; /* a tombstone: lookups probe on past it */
-    }
-    pthread_mutex_unlock(&ev_lock);
-    return o;
-}
-
-static int ev_untimed(CUevent e)
-{
-    pthread_mutex_lock(&ev_lock);
-    int r = ev_find(e, 0) != NULL;
-    pthread_mutex_unlock(&ev_lock);
-    return r;
-}
-
-/* e was recorded on s (a group's origin where grp; else outside any group). */
-static void ev_recorded(CUevent e, struct gs_stream *s, int grp)
-{
-    struct ev *v;
-
-    pthread_mutex_lock(&ev_lock);
-    if ((v = ev_find(e, 0)) != NULL) {
-        v->grp = grp ? s : NULL;
-        v->rec = grp ? NULL : s;
-        v->tid = gs__tid();
-    }
-    pthread_mutex_unlock(&ev_lock);
-}
-
-/* --- Ending a group ---------------------------------------------------------- */
-
-/* Ends o's group, if it still has one (and e, where not NULL, is recorded in
-** it): its fork events refused, its segment ended (held ops out in program
-** order, across its streams).  Called unlocked. */
-static void group_end(struct gs_stream *o, CUevent e)
-{
-    gs__lock(&o->lock);
-    if (o->xs.open && (!e || gs__xs_event(o, e) >= 0)) {
-        gs__xs_refuse(o);
-        gs__resolve_locked(o, GS_BAIL_XSTREAM);
-    }
-    gs__unlock(&o->lock);
-}
-
-void gs__engine_event_used(CUevent e, int gone)
-{
-    struct gs_stream *o = ev_group(e, gone);
-
-    if (o)
-        group_end(o, e); /* the record it asks about goes out first */
-}
-
-void gs__engine_xs_member_boundary(struct gs_stream *m)
-{
-    struct gs_stream *o = gs__xs_origin(m);
-
-    if (o)
-        group_end(o, NULL);
-}
-
-struct gs_stream *gs__engine_xs_route(struct gs_stream *m, void *key, int *len, const struct gs_launch **a)
-{
-    struct gs_stream *o = gs__xs_origin(m);
-
-    if (!o)
-        return m;
-    if (m->xs.origin_tid != gs__tid()) {
-        group_end(o, NULL); /* another thread's op: out of the narrow case */
-        return m;
-    }
-    if (*a) {
-        *len = gs__key_launch(key, *a);
-        *a = NULL;
-    }
-    gs__lock(&o->lock);
-    if (*len < 0 || gs__xs_origin(m) != o) {
-        gs__unlock(&o->lock);
-        group_end(o, NULL);
-        return m;
-    }
-    gs__xs_member_op(o, m->xs.idx);
-    ((struct gs_key *)key)->member = (uint16_t)m->xs.idx;
-    gs__unlock(&o->lock);
-    return o;
-}
 
 /* --- Records and waits as ops -------------------------------------------------- */
 
-/* May s take part in a group (as its origin, or a member of o's)? */
-static int eligible(const struct gs_stream *s, const struct gs_stream *o)
-{
-    return s->kind == GS_STREAM_CREATED && s->ready && s->usable && !s->app_capturing && !gs__xs_origin(s) &&
-           (!o || (s != o && !s->xs.open && s->ctx == o->ctx && (!s->blocking || o->blocking)));
-}
 
 /* The event op of key (on the program's stream st) through the ops' door: held,
 ** or issued here (*rc).  0 where the door passed it: the caller's old path. */
@@ -208,21 +68,21 @@ int gs__engine_record(const struct gs_call *c, CUevent e, unsigned flags, CUresu
     unsigned char key[sizeof(struct gs_key)];
     int len, k = 0, ok;
 
-    struct gs_stream *g = ev_group(e, 0);
+    struct gs_stream *g = gs__xg_ev_group(e, 0);
 
     if (g && g != x && g != gs__xs_origin(x))
-        group_end(g, e); /* a group's event recorded outside it: the group ends first */
-    if (flags || gs__engine_capturing() || !ev_untimed(e))
+        gs__xg_group_end(g, e); /* a group's event recorded outside it: the group ends first */
+    if (flags || gs__engine_capturing() || !gs__xg_ev_untimed(e))
         return 0;
     if ((o = gs__xs_origin(x)) != NULL) {
         if (x->xs.origin_tid != gs__tid()) {
-            group_end(o, NULL);
+            gs__xg_group_end(o, NULL);
             return 0;
         }
         k = (int)x->xs.idx;
     } else {
         o = x;
-        if (!x->xs.open && (!gs__xs_is_fork(x, e) || !eligible(x, NULL)))
+        if (!x->xs.open && (!gs__xs_is_fork(x, e) || !gs__xg_eligible(x, NULL)))
             return 0;
     }
     gs__lock(&o->lock);
@@ -231,35 +91,12 @@ int gs__engine_record(const struct gs_call *c, CUevent e, unsigned flags, CUresu
     ok = o->xs.open && gs__xs_record(o, (uint32_t)k, e) == 0;
     gs__unlock(&o->lock);
     if (!ok) {
-        group_end(o, NULL);
+        gs__xg_group_end(o, NULL);
         return 0;
     }
-    ev_recorded(e, o, 1);
+    gs__xg_ev_recorded(e, o, 1);
     len = gs__key_event(key, GS_OP_RECORD, e, c->stream, 0);
     return event_op(c->stream, key, len, rc);
-}
-
-void gs__engine_recorded(CUstream st, CUevent e)
-{
-    ev_recorded(e, gs__stream_get(st), 0);
-}
-
-/* e, recorded outside any group, is waited for by y: where its record was on
-** another created stream of this thread, e is that stream's fork event. */
-static void fork_learn(struct gs_stream *y, CUevent e)
-{
-    struct gs_stream *x = NULL;
-    struct ev *v;
-
-    pthread_mutex_lock(&ev_lock);
-    if ((v = ev_find(e, 0)) != NULL && v->rec && v->rec != y && v->tid == gs__tid())
-        x = v->rec;
-    pthread_mutex_unlock(&ev_lock);
-    if (!x || !eligible(x, NULL))
-        return;
-    gs__lock(&x->lock);
-    gs__xs_fork_learn(x, e);
-    gs__unlock(&x->lock);
 }
 
 /* Where y may wait on e as an op of o's group: its index there (0: the origin),
@@ -274,7 +111,7 @@ static int wait_member(struct gs_stream *o, struct gs_stream *y, CUevent e, int 
     if (*ev >= 0 && (y == o || yo == o))
         k = y == o ? 0 : (int)y->xs.idx;
     gs__unlock(&o->lock);
-    if (k >= 0 || *ev < 0 || yo || !eligible(y, o))
+    if (k >= 0 || *ev < 0 || yo || !gs__xg_eligible(y, o))
         return k;
     gs__resolve(y, GS_BAIL_BOUNDARY + GS_EVENT); /* its own held work out, as at its wait without groups */
     gs__lock(&o->lock);
@@ -292,13 +129,13 @@ int gs__engine_wait(const struct gs_call *c, CUevent e, unsigned flags, CUresult
 
     if (flags || gs__engine_capturing())
         return 0;
-    if (!(o = ev_group(e, 0))) {
-        fork_learn(y, e);
+    if (!(o = gs__xg_ev_group(e, 0))) {
+        gs__xg_fork_learn(y, e);
         return 0;
     }
     if ((k = wait_member(o, y, e, &ev)) < 0) {
         if (ev >= 0)
-            group_end(o, e); /* an event of the group waited for outside it */
+            gs__xg_group_end(o, e); /* an event of the group waited for outside it */
         return 0;
     }
     gs__lock(&o->lock);
@@ -307,3 +144,7 @@ int gs__engine_wait(const struct gs_call *c, CUevent e, unsigned flags, CUresult
     gs__unlock(&o->lock);
     return event_op(c->stream, key, gs__key_event(key, GS_OP_WAIT, e, c->stream, flags), rc);
 }
+
+void gs__engine_recorded(CUstream st, CUevent e) { gs__xg_ev_recorded(e, gs__stream_get(st), 0); }
+void gs__engine_event_created(CUevent e, unsigned flags) { gs__xg_event_created(e, flags); }
+void gs__engine_event_used(CUevent e, int gone) { gs__xg_event_used(e, gone); }

@@ -228,15 +228,10 @@ struct gs_step {
     uint32_t nfound;
 };
 
-/* A group across streams (stream/xs.c, GS_OWNS_XS; xs.h says what a group is).
-** As its origin: whether the open segment holds one, its member streams (by
-** index, 1 to nmembers), each member's ops so far and how many of them the
-** origin has waited for (joined where equal), the program's events recorded in
-** it (by whom, after how many of that member's ops), the stream's fork events
-** (recorded on it, waited for by another stream) and graphshim's own events of
-** its bridges; for the report, groups and the most streams one spanned.  As a
-** member: its origin (read by any thread, stored atomically), the thread that
-** issues the origin's ops, its index. */
+/* A group across streams (stream/xs.c, GS_OWNS_XS; stream/xs.h).  As its
+** origin: open, members, each member's ops and those the origin waited for,
+** the events recorded in it, fork events, bridge events, report counts.  As a
+** member: its origin (stored atomically), the origin's thread, its index. */
 #define GS_XS_MEMBERS 4
 #define GS_XS_EVENTS 8
 #define GS_XS_FORKS 8
