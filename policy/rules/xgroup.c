@@ -117,7 +117,7 @@ void gs__xg_member_boundary(struct gs_stream *m)
 {
     struct gs_stream *o = gs__xs_origin(m);
 
-    if (o)
+    if (o) /* a member's boundary observes the group's held work: it goes out first */
         gs__xg_group_end(o, NULL);
 }
 
