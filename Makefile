@@ -39,7 +39,8 @@
 #   coverage   the lines and branches of policy/, interpose/ and driver/ that
 #              generated programs reach (a fuzz run over the test build with
 #              gcov's counters), and the hooks.def rows they call
-#              (scripts/coverage.sh; COVERAGE_SECONDS, default 120)
+#              (scripts/coverage.sh; COVERAGE_SECONDS, default 120;
+#              COVERAGE_INJECT injected faults a seed, default 3)
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
 #              that exist only to prove graphshim (GRAPHSHIM_TEST_FAULT)
 #   docs       regenerate docs/knobs.md from the knob table, docs/names.md from
@@ -70,7 +71,7 @@ LDLIBS   += -ldl -lpthread
 # The coverage build's switch (make coverage): gcov's counters in every object,
 # updated atomically, since the engine's threads share them.
 GS_COVERAGE_BUILD :=
-CFLAGS   += $(if $(GS_COVERAGE_BUILD),--coverage -fprofile-update=atomic -O0)
+CFLAGS   += $(if $(GS_COVERAGE_BUILD),--coverage -fprofile-update=atomic -O0 -DGS_COVERAGE)
 LDLIBS   += $(if $(GS_COVERAGE_BUILD),--coverage)
 
 # Quiet commands unless V=1.  SAY prints a short line per step; under the test

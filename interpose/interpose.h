@@ -9,6 +9,7 @@
 **   rows.c, libcuda.c   the rows as data; the real dlsym and libcuda
 **   slots.c             the trampoline slots' table
 **   test_fault.c        the test build's failing graph calls (GRAPHSHIM_TEST_FAULT)
+**   cov_dump.c          the coverage build's counters, written before a signal ends it
 **   init.c              initialization (fills the driver table and the slots)
 **   shims.c, attr.c, copy.c, event.c, launch.c, tramp_guard.c
 **                       the wrappers' bodies, each calling gs__ensure_init

@@ -3,7 +3,8 @@
 #
 # Builds the test library with gcov's counters in its own tree ($BUILD, default
 # build/cov), runs the differential fuzzer over it for SECONDS_BUDGET seconds
-# (default 120) from seed FUZZ_START (default 1), and prints
+# (default 120) from seed FUZZ_START (default 1), COVERAGE_INJECT (default 3)
+# injected faults a seed, and prints
 #   - per file of policy/, interpose/ and driver/: lines and branches reached
 #     (a branch counts where it was taken at least once), and the sums;
 #   - per row of driver/hooks.def of class op or boundary: whether a generated
@@ -19,6 +20,7 @@ SECONDS_BUDGET=${SECONDS_BUDGET:-120}
 FUZZ_START=${FUZZ_START:-1}
 LOG_SEEDS=${COVERAGE_LOG_SEEDS:-400}
 JOBS=${FUZZ_JOBS:-$(nproc)}
+INJECT=${COVERAGE_INJECT:-3}   # injected runs a seed (fuzzrun --inject; make fuzz-test runs 1)
 OUTFILE=$BUILD/coverage.txt
 
 make -s --no-print-directory BUILD="$BUILD" GS_COVERAGE_BUILD=1 GS_QUIET=1 \
@@ -31,7 +33,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "coverage: fuzzing for ${SECONDS_BUDGET}s from seed $FUZZ_START over the coverage build ($BUILD)"
 TMPDIR=$tmp "$BUILD/tests/fuzzrun" --jobs "$JOBS" --start "$FUZZ_START" --seconds "$SECONDS_BUDGET" \
-    --timeout 60 --max-threads 8 | tail -n 12
+    --timeout 60 --max-threads 8 --inject "$INJECT" | tail -n 20
 
 # --- Lines and branches, per file ------------------------------------------
 # row NAME LINES_REACHED LINES BRANCHES_TAKEN BRANCHES: one line of the table.
@@ -50,12 +52,14 @@ rm -f "$BUILD/gcov/"*.gcov
             gcno=$obj/${src%.c}.gcno
             [ -f "$gcno" ] || continue
             # gcov -b: "Lines executed:P% of N", "Taken at least once:P% of N"
-            out=$(cd "$BUILD/gcov" && gcov -b -p -o "$(cd "$(dirname "$OLDPWD/$gcno")" && pwd)" \
-                  "$OLDPWD/$src" 2>/dev/null | awk -v f="$(basename "$src")" '
+            # from the root, where the objects' source paths lead (gcov's
+            # annotated files land here, then move to $BUILD/gcov)
+            out=$(gcov -b -p -o "$(dirname "$gcno")" "$src" 2>/dev/null | awk -v f="$(basename "$src")" '
                     /^File / { want = index($0, f "\x27") > 0 }
                     want && /^Lines executed:/ { split($2, a, "%"); sub(/.*:/, "", a[1]); l = a[1]; nl = $4 }
                     want && /^Taken at least once:/ { split($4, a, "%"); sub(/.*:/, "", a[1]); b = a[1]; nb = $6 }
                     END { printf "%s %s %s %s\n", l + 0, nl + 0, b + 0, nb + 0 }')
+            mv -f -- *.gcov "$BUILD/gcov/" 2>/dev/null || true
             read -r lp ln bp bn <<<"$out"
             lr=$(awk -v p="$lp" -v n="$ln" 'BEGIN { printf "%d", p * n / 100 + 0.5 }')
             br=$(awk -v p="$bp" -v n="$bn" 'BEGIN { printf "%d", p * n / 100 + 0.5 }')

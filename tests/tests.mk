@@ -112,13 +112,13 @@ FUZZ_JOBS         ?= $(shell nproc)
 FUZZ_THREADS      ?= 8
 FUZZ_DEPS         := $(BUILD)/tests/fuzzprog $(BUILD)/tests/fuzzrun $(LIB) $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 
-FUZZPROG_SRC := tests/fuzz/fuzzprog.c tests/fuzz/fuzz_gen.c tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_xops.c tests/fuzz/fuzz_sched.c tests/fuzz/fuzz_loop.c tests/fuzz/fuzz_period.c
+FUZZPROG_SRC := tests/fuzz/fuzzprog.c tests/fuzz/fuzz_gen.c tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_xops.c tests/fuzz/fuzz_sched.c tests/fuzz/fuzz_loop.c tests/fuzz/fuzz_period.c tests/fuzz/fuzz_end.c
 $(BUILD)/tests/fuzzprog: $(FUZZPROG_SRC) tests/fuzz/fuzzprog.h tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $(FUZZPROG_SRC) -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
-FUZZRUN_SRC := tests/fuzz/fuzzrun.c tests/fuzz/fuzz_oracle.c tests/integration/run.c
-$(BUILD)/tests/fuzzrun: $(FUZZRUN_SRC) tests/fuzz/fuzz_oracle.h tests/integration/run.h
+FUZZRUN_SRC := tests/fuzz/fuzzrun.c tests/fuzz/fuzz_settings.c tests/fuzz/fuzz_oracle.c tests/integration/run.c
+$(BUILD)/tests/fuzzrun: $(FUZZRUN_SRC) tests/fuzz/fuzz_oracle.h tests/fuzz/fuzzrun.h tests/integration/run.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $(FUZZRUN_SRC) -lpthread
 

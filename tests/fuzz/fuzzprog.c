@@ -474,6 +474,7 @@ int main(int argc, char **argv)
         return 2;
     }
     g_seed = strtoull(argv[1], NULL, 0);
+    fuzz_end_begin(g_seed);
     uint64_t s = g_seed;
     nthreads = chance(&s, 50) ? 1 : 2 + (int)rnd(&s, MAX_THREADS - 1);
     if (argc == 3 && nthreads > atoi(argv[2]))
@@ -513,6 +514,6 @@ int main(int argc, char **argv)
         printf("reset %d\n", (int)(chance(&r, 50) ? cuDevicePrimaryCtxReset_v2(dev) : cuDevicePrimaryCtxReset(dev)));
         printf("release %d\n", (int)cuDevicePrimaryCtxRelease_v2(dev));
     }
-    return 0;
+    return fuzz_end_finish();
 }
 

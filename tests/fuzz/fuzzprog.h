@@ -269,6 +269,10 @@ void copy_extent(struct thr *t, struct op *o);
 void memset_extent(struct thr *t, struct op *o);
 
 /* fuzz_sched.c: a deterministic interleaving of the threads (FUZZ_SCHEDULE) */
+/* fuzz_end.c: how the program ends (FUZZ_END) */
+void fuzz_end_begin(uint64_t seed);
+int fuzz_end_finish(void);
+
 void sched_init(int threads);
 void sched_enter(const struct thr *t);
 void sched_turn(const struct thr *t);

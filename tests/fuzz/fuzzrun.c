@@ -41,78 +41,7 @@
 #include "../integration/run.h"
 #include "fuzz_oracle.h"
 
-/* The knob settings every seed runs under, with the shim. */
-static const struct setting {
-    const char *name;
-    const char *env[4];
-} settings[] = {
-    {"default", {NULL}},
-    {"warmup1-minops1", {"GRAPHSHIM_WARMUP=1", "GRAPHSHIM_MIN_OPS=1", NULL}},
-    {"chunk2", {"GRAPHSHIM_CHUNK_OPS=2", NULL}},
-    {"chunk0-nogain", {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_GAIN_CHECK=0", NULL}},
-    {"watchdog50", {"GRAPHSHIM_MAX_DEFER_US=50", NULL}},
-    {"body2-warmup1", {"GRAPHSHIM_BODY_OPS=2", "GRAPHSHIM_WARMUP=1", NULL}},
-    {"exact", {"GRAPHSHIM_PATCH=0", "GRAPHSHIM_BODY_OPS=0", NULL}},
-    /* a device of 3 MiB, graphs of 48 KiB: graphshim's executables fill it and
-    ** the program's allocations fail but for graphshim's out-of-memory release */
-    {"oom3", {"FAKECUDA_MEM_MB=3", "FAKECUDA_EXEC_KB=48", NULL}},
-};
-#define NSETTINGS (int)(sizeof settings / sizeof settings[0])
-
-/* The calls of graphshim's own that an injected run fails: its private capture
-** stream aside (below), capture, the node queries during capture, instantiation,
-** setting a node's parameters (and reading them first), asking where a moved
-** copy's device side lies, and graph launch.  A program that makes one of
-** these calls itself (its own graphs: fuzz_xops.c) is not failed in it, so
-** every call counted is graphshim's.  report: the
-** failure must show in the report (a failed capture or instantiation in
-** graph_failures, a failed graph launch in the bail graph-failed); where
-** graphshim has a way around it (a graph built anew), nothing need show.
-** open: a failure that shows a fault of graphshim's not fixed yet, drawn only
-** with --inject-all (tests/fuzz/README.md). */
-static const struct shim_call {
-    const char *entry;
-    int report, open;
-} shim_calls[] = {
-    {"cuStreamBeginCapture_v2", 1, 0},       {"cuStreamEndCapture", 1, 0},
-    {"cuGraphInstantiateWithFlags", 1, 0},   {"cuGraphLaunch", 1, 0},
-    {"cuGraphKernelNodeGetParams_v2", 0, 0}, {"cuGraphNodeGetType", 0, 1},
-    {"cuGraphExecKernelNodeSetParams_v2", 0, 0},
-    {"cuStreamGetCaptureInfo_v2", 0, 1},
-    {"cuGraphMemcpyNodeGetParams", 0, 0},    {"cuGraphExecMemcpyNodeSetParams", 0, 0},
-    {"cuGraphMemsetNodeGetParams", 0, 0},    {"cuGraphExecMemsetNodeSetParams", 0, 0},
-    {"cuPointerGetAttributes", 0, 0},
-    /* graphshim's helpers around its ops: the staging and handoff events
-    ** (created, recorded, queried, synchronized, destroyed), the stream
-    ** synchronize they fall back on, a busy stream's query (chunks), the
-    ** executables destroyed, memory measured at a release, what a stream or
-    ** a context is, a host pointer's kind, a kernel's name, layout and
-    ** attributes, the driver's version */
-    {"cuEventRecord", 0, 0},                 {"cuEventQuery", 0, 0},
-    {"cuEventSynchronize", 0, 0},            {"cuEventDestroy_v2", 0, 0},
-    {"cuStreamSynchronize", 0, 0},           {"cuStreamQuery", 0, 0},
-    {"cuGraphExecDestroy", 0, 0},            {"cuGraphDestroy", 0, 0},
-    {"cuMemGetInfo_v2", 0, 0},               {"cuCtxGetCurrent", 0, 0},
-    {"cuStreamGetCtx", 0, 0},                {"cuStreamGetFlags", 0, 0},
-    {"cuPointerGetAttribute", 0, 0},         {"cuFuncGetParamInfo", 0, 0},
-    {"cuFuncGetName", 0, 0},                 {"cuKernelGetName", 0, 0},
-    {"cuKernelGetParamInfo", 0, 0},          {"cuFuncGetAttribute", 0, 0},
-    {"cuDriverGetVersion", 0, 0},
-};
-/* Calls that fuzzprog makes too: graphshim's private capture stream, its
-** staging event and its pinned staging buffers.  Failed in programs of one
-** thread that make all their own calls of the entry point before their first
-** op (as the plain run's call log shows), from the program's own count of them
-** on; fuzzprog's memory ops allocate pinned memory later, and then the entry
-** point is left alone. */
-static const struct shim_call shared_calls[] = {
-    {"cuStreamCreate", 1, 0}, {"cuEventCreate", 0, 0}, {"cuMemAllocHost_v2", 0, 0},
-};
-#define NSHIM (int)(sizeof shim_calls / sizeof shim_calls[0])
-#define NSHARED (int)(sizeof shared_calls / sizeof shared_calls[0])
-/* The errors injected. */
-static const char *const fault_codes[] = {"CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
-                                          "CUDA_ERROR_NOT_SUPPORTED"};
+#include "fuzzrun.h"
 
 /* What the engine did under one setting, summed over programs. */
 struct engine_sums {
@@ -133,23 +62,12 @@ struct shared {
 
 static struct shared *g;
 static char g_prog[512];
-static int g_timeout = 30;
+int g_timeout = 30;
 static char g_max_threads[16] = "8";   /* passed on to fuzzprog */
-static int g_inject = 1, g_inject_only, g_inject_all;
+int g_inject_all;
+static int g_inject = 1, g_inject_only;
 static int g_loops_only; /* --loops: the loop programs' time settings alone */
 static int g_free;   /* --free: threads run free, host clocks (no run is like another) */
-
-/* FAKECUDA_PENDING for every run of a seed, with and without the shim: odd
-** seeds run over a driver whose work completes later, queries answering not
-** ready 1 to 4 times (tests/fakecuda/README.md), even seeds over the one that
-** runs each op when it is enqueued.  Into buf; NULL for none. */
-static const char *pending_env(long seed, char *buf, size_t len)
-{
-    if (seed % 2 == 0)
-        return NULL;
-    snprintf(buf, len, "FAKECUDA_PENDING=%ld", 1 + (seed / 2) % 4);
-    return buf;
-}
 
 static double now(void)
 {
@@ -214,8 +132,9 @@ static void report_difference(long seed, const struct setting *st, const char *f
            shim->status == 128 + 14 ? " (timed out)" : "");
     if (why)
         printf("  %s\n", why);
-    printf("  rerun: make fuzz SEED=%ld FUZZ_THREADS=%s%s\n", seed, g_max_threads,
-           g_free ? " FUZZ_FREE=1 (threads ran free: the difference may not come again)" : "");
+    printf("  rerun: make fuzz SEED=%ld FUZZ_THREADS=%s%s%s\n", seed, g_max_threads,
+           g_free ? " FUZZ_FREE=1 (threads ran free: the difference may not come again)" : "",
+           st->flags & SET_HOST_CLOCK ? " (graphshim's clock was the host's: the difference may not come again)" : "");
     if (fault) {
         printf("  or: FAKECUDA_FAIL=%s", fault);
         for (int i = 0; st->env[i]; i++)
@@ -236,101 +155,6 @@ static void report_difference(long seed, const struct setting *st, const char *f
     fflush(stdout);
 }
 
-/* A small generator for the faults of a seed (splitmix64). */
-static uint64_t next_rand(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Is the call log line an op's: a launch, or an asynchronous copy or memset? */
-static int is_op(const char *line)
-{
-    size_t name = strcspn(line, " \n");
-    return strncmp(line, "cuLaunch", 8) == 0 || (strncmp(line, "cuMem", 5) == 0 && memmem(line, name, "Async", 5));
-}
-
-/* Lines of the call log text that begin with "entry "; *last gets the number
-** of the last (1-based, 0 if none), *first_op that of the first op (a launch,
-** an asynchronous copy or memset), or 0. */
-static long log_calls(const char *log, const char *entry, long *last, long *first_op)
-{
-    char pat[96];
-    long n = 0, line = 0;
-    size_t len = (size_t)snprintf(pat, sizeof pat, "%s ", entry);
-
-    *last = *first_op = 0;
-    for (const char *p = log; p && *p;) {
-        line++;
-        if (strncmp(p, pat, len) == 0)
-            n++, *last = line;
-        if (!*first_op && is_op(p))
-            *first_op = line;
-        p = strchr(p, '\n');
-        p = p ? p + 1 : NULL;
-    }
-    return n;
-}
-
-/* The call log of a plain run of the program argv (a program of one thread
-** makes the same calls every run), made at the first need; freed by the caller. */
-struct plain_log {
-    const char *const *argv;
-    char *text;
-};
-
-static const char *plain_log(struct plain_log *l)
-{
-    if (!l->text) {
-        struct run r;
-        char pend[32];
-        run_prog(&r, 0, (const char *[]){"FAKECUDA_LOG=@/calls.log", pending_env(atol(l->argv[1]), pend, sizeof pend), NULL},
-                 l->argv, g_timeout);
-        l->text = run_file(&r, "calls.log");
-        if (!l->text)
-            l->text = strdup("");
-        run_free(&r);
-    }
-    return l->text;
-}
-
-/* Draws injected run k of seed: its setting (index into settings), its fault
-** (FAKECUDA_FAIL, into spec) and the row of shim_calls / shared_calls it fails
-** (shared rows after NSHIM).  threads: the program's threads; log: its call
-** log, for the shared rows. */
-static int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec, size_t len, int *setting)
-{
-    uint64_t x = (uint64_t)seed * 1000003u + (uint64_t)k * 7919u + 17;
-    int rows = NSHIM + (threads == 1 ? NSHARED : 0), row;
-    long own = 0, last, first_op;
-    const struct shim_call *c;
-
-    for (;;) {
-        row = (int)(next_rand(&x) % (uint64_t)rows);
-        c = row < NSHIM ? &shim_calls[row] : &shared_calls[row - NSHIM];
-        if (c->open && !g_inject_all)
-            continue;
-        if (row < NSHIM) {
-            /* a program that captures its own graphs calls these too */
-            if (!log_calls(plain_log(log), c->entry, &last, &first_op))
-                break;
-            continue;
-        }
-        own = log_calls(plain_log(log), c->entry, &last, &first_op);
-        if (first_op && last < first_op)
-            break; /* the program's own calls all come first */
-    }
-    long n = next_rand(&x) % 2 ? 1 + (long)(next_rand(&x) % 3) : 1 + (long)(next_rand(&x) % 32);
-    int every = next_rand(&x) % 4 == 0;
-    const char *code = fault_codes[next_rand(&x) % 3];
-
-    *setting = (int)(next_rand(&x) % NSETTINGS);
-    n += own; /* after the program's own calls */
-    snprintf(spec, len, "%s:%ld%s:%s", c->entry, n, every ? "+" : "", code);
-    return row;
-}
 
 /* Do the report of the shim run r and the fake driver's counts of it and of
 ** the plain run base disagree (fuzz_oracle.h)?  Prints the difference. */
@@ -346,13 +170,35 @@ static int accounts_differ(long seed, const struct setting *st, const struct run
     return d;
 }
 
+/* May a plain run end with status under setting st?  0, or where the
+** setting's programs end by a signal (fuzz_end.c) 128 + SIGHUP, SIGINT or
+** SIGTERM. */
+static int status_allowed(const struct setting *st, int status)
+{
+    return status == 0 || ((st->flags & SET_SIGNAL_END) && (status == 128 + 1 || status == 128 + 2 || status == 128 + 15));
+}
+
+/* Is the report of the shim run r there and whole (its totals and its last
+** brace)?  A signal's end writes it from graphshim's own thread
+** (policy/entry/ending.c); the fake driver's counts are not written then. */
+static int report_whole(const struct run *r)
+{
+    char *json = run_file(r, "report.json");
+    size_t n = json ? strlen(json) : 0;
+    while (n && (json[n - 1] == '\n' || json[n - 1] == ' '))
+        n--;
+    int whole = json && strstr(json, "\"totals\"") && n && json[n - 1] == '}';
+    free(json);
+    return whole;
+}
+
 /* One run of seed under graphshim with the assignments env, compared with base.
 ** slot: where its report is summed (NSETTINGS: the injected runs); fault: its
 ** FAKECUDA_FAIL or NULL, and row the call it fails.  Returns 1 for a difference. */
 static int shim_run(long seed, const char *const *argv, const struct run *base, const struct setting *st, int slot,
                     const char *fault, int row, int verbose)
 {
-    const char *env[12];
+    const char *env[20];
     char fail[160], pend[32], sched[48];
     int n = 0, diff = 0;
     struct run r;
@@ -383,10 +229,14 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     run_prog(&r, 1, env, argv, g_timeout);
     pthread_mutex_lock(&g->lock);
     add_report(&g->sums[slot], &r);
-    if (base->status != 0 || r.status != base->status || strcmp(r.out, base->out) != 0) {
+    if (!status_allowed(st, base->status) || r.status != base->status || strcmp(r.out, base->out) != 0) {
         report_difference(seed, st, fault, NULL, base, &r);
         diff = 1;
-    } else if (!fault && accounts_differ(seed, st, base, &r)) {
+    } else if (!fault && base->status != 0 && !report_whole(&r)) {
+        report_difference(seed, st, fault, "the program ended by a signal, and graphshim's report is missing or cut",
+                          base, &r);
+        diff = 1;
+    } else if (!fault && base->status == 0 && accounts_differ(seed, st, base, &r)) {
         diff = 1;
     } else if (fault && strstr(r.err, "fakecuda: injected")) {
         /* The fault met a call: where it must, it shows in the report. */
@@ -419,7 +269,7 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
 static void loop_difference(long seed, const struct loop_setting *ls, const char *why, const struct run *base,
                             const struct run *shim)
 {
-    struct setting st = {ls->name, {NULL}};
+    struct setting st = {ls->name, {NULL}, 0};
     report_difference(seed, &st, NULL, why, base, shim);
     printf("  loop program: build/tests/fuzzprog %s %ld under", loop_program(ls->kind), seed);
     for (int i = 0; ls->env[i]; i++)
@@ -490,8 +340,23 @@ static int run_seed(long seed, int verbose)
     snprintf(sched, sizeof sched, "FUZZ_SCHEDULE=%s", g_free ? "" : arg);
     run_prog(&base, 0, (const char *[]){sched, "FAKECUDA_STATS=@/stats", pending_env(seed, pend, sizeof pend), NULL},
              argv, g_timeout);
-    for (int i = 0; i < NSETTINGS && !g_inject_only; i++)
-        diffs += shim_run(seed, argv, &base, &settings[i], i, NULL, 0, verbose);
+    for (int i = 0; i < NSETTINGS && !g_inject_only; i++) {
+        if (!(settings[i].flags & SET_OWN_BASE)) {
+            diffs += shim_run(seed, argv, &base, &settings[i], i, NULL, 0, verbose);
+            continue;
+        }
+        /* the program runs otherwise under the setting: its own plain run */
+        const char *env[12];
+        int n = 0;
+        struct run own;
+        for (int j = 0; settings[i].env[j]; j++)
+            env[n++] = settings[i].env[j];
+        env[n++] = sched, env[n++] = "FAKECUDA_STATS=@/stats", env[n++] = pending_env(seed, pend, sizeof pend);
+        env[n] = NULL;
+        run_prog(&own, 0, env, argv, g_timeout);
+        diffs += shim_run(seed, argv, &own, &settings[i], i, NULL, 0, verbose);
+        run_free(&own);
+    }
     for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
         diffs += loop_run(seed, &loop_settings[i]);
     if (g_inject) {
@@ -586,6 +451,10 @@ int main(int argc, char **argv)
     pthread_mutexattr_t ma;
 
     parse_args(argc, argv, &o);
+    for (int i = 0; i < NSETTINGS + NSHIM + NSHARED; i++)
+        if (!(i < NSETTINGS ? settings[i].name : i < NSETTINGS + NSHIM ? shim_calls[i - NSETTINGS].entry
+                                                                       : shared_calls[i - NSETTINGS - NSHIM].entry))
+            return fprintf(stderr, "fuzzrun: fuzzrun.h's counts are not fuzz_settings.c's tables\n"), 2;
     if (g_inject < 0 || (g_inject_only && !g_inject))
         usage();
     if (o.jobs < 1)

@@ -1,0 +1,196 @@
+/*
+** fuzz_settings.c: the runner's knob settings and its injected faults
+** (tests/fuzz/README.md, "Settings" and "Injected faults").
+*/
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../integration/run.h"
+#include "fuzzrun.h"
+
+_Static_assert(NINJECT_SETTINGS <= NSETTINGS, "the injected runs' settings are settings");
+
+/* The knob settings every seed runs under, with the shim.  The first
+** NINJECT_SETTINGS are also those an injected run draws from (so a seed's faults
+** are what they were before the later settings came). */
+const struct setting settings[NSETTINGS] = {
+    {"default", {NULL}, 0},
+    {"warmup1-minops1", {"GRAPHSHIM_WARMUP=1", "GRAPHSHIM_MIN_OPS=1", NULL}, 0},
+    {"chunk2", {"GRAPHSHIM_CHUNK_OPS=2", NULL}, 0},
+    {"chunk0-nogain", {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_GAIN_CHECK=0", NULL}, 0},
+    {"watchdog50", {"GRAPHSHIM_MAX_DEFER_US=50", NULL}, 0},
+    {"body2-warmup1", {"GRAPHSHIM_BODY_OPS=2", "GRAPHSHIM_WARMUP=1", NULL}, 0},
+    {"exact", {"GRAPHSHIM_PATCH=0", "GRAPHSHIM_BODY_OPS=0", NULL}, 0},
+    /* a device of 3 MiB, graphs of 48 KiB: graphshim's executables fill it and
+    ** the program's allocations fail but for graphshim's out-of-memory release */
+    {"oom3", {"FAKECUDA_MEM_MB=3", "FAKECUDA_EXEC_KB=48", NULL}, 0},
+    /* the program ends as its seed draws (fuzz_end.c): by a signal at its
+    ** default action, one it handles, a child's, a Python's end */
+    {"signal-end", {"FUZZ_END=seed", NULL}, SET_OWN_BASE | SET_SIGNAL_END},
+    /* chunks by time, short chunks, few executables, learning that rests */
+    {"chunk-us-max4", {"GRAPHSHIM_CHUNK_OPS=2", "GRAPHSHIM_CHUNK_MAX=4", "GRAPHSHIM_CHUNK_US=1", NULL}, 0},
+    {"graphs2-rest2", {"GRAPHSHIM_MAX_GRAPHS=2", "GRAPHSHIM_REST_AFTER=2", "GRAPHSHIM_WARMUP=1", NULL}, 0},
+    /* every message, no steps, no short trials, no NVTX, no bail sites */
+    {"debug-plain", {"GRAPHSHIM_LOG=debug", "GRAPHSHIM_STEPS=0", "GRAPHSHIM_SHORT_TRIAL=0", "GRAPHSHIM_NVTX=0",
+                     "GRAPHSHIM_BAIL_SITES=0", NULL}, 0},
+    /* graphshim's own clock is the host's: the watchdog's thread scans, sleeps
+    ** and wakes by itself (the fake's clock stays virtual) */
+    {"host-clock", {"GRAPHSHIM_TEST_CLOCK=host", "GRAPHSHIM_MAX_DEFER_US=50", NULL}, SET_HOST_CLOCK},
+    /* graphshim off: every call passes straight through */
+    {"off", {"GRAPHSHIM=0", NULL}, 0},
+};
+
+/* The calls of graphshim's own that an injected run fails: its private capture
+** stream aside (below), capture, the node queries during capture, instantiation,
+** setting a node's parameters (and reading them first), asking where a moved
+** copy's device side lies, and graph launch.  A program that makes one of
+** these calls itself (its own graphs: fuzz_xops.c) is not failed in it, so
+** every call counted is graphshim's.  report: the
+** failure must show in the report (a failed capture or instantiation in
+** graph_failures, a failed graph launch in the bail graph-failed); where
+** graphshim has a way around it (a graph built anew), nothing need show.
+** open: a failure that shows a fault of graphshim's not fixed yet, drawn only
+** with --inject-all (tests/fuzz/README.md). */
+const struct shim_call shim_calls[NSHIM] = {
+    {"cuStreamBeginCapture_v2", 1, 0},       {"cuStreamEndCapture", 1, 0},
+    {"cuGraphInstantiateWithFlags", 1, 0},   {"cuGraphLaunch", 1, 0},
+    {"cuGraphKernelNodeGetParams_v2", 0, 0}, {"cuGraphNodeGetType", 0, 1},
+    {"cuGraphExecKernelNodeSetParams_v2", 0, 0},
+    {"cuStreamGetCaptureInfo_v2", 0, 1},
+    {"cuGraphMemcpyNodeGetParams", 0, 0},    {"cuGraphExecMemcpyNodeSetParams", 0, 0},
+    {"cuGraphMemsetNodeGetParams", 0, 0},    {"cuGraphExecMemsetNodeSetParams", 0, 0},
+    {"cuPointerGetAttributes", 0, 0},
+    /* graphshim's helpers around its ops: the staging and handoff events
+    ** (created, recorded, queried, synchronized, destroyed), the stream
+    ** synchronize they fall back on, a busy stream's query (chunks), the
+    ** executables destroyed, memory measured at a release, what a stream or
+    ** a context is, a host pointer's kind, a kernel's name, layout and
+    ** attributes, the driver's version */
+    {"cuEventRecord", 0, 0},                 {"cuEventQuery", 0, 0},
+    {"cuEventSynchronize", 0, 0},            {"cuEventDestroy_v2", 0, 0},
+    {"cuStreamSynchronize", 0, 0},           {"cuStreamQuery", 0, 0},
+    {"cuGraphExecDestroy", 0, 0},            {"cuGraphDestroy", 0, 0},
+    {"cuMemGetInfo_v2", 0, 0},               {"cuCtxGetCurrent", 0, 0},
+    {"cuStreamGetCtx", 0, 0},                {"cuStreamGetFlags", 0, 0},
+    {"cuPointerGetAttribute", 0, 0},         {"cuFuncGetParamInfo", 0, 0},
+    {"cuFuncGetName", 0, 0},                 {"cuKernelGetName", 0, 0},
+    {"cuKernelGetParamInfo", 0, 0},          {"cuFuncGetAttribute", 0, 0},
+    {"cuDriverGetVersion", 0, 0},
+};
+/* Calls that fuzzprog makes too: graphshim's private capture stream, its
+** staging event and its pinned staging buffers.  Failed in programs of one
+** thread that make all their own calls of the entry point before their first
+** op (as the plain run's call log shows), from the program's own count of them
+** on; fuzzprog's memory ops allocate pinned memory later, and then the entry
+** point is left alone. */
+const struct shim_call shared_calls[NSHARED] = {
+    {"cuStreamCreate", 1, 0}, {"cuEventCreate", 0, 0}, {"cuMemAllocHost_v2", 0, 0},
+};
+/* The errors injected. */
+static const char *const fault_codes[] = {"CUDA_ERROR_OUT_OF_MEMORY", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+                                          "CUDA_ERROR_NOT_SUPPORTED"};
+
+
+
+/* FAKECUDA_PENDING for every run of a seed, with and without the shim: odd
+** seeds run over a driver whose work completes later, queries answering not
+** ready 1 to 4 times (tests/fakecuda/README.md), even seeds over the one that
+** runs each op when it is enqueued.  Into buf; NULL for none. */
+const char *pending_env(long seed, char *buf, size_t len)
+{
+    if (seed % 2 == 0)
+        return NULL;
+    snprintf(buf, len, "FAKECUDA_PENDING=%ld", 1 + (seed / 2) % 4);
+    return buf;
+}
+
+/* A small generator for the faults of a seed (splitmix64). */
+static uint64_t next_rand(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Is the call log line an op's: a launch, or an asynchronous copy or memset? */
+static int is_op(const char *line)
+{
+    size_t name = strcspn(line, " \n");
+    return strncmp(line, "cuLaunch", 8) == 0 || (strncmp(line, "cuMem", 5) == 0 && memmem(line, name, "Async", 5));
+}
+
+/* Lines of the call log text that begin with "entry "; *last gets the number
+** of the last (1-based, 0 if none), *first_op that of the first op (a launch,
+** an asynchronous copy or memset), or 0. */
+static long log_calls(const char *log, const char *entry, long *last, long *first_op)
+{
+    char pat[96];
+    long n = 0, line = 0;
+    size_t len = (size_t)snprintf(pat, sizeof pat, "%s ", entry);
+
+    *last = *first_op = 0;
+    for (const char *p = log; p && *p;) {
+        line++;
+        if (strncmp(p, pat, len) == 0)
+            n++, *last = line;
+        if (!*first_op && is_op(p))
+            *first_op = line;
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return n;
+}
+
+/* The call log of a plain run (a program of one thread makes the same calls
+** every run). */
+static const char *plain_log(struct plain_log *l)
+{
+    if (!l->text) {
+        struct run r;
+        char pend[32];
+        run_prog(&r, 0, (const char *[]){"FAKECUDA_LOG=@/calls.log", pending_env(atol(l->argv[1]), pend, sizeof pend), NULL},
+                 l->argv, g_timeout);
+        l->text = run_file(&r, "calls.log");
+        if (!l->text)
+            l->text = strdup("");
+        run_free(&r);
+    }
+    return l->text;
+}
+
+/* fuzzrun.h */
+int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec, size_t len, int *setting)
+{
+    uint64_t x = (uint64_t)seed * 1000003u + (uint64_t)k * 7919u + 17;
+    int rows = NSHIM + (threads == 1 ? NSHARED : 0), row;
+    long own = 0, last, first_op;
+    const struct shim_call *c;
+
+    for (;;) {
+        row = (int)(next_rand(&x) % (uint64_t)rows);
+        c = row < NSHIM ? &shim_calls[row] : &shared_calls[row - NSHIM];
+        if (c->open && !g_inject_all)
+            continue;
+        if (row < NSHIM) {
+            /* a program that captures its own graphs calls these too */
+            if (!log_calls(plain_log(log), c->entry, &last, &first_op))
+                break;
+            continue;
+        }
+        own = log_calls(plain_log(log), c->entry, &last, &first_op);
+        if (first_op && last < first_op)
+            break; /* the program's own calls all come first */
+    }
+    long n = next_rand(&x) % 2 ? 1 + (long)(next_rand(&x) % 3) : 1 + (long)(next_rand(&x) % 32);
+    int every = next_rand(&x) % 4 == 0;
+    const char *code = fault_codes[next_rand(&x) % 3];
+
+    *setting = (int)(next_rand(&x) % NINJECT_SETTINGS);
+    n += own; /* after the program's own calls */
+    snprintf(spec, len, "%s:%ld%s:%s", c->entry, n, every ? "+" : "", code);
+    return row;
+}

@@ -1,0 +1,62 @@
+/*
+** fuzzrun.h: what the runner's parts share (fuzzrun.c runs and compares;
+** fuzz_settings.c holds the knob settings and draws the injected faults).
+*/
+#ifndef FUZZRUN_H
+#define FUZZRUN_H
+
+#include <stddef.h>
+
+/* Settings' flags. */
+enum {
+    /* the program runs differently under the setting's FUZZ_ and FAKECUDA_
+    ** variables: its plain run has them too, and is the one compared */
+    SET_OWN_BASE = 1,
+    /* the program may end by a signal (FUZZ_END): its status is 128 + the
+    ** signal in both runs, graphshim's report must still be written whole,
+    ** and where it ended so, the fake driver wrote no counts to judge */
+    SET_SIGNAL_END = 2,
+    /* graphshim's clock is the host's: where its watchdog fires is chance,
+    ** and a difference may not come again */
+    SET_HOST_CLOCK = 4,
+};
+
+struct setting {
+    const char *name;
+    const char *env[7];
+    int flags;
+};
+
+/* The settings every seed runs under, with the shim; the first
+** NINJECT_SETTINGS are those an injected run draws from. */
+enum { NSETTINGS = 14, NINJECT_SETTINGS = 8 };
+extern const struct setting settings[NSETTINGS];
+
+/* A call of graphshim's own that an injected run fails (fuzz_settings.c). */
+struct shim_call {
+    const char *entry;
+    int report, open;
+};
+enum { NSHIM = 32, NSHARED = 3 };
+extern const struct shim_call shim_calls[NSHIM], shared_calls[NSHARED];
+
+/* The runner's options that the parts read. */
+extern int g_timeout, g_inject_all;
+
+/* FAKECUDA_PENDING for every run of seed, into buf; NULL for none. */
+const char *pending_env(long seed, char *buf, size_t len);
+
+/* The call log of a plain run of the program argv, made at the first need;
+** text freed by the caller. */
+struct plain_log {
+    const char *const *argv;
+    char *text;
+};
+
+/* Draws injected run k of seed: its setting (index into settings), its fault
+** (FAKECUDA_FAIL, into spec) and the row of shim_calls / shared_calls it fails
+** (shared rows after NSHIM).  threads: the program's threads; log: its call
+** log, for the shared rows. */
+int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec, size_t len, int *setting);
+
+#endif
