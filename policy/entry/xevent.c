@@ -127,15 +127,21 @@ int gs__engine_wait(const struct gs_call *c, CUevent e, unsigned flags, CUresult
     unsigned char key[sizeof(struct gs_key)];
     int k, ev;
 
-    if (flags || gs__engine_capturing())
+    /* A wait on an event whose record a group holds, that cannot be an op of
+    ** that group (flags, another thread, a stream that cannot join), ends the
+    ** group first: the real wait must find the record issued. */
+    o = gs__xg_ev_group(e, 0);
+    if (flags || gs__engine_capturing()) {
+        if (o)
+            gs__xg_group_end(o, e);
         return 0;
-    if (!(o = gs__xg_ev_group(e, 0))) {
+    }
+    if (!o) {
         gs__xg_fork_learn(y, e);
         return 0;
     }
     if ((k = wait_member(o, y, e, &ev)) < 0) {
-        if (ev >= 0)
-            gs__xg_group_end(o, e); /* an event of the group waited for outside it */
+        gs__xg_group_end(o, e); /* ends it only where e's record is in it */
         return 0;
     }
     gs__lock(&o->lock);

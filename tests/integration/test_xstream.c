@@ -84,3 +84,12 @@ Test(xstream, a_members_later_work_sees_the_graph, .timeout = 60)
 {
     launches("later", (const char *const[]){"GRAPHSHIM_XSTREAM=1", "FAKECUDA_PENDING=2", NULL});
 }
+
+/* Another thread's wait on an event the group holds the record of ends the
+** group first: without that, its wait would find the event's previous record
+** and its work would run before the step's. */
+Test(xstream, another_threads_wait_on_a_held_record_ends_the_group, .timeout = 60)
+{
+    launches("xthread", (const char *const[]){"GRAPHSHIM_XSTREAM=1", NULL});
+    launches("xthread", (const char *const[]){"GRAPHSHIM_XSTREAM=1", "FAKECUDA_PENDING=2", NULL});
+}

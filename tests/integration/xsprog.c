@@ -18,11 +18,16 @@
 **              which must see every step's B; then the host synchronizes M
 **   msync      fork, but in iterations 2 and 4 the host synchronizes M in the
 **              middle of the 10th step (after k1, before E2): the group ends
+**   xthread    fork, but in iterations 2 and 4, right after the 10th step's
+**              record of E1, another thread waits on E1 on a stream of its own
+**              P, runs k(C, A) there and synchronizes P: C must see that
+**              step's A (the group's held work goes out before the wait)
 **
 ** Kernels are fake-driver host functions (tests/fakecuda/fakecuda.h).
 */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +51,7 @@ FAKECUDA_KERNEL(xmix, sizeof(uint64_t *), sizeof(uint64_t *), sizeof(uint64_t))
 }
 
 static CUfunction kmix;
-static CUstream so, sm, sn;
+static CUstream so, sm, sn, sp;
 static CUevent e1, e2, e3;
 static CUdeviceptr A, B, C;
 static uint64_t peek; /* what the host read of B after a member's synchronize (msync) */
@@ -56,11 +61,29 @@ static void mix(CUstream s, CUdeviceptr x, CUdeviceptr y, uint64_t v)
     CHECK(cuLaunchKernel(kmix, 1, 1, 1, 32, 1, 1, 0, s, (void *[]){&x, &y, &v}, NULL));
 }
 
-/* One step; msync: the host synchronizes M in its middle. */
-static void step(int two, int msync)
+/* Another thread's wait on E1 and its work on P (xthread). */
+static void *other_thread(void *ctx)
+{
+    CHECK(cuCtxSetCurrent((CUcontext)ctx));
+    CHECK(cuStreamWaitEvent(sp, e1, 0));
+    mix(sp, C, A, 6);
+    CHECK(cuStreamSynchronize(sp));
+    return NULL;
+}
+
+/* One step; msync: the host synchronizes M in its middle; xthread: another
+** thread waits on E1 after its record. */
+static void step(int two, int msync, int xthread)
 {
     mix(so, A, A, 0);
     CHECK(cuEventRecord(e1, so));
+    if (xthread) {
+        CUcontext ctx;
+        pthread_t t;
+        CHECK(cuCtxGetCurrent(&ctx));
+        if (pthread_create(&t, NULL, other_thread, ctx) != 0 || pthread_join(t, NULL) != 0)
+            exit(3);
+    }
     CHECK(cuStreamWaitEvent(sm, e1, 0));
     if (two)
         CHECK(cuStreamWaitEvent(sn, e1, 0));
@@ -95,14 +118,14 @@ static void print(int it)
 
 static void iteration(const char *name, int it)
 {
-    int two = strcmp(name, "fork2") == 0, msync = strcmp(name, "msync") == 0;
+    int two = strcmp(name, "fork2") == 0, msync = strcmp(name, "msync") == 0, xt = strcmp(name, "xthread") == 0;
 
-    if (!two && !msync && strcmp(name, "fork") != 0 && strcmp(name, "later") != 0) {
+    if (!two && !msync && !xt && strcmp(name, "fork") != 0 && strcmp(name, "later") != 0) {
         fprintf(stderr, "usage: xsprog SCENARIO [ITERS]\n");
         exit(2);
     }
     for (int r = 0; r < STEPS; r++)
-        step(two, msync && (it == 2 || it == 4) && r == 9);
+        step(two, msync && (it == 2 || it == 4) && r == 9, xt && (it == 2 || it == 4) && r == 9);
     CHECK(cuStreamSynchronize(so));
     if (strcmp(name, "later") == 0)
         mix(sm, C, B, 5);
@@ -141,6 +164,7 @@ int main(int argc, char **argv)
     CHECK(cuStreamCreate(&so, CU_STREAM_NON_BLOCKING));
     CHECK(cuStreamCreate(&sm, CU_STREAM_NON_BLOCKING));
     CHECK(cuStreamCreate(&sn, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&sp, CU_STREAM_NON_BLOCKING));
     CHECK(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventCreate(&e3, CU_EVENT_DISABLE_TIMING));
