@@ -138,3 +138,27 @@ Test(xstream, every_scenario_in_seeded_orders, .timeout = 120)
         for (unsigned j = 0; j < 2; j++)
             launches(sc[i], (const char *const[]){"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", seeds[j], NULL});
 }
+
+/* A group's event records and waits are ops of its sequence, but no work of
+** the program's: the report's ops_replayed is what the driver ran in
+** graphshim's graph launches (the fake's count), and each replayed group
+** sequence says it spans 2 streams. */
+Test(xstream, the_reports_ops_are_the_drivers, .timeout = 60)
+{
+    const char *argv[] = {XSPROG, "fork", "8", NULL};
+    const char *env[] = {"GRAPHSHIM_XSTREAM=1", "GRAPHSHIM_MAX_DEFER_US=1000000", "GRAPHSHIM_REPORT=@/report.json",
+                         "FAKECUDA_STATS=@/stats", NULL};
+    struct run r;
+
+    run_prog(&r, RUN_SHIM, env, argv, 30);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *report = run_file(&r, "report.json"), *stats = run_file(&r, "stats");
+    cr_assert(report && stats);
+    const char *g = strstr(stats, "graph_ops ");
+    long ran = g ? atol(g + strlen("graph_ops ")) : -1;
+    cr_assert_gt(ran, 0, "%s", stats);
+    cr_assert_eq(total(report, "ops_replayed"), ran, "the driver ran %ld ops in graphs: %s", ran, report);
+    cr_assert(strstr(report, "\"streams\": 2") && strstr(report, "\"group_streams_max\": 2"), "%s", report);
+    free(report), free(stats);
+    run_free(&r);
+}
