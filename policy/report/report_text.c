@@ -107,10 +107,10 @@ void gs__report_text(FILE *f, const struct totals *t, const struct gs_graph_stat
 
     fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
     fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu replays, %llu early chunks "
-            "and %llu loop-body graphs saved %llu launches\n",
+            "and %llu loop-body graphs saved %lld launches\n",
             (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
             (unsigned long long)t->replays, (unsigned long long)t->chunks, (unsigned long long)t->body_graphs,
-            (unsigned long long)saved(t));
+            (long long)saved(t));
     if (t->replays_chunked)
         fprintf(f, "  %llu of the replays launched no graph: their ops had all gone out in early chunks\n",
                 (unsigned long long)t->replays_chunked);
