@@ -197,7 +197,7 @@ static inline void hold(struct gs_stream *s, struct gs_node *c)
     if (GS_UNLIKELY(!s->holding || !s->chunk_since))
         hold_begins(s);
     gs__seg_advance(s, c);
-    s->ops_held++;
+    s->ops_held += c->key.kind < GS_OP_RECORD; /* a group's records and waits are no ops of the report's */
     if ((gs__cfg.chunk_ops | gs__cfg.chunk_us) || GS_UNLIKELY(GS_WATCHDOG_CUT(c))) {
         GS_PROF_START(t);
         gs__maybe_chunk(s);
@@ -242,7 +242,7 @@ static inline int holdable(const struct gs_stream *s, const struct gs_node *c)
 ** locked. */
 static inline int op_expected(struct gs_stream *s, struct gs_node *c)
 {
-    s->ops_seen_w++;
+    s->ops_seen_w += c->key.kind < GS_OP_RECORD;
     gs__gain_op(s, c);
     if (holdable(s, c)) {
         hold(s, c);
@@ -277,7 +277,7 @@ static inline __attribute__((always_inline)) int op_keyed(struct gs_stream *s, s
     cmp = gs__key_cmp(key, (uint32_t)len, gs__cfg.patch);
     if (!c)
         c = s->cur ? gs__trie_child(s->cur, key, (uint32_t)len, cmp) : NULL;
-    s->ops_seen_w++;
+    s->ops_seen_w += ((const struct gs_key *)key)->kind < GS_OP_RECORD;
     gs__gain_op(s, c);
     if (c && holdable(s, c) && admit(s, c, key, len, cmp, same, stage_src) == 0) {
         hold(s, c);

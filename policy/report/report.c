@@ -93,7 +93,8 @@ static void json_times(FILE *f, const struct gs_seq_row *r)
 
 /* The sequence ending at n, op by op from its first: a letter per op (K a
 ** kernel launch, U a copy to the device, D one to the host, C one within the
-** device, S a memset), and "|" after each op where an early chunk ended. */
+** device, S a memset, R an event record and W a wait of a group across
+** streams), and "|" after each op where an early chunk ended. */
 static void json_shape(FILE *f, const struct gs_node *n)
 {
     char *b = malloc(2 * (size_t)n->depth + 1), *o;
@@ -105,7 +106,7 @@ static void json_shape(FILE *f, const struct gs_node *n)
     for (const struct gs_node *x = n; x && x->depth > 0; x = x->parent) {
         if (x->chunk.chunk_end && x != n)
             *--o = '|';
-        *--o = "KUUDCS"[x->key.kind <= GS_OP_SET ? x->key.kind : 0];
+        *--o = "KUUDCSRW"[x->key.kind <= GS_OP_WAIT ? x->key.kind : 0];
     }
     fprintf(f, ", \"shape\": \"%s\"", o);
     free(b);
@@ -124,8 +125,10 @@ static void json_row(struct out *o, const struct gs_seq_row *r, const char *grap
             (double)r->cost.driver_ns / 1e3, (double)r->cost.build_ns / 1e3);
     json_times(o->f, r);
     fprintf(o->f, ", \"ended_by\": \"%s\", \"gain\": \"%s\"", ended_by(r), gain_word(r));
-    if (n)
+    if (n) {
         json_shape(o->f, n);
+        fprintf(o->f, ", \"streams\": %d", seq_streams(n));
+    }
     fputc('}', o->f);
     o->first = 0;
 }
@@ -158,14 +161,17 @@ static void json_stream(struct gs_stream *s, void *arg)
         snprintf(ctx, sizeof ctx, "%d", s->ctx_id);
     fprintf(o->f, "%s\n    {\"id\": %d, \"stream\": \"%p\", \"kind\": \"%s\", \"ctx\": %s, \"ops\": %llu, "
             "\"ops_held\": %llu, \"ops_replayed\": %llu, \"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, "
-            "\"launches_saved\": %llu, \"patched_launches\": %llu, \"nodes_patched\": %llu, \"hit_rate\": %.4f, "
-            "\"warmup\": %ld, \"segments_rested\": %llu, \"bails\": ",
+            "\"launches_saved\": %lld, \"patched_launches\": %llu, \"nodes_patched\": %llu, \"hit_rate\": %.4f, "
+            "\"warmup\": %ld, \"segments_rested\": %llu, \"groups\": %llu, \"group_streams_max\": %llu, "
+            "\"bails\": ",
             o->first ? "" : ",", s->id, (void *)s->handle, kind_name(s), ctx, (unsigned long long)s->ops_seen,
             (unsigned long long)s->ops_held, (unsigned long long)s->ops_replayed, (unsigned long long)s->replays,
             (unsigned long long)s->chunks, (unsigned long long)gs__body_graphs(s),
-            (unsigned long long)(s->ops_replayed - (s->replays - s->replays_chunked) - s->chunks - gs__body_graphs(s)),
+            /* negative where graph launches replaced only a group's records and waits (no ops) */
+            (long long)(s->ops_replayed - (s->replays - s->replays_chunked) - s->chunks - gs__body_graphs(s)),
             (unsigned long long)s->patched_launches, (unsigned long long)s->nodes_patched,
-            rate(s->ops_replayed, s->ops_seen), peak_warmup(s), (unsigned long long)s->rests.segments_rested);
+            rate(s->ops_replayed, s->ops_seen), peak_warmup(s), (unsigned long long)s->rests.segments_rested,
+            (unsigned long long)s->xs.groups, (unsigned long long)s->xs.streams_max);
     json_bails(o->f, s->bails);
     fprintf(o->f, ", \"sequences\": [");
     gs__trie_walk(&s->trie.root, json_sequence, &seq);
@@ -188,7 +194,7 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
         snprintf(rbuf, sizeof rbuf, "%ld", strtol(rank, NULL, 10));
     fprintf(f, "{\n  \"engine\": %s,\n  \"rank\": %s,\n", gs__passthrough ? "false" : "true", rbuf);
     fprintf(f, "  \"totals\": {\"ops\": %llu, \"ops_held\": %llu, \"ops_replayed\": %llu, \"hit_rate\": %.4f, "
-            "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %llu, "
+            "\"replays\": %llu, \"chunks\": %llu, \"body_graphs\": %llu, \"launches_saved\": %lld, "
             "\"own_calls\": %llu, \"net_calls_saved\": %lld, "
             "\"patched_launches\": %llu, \"nodes_patched\": %llu, \"recaptures\": %llu, \"resumed\": %llu, "
             "\"capture_us\": %llu, "
@@ -198,7 +204,7 @@ static void write_json(FILE *f, const struct totals *t, const struct gs_graph_st
             "\"oom_retries\": %lu, \"oom_retries_ok\": %lu, \"oom_freed_bytes\": %lu, \"bails\": ",
             (unsigned long long)t->ops, (unsigned long long)t->held, (unsigned long long)t->replayed,
             rate(t->replayed, t->ops), (unsigned long long)t->replays, (unsigned long long)t->chunks,
-            (unsigned long long)t->body_graphs, (unsigned long long)saved(t), (unsigned long long)t->own_calls,
+            (unsigned long long)t->body_graphs, (long long)saved(t), (unsigned long long)t->own_calls,
             net_saved(t), (unsigned long long)t->patched,
             (unsigned long long)t->nodes_patched, (unsigned long long)t->recaptures, (unsigned long long)t->resumed,
             (unsigned long long)(t->capture_ns / 1000), (unsigned long long)(t->instantiate_ns / 1000),

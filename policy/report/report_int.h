@@ -73,6 +73,18 @@ static inline long peak_warmup(const struct gs_stream *s)
     return gs__cfg.warmup << s->budget.warmup_peak;
 }
 
+/* The streams the sequence ending at n spans: its stream, and each member of a
+** group across streams (stream/xs.h) one of its ops goes to (key.member). */
+static inline int seq_streams(const struct gs_node *n)
+{
+    uint32_t members = 0;
+
+    for (const struct gs_node *x = n; x && x->depth > 0; x = x->parent)
+        if (x->key.member && x->key.member < 32)
+            members |= 1u << x->key.member;
+    return 1 + __builtin_popcount(members);
+}
+
 static inline const char *kind_name(const struct gs_stream *s)
 {
     return s->kind == GS_STREAM_LEGACY ? "legacy" : s->kind == GS_STREAM_PTDS ? "per-thread" : "created";

@@ -25,7 +25,7 @@ static const char *text_time(char *buf, size_t size, double us)
     return buf;
 }
 
-static void text_row(struct out *o, const struct gs_seq_row *r, const char *graph)
+static void text_row(struct out *o, const struct gs_seq_row *r, const char *graph, int streams)
 {
     char host[32], built[32], eager[32] = "-", replay[32] = "-", saved[32] = "-"; /* "-": not measured */
     const char *gained = "saved";
@@ -51,6 +51,8 @@ static void text_row(struct out *o, const struct gs_seq_row *r, const char *grap
             (unsigned long long)r->cost.nodes_set, text_time(host, sizeof host, (double)r->cost.driver_ns / 1e3),
             text_time(built, sizeof built, (double)r->cost.build_ns / 1e3), ended_by(r), gain_word(r), eager, replay,
             gained, saved);
+    if (streams > 1)
+        fprintf(o->f, "        a group across %d streams: the stream's ops and its members', one graph\n", streams);
 }
 
 static void text_sequence(struct gs_node *n, void *arg)
@@ -58,7 +60,7 @@ static void text_sequence(struct gs_node *n, void *arg)
     if (gs__trie_reported(n)) {
         struct gs_seq_row r = gs__seq_row(n);
         int failed = n->ungraphable && r.verdict != GS_VERDICT_NO_GAIN; /* not the gain check's drop */
-        text_row(arg, &r, n->cache.exec ? "graph" : failed ? "graph failed" : "no graph");
+        text_row(arg, &r, n->cache.exec ? "graph" : failed ? "graph failed" : "no graph", seq_streams(n));
     }
 }
 
@@ -87,9 +89,12 @@ static void text_stream(struct gs_stream *s, void *arg)
         if (s->bails[b])
             fprintf(o->f, "      bailed out %6llu x  %s\n", (unsigned long long)s->bails[b],
                     gs__bail_name(b, buf, sizeof buf));
+    if (s->xs.groups)
+        fprintf(o->f, "      %llu groups across streams opened here (the origin), of up to %llu streams\n",
+                (unsigned long long)s->xs.groups, (unsigned long long)s->xs.streams_max);
     gs__trie_walk(&s->trie.root, text_sequence, &seq);
     for (uint32_t i = 0; i < s->nretired; i++)
-        text_row(&seq, &s->retired[i], "graph dropped (stream, context or module gone)");
+        text_row(&seq, &s->retired[i], "graph dropped (stream, context or module gone)", 0);
     gs__body_rows(s, text_body, o->f);
 }
 
@@ -102,10 +107,10 @@ void gs__report_text(FILE *f, const struct totals *t, const struct gs_graph_stat
 
     fprintf(f, "graphshim report: engine %s\n", gs__passthrough ? "off (pass-through)" : "on");
     fprintf(f, "  ops %llu, replayed as graphs %llu: hit rate %.1f%%; %llu replays, %llu early chunks "
-            "and %llu loop-body graphs saved %llu launches\n",
+            "and %llu loop-body graphs saved %lld launches\n",
             (unsigned long long)t->ops, (unsigned long long)t->replayed, 100 * rate(t->replayed, t->ops),
             (unsigned long long)t->replays, (unsigned long long)t->chunks, (unsigned long long)t->body_graphs,
-            (unsigned long long)saved(t));
+            (long long)saved(t));
     if (t->replays_chunked)
         fprintf(f, "  %llu of the replays launched no graph: their ops had all gone out in early chunks\n",
                 (unsigned long long)t->replays_chunked);

@@ -211,7 +211,10 @@ enum gs_replay gs__launch_graph(struct gs_stream *s, struct gs_node *t, int what
     GS_PROF_RESTART(t_set);
     if (GS_UNLIKELY(s->xs.open) && e && cap == 0)
         gs__xs_bridge_before(s, st); /* the members' earlier work first */
-    if (!e || cap != 0 || gs__replay(s, e, st, what, t->depth - from) != GS_REPLAYED) {
+    uint32_t nops = t->depth - from;
+    if (GS_UNLIKELY(s->xs.open))
+        nops -= gs__xs_event_ops(t, from); /* a group's records and waits are no ops of the report's */
+    if (!e || cap != 0 || gs__replay(s, e, st, what, nops) != GS_REPLAYED) {
         rc = cap == GS_CAPTURE_BUSY ? GS_REPLAY_BUSY : GS_REPLAY_FAILED;
     } else {
         if (GS_UNLIKELY(s->xs.open))

@@ -184,6 +184,15 @@ void gs__xs_bridge_after(struct gs_stream *o, CUstream st)
         order_after(o, 0, st, gs__xs_stream(o, k));
 }
 
+uint32_t gs__xs_event_ops(const struct gs_node *t, uint32_t from)
+{
+    uint32_t n = 0;
+
+    for (const struct gs_node *x = t; x && x->depth > from; x = x->parent)
+        n += x->key.kind >= GS_OP_RECORD;
+    return n;
+}
+
 /* --- The end --------------------------------------------------------------------- */
 
 void gs__xs_segment_end(struct gs_stream *o)

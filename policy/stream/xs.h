@@ -56,6 +56,11 @@ void gs__xs_refuse(struct gs_stream *o);
 void gs__xs_bridge_before(struct gs_stream *o, CUstream st);
 void gs__xs_bridge_after(struct gs_stream *o, CUstream st);
 
+/* The event records and waits (GS_OP_RECORD, GS_OP_WAIT) among the ops of the
+** sequence ending at t past its first from: no work of the program's, not
+** counted as ops in the report (ops, ops_held, ops_replayed). */
+uint32_t gs__xs_event_ops(const struct gs_node *t, uint32_t from);
+
 /* o's segment ended: the group closes (its members are members no more);
 ** unjoined, its fork events are refused. */
 void gs__xs_segment_end(struct gs_stream *o);

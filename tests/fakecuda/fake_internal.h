@@ -164,6 +164,7 @@ struct graph {
     struct hdr h;
     struct node **nodes; size_t n, cap;
     int registered;
+    uint64_t launch_seq;  /* an executable's: its last queued launch (FAKECUDA_PENDING) */
 };
 struct exec {
     struct hdr h;
@@ -233,6 +234,9 @@ CUresult stream_submit(struct stream *s, struct node *tmpl);
 CUresult unsafe_check(void);
 void capture_invalidate(struct capture *c);
 bool stream_capturing(const struct stream *s);
+/* Created without CU_STREAM_NON_BLOCKING, or a per-thread stream (the legacy
+** stream itself too): it synchronizes with the legacy stream. */
+bool stream_blocking(const struct stream *s);
 
 double fake_now_ms(void);
 CUresult fake_sticky(void);      /* the sticky error, CUDA_SUCCESS if none */
@@ -240,9 +244,11 @@ CUresult fake_sticky(void);      /* the sticky error, CUDA_SUCCESS if none */
 /* ---- pending work (fake_queue.c, FAKECUDA_PENDING) ---------------------- */
 int fake_pending(void);          /* N; 0: every operation runs when enqueued */
 void queue_node(struct stream *s, const struct node *n, void *owned);
+/* The same, for an op that also waits for ev's record as it is now (a wait). */
+void queue_wait(struct stream *s, const struct node *n, void *owned, const struct event *ev);
 void queue_record(struct stream *s, struct event *ev);
 CUresult queue_copy(struct stream *s, struct node *t);
-void queue_graph(struct stream *s, const struct graph *g);
+void queue_graph(struct stream *s, struct graph *g);
 void queue_callback(struct stream *s, CUstreamCallback cb, CUstream h, void *ud);
 CUresult queue_complete(uint64_t upto); /* runs the FIFO up to upto; the sticky error */
 CUresult queue_drain(void);      /* runs all of it (no-op when off) */

@@ -997,7 +997,7 @@ void capture_invalidate(struct capture *c)
     }
 }
 
-static bool blocking(const struct stream *s)
+bool stream_blocking(const struct stream *s)
 {
     return s->special == S_PERTHREAD || !(s->flags & CU_STREAM_NON_BLOCKING);
 }
@@ -1023,7 +1023,7 @@ static CUresult legacy_check(const struct stream *legacy, bool invalidate)
     int hit = 0;
     for (struct capture *c = g_captures; c; c = c->next)
         for (size_t i = 0; i < c->nstreams; i++)
-            if (blocking(c->streams[i]) && c->streams[i]->ctx == legacy->ctx) {
+            if (stream_blocking(c->streams[i]) && c->streams[i]->ctx == legacy->ctx) {
                 if (invalidate) capture_invalidate(c);
                 hit = 1;
                 break;
@@ -1287,7 +1287,7 @@ CUresult x_StreamWaitEvent(CUstream h, CUevent he, unsigned flags, int pt)
          * the event's work too (and, on the legacy stream, for the blocking
          * streams' earlier work); issue order already orders what follows. */
         struct node t = {.type = CU_GRAPH_NODE_TYPE_EMPTY};
-        queue_node(s, &t, NULL);
+        queue_wait(s, &t, NULL, e);
     }
 out:
     UNLOCK();

@@ -28,9 +28,9 @@ $(FAKECUDA_LIB): $(FAKECUDA_DEPS)
 	    -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -ldl -lpthread
 	$(Q)ln -sf libcuda.so.1 $(FAKECUDA_OUT)/libcuda.so
 
-$(FAKECUDA_TEST): $(FAKECUDA_DIR)/test_fakecuda.c $(FAKECUDA_DIR)/fakecuda.h $(FAKECUDA_LIB) | criterion-check
+$(FAKECUDA_TEST): $(FAKECUDA_DIR)/test_fakecuda.c $(FAKECUDA_DIR)/test_order.c $(FAKECUDA_DIR)/fakecuda.h $(FAKECUDA_LIB) | criterion-check
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -g -I$(CUDA_HOME)/include -I$(FAKECUDA_DIR) \
-	    -o $@ $< -rdynamic -L$(FAKECUDA_OUT) -Wl,-rpath,$(abspath $(FAKECUDA_OUT)) \
+	    -o $@ $(filter %.c,$^) -rdynamic -L$(FAKECUDA_OUT) -Wl,-rpath,$(abspath $(FAKECUDA_OUT)) \
 	    -lcuda -lcriterion -ldl -lpthread
 
 .PHONY: fakecuda fakecuda-test

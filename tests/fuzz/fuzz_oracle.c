@@ -173,6 +173,9 @@ const struct loop_setting loop_settings[] = {
     ** (fuzz_period.c): the output and the accounts judge, no claim of time. */
     {"periods", LOOP_PERIODS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"periods-busy", LOOP_PERIODS, {"FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3", "FAKECUDA_GRAPH_LAUNCH_US=2", NULL}},
+    /* fuzz_xs.c: groups across streams, in the fake's order of the driver's rules */
+    {"xs", LOOP_XS, {"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", NULL}},
+    {"xs-seeded", LOOP_XS, {"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", "FAKECUDA_ORDER_SEED=7", "FAKECUDA_PENDING=2", NULL}},
     {"steps-poll", LOOP_STEPS_POLL,
      {"FUZZ_STEPS_POLL=1", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0",
       "GRAPHSHIM_MAX_DEFER_US=50", NULL}},
@@ -418,13 +421,13 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
 
 const char *loop_program(int kind)
 {
-    return kind == LOOP_PERIODS ? "periods" : kind >= LOOP_STEPS ? "steps" : "loop";
+    return kind == LOOP_XS ? "xs" : kind == LOOP_PERIODS ? "periods" : kind >= LOOP_STEPS ? "steps" : "loop";
 }
 
 int oracle_steps(const struct loop_setting *ls, const char *out, const char *err, const char *report,
                  const char *base, const char *shim, char *why, size_t len)
 {
-    if (ls->kind == LOOP_PERIODS)
+    if (ls->kind == LOOP_PERIODS || ls->kind == LOOP_XS)
         return 0; /* the output and the accounts alone */
     long p = loop_shape(out, "step"), unit = loop_shape(out, "unit"), r = loop_shape(out, "repeats");
     long iters = loop_shape(out, "iterations");

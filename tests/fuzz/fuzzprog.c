@@ -455,6 +455,7 @@ static void *thread_main(void *p)
 int fuzz_loop_main(int argc, char **argv);  /* fuzz_loop.c: fuzzprog loop SEED */
 int fuzz_steps_main(int argc, char **argv); /* fuzz_loop.c: fuzzprog steps SEED */
 int fuzz_periods_main(int argc, char **argv); /* fuzz_period.c: fuzzprog periods SEED */
+int fuzz_xs_main(int argc, char **argv);      /* fuzz_xs.c: fuzzprog xs SEED */
 
 int main(int argc, char **argv)
 {
@@ -469,8 +470,10 @@ int main(int argc, char **argv)
         return fuzz_steps_main(argc, argv);
     if (argc == 3 && strcmp(argv[1], "periods") == 0)
         return fuzz_periods_main(argc, argv);
+    if (argc == 3 && strcmp(argv[1], "xs") == 0)
+        return fuzz_xs_main(argc, argv);
     if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: fuzzprog SEED [MAX_THREADS] | fuzzprog loop|steps|periods SEED\n");
+        fprintf(stderr, "usage: fuzzprog SEED [MAX_THREADS] | fuzzprog loop|steps|periods|xs SEED\n");
         return 2;
     }
     g_seed = strtoull(argv[1], NULL, 0);

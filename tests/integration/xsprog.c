@@ -13,9 +13,17 @@
 **              M records E2; O waits E2; O k3(A, B)
 **   fork2      the same with a second member N beside M (waits E1, k1(C, A),
 **              records E3; O waits E3 too)
-**   later      fork, then after the 20 steps the host synchronizes O (the
-**              group's end), and M runs k(C, B): the member's later work,
-**              which must see every step's B; then the host synchronizes M
+**   later      fork, then after the 20 steps the host queries O (the group's
+**              end; the work may still be pending) and M runs k(C, B): the
+**              member's later work, which must see every step's B (ordered
+**              after the group's graph by the bridge after its launch); then
+**              the host synchronizes M, then O
+**   before     fork, and each iteration first runs k(B, C) on M: the member's
+**              earlier work, which the first step's k1(B, A) must follow (the
+**              bridge before the group's graph)
+**   evsync     fork, then after the 20 steps the host synchronizes E2 (the
+**              group's end) and reads B: E2's record, made again after the
+**              group's graph, must complete after it
 **   msync      fork, but in iterations 2 and 4 the host synchronizes M in the
 **              middle of the 10th step (after k1, before E2): the group ends
 **   xthread    fork, but in iterations 2 and 4, right after the 10th step's
@@ -120,15 +128,29 @@ static void iteration(const char *name, int it)
 {
     int two = strcmp(name, "fork2") == 0, msync = strcmp(name, "msync") == 0, xt = strcmp(name, "xthread") == 0;
 
-    if (!two && !msync && !xt && strcmp(name, "fork") != 0 && strcmp(name, "later") != 0) {
+    static const char *const names[] = {"fork", "fork2", "msync", "later", "before", "evsync", "xthread"};
+    int known = 0;
+    for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
+        known |= strcmp(name, names[i]) == 0;
+    if (!known) {
         fprintf(stderr, "usage: xsprog SCENARIO [ITERS]\n");
         exit(2);
     }
+    if (strcmp(name, "before") == 0)
+        mix(sm, B, C, 6);
     for (int r = 0; r < STEPS; r++)
         step(two, msync && (it == 2 || it == 4) && r == 9, xt && (it == 2 || it == 4) && r == 9);
-    CHECK(cuStreamSynchronize(so));
-    if (strcmp(name, "later") == 0)
+    if (strcmp(name, "later") == 0) {
+        CUresult q = cuStreamQuery(so);
+        if (q != CUDA_SUCCESS && q != CUDA_ERROR_NOT_READY)
+            CHECK(q);
         mix(sm, C, B, 5);
+        CHECK(cuStreamSynchronize(sm)); /* before O's: nothing else runs the group's graph first */
+    } else if (strcmp(name, "evsync") == 0) {
+        CHECK(cuEventSynchronize(e2));
+        peek = peek * 31 + *(const uint64_t *)(uintptr_t)B;
+    }
+    CHECK(cuStreamSynchronize(so));
     if (two)
         CHECK(cuStreamSynchronize(sn));
     CHECK(cuStreamSynchronize(sm));

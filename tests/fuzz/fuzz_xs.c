@@ -1,0 +1,279 @@
+/*
+** fuzz_xs.c: the fuzz program's programs across streams (fuzzprog xs SEED):
+** work handed between 2 to 4 streams by events inside repeating steps, for
+** groups across streams (GRAPHSHIM_XSTREAM=1, policy/stream/xs.h).
+**
+** One thread, streams 0 (the origin) to S-1 (non-blocking, now and then
+** blocking), 6 buffers and 8 event slots (untimed, now and then timed).  A
+** buffer is owned by one stream at a time; a kernel runs on a stream that owns
+** what it reads and writes, and a buffer changes owner by an event recorded on
+** its old owner and waited on by the new one (a fork where the origin hands
+** over, a join where it takes back).  The step, generated once: kernels on any
+** stream, the handoffs they need, and now and then (each on every k-th step
+** only) a stream synchronized (the host then reads a buffer it owns), a stream
+** or an event queried (the answer not printed: it depends on the schedule), an
+** event synchronized or polled until ready (the host then reads a buffer its
+** record follows, unwritten since), an event slot destroyed and created
+** again; at its end every buffer goes back to the owner it had at the start,
+** so steps repeat.  Kernels take a fixed value
+** or the step's number.  The host synchronizes every M steps (each stream in
+** turn, or the context), and at the end prints a digest of every buffer and of
+** what it read.  Race-free by the driver's rules (no order but the events), so
+** any legal order gives the same output; the runner runs it with the fake's
+** dependency order (FAKECUDA_ORDER=deps) without and with graphshim.
+*/
+#include "fuzzprog.h"
+
+#define XS_W 8
+#define XS_BUFS 6
+#define XS_EVENTS 8
+#define XS_MAX_OPS 160
+
+enum { X_KERNEL, X_HANDOFF, X_SSYNC, X_SQUERY, X_EQUERY, X_ESYNC, X_EDESTROY };
+
+struct xop {
+    int kind, s, s2, out, in, ev, every, by_step;
+    uint64_t v;
+};
+
+struct xs {
+    uint64_t rng;
+    int ns, steps, every, ctxsync;
+    unsigned sflags[4], evflags[XS_EVENTS];
+    CUstream s[4];
+    CUevent ev[XS_EVENTS];
+    CUdeviceptr buf[XS_BUFS];
+    CUfunction k;
+    int owner[XS_BUFS], init_owner[XS_BUFS];
+    /* generating: the buffers each event slot's last record in the step
+    ** follows, unwritten since (the host may read them once it completed) */
+    uint32_t evmask[XS_EVENTS];
+    struct xop body[XS_MAX_OPS];
+    int n;
+    uint64_t host;
+    long errors;
+};
+
+/* out = mix(out, in, v): every word depends on both and on the order. */
+static void xs_kernel(void **params, const struct fakecuda_dims *d)
+{
+    uint64_t *x = (uint64_t *)(uintptr_t)FAKECUDA_ARG(CUdeviceptr, 0);
+    const uint64_t *y = (const uint64_t *)(uintptr_t)FAKECUDA_ARG(CUdeviceptr, 1);
+    uint64_t v = FAKECUDA_ARG(uint64_t, 2), t[XS_W];
+    (void)d;
+    for (int i = 0; i < XS_W; i++)
+        t[i] = x[i] * 0x100000001b3ull + y[(i + 1) % XS_W] + v * 0x9e3779b97f4a7c15ull + (uint64_t)i;
+    for (int i = 0; i < XS_W; i++)
+        x[i] = t[i] ^ (t[(i + 3) % XS_W] >> 7);
+}
+
+static struct xop *xs_add(struct xs *X, int kind, int s)
+{
+    if (X->n == XS_MAX_OPS)
+        return NULL;
+    struct xop *o = &X->body[X->n++];
+    *o = (struct xop){.kind = kind, .s = s, .every = 1};
+    return o;
+}
+
+/* Makes stream s the owner of buffer b: a handoff by an event slot. */
+static int xs_need(struct xs *X, int s, int b)
+{
+    if (X->owner[b] == s)
+        return 0;
+    struct xop *o = xs_add(X, X_HANDOFF, X->owner[b]);
+    if (!o)
+        return -1;
+    o->s2 = s;
+    o->ev = (int)rnd(&X->rng, XS_EVENTS);
+    X->evmask[o->ev] = 0;
+    for (int i = 0; i < XS_BUFS; i++)
+        if (X->owner[i] == o->s)
+            X->evmask[o->ev] |= 1u << i;
+    X->owner[b] = s;
+    return 0;
+}
+
+/* A stream: the origin half of the time. */
+static int xs_stream(struct xs *X)
+{
+    return chance(&X->rng, 50) ? 0 : 1 + (int)rnd(&X->rng, (unsigned)X->ns - 1);
+}
+
+/* One op of the step, with the handoffs it needs. */
+static void xs_gen_op(struct xs *X)
+{
+    static const int everies[] = {1, 2, 3, 5};
+    unsigned r = rnd(&X->rng, 100);
+    int s = xs_stream(X), b = (int)rnd(&X->rng, XS_BUFS);
+    struct xop *o;
+
+    if (r < 75) {
+        int in = chance(&X->rng, 30) ? b : (int)rnd(&X->rng, XS_BUFS);
+        if (xs_need(X, s, b) || xs_need(X, s, in) || !(o = xs_add(X, X_KERNEL, s)))
+            return;
+        o->out = b;
+        o->in = in;
+        for (int e = 0; e < XS_EVENTS; e++)
+            X->evmask[e] &= ~(1u << b);
+        o->v = rnd(&X->rng, 1000);
+        o->by_step = chance(&X->rng, 20);
+        return;
+    }
+    int kind = r < 82 ? X_SSYNC : r < 86 ? X_SQUERY : r < 90 ? X_EQUERY : r < 96 ? X_ESYNC : X_EDESTROY;
+    if (!(o = xs_add(X, kind, s)))
+        return;
+    o->every = everies[rnd(&X->rng, 4)];
+    o->ev = (int)rnd(&X->rng, XS_EVENTS);
+    o->out = -1; /* the host reads a buffer s owns (X_SSYNC), or one the event follows (X_ESYNC) */
+    o->by_step = chance(&X->rng, 50); /* X_ESYNC: a query spin, not a synchronize */
+    for (int i = 0; i < XS_BUFS; i++) {
+        int c = (b + i) % XS_BUFS;
+        if (kind == X_ESYNC ? (X->evmask[o->ev] >> c) & 1 : X->owner[c] == s)
+            o->out = c;
+    }
+    if (kind == X_EDESTROY)
+        X->evmask[o->ev] = 0;
+}
+
+static void xs_gen(struct xs *X)
+{
+    int len = 3 + (int)rnd(&X->rng, 22);
+
+    for (int b = 0; b < XS_BUFS; b++)
+        X->owner[b] = X->init_owner[b] = chance(&X->rng, 75) ? 0 : (int)rnd(&X->rng, (unsigned)X->ns);
+    for (int i = 0; i < len; i++)
+        xs_gen_op(X);
+    for (int b = 0; b < XS_BUFS; b++) /* back to the owners of the step's start */
+        if (xs_need(X, X->init_owner[b], b))
+            X->n = XS_MAX_OPS + 1; /* no room: xs_main makes a shorter step */
+}
+
+static void xs_note(struct xs *X, CUresult rc, int ok2)
+{
+    if (rc != CUDA_SUCCESS && (int)rc != ok2) {
+        X->errors++;
+        X->host = mix(X->host, 0xE000u + (unsigned)rc);
+    }
+}
+
+/* Op o of step n. */
+static void xs_run_op(struct xs *X, const struct xop *o, long n)
+{
+    CUstream s = X->s[o->s];
+
+    if (n % o->every)
+        return;
+    switch (o->kind) {
+    case X_KERNEL: {
+        CUdeviceptr out = X->buf[o->out], in = X->buf[o->in];
+        uint64_t v = o->by_step ? o->v + (uint64_t)n : o->v;
+        xs_note(X, cuLaunchKernel(X->k, 1, 1, 1, 32, 1, 1, 0, s, (void *[]){&out, &in, &v}, NULL), 0);
+        break;
+    }
+    case X_HANDOFF:
+        xs_note(X, cuEventRecord(X->ev[o->ev], s), 0);
+        xs_note(X, cuStreamWaitEvent(X->s[o->s2], X->ev[o->ev], 0), 0);
+        break;
+    case X_SSYNC:
+        xs_note(X, cuStreamSynchronize(s), 0);
+        if (o->out >= 0) /* the fake's device memory is the host's */
+            X->host = mix(X->host, *(const uint64_t *)(uintptr_t)X->buf[o->out]);
+        break;
+    case X_SQUERY: xs_note(X, cuStreamQuery(s), CUDA_ERROR_NOT_READY); break;
+    case X_EQUERY: xs_note(X, cuEventQuery(X->ev[o->ev]), CUDA_ERROR_NOT_READY); break;
+    case X_ESYNC:
+        if (o->by_step) {
+            CUresult q;
+            while ((q = cuEventQuery(X->ev[o->ev])) == CUDA_ERROR_NOT_READY)
+                ;
+            xs_note(X, q, 0);
+        } else {
+            xs_note(X, cuEventSynchronize(X->ev[o->ev]), 0);
+        }
+        if (o->out >= 0)
+            X->host = mix(X->host, *(const uint64_t *)(uintptr_t)X->buf[o->out]);
+        break;
+    case X_EDESTROY:
+        xs_note(X, cuEventDestroy_v2(X->ev[o->ev]), 0);
+        xs_note(X, cuEventCreate(&X->ev[o->ev], X->evflags[o->ev]), 0);
+        break;
+    }
+}
+
+static int xs_setup(struct xs *X)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    uint64_t init[XS_W];
+
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+        cuModuleLoadData(&mod, "xs") ||
+        fakecuda_define_kernel("fuzz_xs_mix", xs_kernel,
+                               (const size_t[]){sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(uint64_t), 0}) ||
+        cuModuleGetFunction(&X->k, mod, "fuzz_xs_mix"))
+        return 1;
+    for (int i = 0; i < X->ns; i++)
+        if (cuStreamCreate(&X->s[i], X->sflags[i]))
+            return 1;
+    for (int i = 0; i < XS_EVENTS; i++)
+        if (cuEventCreate(&X->ev[i], X->evflags[i]))
+            return 1;
+    for (int b = 0; b < XS_BUFS; b++) {
+        for (int w = 0; w < XS_W; w++)
+            init[w] = ((uint64_t)b * XS_W + (uint64_t)w + 1) * 0x9e3779b97f4a7c15ull;
+        if (cuMemAlloc_v2(&X->buf[b], sizeof init) || cuMemcpyHtoD_v2(X->buf[b], init, sizeof init))
+            return 1;
+    }
+    return 0;
+}
+
+/* The host's synchronize every M steps: each stream in turn, or the context. */
+static void xs_sync(struct xs *X)
+{
+    if (X->ctxsync) {
+        xs_note(X, cuCtxSynchronize(), 0);
+        return;
+    }
+    for (int i = 0; i < X->ns; i++)
+        xs_note(X, cuStreamSynchronize(X->s[i]), 0);
+}
+
+int fuzz_xs_main(int argc, char **argv)
+{
+    static struct xs X;
+    static const int everies[] = {1, 5, 20, 0};
+    uint64_t dig = 0, word[XS_W];
+
+    X.rng = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x9E3779B97F4A7C15ull + 41;
+    X.ns = 2 + (int)rnd(&X.rng, 3);
+    for (int i = 0; i < X.ns; i++)
+        X.sflags[i] = chance(&X.rng, 80) ? CU_STREAM_NON_BLOCKING : 0;
+    for (int i = 0; i < XS_EVENTS; i++)
+        X.evflags[i] = chance(&X.rng, 85) ? CU_EVENT_DISABLE_TIMING : 0;
+    X.steps = 20 + (int)rnd(&X.rng, 100);
+    X.every = everies[rnd(&X.rng, 4)];
+    X.ctxsync = chance(&X.rng, 30);
+    do {
+        X.n = 0;
+        xs_gen(&X);
+    } while (X.n > XS_MAX_OPS);
+    if (xs_setup(&X))
+        return fprintf(stderr, "fuzzprog xs: driver setup failed\n"), 2;
+    printf("xs seed %s streams %d ops %d steps %d synchronize every %d (%s)\n", argc > 2 ? argv[2] : "1", X.ns, X.n,
+           X.steps, X.every, X.ctxsync ? "context" : "streams");
+    for (long n = 0; n < X.steps; n++) {
+        for (int i = 0; i < X.n; i++)
+            xs_run_op(&X, &X.body[i], n);
+        if (X.every && n % X.every == X.every - 1)
+            xs_sync(&X);
+    }
+    xs_note(&X, cuCtxSynchronize(), 0);
+    for (int b = 0; b < XS_BUFS; b++) {
+        xs_note(&X, cuMemcpyDtoH_v2(word, X.buf[b], sizeof word), 0);
+        dig = mix_bytes(dig, word, sizeof word);
+    }
+    printf("digest %016llx host %016llx errors %ld\n", (unsigned long long)dig, (unsigned long long)X.host, X.errors);
+    return 0;
+}
