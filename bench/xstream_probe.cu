@@ -306,7 +306,7 @@ static void captured_event()
     CUgraphExec x = inst(g);
     if (!x) {
         fact("... after a launch; a new capture waits", fmt("end=%d, no graph to launch", end),
-             "after_end=0 query=0 wait=0 status=1 end=0");
+             "after_end=1 query=1 wait=1 status=2 end=901");
         if (g)
             cuGraphDestroy(g);
         drop(o, o2, e, NULL);
@@ -321,7 +321,7 @@ static void captured_event()
     st = status(o2);
     CUresult end2 = cuStreamEndCapture(o2, &g2);
     fact("... after a launch; a new capture waits", fmt("after_end=%d query=%d wait=%d status=%d end=%d", qa, ql, w,
-         st, end2), "after_end=0 query=0 wait=0 status=1 end=0");
+         st, end2), "after_end=1 query=1 wait=1 status=2 end=901");
     if (g2)
         cuGraphDestroy(g2);
     CU(cuGraphExecDestroy(x));

@@ -1278,7 +1278,13 @@ CUresult x_StreamWaitEvent(CUstream h, CUevent he, unsigned flags, int pt)
         }
         goto out;
     }
-    if (s->cap && e->recorded) {
+    if (s->cap && event_in_capture(e, 0)) {
+        /* last recorded in a capture that ended: a capture's wait on it gives 1
+         * and invalidates it (measured: "... after a launch; a new capture
+         * waits") */
+        capture_invalidate(s->cap);
+        rc = CUDA_ERROR_INVALID_VALUE;
+    } else if (s->cap && e->recorded) {
         /* waiting on a non-captured event from a capturing stream */
         capture_invalidate(s->cap);
         rc = CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
@@ -1423,7 +1429,8 @@ CUresult x_EventRecord(CUevent he, CUstream h, unsigned flags, int pt)
  * it cannot be waited for.  Measured (bench/xstream_probe.cu): a query of an
  * event last recorded in an active capture gives 907 and invalidates the
  * capture; then, and once it ended, the event gives 1 until it is recorded
- * again.  A query of an event last recorded by a record node
+ * again; so does an event last recorded in a capture that ended well, also
+ * after the graph's launch ("... after a launch; a new capture waits").  A query of an event last recorded by a record node
  * (CU_EVENT_RECORD_EXTERNAL) of an active capture gives 900 and invalidates
  * it.  A synchronize is taken to do as a query does. */
 static CUresult event_to_wait(CUevent he, struct event **out)
@@ -1434,7 +1441,7 @@ static CUresult event_to_wait(CUevent he, struct event **out)
     struct event *e = reg_get(he, K_EVENT);
     if (!e) {
         rc = CUDA_ERROR_INVALID_HANDLE;
-    } else if (event_in_capture(e, 0) && e->cap->invalidated) {
+    } else if (event_in_capture(e, 0) && (e->cap->invalidated || e->cap->status == CU_STREAM_CAPTURE_STATUS_NONE)) {
         rc = CUDA_ERROR_INVALID_VALUE;
     } else if (event_captured(e)) {
         capture_invalidate(e->cap);

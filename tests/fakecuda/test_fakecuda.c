@@ -1519,6 +1519,37 @@ Test(xstream, an_event_of_an_invalidated_capture_gives_1_until_recorded_again)
     cr_assert_eq(cuStreamEndCapture(k.o, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 }
 
+/* "... after a launch; a new capture waits": an event last recorded in a
+ * capture that ended well gives 1 to a query, also after the graph ran; a
+ * capture's wait on it gives 1 and invalidates that capture. */
+Test(xstream, an_event_recorded_in_an_ended_capture_gives_1_and_spoils_a_capture_waiting_on_it)
+{
+    struct fork k = fork_begin();
+    CUgraph g = NULL, g2 = (CUgraph)0x1;
+    CUgraphExec x;
+    CUstream t;
+    int three = 3;
+    void *a3[] = {&three};
+    CK(cuEventRecord(k.j, k.s));
+    CK(cuStreamWaitEvent(k.o, k.j, 0));
+    CK(cuEventRecord(k.j, k.o));
+    CK(cuStreamEndCapture(k.o, &g));
+    cr_assert_eq(cuEventQuery(k.j), CUDA_ERROR_INVALID_VALUE);
+    CK(cuGraphInstantiateWithFlags(&x, g, 0));
+    CK(cuGraphLaunch(x, k.o));
+    CK(cuStreamSynchronize(k.o));
+    cr_assert_eq(cuEventQuery(k.j), CUDA_ERROR_INVALID_VALUE);
+    CK(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture(t, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(cuLaunchKernel(k.mark, 1, 1, 1, 1, 1, 1, 0, t, a3, NULL));
+    cr_assert_eq(cuStreamWaitEvent(t, k.j, 0), CUDA_ERROR_INVALID_VALUE);
+    cr_assert_eq(capture_status(t), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cr_assert_eq(cuStreamEndCapture(t, &g2), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CK(cuEventRecord(k.j, k.o));
+    CK(cuEventSynchronize(k.j));
+    CK(cuEventQuery(k.j));
+}
+
 /* "external record in a capture": the record is a node, yet a query of its
  * event while the capture is active gives 900 and invalidates the capture; a
  * plain wait on it by another stream joins nothing. */
