@@ -16,11 +16,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build/cov}
-SECONDS_BUDGET=${SECONDS_BUDGET:-120}
+SECONDS_BUDGET=${SECONDS_BUDGET:-300}
 FUZZ_START=${FUZZ_START:-1}
 LOG_SEEDS=${COVERAGE_LOG_SEEDS:-400}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 INJECT=${COVERAGE_INJECT:-3}   # injected runs a seed (fuzzrun --inject; make fuzz-test runs 1)
+# The loop, step and period programs (a third of a seed's time) with every Nth
+# seed only: the same few rules each time; the seconds go to more programs.
+LOOPS_EVERY=${COVERAGE_LOOPS_EVERY:-4}
 OUTFILE=$BUILD/coverage.txt
 
 make -s --no-print-directory BUILD="$BUILD" GS_COVERAGE_BUILD=1 GS_QUIET=1 \
@@ -35,7 +38,7 @@ echo "coverage: fuzzing for ${SECONDS_BUDGET}s from seed $FUZZ_START over the co
 # The whole log in $BUILD/fuzz.log; a difference does not stop the table.
 fuzz_rc=0
 TMPDIR=$tmp "$BUILD/tests/fuzzrun" --jobs "$JOBS" --start "$FUZZ_START" --seconds "$SECONDS_BUDGET" \
-    --timeout 60 --max-threads 8 --inject "$INJECT" >"$BUILD/fuzz.log" || fuzz_rc=$?
+    --timeout 60 --max-threads 8 --inject "$INJECT" --loops-every "$LOOPS_EVERY" >"$BUILD/fuzz.log" || fuzz_rc=$?
 tail -n 20 "$BUILD/fuzz.log"
 
 # --- Lines and branches, per file ------------------------------------------
