@@ -1,6 +1,6 @@
 /*
 ** fuzz_sites.c: where a program's calls come from, as graphshim names the
-** sites of its bails (policy/stream/sites.c; tests/fuzz/README.md, "Sites").
+** sites of its bails (policy/stream/sites.c; tests/fuzz/README.md, "What the fuzzer reaches").
 **
 ** A C program of the driver API names no frame of its own (its functions are
 ** static) and loads no C++ runtime.  Programs of other kinds do: a C++ program
@@ -8,8 +8,8 @@
 ** Python loads PyTorch's libraries, libstdc++ among them, locally; a program
 ** linked with the static CUDA runtime calls through cuda* and __cuda*
 ** functions of its own, which graphshim counts as the CUDA libraries'.  A seed
-** draws how libstdc++ is there (fuzz_sites_begin), a thread through which of
-** these frames its ops are run (fuzz_via), and a kernel whether its name is
+** draws how libstdc++ is there (fuzz_sites_begin), a thread from which of
+** these frames its stream synchronizes come (fuzz_sync_via), and a kernel whether its name is
 ** mangled (fuzz_kernel_name).  None of it changes what the program prints but
 ** the kernels' names, alike with and without graphshim.
 */

@@ -237,7 +237,7 @@ int kernel_new(struct thr *t, int ks)
     if (idx >= MAX_KDEFS)
         return -1;
     struct kdesc *kd = &g_kd[idx];
-    char name[64];
+    char name[64], plain[48];
     unsigned c = rnd(g, 100);
     int want = c < 8 ? 0 : c < 60 ? 1 + (int)rnd(g, 8) : 9 + (int)rnd(g, MAX_PARAMS - 8);
     int bigk = t->memops && chance(g, 35), big = -1;   /* a large-parameter kernel; its struct */
@@ -286,7 +286,6 @@ int kernel_new(struct thr *t, int ks)
     }
     kd->total = off;
     kd->sizes[kd->n] = 0;
-    char plain[48];
     snprintf(plain, sizeof plain, "t%d_s%d_v%d", t->tid, ks, t->version[ks]++);
     fuzz_kernel_name(name, sizeof name, plain, kd->salt);
     if (chance(g, 10)) {
