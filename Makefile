@@ -39,7 +39,7 @@
 #   coverage   the lines and branches of policy/, interpose/ and driver/ that
 #              generated programs reach (a fuzz run over the test build with
 #              gcov's counters), and the hooks.def rows they call
-#              (scripts/coverage.sh; COVERAGE_SECONDS, default 120;
+#              (scripts/coverage.sh; COVERAGE_SECONDS, default 300;
 #              COVERAGE_INJECT injected faults a seed, default 3)
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
 #              that exist only to prove graphshim (GRAPHSHIM_TEST_FAULT)
@@ -275,7 +275,7 @@ $(BUILD)/test/graphshim: $(BUILD)/graphshim
 test-lib: $(BUILD)/test/libgraphshim.so $(BUILD)/test/graphshim
 
 # Coverage by generated programs alone: its own build tree, $(BUILD)/cov.
-COVERAGE_SECONDS ?= 120
+COVERAGE_SECONDS ?= 300
 .PHONY: coverage
 coverage: | criterion-check
 	BUILD=$(BUILD)/cov SECONDS_BUDGET=$(COVERAGE_SECONDS) bash scripts/coverage.sh

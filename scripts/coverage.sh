@@ -16,11 +16,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build/cov}
-SECONDS_BUDGET=${SECONDS_BUDGET:-120}
+SECONDS_BUDGET=${SECONDS_BUDGET:-300}
 FUZZ_START=${FUZZ_START:-1}
 LOG_SEEDS=${COVERAGE_LOG_SEEDS:-400}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 INJECT=${COVERAGE_INJECT:-3}   # injected runs a seed (fuzzrun --inject; make fuzz-test runs 1)
+# The loop, step and period programs (a third of a seed's time) with every Nth
+# seed only: the same few rules each time; the seconds go to more programs.
+LOOPS_EVERY=${COVERAGE_LOOPS_EVERY:-4}
 OUTFILE=$BUILD/coverage.txt
 
 make -s --no-print-directory BUILD="$BUILD" GS_COVERAGE_BUILD=1 GS_QUIET=1 \
@@ -32,8 +35,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gs-coverage.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 echo "coverage: fuzzing for ${SECONDS_BUDGET}s from seed $FUZZ_START over the coverage build ($BUILD)"
+# The whole log in $BUILD/fuzz.log; a difference does not stop the table.
+fuzz_rc=0
 TMPDIR=$tmp "$BUILD/tests/fuzzrun" --jobs "$JOBS" --start "$FUZZ_START" --seconds "$SECONDS_BUDGET" \
-    --timeout 60 --max-threads 8 --inject "$INJECT" | tail -n 20
+    --timeout 60 --max-threads 8 --inject "$INJECT" --loops-every "$LOOPS_EVERY" >"$BUILD/fuzz.log" || fuzz_rc=$?
+tail -n 20 "$BUILD/fuzz.log"
 
 # --- Lines and branches, per file ------------------------------------------
 # row NAME LINES_REACHED LINES BRANCHES_TAKEN BRANCHES: one line of the table.
@@ -101,3 +107,5 @@ printf '#define GS_HOOK(n, a, v, p, c, ...) ROW a c\n#define GS_HAND(n, a, v, p,
 cat "$OUTFILE.files" "$OUTFILE.rows" >"$OUTFILE"
 rm -f "$OUTFILE.files" "$OUTFILE.rows"
 echo "coverage: the table is in $OUTFILE, gcov's annotated sources in $BUILD/gcov/"
+[ "$fuzz_rc" -eq 0 ] || echo "coverage: the fuzzer found differences (exit $fuzz_rc): $BUILD/fuzz.log"
+exit "$fuzz_rc"

@@ -112,7 +112,7 @@ FUZZ_JOBS         ?= $(shell nproc)
 FUZZ_THREADS      ?= 8
 FUZZ_DEPS         := $(BUILD)/tests/fuzzprog $(BUILD)/tests/fuzzrun $(LIB) $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 
-FUZZPROG_SRC := tests/fuzz/fuzzprog.c tests/fuzz/fuzz_gen.c tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_xops.c tests/fuzz/fuzz_sched.c tests/fuzz/fuzz_loop.c tests/fuzz/fuzz_period.c tests/fuzz/fuzz_end.c tests/fuzz/fuzz_xs.c
+FUZZPROG_SRC := tests/fuzz/fuzzprog.c tests/fuzz/fuzz_gen.c tests/fuzz/fuzz_ops.c tests/fuzz/fuzz_xops.c tests/fuzz/fuzz_sched.c tests/fuzz/fuzz_loop.c tests/fuzz/fuzz_period.c tests/fuzz/fuzz_end.c tests/fuzz/fuzz_xs.c tests/fuzz/fuzz_sites.c
 $(BUILD)/tests/fuzzprog: $(FUZZPROG_SRC) tests/fuzz/fuzzprog.h tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $(FUZZPROG_SRC) -L$(BUILD)/fakecuda -lcuda -lpthread -ldl

@@ -1768,7 +1768,13 @@ CUresult x_MemFreeAsync(CUdeviceptr p, CUstream h, int pt)
             t.u.mf = p;
             rc = stream_submit(s, &t);
         } else {
-            if (fake_pending()) queue_complete(stream_target(s)); /* freed in stream order */
+            /* freed in stream order: after the stream's work, and on a blocking
+             * stream after the legacy stream's earlier work too (an action of a
+             * blocking stream waits on it) */
+            uint64_t upto = stream_target(s);
+            if (blocking(s) && s->ctx && s->ctx->legacy && s->ctx->legacy->last_seq > upto)
+                upto = s->ctx->legacy->last_seq;
+            if (fake_pending()) queue_complete(upto);
             rc = mem_free_raw(p);
         }
     }

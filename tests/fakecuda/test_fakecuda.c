@@ -2129,6 +2129,24 @@ Test(pending, a_blocking_stream_waits_for_legacy_work_before_its_own_ops, .init 
     cr_assert_eq(*out, 3, "a blocking stream's op runs after the legacy work before it");
 }
 
+/* A stream-ordered free is an action of its stream: on a blocking stream it
+** waits for the legacy stream's earlier work, which may still use the memory. */
+Test(pending, a_free_on_a_blocking_stream_waits_for_earlier_legacy_work, .init = pending3)
+{
+    setup();
+    CUdeviceptr p;
+    CUstream blk;
+    CK(cuStreamCreate(&blk, 0));
+    CUstream on[] = {CU_STREAM_PER_THREAD, blk};
+    for (int i = 0; i < 2; i++) {
+        CK(cuMemAllocAsync(&p, 4096, on[i]));
+        CK(cuStreamSynchronize(on[i]));
+        CK(cuMemsetD8Async(p, 0x5a, 4096, CU_STREAM_LEGACY)); /* pending */
+        CK(cuMemFreeAsync(p, on[i]));
+        cr_assert_eq(cuCtxSynchronize(), CUDA_SUCCESS, "the legacy memset ran on freed memory (stream %d)", i);
+    }
+}
+
 Test(pending, a_stream_waits_for_the_events_it_waits_on, .init = pending3)
 {
     setup();

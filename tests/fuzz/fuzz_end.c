@@ -90,6 +90,16 @@ void fuzz_end_begin(uint64_t seed)
         fprintf(stderr, "fuzzprog: FUZZ_END=%s: not seed or one of the ends\n", v);
         exit(2);
     }
+    /* A program started in the background of a shell inherits SIGINT and
+    ** SIGQUIT ignored, and any parent may block signals: the ends begin from
+    ** the dispositions of a program started at a terminal. */
+    sigset_t ends;
+    sigemptyset(&ends);
+    for (int i = 0; i < 3; i++) {
+        signal((int[]){SIGTERM, SIGINT, SIGHUP}[i], SIG_DFL);
+        sigaddset(&ends, (int[]){SIGTERM, SIGINT, SIGHUP}[i]);
+    }
+    sigprocmask(SIG_UNBLOCK, &ends, NULL);
     /* what the program does with its signals before its first CUDA call */
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);

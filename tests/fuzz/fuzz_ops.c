@@ -454,7 +454,7 @@ static void run_sync(struct thr *t, const struct op *o, const struct api *a, CUs
         RC(a->LaunchHostFunc(s, host_fn, host_arg(t, o)));
         break;
     case OP_SSYNC:
-        RC(a->StreamSynchronize(s));
+        RC(t->site ? fuzz_sync_via(t->site, a->StreamSynchronize, s) : a->StreamSynchronize(s));
         observe_host(t, o->s, o->owned, "ssync");
         break;
     case OP_ESYNC:

@@ -237,7 +237,7 @@ int kernel_new(struct thr *t, int ks)
     if (idx >= MAX_KDEFS)
         return -1;
     struct kdesc *kd = &g_kd[idx];
-    char name[64];
+    char name[64], plain[48];
     unsigned c = rnd(g, 100);
     int want = c < 8 ? 0 : c < 60 ? 1 + (int)rnd(g, 8) : 9 + (int)rnd(g, MAX_PARAMS - 8);
     int bigk = t->memops && chance(g, 35), big = -1;   /* a large-parameter kernel; its struct */
@@ -286,7 +286,8 @@ int kernel_new(struct thr *t, int ks)
     }
     kd->total = off;
     kd->sizes[kd->n] = 0;
-    snprintf(name, sizeof name, "t%d_s%d_v%d", t->tid, ks, t->version[ks]++);
+    snprintf(plain, sizeof plain, "t%d_s%d_v%d", t->tid, ks, t->version[ks]++);
+    fuzz_kernel_name(name, sizeof name, plain, kd->salt);
     if (chance(g, 10)) {
         /* A layout over the driver's limit is refused. */
         size_t big[] = {8, PARAM_BYTES_MAX, 0};
@@ -438,6 +439,7 @@ static void *thread_main(void *p)
     if (t->xops && chance(&x, 30))
         ctx2_make(t);
     t->rotate = t->xops && chance(&x, 25) ? 2 + (int)rnd(&x, 2) : 0;
+    t->site = (int)((s >> 7) % 5);   /* apart from the generators */
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
     fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,
@@ -478,6 +480,7 @@ int main(int argc, char **argv)
     }
     g_seed = strtoull(argv[1], NULL, 0);
     fuzz_end_begin(g_seed);
+    fuzz_sites_begin(g_seed);
     uint64_t s = g_seed;
     nthreads = chance(&s, 50) ? 1 : 2 + (int)rnd(&s, MAX_THREADS - 1);
     if (argc == 3 && nthreads > atoi(argv[2]))

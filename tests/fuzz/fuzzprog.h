@@ -170,6 +170,7 @@ struct thr {
     int nbody, iters;
     int use_proc;                 /* entry points from cuGetProcAddress */
     int main_stream;              /* the stream most ops go to */
+    int site;                     /* the frames its stream synchronizes come from (fuzz_sync_via), or 0 */
 };
 
 
@@ -277,6 +278,11 @@ void sched_init(int threads);
 void sched_enter(const struct thr *t);
 void sched_turn(const struct thr *t);
 void sched_leave(const struct thr *t);
+
+/* fuzz_sites.c: the frames and names graphshim's bail sites see */
+void fuzz_sites_begin(uint64_t seed);
+void fuzz_kernel_name(char *name, size_t len, const char *plain, uint64_t salt);
+CUresult fuzz_sync_via(int how, CUresult (*fn)(CUstream), CUstream s);
 
 /* fuzz_xops.c */
 void gen_xop(struct thr *t, struct gen *g, int s);

@@ -3,6 +3,7 @@
 **
 **   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] [--jobs J]
 **           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]
+**           [--loops-every N]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
 ** have passed (or --count seeds ran: a fixed range; --first: until the first
@@ -18,7 +19,9 @@
 ** (FAKECUDA_FAIL, tests/fakecuda/README.md): the output must be the same, and
 ** a failed capture, instantiation or graph launch must show in the report.
 ** --inject-only skips the plain settings; --inject-all also fails calls whose
-** failures show faults not fixed yet (shim_calls' open).  A difference (a timeout included) is
+** failures show faults not fixed yet (shim_calls' open); --loops-every N runs
+** the loop programs with every Nth seed only (make coverage: they reach the
+** same few rules from seed to seed).  A difference (a timeout included) is
 ** printed with the seed, the setting, the fault and a diff.  At the end it
 ** prints how many programs ran and differed, and, per setting, how much the
 ** engine did (sums from the GRAPHSHIM_REPORT of each run), so that one can see
@@ -67,6 +70,7 @@ static char g_max_threads[16] = "8";   /* passed on to fuzzprog */
 int g_inject_all;
 static int g_inject = 1, g_inject_only;
 static int g_loops_only; /* --loops: the loop programs' time settings alone */
+static long g_loops_every = 1; /* --loops-every N: the loop programs with every Nth seed only */
 static int g_free;   /* --free: threads run free, host clocks (no run is like another) */
 
 static double now(void)
@@ -357,7 +361,7 @@ static int run_seed(long seed, int verbose)
         diffs += shim_run(seed, argv, &own, &settings[i], i, NULL, 0, verbose);
         run_free(&own);
     }
-    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
+    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free && seed % g_loops_every == 0; i++)
         diffs += loop_run(seed, &loop_settings[i]);
     if (g_inject) {
         struct plain_log log = {argv, NULL};
@@ -394,7 +398,8 @@ static void worker(long start, long count, int first, double deadline)
 static void usage(void)
 {
     fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] "
-                    "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]\n");
+                    "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops] "
+                    "[--loops-every N]\n");
     exit(2);
 }
 
@@ -440,6 +445,8 @@ static void parse_args(int argc, char **argv, struct args *o)
             g_timeout = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--inject"))
             g_inject = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--loops-every") && atol(argv[i + 1]) > 0)
+            g_loops_every = atol(argv[++i]);
         else
             usage();
     }
