@@ -197,6 +197,7 @@ torch_resnet    py  -   >0   -
 torch_encoder   py  -   >0   -
 torch_cnn_train py  -   any  -
 torch_decode    py  -   any  -
+torch_bail_sites py -   any  -
 jax_tanh        py  -   >0   -
 cupy_loop       py  -   >0   -
 loop_body       cu  eq  body>0 -

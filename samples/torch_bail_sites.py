@@ -2,7 +2,7 @@
 """torch_bail_sites: a step of elementwise ops that a call of the program cuts
 in the middle, for the report's bail sites (GRAPHSHIM_BAIL_SITES, docs/report.md):
 
-  item   every 4th step reads a value back with .item() in its middle (a
+  item   (the default) every 4th step reads a value back with .item() in its middle (a
          copy to the host and a synchronize: PyTorch's
          at::native::_local_scalar_dense_cuda)
   alloc  every 3rd step empties the caching allocator's cache in its middle,
@@ -25,7 +25,7 @@ from torch_util import require_cuda, sha256_of  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["item", "alloc"])
+    ap.add_argument("mode", nargs="?", default="item", choices=["item", "alloc"])
     ap.add_argument("--iters", type=int, default=200)
     args = ap.parse_args()
     require_cuda("torch_bail_sites")
