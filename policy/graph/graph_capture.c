@@ -71,27 +71,36 @@ static CUstream private_stream(CUcontext ctx)
     return p;
 }
 
-/* The private stream of member k of a group (k >= 1), or its event i, for the
+/* The slot of this thread's private capture stream p (-1: none). */
+static int private_slot(CUstream p)
+{
+    for (int i = 0; i < nprivs; i++)
+        if (privs[i].stream == p)
+            return i;
+    return -1;
+}
+
+/* The private stream of member k of a group (k >= 1), or its event j, for the
 ** capture on private stream p (made at first need); NULL where none could be. */
 static CUstream private_member(CUstream p, uint32_t k)
 {
-    for (int i = 0; i < nprivs; i++)
-        if (privs[i].stream == p) {
-            if (!privs[i].mem[k] && GS_REAL(cuStreamCreate)(&privs[i].mem[k], CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
-                privs[i].mem[k] = NULL;
-            return privs[i].mem[k];
-        }
-    return NULL;
+    int i = private_slot(p);
+
+    if (i < 0)
+        return NULL;
+    if (!privs[i].mem[k] && GS_REAL(cuStreamCreate)(&privs[i].mem[k], CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+        privs[i].mem[k] = NULL;
+    return privs[i].mem[k];
 }
 static CUevent private_event(CUstream p, uint32_t j)
 {
-    for (int i = 0; i < nprivs; i++)
-        if (privs[i].stream == p) {
-            if (!privs[i].ev[j] && GS_REAL(cuEventCreate)(&privs[i].ev[j], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-                privs[i].ev[j] = NULL;
-            return privs[i].ev[j];
-        }
-    return NULL;
+    int i = private_slot(p);
+
+    if (i < 0)
+        return NULL;
+    if (!privs[i].ev[j] && GS_REAL(cuEventCreate)(&privs[i].ev[j], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        privs[i].ev[j] = NULL;
+    return privs[i].ev[j];
 }
 
 void gs__graph_reset(void)

@@ -143,20 +143,28 @@ Test(order, the_legacy_stream_is_a_barrier_for_blocking_streams, .init = deps0)
     RAN("1 2 3 7 6 4");
 }
 
+/* Two non-blocking streams *a, *b and an executable of nmarks marks 10, 11, ... */
+static CUgraphExec marks_graph(CUfunction f, int nmarks, CUstream *a, CUstream *b)
+{
+    CUstream cap;
+    CUgraph g;
+    CUgraphExec x;
+    CK(cuStreamCreate(a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(b, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&cap, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamBeginCapture(cap, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int i = 0; i < nmarks; i++)
+        mark(f, 10 + i, cap);
+    CK(cuStreamEndCapture(cap, &g));
+    CK(cuGraphInstantiate(&x, g, 0));
+    return x;
+}
+
 Test(order, a_graph_launch_runs_as_one_unit_of_its_stream, .init = deps7)
 {
     CUfunction f = setup();
-    CUstream a, b, cap;
-    CUgraph g;
-    CUgraphExec x;
-    CK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamCreate(&cap, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamBeginCapture(cap, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    mark(f, 10, cap);
-    mark(f, 11, cap);
-    CK(cuStreamEndCapture(cap, &g));
-    CK(cuGraphInstantiate(&x, g, 0));
+    CUstream a, b;
+    CUgraphExec x = marks_graph(f, 2, &a, &b);
     for (int i = 0; i < 8; i++) {
         CK(cuGraphLaunch(x, a));
         mark(f, 12, a);
@@ -183,16 +191,8 @@ Test(order, a_graph_launch_runs_as_one_unit_of_its_stream, .init = deps7)
 Test(order, launches_of_one_executable_follow_each_other_across_streams, .init = deps0)
 {
     CUfunction f = setup();
-    CUstream a, b, cap;
-    CUgraph g;
-    CUgraphExec x;
-    CK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamCreate(&cap, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamBeginCapture(cap, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    mark(f, 10, cap);
-    CK(cuStreamEndCapture(cap, &g));
-    CK(cuGraphInstantiate(&x, g, 0));
+    CUstream a, b;
+    CUgraphExec x = marks_graph(f, 1, &a, &b);
     mark(f, 1, a);
     CK(cuGraphLaunch(x, a));
     CK(cuGraphLaunch(x, b)); /* after a's launch, so after a's 1 too */
