@@ -171,3 +171,28 @@ Test(xstream, another_threads_wait_on_a_held_record_ends_the_group, .timeout = 6
     launches("xthread", (const char *const[]){"GRAPHSHIM_XSTREAM=1", NULL});
     launches("xthread", (const char *const[]){"GRAPHSHIM_XSTREAM=1", "FAKECUDA_PENDING=2", NULL});
 }
+
+/* An untimed event the origin records inside a group (not a fork event) is
+** recorded again after the group's graph: its synchronize then waits for the
+** graph (FAKECUDA_PENDING: the graph's work is still pending), and the host
+** reads what the steps wrote. */
+Test(xstream, an_origin_event_completes_after_the_groups_graph, .timeout = 60)
+{
+    launches("dsync", (const char *const[]){"GRAPHSHIM_XSTREAM=1", "FAKECUDA_PENDING=2", NULL});
+}
+
+/* A blocking stream never joins a non-blocking origin's group: the legacy
+** stream's next op must wait for its work, which the legacy rule could not
+** see held in the origin's group. */
+Test(xstream, a_blocking_stream_is_no_member_of_a_non_blocking_origin, .timeout = 60)
+{
+    launches("legacy", (const char *const[]){"GRAPHSHIM_XSTREAM=1", NULL});
+}
+
+/* A member's one kernel whose argument changes every step: the node set in
+** place before each replay is its own, not the origin's kernel before it. */
+Test(xstream, a_members_changed_argument_sets_its_own_node, .timeout = 60)
+{
+    long on = launches("args", (const char *const[]){"GRAPHSHIM_XSTREAM=1", NULL});
+    cr_assert(on >= 1, "the group was never replayed (%ld graph launches): the test tests nothing", on);
+}

@@ -7,7 +7,7 @@
 ** Each iteration runs 20 steps and synchronizes; then prints a hash of every
 ** buffer, which depends on every launch and on their order.  Run without
 ** graphshim it prints the right values; under graphshim it must print the same.
-** Both streams are non-blocking; only the events order them.
+** The streams are non-blocking (but M in legacy); only the events order them.
 **
 **   fork       a step: O k0(A); O records E1; M waits E1; M k1(B, A), k2(B);
 **              M records E2; O waits E2; O k3(A, B)
@@ -30,6 +30,14 @@
 **              record of E1, another thread waits on E1 on a stream of its own
 **              P, runs k(C, A) there and synchronizes P: C must see that
 **              step's A (the group's held work goes out before the wait)
+**   dsync      fork, then after the 20 steps O records an untimed event D, the
+**              host synchronizes D and reads A: D's record, held in the
+**              group, made again after its graph, must complete after it
+**   legacy     fork with M blocking (O non-blocking: M may not be a member),
+**              then after the 20 steps k(C, B) on the legacy stream, which
+**              waits for M's work, and a synchronize of the legacy stream
+**   args       fork, but M runs k1 alone, with an argument that changes every
+**              step (the node set in place must be k1's, not O's k0)
 **
 ** Kernels are fake-driver host functions (tests/fakecuda/fakecuda.h).
 */
@@ -60,7 +68,7 @@ FAKECUDA_KERNEL(xmix, sizeof(uint64_t *), sizeof(uint64_t *), sizeof(uint64_t))
 
 static CUfunction kmix;
 static CUstream so, sm, sn, sp;
-static CUevent e1, e2, e3;
+static CUevent e1, e2, e3, ed;
 static CUdeviceptr A, B, C;
 static uint64_t peek; /* what the host read of B after a member's synchronize (msync) */
 
@@ -79,10 +87,18 @@ static void *other_thread(void *ctx)
     return NULL;
 }
 
-/* One step; msync: the host synchronizes M in its middle; xthread: another
-** thread waits on E1 after its record. */
-static void step(int two, int msync, int xthread)
+/* A scenario's switches (main's table). */
+static struct scenario {
+    const char *name;
+    int two, msync, xthread, args;
+} sc;
+
+/* Step r of iteration it; msync: the host synchronizes M in its middle;
+** xthread: another thread waits on E1 after its record. */
+static void step(int it, int r)
 {
+    int two = sc.two, mid = (it == 2 || it == 4) && r == 9, msync = sc.msync && mid, xthread = sc.xthread && mid;
+
     mix(so, A, A, 0);
     CHECK(cuEventRecord(e1, so));
     if (xthread) {
@@ -95,14 +111,15 @@ static void step(int two, int msync, int xthread)
     CHECK(cuStreamWaitEvent(sm, e1, 0));
     if (two)
         CHECK(cuStreamWaitEvent(sn, e1, 0));
-    mix(sm, B, A, 1);
+    mix(sm, B, A, sc.args ? 100 + (uint64_t)(it * STEPS + r) : 1);
     if (two)
         mix(sn, C, A, 4);
     if (msync) {
         CHECK(cuStreamSynchronize(sm));
         peek = peek * 31 + *(const uint64_t *)(uintptr_t)B; /* the fake's memory is the host's */
     }
-    mix(sm, B, B, 2);
+    if (!sc.args)
+        mix(sm, B, B, 2);
     CHECK(cuEventRecord(e2, sm));
     if (two)
         CHECK(cuEventRecord(e3, sn));
@@ -124,22 +141,14 @@ static void print(int it)
     printf("xsprog %d %016llx %016llx\n", it, (unsigned long long)h, (unsigned long long)peek);
 }
 
-static void iteration(const char *name, int it)
+static void iteration(int it)
 {
-    int two = strcmp(name, "fork2") == 0, msync = strcmp(name, "msync") == 0, xt = strcmp(name, "xthread") == 0;
+    const char *name = sc.name;
 
-    static const char *const names[] = {"fork", "fork2", "msync", "later", "before", "evsync", "xthread"};
-    int known = 0;
-    for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
-        known |= strcmp(name, names[i]) == 0;
-    if (!known) {
-        fprintf(stderr, "usage: xsprog SCENARIO [ITERS]\n");
-        exit(2);
-    }
     if (strcmp(name, "before") == 0)
         mix(sm, B, C, 6);
     for (int r = 0; r < STEPS; r++)
-        step(two, msync && (it == 2 || it == 4) && r == 9, xt && (it == 2 || it == 4) && r == 9);
+        step(it, r);
     if (strcmp(name, "later") == 0) {
         CUresult q = cuStreamQuery(so);
         if (q != CUDA_SUCCESS && q != CUDA_ERROR_NOT_READY)
@@ -149,9 +158,16 @@ static void iteration(const char *name, int it)
     } else if (strcmp(name, "evsync") == 0) {
         CHECK(cuEventSynchronize(e2));
         peek = peek * 31 + *(const uint64_t *)(uintptr_t)B;
+    } else if (strcmp(name, "dsync") == 0) {
+        CHECK(cuEventRecord(ed, so));
+        CHECK(cuEventSynchronize(ed));
+        peek = peek * 31 + *(const uint64_t *)(uintptr_t)A;
+    } else if (strcmp(name, "legacy") == 0) {
+        mix(CU_STREAM_LEGACY, C, B, 7);
+        CHECK(cuStreamSynchronize(CU_STREAM_LEGACY));
     }
     CHECK(cuStreamSynchronize(so));
-    if (two)
+    if (sc.two)
         CHECK(cuStreamSynchronize(sn));
     CHECK(cuStreamSynchronize(sm));
 }
@@ -174,8 +190,18 @@ int main(int argc, char **argv)
     CUmodule m;
     int iters = argc > 2 ? atoi(argv[2]) : 8;
 
-    if (argc < 2)
+    static const struct scenario table[] = {
+        {"fork", 0, 0, 0, 0},  {"fork2", 1, 0, 0, 0},  {"msync", 0, 1, 0, 0}, {"later", 0, 0, 0, 0},
+        {"before", 0, 0, 0, 0}, {"evsync", 0, 0, 0, 0}, {"xthread", 0, 0, 1, 0}, {"dsync", 0, 0, 0, 0},
+        {"legacy", 0, 0, 0, 0}, {"args", 0, 0, 0, 1},
+    };
+    for (unsigned i = 0; argc >= 2 && i < sizeof table / sizeof *table; i++)
+        if (strcmp(argv[1], table[i].name) == 0)
+            sc = table[i];
+    if (!sc.name) {
+        fprintf(stderr, "usage: xsprog SCENARIO [ITERS]\n");
         return 2;
+    }
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&d, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
@@ -184,14 +210,15 @@ int main(int argc, char **argv)
     CHECK(cuModuleGetFunction(&kmix, m, "xmix"));
     A = seeded(1), B = seeded(2), C = seeded(3);
     CHECK(cuStreamCreate(&so, CU_STREAM_NON_BLOCKING));
-    CHECK(cuStreamCreate(&sm, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&sm, strcmp(sc.name, "legacy") == 0 ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING));
     CHECK(cuStreamCreate(&sn, CU_STREAM_NON_BLOCKING));
     CHECK(cuStreamCreate(&sp, CU_STREAM_NON_BLOCKING));
     CHECK(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventCreate(&e3, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuEventCreate(&ed, CU_EVENT_DISABLE_TIMING));
     for (int it = 0; it < iters; it++) {
-        iteration(argv[1], it);
+        iteration(it);
         print(it);
     }
     printf("graph_launches %ld\n", fakecuda_count("graph_launches"));
