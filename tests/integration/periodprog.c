@@ -161,18 +161,7 @@ static void scenario(const char *name, int it)
     }
 }
 
-/* A new buffer of W words, each its own from seed. */
-static CUdeviceptr seeded(uint64_t seed)
-{
-    uint64_t v[W];
-    CUdeviceptr p;
-
-    for (int w = 0; w < W; w++)
-        v[w] = (seed * W + (uint64_t)w + 1) * 0x9e3779b97f4a7c15ull;
-    CHECK(cuMemAlloc_v2(&p, sizeof v));
-    CHECK(cuMemcpyHtoD_v2(p, v, sizeof v));
-    return p;
-}
+static CUdeviceptr seeded(uint64_t seed) { return seeded_words(seed, W); }
 
 int main(int argc, char **argv)
 {
