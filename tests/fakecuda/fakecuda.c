@@ -1772,7 +1772,7 @@ CUresult x_MemFreeAsync(CUdeviceptr p, CUstream h, int pt)
              * stream after the legacy stream's earlier work too (an action of a
              * blocking stream waits on it) */
             uint64_t upto = stream_target(s);
-            if (blocking(s) && s->ctx && s->ctx->legacy && s->ctx->legacy->last_seq > upto)
+            if (stream_blocking(s) && s->ctx && s->ctx->legacy && s->ctx->legacy->last_seq > upto)
                 upto = s->ctx->legacy->last_seq;
             if (fake_pending()) queue_complete(upto);
             rc = mem_free_raw(p);
