@@ -21,7 +21,8 @@
 ** --inject-only skips the plain settings; --inject-all also fails calls whose
 ** failures show faults not fixed yet (shim_calls' open); --loops-every N runs
 ** the loop programs with every Nth seed only (make coverage: they reach the
-** same few rules from seed to seed).  A difference (a timeout included) is
+** same few rules from seed to seed), the programs across streams with every
+** seed still.  A difference (a timeout included) is
 ** printed with the seed, the setting, the fault and a diff.  At the end it
 ** prints how many programs ran and differed, and, per setting, how much the
 ** engine did (sums from the GRAPHSHIM_REPORT of each run), so that one can see
@@ -361,8 +362,10 @@ static int run_seed(long seed, int verbose)
         diffs += shim_run(seed, argv, &own, &settings[i], i, NULL, 0, verbose);
         run_free(&own);
     }
-    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free && seed % g_loops_every == 0; i++)
-        diffs += loop_run(seed, &loop_settings[i]);
+    /* the programs across streams with every seed: short, and each reaches rules others do not */
+    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
+        if (seed % g_loops_every == 0 || loop_settings[i].kind == LOOP_XS)
+            diffs += loop_run(seed, &loop_settings[i]);
     if (g_inject) {
         struct plain_log log = {argv, NULL};
         const char *t = strstr(base.out, " threads ");
