@@ -62,6 +62,7 @@ struct shared {
     long injected, landed;         /* injected runs, and those whose fault met a call */
     long loops;                    /* loop programs run under a time setting */
     long landed_by[NSHIM + NSHARED];
+    long xs_injected, xs_landed_by[NXS_PATHS]; /* the programs across streams' faults */
 };
 
 static struct shared *g;
@@ -282,13 +283,49 @@ static void loop_difference(long seed, const struct loop_setting *ls, const char
     printf(" GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual FAKECUDA_STATS=stats\n");
 }
 
+/* Injected run k of the program across streams of seed under ls: one of
+** graphshim's own calls in a group's paths fails (fuzz_xinject.c, drawn from
+** shim's call log); the output and the status must be base's.  env (n
+** entries, the shim run's less its call log) and argv: the shim run's. */
+static int xs_inject_run(long seed, const struct loop_setting *ls, int k, const struct run *base,
+                         const struct run *shim, const char **env, int n, const char *const *argv)
+{
+    char spec[160], fail[200], *log = run_file(shim, "calls.log");
+    int path = xs_draw_fault(seed, k, log, spec, sizeof spec), d = 0;
+    struct run r;
+
+    free(log);
+    if (path < 0)
+        return 0;
+    snprintf(fail, sizeof fail, "FAKECUDA_FAIL=%s", spec);
+    env[n++] = fail;
+    env[n] = NULL;
+    run_prog(&r, 1, env, argv, g_timeout);
+    pthread_mutex_lock(&g->lock);
+    g->xs_injected++;
+    if (strstr(r.err, "fakecuda: injected"))
+        g->xs_landed_by[path]++;
+    if (r.status != base->status || strcmp(r.out, base->out) != 0) {
+        struct setting st = {ls->name, {NULL}, 0};
+        report_difference(seed, &st, spec, xs_paths[path], base, &r);
+        printf("  program across streams: build/tests/fuzzprog xs %ld under", seed);
+        for (int i = 0; env[i]; i++)
+            printf(" %s", env[i]);
+        printf("\n");
+        d = 1;
+    }
+    pthread_mutex_unlock(&g->lock);
+    run_free(&r);
+    return d;
+}
+
 /* The loop program of seed under one time setting (fuzz_oracle.h), without
 ** and with graphshim: the same output, accounts that agree, and the time the
 ** setting allows.  Returns 1 for a difference. */
 static int loop_run(long seed, const struct loop_setting *ls)
 {
     char arg[32], why[400];
-    const char *env[12];
+    const char *env[16];
     int n = 0, d = 0;
     struct run base, r;
 
@@ -310,6 +347,8 @@ static int loop_run(long seed, const struct loop_setting *ls)
     }
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
     env[n] = NULL;
+    if (ls->kind == LOOP_XS && g_inject)
+        env[n++] = "FAKECUDA_LOG=@/calls.log", env[n] = NULL; /* graphshim's calls, for the faults */
     run_prog(&r, 1, env, argv, g_timeout);
     char *json = run_file(&r, "report.json"), *bs = run_file(&base, "stats"), *ss = run_file(&r, "stats");
     pthread_mutex_lock(&g->lock);
@@ -322,6 +361,9 @@ static int loop_run(long seed, const struct loop_setting *ls)
         loop_difference(seed, ls, why, &base, &r), d = 1;
     pthread_mutex_unlock(&g->lock);
     free(json), free(bs), free(ss);
+    if (ls->kind == LOOP_XS && !d)
+        for (int k = 0; k < g_inject; k++)
+            d += xs_inject_run(seed, ls, k, &base, &r, env, n - 1, argv);
     run_free(&base), run_free(&r);
     return d;
 }
@@ -512,6 +554,12 @@ int main(int argc, char **argv)
     }
     if (g->loops)
         printf("  loop programs    %ld runs under the time settings, each without and with graphshim\n", g->loops);
+    if (g->xs_injected) {
+        printf("  faults in the programs across streams: %ld runs, met per path:", g->xs_injected);
+        for (int i = 0; i < NXS_PATHS; i++)
+            printf("%s %s %ld", i ? "," : "", xs_paths[i], g->xs_landed_by[i]);
+        printf("\n");
+    }
     if (g->injected) {
         printf("  injected faults: %ld runs, %ld met a call of graphshim's (", g->injected, g->landed);
         for (int i = 0; i < NSHIM + NSHARED; i++)

@@ -59,4 +59,12 @@ struct plain_log {
 ** log, for the shared rows. */
 int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec, size_t len, int *setting);
 
+/* The faults of the programs across streams (fuzz_xinject.c): injected run k
+** of seed fails one of graphshim's own calls in a group's paths, drawn from
+** the call log of its run with graphshim (log); the FAKECUDA_FAIL into spec.
+** Returns the path (xs_paths), or -1 where the log has none of them. */
+enum { NXS_PATHS = 9 };
+extern const char *const xs_paths[NXS_PATHS];
+int xs_draw_fault(long seed, int k, const char *log, char *spec, size_t len);
+
 #endif
