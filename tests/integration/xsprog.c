@@ -24,6 +24,11 @@
 **   evsync     fork, then after the 20 steps the host synchronizes E2 (the
 **              group's end) and reads B: E2's record, made again after the
 **              group's graph, must complete after it
+**   hostfn     fork, then after the 20 steps a host function on O (the
+**              group's end: its graph launched, nothing waited for) and the
+**              host synchronizes E2 and reads B: E2's record, made again after
+**              the graph (or where that fails, the graph waited for), must
+**              complete after it
 **   msync      fork, but in iterations 2 and 4 the host synchronizes M in the
 **              middle of the 10th step (after k1, before E2): the group ends
 **   xthread    fork, but in iterations 2 and 4, right after the 10th step's
@@ -124,11 +129,13 @@ static void print(int it)
     printf("xsprog %d %016llx %016llx\n", it, (unsigned long long)h, (unsigned long long)peek);
 }
 
+static void nop(void *p) { (void)p; }
+
 static void iteration(const char *name, int it)
 {
     int two = strcmp(name, "fork2") == 0, msync = strcmp(name, "msync") == 0, xt = strcmp(name, "xthread") == 0;
 
-    static const char *const names[] = {"fork", "fork2", "msync", "later", "before", "evsync", "xthread"};
+    static const char *const names[] = {"fork", "fork2", "msync", "later", "before", "evsync", "xthread", "hostfn"};
     int known = 0;
     for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
         known |= strcmp(name, names[i]) == 0;
@@ -146,7 +153,9 @@ static void iteration(const char *name, int it)
             CHECK(q);
         mix(sm, C, B, 5);
         CHECK(cuStreamSynchronize(sm)); /* before O's: nothing else runs the group's graph first */
-    } else if (strcmp(name, "evsync") == 0) {
+    } else if (strcmp(name, "evsync") == 0 || strcmp(name, "hostfn") == 0) {
+        if (name[0] == 'h')
+            CHECK(cuLaunchHostFunc(so, nop, NULL));
         CHECK(cuEventSynchronize(e2));
         peek = peek * 31 + *(const uint64_t *)(uintptr_t)B;
     }
