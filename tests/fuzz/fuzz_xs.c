@@ -51,7 +51,7 @@ struct xop {
 
 struct xs {
     uint64_t rng;
-    int ns, steps, every, ctxsync, specials;
+    int ns, steps, every, ctxsync, specials, last_ev;
     unsigned sflags[XS_STREAMS], evflags[XS_EVENTS];
     CUstream s[XS_STREAMS + 2], cs; /* cs: the program's own capture's */
     CUevent ev[XS_EVENTS];
@@ -107,6 +107,7 @@ static int xs_need(struct xs *X, int s, int b)
         if (X->owner[i] == o->s)
             X->evmask[o->ev] |= 1u << i;
     X->owner[b] = s;
+    X->last_ev = o->ev;
     return 0;
 }
 
@@ -189,6 +190,18 @@ static void xs_gen_op(struct xs *X)
     /* a record from another thread: the thread that issues the origin's ops
     ** no longer makes it */
     o->thread = kind == X_RECORD && s != X->ns + 1 && chance(&X->rng, 20);
+    if (kind == X_HOSTFN && chance(&X->rng, 50) && X->evmask[X->last_ev]) {
+        /* the host then waits for the last handoff's event (a group's end
+        ** that waits for nothing, then its event) and reads what it follows */
+        struct xop *w = xs_add(X, X_ESYNC, s);
+        if (w) {
+            w->every = o->every;
+            w->ev = X->last_ev;
+            w->by_step = chance(&X->rng, 50);
+            for (w->out = 0; !((X->evmask[w->ev] >> w->out) & 1); w->out++)
+                ;
+        }
+    }
 }
 
 static void xs_gen(struct xs *X)
