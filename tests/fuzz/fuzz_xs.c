@@ -21,7 +21,9 @@
 ** an event), a kernel or a handoff's wait issued from another thread, a
 ** kernel on the legacy or the per-thread stream, the program's own capture
 ** around the next op, the context pushed and popped, a module loaded and
-** unloaded.  With up to 6 streams and 12 event slots, a group may find no
+** unloaded, a fan-out (up to 10 events recorded on one stream, every other
+** stream waiting on one), records with flags 0 (cuEventRecordWithFlags) and
+** interprocess events.  With up to 6 streams and 12 event slots, a group may find no
 ** room for a member or an event.  Kernels take a fixed value
 ** or the step's number.  The host synchronizes every M steps (each stream in
 ** turn, or the context), and at the end prints a digest of every buffer and of
@@ -41,7 +43,7 @@
 
 enum {
     X_KERNEL, X_HANDOFF, X_SSYNC, X_SQUERY, X_EQUERY, X_ESYNC, X_EDESTROY,
-    X_RECORD, X_HOSTFN, X_SDESTROY, X_CAPTURE, X_CTX, X_MODULE,
+    X_RECORD, X_HOSTFN, X_SDESTROY, X_CAPTURE, X_CTX, X_MODULE, X_FANOUT,
 };
 
 struct xop {
@@ -153,9 +155,10 @@ static void xs_gen_kernel(struct xs *X, int s, int b)
 ** draw for the kinds that meet a group from outside its narrow case. */
 static int xs_kind(struct xs *X, unsigned r)
 {
-    static const int outside[] = {X_RECORD, X_RECORD, X_HOSTFN, X_HOSTFN, X_SDESTROY, X_CAPTURE, X_CTX, X_MODULE};
+    static const int outside[] = {X_RECORD, X_RECORD, X_HOSTFN, X_HOSTFN, X_SDESTROY,
+                                  X_CAPTURE, X_CTX,    X_MODULE, X_FANOUT, X_FANOUT};
     if (X->specials && chance(&X->rng, 35))
-        return outside[rnd(&X->rng, 8)];
+        return outside[rnd(&X->rng, 10)];
     return r < 82 ? X_SSYNC : r < 86 ? X_SQUERY : r < 90 ? X_EQUERY : r < 96 ? X_ESYNC : X_EDESTROY;
 }
 
@@ -187,6 +190,11 @@ static void xs_gen_op(struct xs *X)
         X->evmask[o->ev] = 0;
     if (kind == X_RECORD || kind == X_SDESTROY) /* the event now follows s's work */
         X->evmask[o->ev] = xs_owned(X, s);
+    if (kind == X_FANOUT) { /* o->in events recorded on s, every other created stream waiting on one */
+        o->in = 1 + (int)rnd(&X->rng, 10);
+        for (int j = 0; j < o->in; j++)
+            X->evmask[(o->ev + j) % XS_EVENTS] = xs_owned(X, s);
+    }
     /* a record from another thread: the thread that issues the origin's ops
     ** no longer makes it */
     o->thread = kind == X_RECORD && s != X->ns + 1 && chance(&X->rng, 20);
@@ -266,7 +274,9 @@ static void xs_run_outside(struct xs *X, const struct xop *o, CUstream s)
     CUmodule m;
 
     switch (o->kind) {
-    case X_RECORD: xs_note(X, cuEventRecord(X->ev[o->ev], s), 0); break;
+    case X_RECORD:
+        xs_note(X, o->by_step ? cuEventRecordWithFlags(X->ev[o->ev], s, 0) : cuEventRecord(X->ev[o->ev], s), 0);
+        break;
     case X_HOSTFN: xs_note(X, cuLaunchHostFunc(s, xs_hostfn, NULL), 0); break;
     case X_SDESTROY: /* its work handed on to its next self by the event */
         xs_note(X, cuEventRecord(X->ev[o->ev], s), 0);
@@ -286,6 +296,13 @@ static void xs_run_outside(struct xs *X, const struct xop *o, CUstream s)
     case X_MODULE:
         xs_note(X, cuModuleLoadData(&m, "xs side"), 0);
         xs_note(X, cuModuleUnload(m), 0);
+        break;
+    case X_FANOUT: /* waits order, and hand nothing over: a group's members, or no room for them */
+        for (int j = 0; j < o->in; j++)
+            xs_note(X, cuEventRecord(X->ev[(o->ev + j) % XS_EVENTS], s), 0);
+        for (int t = 0; t < X->ns; t++)
+            if (X->s[t] != s)
+                xs_note(X, cuStreamWaitEvent(X->s[t], X->ev[(o->ev + t % o->in) % XS_EVENTS], 0), 0);
         break;
     }
 }
@@ -450,6 +467,8 @@ int fuzz_xs_main(int argc, char **argv)
         X.sflags[i] = chance(&X.rng, 75) ? CU_STREAM_NON_BLOCKING : 0;
     for (int i = 0; i < XS_EVENTS; i++)
         X.evflags[i] = chance(&X.rng, 85) ? CU_EVENT_DISABLE_TIMING : 0;
+    if (X.specials && chance(&X.rng, 20)) /* one interprocess event slot: a record no group takes */
+        X.evflags[rnd(&X.rng, XS_EVENTS)] = CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
     X.steps = 20 + (int)rnd(&X.rng, 100);
     X.every = everies[rnd(&X.rng, 4)];
     X.ctxsync = chance(&X.rng, 30);
