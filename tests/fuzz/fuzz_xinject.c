@@ -87,14 +87,14 @@ static int classify(struct xs_log *L, const char *entry, const char *line)
         L->prog_e[out_e] = 1, L->again_e = 0;
         return -1;
     }
+    if (!strcmp(entry, "cuStreamBeginCapture_v2") && s >= 0 && L->prog_s[s])
+        L->prog_cap[s] = 1; /* before its first launch too */
     if (L->setup)
         return -1;
     if (!strcmp(entry, "cuStreamCreate") && out_s >= 0) {
         L->shim_s[out_s] = 1;
         return L->in_cap ? 0 : -1;
     }
-    if (!strcmp(entry, "cuStreamBeginCapture_v2") && s >= 0 && L->prog_s[s])
-        L->prog_cap[s] = 1;
     if (!strcmp(entry, "cuEventCreate"))
         return L->in_cap ? 1 : 4;
     if (!strcmp(entry, "cuStreamBeginCapture_v2") && s >= 0 && L->shim_s[s]) {

@@ -309,9 +309,9 @@ static int xs_inject_run(long seed, const struct loop_setting *ls, int k, const 
         struct setting st = {ls->name, {NULL}, 0};
         report_difference(seed, &st, spec, xs_paths[path], base, &r);
         printf("  program across streams: build/tests/fuzzprog xs %ld under", seed);
-        for (int i = 0; env[i]; i++)
-            printf(" %s", env[i]);
-        printf("\n");
+        for (int i = 0; ls->env[i]; i++)
+            printf(" %s", ls->env[i]);
+        printf(" FAKECUDA_FAIL=%s GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual\n", spec);
         d = 1;
     }
     pthread_mutex_unlock(&g->lock);
