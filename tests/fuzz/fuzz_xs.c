@@ -53,7 +53,7 @@ struct xop {
 
 struct xs {
     uint64_t rng;
-    int ns, steps, every, ctxsync, specials, last_ev;
+    int ns, steps, every, ctxsync, specials, wide, last_ev;
     unsigned sflags[XS_STREAMS], evflags[XS_EVENTS];
     CUstream s[XS_STREAMS + 2], cs; /* cs: the program's own capture's */
     CUevent ev[XS_EVENTS];
@@ -173,8 +173,8 @@ static void xs_gen_op(struct xs *X)
     if (r < 75)
         return xs_gen_kernel(X, s, b);
     kind = xs_kind(X, r);
-    if (kind == X_SDESTROY && s >= X->ns)
-        s = 0; /* only a created stream is destroyed */
+    if ((kind == X_SDESTROY && s >= X->ns) || (kind == X_FANOUT && X->wide))
+        s = 0; /* only a created stream is destroyed; a wide program's fan-outs leave its origin */
     if (!(o = xs_add(X, kind, s)))
         return;
     o->every = kind == X_CAPTURE || kind == X_SDESTROY ? 1 : everies[rnd(&X->rng, 4)];
@@ -191,7 +191,7 @@ static void xs_gen_op(struct xs *X)
     if (kind == X_RECORD || kind == X_SDESTROY) /* the event now follows s's work */
         X->evmask[o->ev] = xs_owned(X, s);
     if (kind == X_FANOUT) { /* o->in events recorded on s, every other created stream waiting on one */
-        o->in = 1 + (int)rnd(&X->rng, 10);
+        o->in = X->wide ? 9 + (int)rnd(&X->rng, 2) : 1 + (int)rnd(&X->rng, 10);
         for (int j = 0; j < o->in; j++)
             X->evmask[(o->ev + j) % XS_EVENTS] = xs_owned(X, s);
     }
@@ -462,12 +462,16 @@ int fuzz_xs_main(int argc, char **argv)
 
     X.rng = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x9E3779B97F4A7C15ull + 41;
     X.specials = chance(&X.rng, 50);
-    X.ns = 2 + (int)rnd(&X.rng, X.specials ? 5 : 3);
+    /* wide: 6 non-blocking streams, untimed events, fan-outs of 9 or 10
+    ** events from the origin: a group finds no room for its fifth member or
+    ** its ninth event */
+    X.wide = X.specials && chance(&X.rng, 25);
+    X.ns = X.wide ? 6 : 2 + (int)rnd(&X.rng, X.specials ? 5 : 3);
     for (int i = 0; i < X.ns; i++)
-        X.sflags[i] = chance(&X.rng, 75) ? CU_STREAM_NON_BLOCKING : 0;
+        X.sflags[i] = X.wide || chance(&X.rng, 75) ? CU_STREAM_NON_BLOCKING : 0;
     for (int i = 0; i < XS_EVENTS; i++)
-        X.evflags[i] = chance(&X.rng, 85) ? CU_EVENT_DISABLE_TIMING : 0;
-    if (X.specials && chance(&X.rng, 20)) /* one interprocess event slot: a record no group takes */
+        X.evflags[i] = X.wide || chance(&X.rng, 85) ? CU_EVENT_DISABLE_TIMING : 0;
+    if (X.specials && !X.wide && chance(&X.rng, 20)) /* one interprocess event slot: a record no group takes */
         X.evflags[rnd(&X.rng, XS_EVENTS)] = CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
     X.steps = 20 + (int)rnd(&X.rng, 100);
     X.every = everies[rnd(&X.rng, 4)];
@@ -479,7 +483,7 @@ int fuzz_xs_main(int argc, char **argv)
     if (xs_setup(&X))
         return fprintf(stderr, "fuzzprog xs: driver setup failed\n"), 2;
     printf("xs seed %s streams %d ops %d steps %d synchronize every %d (%s)%s\n", argc > 2 ? argv[2] : "1", X.ns,
-           X.n, X.steps, X.every, X.ctxsync ? "context" : "streams", X.specials ? " outside ops" : "");
+           X.n, X.steps, X.every, X.ctxsync ? "context" : "streams", X.wide ? " outside ops, wide" : X.specials ? " outside ops" : "");
     for (long n = 0; n < X.steps; n++) {
         for (int i = 0; i < X.n;)
             i += xs_run(&X, i, n);
