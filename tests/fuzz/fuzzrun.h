@@ -63,7 +63,7 @@ int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec,
 ** of seed fails one of graphshim's own calls in a group's paths, drawn from
 ** the call log of its run with graphshim (log); the FAKECUDA_FAIL into spec.
 ** Returns the path (xs_paths), or -1 where the log has none of them. */
-enum { NXS_PATHS = 9 };
+enum { NXS_PATHS = 10 };
 extern const char *const xs_paths[NXS_PATHS];
 int xs_draw_fault(long seed, int k, const char *log, char *spec, size_t len);
 
