@@ -224,3 +224,48 @@ Test(xstream, a_failed_record_after_the_graph_waits_for_it, .timeout = 60)
     free(log);
     run_free(&base), run_free(&logged), run_free(&r);
 }
+
+/* The number of graphshim's cuCtxGetCurrent call in log (a fake driver's call
+** log) after which it made the second context current: where it issues that
+** context's held work from the first's thread; 0 if none. */
+static long ctx_enter_call(const char *log)
+{
+    long n = 0;
+
+    for (const char *p = log; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, "cuCtxGetCurrent ", 16) != 0)
+            continue;
+        n++;
+        const char *next = strchr(p, '\n');
+        if (!strncmp(p, "cuCtxGetCurrent out=c1 ", 23) && next && !strncmp(next + 1, "cuCtxSetCurrent ctx=c2 ", 23))
+            return n;
+    }
+    return 0;
+}
+
+/* Where the current context cannot be read (graphshim's cuCtxGetCurrent
+** fails, from its call before it first issues the second context's work on),
+** a stream's held work of another context goes out with that context pushed
+** and popped after, so the program's own stays current: xsprog ctx2's
+** synchronize of E2 issues the second context's held memsets from the first's
+** thread.  Before, the second context was made current and left so, and the
+** program's next calls went to it (failed). */
+Test(xstream, an_unread_current_context_comes_back_after_another_contexts_work, .timeout = 60)
+{
+    const char *argv[] = {XSPROG, "ctx2", "8", NULL};
+    const char *env[] = {"GRAPHSHIM_MAX_DEFER_US=1000000", "GRAPHSHIM_XSTREAM=1", "FAKECUDA_LOG=@/calls.log", NULL};
+    struct run logged;
+    char fail[96];
+    int same;
+
+    run_prog(&logged, RUN_SHIM, env, argv, 30);
+    char *log = run_file(&logged, "calls.log");
+    cr_assert(log && logged.status == 0, "%s", logged.err);
+    long n = ctx_enter_call(log);
+    cr_assert_gt(n, 0, "graphshim never issued the second context's work from the first's thread");
+    snprintf(fail, sizeof fail, "FAKECUDA_FAIL=cuCtxGetCurrent:%ld+:CUDA_ERROR_NOT_INITIALIZED", n);
+    compare("ctx2", (const char *const[]){"GRAPHSHIM_XSTREAM=1", fail, NULL}, &same);
+    cr_assert(same, "ctx2: graphshim changed the output");
+    free(log);
+    run_free(&logged);
+}
