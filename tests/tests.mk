@@ -117,7 +117,7 @@ $(BUILD)/tests/fuzzprog: $(FUZZPROG_SRC) tests/fuzz/fuzzprog.h tests/fakecuda/fa
 	@mkdir -p $(@D)
 	$(Q)$(CC) -I$(CUDA_HOME)/include $(TEST_CFLAGS) -rdynamic -o $@ $(FUZZPROG_SRC) -L$(BUILD)/fakecuda -lcuda -lpthread -ldl
 
-FUZZRUN_SRC := tests/fuzz/fuzzrun.c tests/fuzz/fuzz_settings.c tests/fuzz/fuzz_oracle.c tests/integration/run.c
+FUZZRUN_SRC := tests/fuzz/fuzzrun.c tests/fuzz/fuzz_settings.c tests/fuzz/fuzz_xinject.c tests/fuzz/fuzz_oracle.c tests/integration/run.c
 $(BUILD)/tests/fuzzrun: $(FUZZRUN_SRC) tests/fuzz/fuzz_oracle.h tests/fuzz/fuzzrun.h tests/integration/run.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $(FUZZRUN_SRC) -lpthread

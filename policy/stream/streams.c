@@ -258,11 +258,18 @@ static void ctx_failed(const char *call, CUresult rc, const char *then)
             then);
 }
 
+/* *prev of gs__enter_ctx where s's context was pushed over one that could
+** not be read: gs__leave_ctx pops it, and what was current is again. */
+static char ctx_pushed;
+#define CTX_PUSHED ((CUcontext)(void *)&ctx_pushed)
+
 /* Makes s's context current for the engine's own calls: 0, with the one to
 ** make current again in *prev for gs__leave_ctx; or -1 where s's cannot be
 ** made current, and nothing changed: the caller must not issue s's work (it
 ** would go to another context, or to none).  Where the current context cannot
-** be read, s's is made current and stays so (*prev is s's). */
+** be read, s's is pushed (popped by gs__leave_ctx: the program's current
+** context, whichever it was, comes back), or where that fails too, made
+** current and left so (*prev is s's). */
 int gs__enter_ctx(const struct gs_stream *s, CUcontext *prev)
 {
     CUresult rc;
@@ -272,6 +279,10 @@ int gs__enter_ctx(const struct gs_stream *s, CUcontext *prev)
     if (GS_LIKELY(rc == CUDA_SUCCESS && *prev == s->ctx))
         return 0;
     if (rc != CUDA_SUCCESS) {
+        if (GS_REAL(cuCtxPushCurrent_v2)(s->ctx) == CUDA_SUCCESS) {
+            *prev = CTX_PUSHED;
+            return 0;
+        }
         ctx_failed("cuCtxGetCurrent", rc, "graphshim makes a stream's context current and leaves it so");
         *prev = s->ctx;
     }
@@ -288,7 +299,14 @@ int gs__enter_ctx(const struct gs_stream *s, CUcontext *prev)
 void gs__leave_ctx(const struct gs_stream *s, CUcontext prev)
 {
     CUresult rc;
+    CUcontext c;
 
+    if (prev == CTX_PUSHED) {
+        if ((rc = GS_REAL(cuCtxPopCurrent_v2)(&c)) != CUDA_SUCCESS)
+            gs__error("the program's context could not be made current again after graphshim issued work of "
+                      "another one (cuCtxPopCurrent failed, error %d)", (int)rc);
+        return;
+    }
     if (prev != s->ctx && (rc = GS_REAL(cuCtxSetCurrent)(prev)) != CUDA_SUCCESS)
         gs__error("the program's context could not be made current again after graphshim issued work of "
                   "another one (cuCtxSetCurrent failed, error %d)", (int)rc);

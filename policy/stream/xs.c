@@ -171,13 +171,17 @@ void gs__xs_bridge_before(struct gs_stream *o, CUstream st)
 void gs__xs_bridge_after(struct gs_stream *o, CUstream st)
 {
     GS_ASSERT_LOCKED(o);
+    int lost = 0;
     for (uint32_t i = 0; i < o->xs.nev; i++) {
         uint32_t by = o->xs.ev_by[i];
         CUstream on = GS_DROPPED(GS_RULE_XS_RERECORD) && by ? gs__xs_stream(o, by) : st;
-        /* A record that fails leaves the event at its last record: the program's
-        ** error is not one graphshim can give back here. */
-        GS_IGNORE(GS_REAL(cuEventRecord)(o->xs.ev[i], on));
+        lost |= GS_REAL(cuEventRecord)(o->xs.ev[i], on) != CUDA_SUCCESS;
     }
+    /* A record that fails leaves the event at its last record, which may
+    ** complete before the graph: the host waits for the graph instead, so that
+    ** what the event answers, and every later wait on it, comes after it. */
+    if (lost && GS_REAL(cuStreamSynchronize)(st) != CUDA_SUCCESS)
+        gs__warn("a group's event could not be recorded after its graph, nor the graph waited for");
     if (GS_DROPPED(GS_RULE_XS_BRIDGE))
         return;
     for (uint32_t k = 1; k <= o->xs.nmembers; k++)

@@ -41,6 +41,10 @@ const struct setting settings[NSETTINGS] = {
     {"host-clock", {"GRAPHSHIM_TEST_CLOCK=host", "GRAPHSHIM_MAX_DEFER_US=50", NULL}, SET_HOST_CLOCK},
     /* graphshim off: every call passes straight through */
     {"off", {"GRAPHSHIM=0", NULL}, 0},
+    /* groups across streams (the programs' events and streams may form them),
+    ** both runs in the fake's dependency order, so a graph not ordered as the
+    ** eager work was gives other bytes */
+    {"xstream-deps", {"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", NULL}, SET_OWN_BASE},
 };
 
 /* The calls of graphshim's own that an injected run fails: its private capture

@@ -15,7 +15,16 @@
 ** event synchronized or polled until ready (the host then reads a buffer its
 ** record follows, unwritten since), an event slot destroyed and created
 ** again; at its end every buffer goes back to the owner it had at the start,
-** so steps repeat.  Kernels take a fixed value
+** so steps repeat.  The step may also hold what meets a group from outside
+** its narrow case: an event recorded again on another stream (no wait), a
+** host function, a stream destroyed and created again (its work handed on by
+** an event), a kernel or a handoff's wait issued from another thread, a
+** kernel on the legacy or the per-thread stream, the program's own capture
+** around the next op, the context pushed and popped, a module loaded and
+** unloaded, a fan-out (up to 10 events recorded on one stream, every other
+** stream waiting on one), records with flags 0 (cuEventRecordWithFlags) and
+** interprocess events.  With up to 6 streams and 12 event slots, a group may find no
+** room for a member or an event.  Kernels take a fixed value
 ** or the step's number.  The host synchronizes every M steps (each stream in
 ** turn, or the context), and at the end prints a digest of every buffer and of
 ** what it read.  Race-free by the driver's rules (no order but the events), so
@@ -24,25 +33,33 @@
 */
 #include "fuzzprog.h"
 
+#include <pthread.h>
+
 #define XS_W 8
 #define XS_BUFS 6
-#define XS_EVENTS 8
+#define XS_EVENTS 12
+#define XS_STREAMS 6 /* created; then the legacy and the per-thread stream */
 #define XS_MAX_OPS 160
 
-enum { X_KERNEL, X_HANDOFF, X_SSYNC, X_SQUERY, X_EQUERY, X_ESYNC, X_EDESTROY };
+enum {
+    X_KERNEL, X_HANDOFF, X_SSYNC, X_SQUERY, X_EQUERY, X_ESYNC, X_EDESTROY,
+    X_RECORD, X_HOSTFN, X_SDESTROY, X_CAPTURE, X_CTX, X_MODULE, X_FANOUT,
+};
 
 struct xop {
-    int kind, s, s2, out, in, ev, every, by_step;
+    int kind, s, s2, out, in, ev, every, by_step, thread;
     uint64_t v;
 };
 
 struct xs {
     uint64_t rng;
-    int ns, steps, every, ctxsync;
-    unsigned sflags[4], evflags[XS_EVENTS];
-    CUstream s[4];
+    int ns, steps, every, ctxsync, specials, wide, last_ev;
+    unsigned sflags[XS_STREAMS], evflags[XS_EVENTS];
+    CUstream s[XS_STREAMS + 2], cs; /* cs: the program's own capture's */
     CUevent ev[XS_EVENTS];
-    CUdeviceptr buf[XS_BUFS];
+    CUdeviceptr buf[XS_BUFS], cbuf;
+    CUcontext ctx, ctx2;
+    CUdeviceptr c2buf;
     CUfunction k;
     int owner[XS_BUFS], init_owner[XS_BUFS];
     /* generating: the buffers each event slot's last record in the step
@@ -85,19 +102,64 @@ static int xs_need(struct xs *X, int s, int b)
     if (!o)
         return -1;
     o->s2 = s;
+    o->thread = X->specials && s != X->ns + 1 && chance(&X->rng, 4); /* the wait from another thread */
     o->ev = (int)rnd(&X->rng, XS_EVENTS);
     X->evmask[o->ev] = 0;
     for (int i = 0; i < XS_BUFS; i++)
         if (X->owner[i] == o->s)
             X->evmask[o->ev] |= 1u << i;
     X->owner[b] = s;
+    X->last_ev = o->ev;
     return 0;
 }
 
-/* A stream: the origin half of the time. */
+/* A stream: the origin half of the time; now and then (X->specials) the
+** legacy or the per-thread stream. */
 static int xs_stream(struct xs *X)
 {
+    if (X->specials && chance(&X->rng, 8))
+        return X->ns + (int)rnd(&X->rng, 2);
     return chance(&X->rng, 50) ? 0 : 1 + (int)rnd(&X->rng, (unsigned)X->ns - 1);
+}
+
+/* The buffers stream s owns, as a mask. */
+static uint32_t xs_owned(const struct xs *X, int s)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < XS_BUFS; i++)
+        if (X->owner[i] == s)
+            m |= 1u << i;
+    return m;
+}
+
+/* A kernel on s writing buffer b, reading another, with the handoffs they need. */
+static void xs_gen_kernel(struct xs *X, int s, int b)
+{
+    int in = chance(&X->rng, 30) ? b : (int)rnd(&X->rng, XS_BUFS);
+    struct xop *o;
+
+    if (xs_need(X, s, b) || xs_need(X, s, in) || !(o = xs_add(X, X_KERNEL, s)))
+        return;
+    o->out = b;
+    o->in = in;
+    for (int e = 0; e < XS_EVENTS; e++)
+        X->evmask[e] &= ~(1u << b);
+    o->v = rnd(&X->rng, 1000);
+    o->by_step = chance(&X->rng, 20);
+    /* from another thread (made and joined around the call): not the
+    ** per-thread stream, which is another stream there */
+    o->thread = X->specials && s != X->ns + 1 && chance(&X->rng, 4);
+}
+
+/* The kind of a step's op other than a kernel, by r (75..99) and a second
+** draw for the kinds that meet a group from outside its narrow case. */
+static int xs_kind(struct xs *X, unsigned r)
+{
+    static const int outside[] = {X_RECORD, X_RECORD, X_HOSTFN, X_HOSTFN, X_SDESTROY,
+                                  X_CAPTURE, X_CTX,    X_MODULE, X_FANOUT, X_FANOUT};
+    if (X->specials && chance(&X->rng, 35))
+        return outside[rnd(&X->rng, 10)];
+    return r < 82 ? X_SSYNC : r < 86 ? X_SQUERY : r < 90 ? X_EQUERY : r < 96 ? X_ESYNC : X_EDESTROY;
 }
 
 /* One op of the step, with the handoffs it needs. */
@@ -105,28 +167,20 @@ static void xs_gen_op(struct xs *X)
 {
     static const int everies[] = {1, 2, 3, 5};
     unsigned r = rnd(&X->rng, 100);
-    int s = xs_stream(X), b = (int)rnd(&X->rng, XS_BUFS);
+    int s = xs_stream(X), b = (int)rnd(&X->rng, XS_BUFS), kind;
     struct xop *o;
 
-    if (r < 75) {
-        int in = chance(&X->rng, 30) ? b : (int)rnd(&X->rng, XS_BUFS);
-        if (xs_need(X, s, b) || xs_need(X, s, in) || !(o = xs_add(X, X_KERNEL, s)))
-            return;
-        o->out = b;
-        o->in = in;
-        for (int e = 0; e < XS_EVENTS; e++)
-            X->evmask[e] &= ~(1u << b);
-        o->v = rnd(&X->rng, 1000);
-        o->by_step = chance(&X->rng, 20);
-        return;
-    }
-    int kind = r < 82 ? X_SSYNC : r < 86 ? X_SQUERY : r < 90 ? X_EQUERY : r < 96 ? X_ESYNC : X_EDESTROY;
+    if (r < 75)
+        return xs_gen_kernel(X, s, b);
+    kind = xs_kind(X, r);
+    if ((kind == X_SDESTROY && s >= X->ns) || (kind == X_FANOUT && X->wide))
+        s = 0; /* only a created stream is destroyed; a wide program's fan-outs leave its origin */
     if (!(o = xs_add(X, kind, s)))
         return;
-    o->every = everies[rnd(&X->rng, 4)];
+    o->every = kind == X_CAPTURE || kind == X_SDESTROY ? 1 : everies[rnd(&X->rng, 4)];
     o->ev = (int)rnd(&X->rng, XS_EVENTS);
     o->out = -1; /* the host reads a buffer s owns (X_SSYNC), or one the event follows (X_ESYNC) */
-    o->by_step = chance(&X->rng, 50); /* X_ESYNC: a query spin, not a synchronize */
+    o->by_step = chance(&X->rng, 50); /* X_ESYNC: a query spin, not a synchronize; X_CAPTURE: relaxed */
     for (int i = 0; i < XS_BUFS; i++) {
         int c = (b + i) % XS_BUFS;
         if (kind == X_ESYNC ? (X->evmask[o->ev] >> c) & 1 : X->owner[c] == s)
@@ -134,6 +188,28 @@ static void xs_gen_op(struct xs *X)
     }
     if (kind == X_EDESTROY)
         X->evmask[o->ev] = 0;
+    if (kind == X_RECORD || kind == X_SDESTROY) /* the event now follows s's work */
+        X->evmask[o->ev] = xs_owned(X, s);
+    if (kind == X_FANOUT) { /* o->in events recorded on s, every other created stream waiting on one */
+        o->in = X->wide ? 9 + (int)rnd(&X->rng, 2) : 1 + (int)rnd(&X->rng, 10);
+        for (int j = 0; j < o->in; j++)
+            X->evmask[(o->ev + j) % XS_EVENTS] = xs_owned(X, s);
+    }
+    /* a record from another thread: the thread that issues the origin's ops
+    ** no longer makes it */
+    o->thread = kind == X_RECORD && s != X->ns + 1 && chance(&X->rng, 20);
+    if (kind == X_HOSTFN && chance(&X->rng, 50) && X->evmask[X->last_ev]) {
+        /* the host then waits for the last handoff's event (a group's end
+        ** that waits for nothing, then its event) and reads what it follows */
+        struct xop *w = xs_add(X, X_ESYNC, s);
+        if (w) {
+            w->every = o->every;
+            w->ev = X->last_ev;
+            w->by_step = chance(&X->rng, 50);
+            for (w->out = 0; !((X->evmask[w->ev] >> w->out) & 1); w->out++)
+                ;
+        }
+    }
 }
 
 static void xs_gen(struct xs *X)
@@ -157,13 +233,85 @@ static void xs_note(struct xs *X, CUresult rc, int ok2)
     }
 }
 
+static void xs_hostfn(void *p) { (void)p; }
+
+/* The host reads buffer b (the fake's device memory is the host's). */
+static void xs_read(struct xs *X, int b)
+{
+    if (b >= 0)
+        X->host = mix(X->host, *(const uint64_t *)(uintptr_t)X->buf[b]);
+}
+
+/* The program's own graph, around the next op: a kernel on its own buffer
+** captured on its own stream (relaxed or thread-local), launched, destroyed. */
+static void xs_capture(struct xs *X, const struct xop *o, long n, int end)
+{
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    uint64_t v = o->v + (uint64_t)n;
+
+    if (!end) {
+        xs_note(X, cuStreamBeginCapture_v2(X->cs, o->by_step ? CU_STREAM_CAPTURE_MODE_RELAXED
+                                                            : CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), 0);
+        xs_note(X, cuLaunchKernel(X->k, 1, 1, 1, 32, 1, 1, 0, X->cs, (void *[]){&X->cbuf, &X->cbuf, &v}, NULL), 0);
+        return;
+    }
+    xs_note(X, cuStreamEndCapture(X->cs, &g), 0);
+    if (!g)
+        return;
+    xs_note(X, cuGraphInstantiateWithFlags(&x, g, 0), 0);
+    if (x) {
+        xs_note(X, cuGraphLaunch(x, X->cs), 0);
+        xs_note(X, cuGraphExecDestroy(x), 0);
+    }
+    xs_note(X, cuGraphDestroy(g), 0);
+}
+
+/* The ops that meet a group from outside its narrow case. */
+static void xs_run_outside(struct xs *X, const struct xop *o, CUstream s)
+{
+    CUcontext c;
+    CUmodule m;
+
+    switch (o->kind) {
+    case X_RECORD:
+        xs_note(X, o->by_step ? cuEventRecordWithFlags(X->ev[o->ev], s, 0) : cuEventRecord(X->ev[o->ev], s), 0);
+        break;
+    case X_HOSTFN: xs_note(X, cuLaunchHostFunc(s, xs_hostfn, NULL), 0); break;
+    case X_SDESTROY: /* its work handed on to its next self by the event */
+        xs_note(X, cuEventRecord(X->ev[o->ev], s), 0);
+        xs_note(X, cuStreamDestroy_v2(s), 0);
+        xs_note(X, cuStreamCreate(&X->s[o->s], X->sflags[o->s]), 0);
+        xs_note(X, cuStreamWaitEvent(X->s[o->s], X->ev[o->ev], 0), 0);
+        break;
+    case X_CTX: /* the primary context pushed again, or the second one made current and used */
+        if (o->by_step) {
+            xs_note(X, cuCtxPushCurrent_v2(X->ctx), 0);
+        } else {
+            xs_note(X, cuCtxPushCurrent_v2(X->ctx2), 0);
+            xs_note(X, cuMemsetD32Async(X->c2buf, (unsigned)o->v, 4, NULL), 0);
+        }
+        xs_note(X, cuCtxPopCurrent_v2(&c), 0);
+        break;
+    case X_MODULE:
+        xs_note(X, cuModuleLoadData(&m, "xs side"), 0);
+        xs_note(X, cuModuleUnload(m), 0);
+        break;
+    case X_FANOUT: /* waits order, and hand nothing over: a group's members, or no room for them */
+        for (int j = 0; j < o->in; j++)
+            xs_note(X, cuEventRecord(X->ev[(o->ev + j) % XS_EVENTS], s), 0);
+        for (int t = 0; t < X->ns; t++)
+            if (X->s[t] != s)
+                xs_note(X, cuStreamWaitEvent(X->s[t], X->ev[(o->ev + t % o->in) % XS_EVENTS], 0), 0);
+        break;
+    }
+}
+
 /* Op o of step n. */
 static void xs_run_op(struct xs *X, const struct xop *o, long n)
 {
     CUstream s = X->s[o->s];
 
-    if (n % o->every)
-        return;
     switch (o->kind) {
     case X_KERNEL: {
         CUdeviceptr out = X->buf[o->out], in = X->buf[o->in];
@@ -177,8 +325,7 @@ static void xs_run_op(struct xs *X, const struct xop *o, long n)
         break;
     case X_SSYNC:
         xs_note(X, cuStreamSynchronize(s), 0);
-        if (o->out >= 0) /* the fake's device memory is the host's */
-            X->host = mix(X->host, *(const uint64_t *)(uintptr_t)X->buf[o->out]);
+        xs_read(X, o->out);
         break;
     case X_SQUERY: xs_note(X, cuStreamQuery(s), CUDA_ERROR_NOT_READY); break;
     case X_EQUERY: xs_note(X, cuEventQuery(X->ev[o->ev]), CUDA_ERROR_NOT_READY); break;
@@ -191,24 +338,66 @@ static void xs_run_op(struct xs *X, const struct xop *o, long n)
         } else {
             xs_note(X, cuEventSynchronize(X->ev[o->ev]), 0);
         }
-        if (o->out >= 0)
-            X->host = mix(X->host, *(const uint64_t *)(uintptr_t)X->buf[o->out]);
+        xs_read(X, o->out);
         break;
     case X_EDESTROY:
         xs_note(X, cuEventDestroy_v2(X->ev[o->ev]), 0);
         xs_note(X, cuEventCreate(&X->ev[o->ev], X->evflags[o->ev]), 0);
         break;
+    default: xs_run_outside(X, o, s); break;
     }
+}
+
+/* An op run on a thread of its own, made and joined around it. */
+struct xs_call {
+    struct xs *X;
+    const struct xop *o;
+    long n;
+};
+
+static void *xs_thread(void *p)
+{
+    struct xs_call *c = p;
+    xs_note(c->X, cuCtxSetCurrent(c->X->ctx), 0);
+    xs_run_op(c->X, c->o, c->n);
+    return NULL;
+}
+
+/* Op i of the step n (where it runs this step); returns the ops it took: a
+** capture takes the op after it too where that may run inside it. */
+static int xs_run(struct xs *X, int i, long n)
+{
+    const struct xop *o = &X->body[i], *next = i + 1 < X->n ? &X->body[i + 1] : NULL;
+
+    if (n % o->every)
+        return 1;
+    if (o->thread) {
+        struct xs_call c = {X, o, n};
+        pthread_t t;
+        if (pthread_create(&t, NULL, xs_thread, &c) == 0)
+            pthread_join(t, NULL);
+        return 1;
+    }
+    if (o->kind != X_CAPTURE) {
+        xs_run_op(X, o, n);
+        return 1;
+    }
+    xs_capture(X, o, n, 0);
+    int inside = next && !next->thread && n % next->every == 0 &&
+                 (next->kind == X_KERNEL || next->kind == X_HANDOFF || next->kind == X_RECORD || next->kind == X_HOSTFN);
+    if (inside)
+        xs_run_op(X, next, n);
+    xs_capture(X, o, n, 1);
+    return 1 + inside;
 }
 
 static int xs_setup(struct xs *X)
 {
     CUdevice dev;
-    CUcontext ctx;
     CUmodule mod;
     uint64_t init[XS_W];
 
-    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&X->ctx, dev) || cuCtxSetCurrent(X->ctx) ||
         cuModuleLoadData(&mod, "xs") ||
         fakecuda_define_kernel("fuzz_xs_mix", xs_kernel,
                                (const size_t[]){sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(uint64_t), 0}) ||
@@ -217,15 +406,21 @@ static int xs_setup(struct xs *X)
     for (int i = 0; i < X->ns; i++)
         if (cuStreamCreate(&X->s[i], X->sflags[i]))
             return 1;
+    X->s[X->ns] = CU_STREAM_LEGACY;
+    X->s[X->ns + 1] = CU_STREAM_PER_THREAD;
     for (int i = 0; i < XS_EVENTS; i++)
         if (cuEventCreate(&X->ev[i], X->evflags[i]))
             return 1;
-    for (int b = 0; b < XS_BUFS; b++) {
+    for (int b = 0; b < XS_BUFS + 1; b++) { /* the last: the program's own graph's */
         for (int w = 0; w < XS_W; w++)
             init[w] = ((uint64_t)b * XS_W + (uint64_t)w + 1) * 0x9e3779b97f4a7c15ull;
-        if (cuMemAlloc_v2(&X->buf[b], sizeof init) || cuMemcpyHtoD_v2(X->buf[b], init, sizeof init))
+        CUdeviceptr *p = b < XS_BUFS ? &X->buf[b] : &X->cbuf;
+        if (cuMemAlloc_v2(p, sizeof init) || cuMemcpyHtoD_v2(*p, init, sizeof init))
             return 1;
     }
+    if (X->specials && (cuStreamCreate(&X->cs, CU_STREAM_NON_BLOCKING) || cuCtxCreate_v2(&X->ctx2, 0, dev) ||
+                        cuMemAlloc_v2(&X->c2buf, 16) || cuMemsetD32_v2(X->c2buf, 0, 4) || cuCtxSetCurrent(X->ctx)))
+        return 1;
     return 0;
 }
 
@@ -240,18 +435,44 @@ static void xs_sync(struct xs *X)
         xs_note(X, cuStreamSynchronize(X->s[i]), 0);
 }
 
+/* The digest of every buffer, the second context's too, once the work is done. */
+static uint64_t xs_digest(struct xs *X)
+{
+    uint64_t dig = 0, word[XS_W];
+    CUcontext c;
+
+    xs_note(X, cuCtxSynchronize(), 0);
+    for (int b = 0; b < XS_BUFS + 1; b++) {
+        xs_note(X, cuMemcpyDtoH_v2(word, b < XS_BUFS ? X->buf[b] : X->cbuf, sizeof word), 0);
+        dig = mix_bytes(dig, word, sizeof word);
+    }
+    if (X->specials) {
+        xs_note(X, cuCtxPushCurrent_v2(X->ctx2), 0);
+        xs_note(X, cuMemcpyDtoH_v2(word, X->c2buf, 16), 0);
+        dig = mix_bytes(dig, word, 16);
+        xs_note(X, cuCtxPopCurrent_v2(&c), 0);
+    }
+    return dig;
+}
+
 int fuzz_xs_main(int argc, char **argv)
 {
     static struct xs X;
     static const int everies[] = {1, 5, 20, 0};
-    uint64_t dig = 0, word[XS_W];
 
     X.rng = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x9E3779B97F4A7C15ull + 41;
-    X.ns = 2 + (int)rnd(&X.rng, 3);
+    X.specials = chance(&X.rng, 50);
+    /* wide: 6 non-blocking streams, untimed events, fan-outs of 9 or 10
+    ** events from the origin: a group finds no room for its fifth member or
+    ** its ninth event */
+    X.wide = X.specials && chance(&X.rng, 25);
+    X.ns = X.wide ? 6 : 2 + (int)rnd(&X.rng, X.specials ? 5 : 3);
     for (int i = 0; i < X.ns; i++)
-        X.sflags[i] = chance(&X.rng, 80) ? CU_STREAM_NON_BLOCKING : 0;
+        X.sflags[i] = X.wide || chance(&X.rng, 75) ? CU_STREAM_NON_BLOCKING : 0;
     for (int i = 0; i < XS_EVENTS; i++)
-        X.evflags[i] = chance(&X.rng, 85) ? CU_EVENT_DISABLE_TIMING : 0;
+        X.evflags[i] = X.wide || chance(&X.rng, 85) ? CU_EVENT_DISABLE_TIMING : 0;
+    if (X.specials && !X.wide && chance(&X.rng, 20)) /* one interprocess event slot: a record no group takes */
+        X.evflags[rnd(&X.rng, XS_EVENTS)] = CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
     X.steps = 20 + (int)rnd(&X.rng, 100);
     X.every = everies[rnd(&X.rng, 4)];
     X.ctxsync = chance(&X.rng, 30);
@@ -261,19 +482,15 @@ int fuzz_xs_main(int argc, char **argv)
     } while (X.n > XS_MAX_OPS);
     if (xs_setup(&X))
         return fprintf(stderr, "fuzzprog xs: driver setup failed\n"), 2;
-    printf("xs seed %s streams %d ops %d steps %d synchronize every %d (%s)\n", argc > 2 ? argv[2] : "1", X.ns, X.n,
-           X.steps, X.every, X.ctxsync ? "context" : "streams");
+    printf("xs seed %s streams %d ops %d steps %d synchronize every %d (%s)%s\n", argc > 2 ? argv[2] : "1", X.ns,
+           X.n, X.steps, X.every, X.ctxsync ? "context" : "streams", X.wide ? " outside ops, wide" : X.specials ? " outside ops" : "");
     for (long n = 0; n < X.steps; n++) {
-        for (int i = 0; i < X.n; i++)
-            xs_run_op(&X, &X.body[i], n);
+        for (int i = 0; i < X.n;)
+            i += xs_run(&X, i, n);
         if (X.every && n % X.every == X.every - 1)
             xs_sync(&X);
     }
-    xs_note(&X, cuCtxSynchronize(), 0);
-    for (int b = 0; b < XS_BUFS; b++) {
-        xs_note(&X, cuMemcpyDtoH_v2(word, X.buf[b], sizeof word), 0);
-        dig = mix_bytes(dig, word, sizeof word);
-    }
+    uint64_t dig = xs_digest(&X);
     printf("digest %016llx host %016llx errors %ld\n", (unsigned long long)dig, (unsigned long long)X.host, X.errors);
     return 0;
 }

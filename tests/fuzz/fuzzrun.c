@@ -21,7 +21,9 @@
 ** --inject-only skips the plain settings; --inject-all also fails calls whose
 ** failures show faults not fixed yet (shim_calls' open); --loops-every N runs
 ** the loop programs with every Nth seed only (make coverage: they reach the
-** same few rules from seed to seed).  A difference (a timeout included) is
+** same few rules from seed to seed), the programs across streams with every
+** seed still, each followed by K runs that fail one of graphshim's own calls
+** in a group's paths (fuzz_xinject.c).  A difference (a timeout included) is
 ** printed with the seed, the setting, the fault and a diff.  At the end it
 ** prints how many programs ran and differed, and, per setting, how much the
 ** engine did (sums from the GRAPHSHIM_REPORT of each run), so that one can see
@@ -61,6 +63,7 @@ struct shared {
     long injected, landed;         /* injected runs, and those whose fault met a call */
     long loops;                    /* loop programs run under a time setting */
     long landed_by[NSHIM + NSHARED];
+    long xs_injected, xs_landed_by[NXS_PATHS]; /* the programs across streams' faults */
 };
 
 static struct shared *g;
@@ -117,7 +120,8 @@ static void report_difference(long seed, const struct setting *st, const char *f
     char path[2][300], cmd[1024], pend[32];
     FILE *f;
     /* the loop and step programs run without FAKECUDA_PENDING */
-    const char *pending = strncmp(st->name, "loop-", 5) && strncmp(st->name, "steps-", 6) ? pending_env(seed, pend, sizeof pend) : NULL;
+    const char *pending = strncmp(st->name, "loop-", 5) && strncmp(st->name, "steps-", 6) && strncmp(st->name, "xs", 2)
+                              ? pending_env(seed, pend, sizeof pend) : NULL;
 
     snprintf(path[0], sizeof path[0], "%s/expected", shim->dir);
     snprintf(path[1], sizeof path[1], "%s/stdout", shim->dir);
@@ -281,13 +285,49 @@ static void loop_difference(long seed, const struct loop_setting *ls, const char
     printf(" GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual FAKECUDA_STATS=stats\n");
 }
 
+/* Injected run k of the program across streams of seed under ls: one of
+** graphshim's own calls in a group's paths fails (fuzz_xinject.c, drawn from
+** shim's call log); the output and the status must be base's.  env (n
+** entries, the shim run's less its call log) and argv: the shim run's. */
+static int xs_inject_run(long seed, const struct loop_setting *ls, int k, const struct run *base,
+                         const struct run *shim, const char **env, int n, const char *const *argv)
+{
+    char spec[160], fail[200], *log = run_file(shim, "calls.log");
+    int path = xs_draw_fault(seed, k, log, spec, sizeof spec), d = 0;
+    struct run r;
+
+    free(log);
+    if (path < 0)
+        return 0;
+    snprintf(fail, sizeof fail, "FAKECUDA_FAIL=%s", spec);
+    env[n++] = fail;
+    env[n] = NULL;
+    run_prog(&r, 1, env, argv, g_timeout);
+    pthread_mutex_lock(&g->lock);
+    g->xs_injected++;
+    if (strstr(r.err, "fakecuda: injected"))
+        g->xs_landed_by[path]++;
+    if (r.status != base->status || strcmp(r.out, base->out) != 0) {
+        struct setting st = {ls->name, {NULL}, 0};
+        report_difference(seed, &st, spec, xs_paths[path], base, &r);
+        printf("  program across streams: build/tests/fuzzprog xs %ld under", seed);
+        for (int i = 0; ls->env[i]; i++)
+            printf(" %s", ls->env[i]);
+        printf(" FAKECUDA_FAIL=%s GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual\n", spec);
+        d = 1;
+    }
+    pthread_mutex_unlock(&g->lock);
+    run_free(&r);
+    return d;
+}
+
 /* The loop program of seed under one time setting (fuzz_oracle.h), without
 ** and with graphshim: the same output, accounts that agree, and the time the
 ** setting allows.  Returns 1 for a difference. */
 static int loop_run(long seed, const struct loop_setting *ls)
 {
     char arg[32], why[400];
-    const char *env[12];
+    const char *env[16];
     int n = 0, d = 0;
     struct run base, r;
 
@@ -309,6 +349,8 @@ static int loop_run(long seed, const struct loop_setting *ls)
     }
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
     env[n] = NULL;
+    if (ls->kind == LOOP_XS && g_inject)
+        env[n++] = "FAKECUDA_LOG=@/calls.log", env[n] = NULL; /* graphshim's calls, for the faults */
     run_prog(&r, 1, env, argv, g_timeout);
     char *json = run_file(&r, "report.json"), *bs = run_file(&base, "stats"), *ss = run_file(&r, "stats");
     pthread_mutex_lock(&g->lock);
@@ -321,6 +363,9 @@ static int loop_run(long seed, const struct loop_setting *ls)
         loop_difference(seed, ls, why, &base, &r), d = 1;
     pthread_mutex_unlock(&g->lock);
     free(json), free(bs), free(ss);
+    if (ls->kind == LOOP_XS && !d)
+        for (int k = 0; k < g_inject; k++)
+            d += xs_inject_run(seed, ls, k, &base, &r, env, n - 1, argv);
     run_free(&base), run_free(&r);
     return d;
 }
@@ -361,8 +406,10 @@ static int run_seed(long seed, int verbose)
         diffs += shim_run(seed, argv, &own, &settings[i], i, NULL, 0, verbose);
         run_free(&own);
     }
-    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free && seed % g_loops_every == 0; i++)
-        diffs += loop_run(seed, &loop_settings[i]);
+    /* the programs across streams with every seed: short, and each reaches rules others do not */
+    for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
+        if (seed % g_loops_every == 0 || loop_settings[i].kind == LOOP_XS)
+            diffs += loop_run(seed, &loop_settings[i]);
     if (g_inject) {
         struct plain_log log = {argv, NULL};
         const char *t = strstr(base.out, " threads ");
@@ -509,6 +556,12 @@ int main(int argc, char **argv)
     }
     if (g->loops)
         printf("  loop programs    %ld runs under the time settings, each without and with graphshim\n", g->loops);
+    if (g->xs_injected) {
+        printf("  faults in the programs across streams: %ld runs, met per path:", g->xs_injected);
+        for (int i = 0; i < NXS_PATHS; i++)
+            printf("%s %s %ld", i ? "," : "", xs_paths[i], g->xs_landed_by[i]);
+        printf("\n");
+    }
     if (g->injected) {
         printf("  injected faults: %ld runs, %ld met a call of graphshim's (", g->injected, g->landed);
         for (int i = 0; i < NSHIM + NSHARED; i++)

@@ -29,7 +29,7 @@ struct setting {
 
 /* The settings every seed runs under, with the shim; the first
 ** NINJECT_SETTINGS are those an injected run draws from. */
-enum { NSETTINGS = 14, NINJECT_SETTINGS = 8 };
+enum { NSETTINGS = 15, NINJECT_SETTINGS = 8 };
 extern const struct setting settings[NSETTINGS];
 
 /* A call of graphshim's own that an injected run fails (fuzz_settings.c). */
@@ -58,5 +58,13 @@ struct plain_log {
 ** (shared rows after NSHIM).  threads: the program's threads; log: its call
 ** log, for the shared rows. */
 int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec, size_t len, int *setting);
+
+/* The faults of the programs across streams (fuzz_xinject.c): injected run k
+** of seed fails one of graphshim's own calls in a group's paths, drawn from
+** the call log of its run with graphshim (log); the FAKECUDA_FAIL into spec.
+** Returns the path (xs_paths), or -1 where the log has none of them. */
+enum { NXS_PATHS = 10 };
+extern const char *const xs_paths[NXS_PATHS];
+int xs_draw_fault(long seed, int k, const char *log, char *spec, size_t len);
 
 #endif

@@ -196,3 +196,101 @@ Test(xstream, a_members_changed_argument_sets_its_own_node, .timeout = 60)
     long on = launches("args", (const char *const[]){"GRAPHSHIM_XSTREAM=1", NULL});
     cr_assert(on >= 1, "the group was never replayed (%ld graph launches): the test tests nothing", on);
 }
+
+/* The number of the cuEventRecord call in log (a fake driver's call log) that
+** records again, right after a graph launch of graphshim's, the event the
+** program synchronizes first; 0 if none. */
+static long rerecord_call(const char *log)
+{
+    const char *sync = strstr(log, "\ncuEventSynchronize event=");
+    char ev[32] = "", want[96];
+    long n = 0, launched = 0;
+
+    cr_assert(sync && sscanf(sync + 1, "cuEventSynchronize event=%31s", ev) == 1, "no event synchronize: %s", log);
+    snprintf(want, sizeof want, "cuEventRecord event=%s ", ev);
+    for (const char *p = log; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        int record = strncmp(p, "cuEventRecord ", 14) == 0;
+        n += record;
+        if (launched && record && strncmp(p, want, strlen(want)) == 0)
+            return n;
+        launched = strncmp(p, "cuGraphLaunch ", 14) == 0 || (launched && record);
+    }
+    return 0;
+}
+
+/* A group's event whose record after the graph's launch fails (graphshim's
+** own call): the host, synchronizing the event right after a host function
+** ended the group, must still find the graph's work done (the host read of B
+** is the program's eager one).  Without the wait for the graph where that
+** record fails, the event's last record, an earlier one, completes first. */
+Test(xstream, a_failed_record_after_the_graph_waits_for_it, .timeout = 60)
+{
+    const char *argv[] = {XSPROG, "hostfn", "8", NULL};
+    const char *env[] = {"GRAPHSHIM_MAX_DEFER_US=1000000", "GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps",
+                         "FAKECUDA_ORDER_SEED=0", "FAKECUDA_LOG=@/calls.log", NULL, NULL};
+    struct run base, logged, r;
+    char fail[96];
+
+    run_prog(&base, RUN_BARE, env, argv, 30);
+    run_prog(&logged, RUN_SHIM, env, argv, 30);
+    char *log = run_file(&logged, "calls.log");
+    cr_assert(log && base.status == 0 && logged.status == 0, "%s%s", base.err, logged.err);
+    long n = rerecord_call(log);
+    cr_assert_gt(n, 0, "no record again after a group's graph launch");
+    snprintf(fail, sizeof fail, "FAKECUDA_FAIL=cuEventRecord:%ld:2", n);
+    env[4] = fail;
+    run_prog(&r, RUN_SHIM, env, argv, 30);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "fakecuda: injected error 2"), "the fault met no call: %s", r.err);
+    char *a = drop_lines(base.out, (const char *const[]){"graph_launches", NULL});
+    char *b = drop_lines(r.out, (const char *const[]){"graph_launches", NULL});
+    cr_assert_str_eq(b, a, "the host read what the graph had not written yet (call %ld)", n);
+    free(a), free(b);
+    free(log);
+    run_free(&base), run_free(&logged), run_free(&r);
+}
+
+/* The number of graphshim's cuCtxGetCurrent call in log (a fake driver's call
+** log) after which it made the second context current: where it issues that
+** context's held work from the first's thread; 0 if none. */
+static long ctx_enter_call(const char *log)
+{
+    long n = 0;
+
+    for (const char *p = log; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, "cuCtxGetCurrent ", 16) != 0)
+            continue;
+        n++;
+        const char *next = strchr(p, '\n');
+        if (!strncmp(p, "cuCtxGetCurrent out=c1 ", 23) && next && !strncmp(next + 1, "cuCtxSetCurrent ctx=c2 ", 23))
+            return n;
+    }
+    return 0;
+}
+
+/* Where the current context cannot be read (graphshim's cuCtxGetCurrent
+** fails, from its call before it first issues the second context's work on),
+** a stream's held work of another context goes out with that context pushed
+** and popped after, so the program's own stays current: xsprog ctx2's
+** synchronize of E2 issues the second context's held memsets from the first's
+** thread.  Before, the second context was made current and left so, and the
+** program's next calls went to it (failed). */
+Test(xstream, an_unread_current_context_comes_back_after_another_contexts_work, .timeout = 60)
+{
+    const char *argv[] = {XSPROG, "ctx2", "8", NULL};
+    const char *env[] = {"GRAPHSHIM_MAX_DEFER_US=1000000", "GRAPHSHIM_XSTREAM=1", "FAKECUDA_LOG=@/calls.log", NULL};
+    struct run logged;
+    char fail[96];
+    int same;
+
+    run_prog(&logged, RUN_SHIM, env, argv, 30);
+    char *log = run_file(&logged, "calls.log");
+    cr_assert(log && logged.status == 0, "%s", logged.err);
+    long n = ctx_enter_call(log);
+    cr_assert_gt(n, 0, "graphshim never issued the second context's work from the first's thread");
+    snprintf(fail, sizeof fail, "FAKECUDA_FAIL=cuCtxGetCurrent:%ld+:CUDA_ERROR_NOT_INITIALIZED", n);
+    compare("ctx2", (const char *const[]){"GRAPHSHIM_XSTREAM=1", fail, NULL}, &same);
+    cr_assert(same, "ctx2: graphshim changed the output");
+    free(log);
+    run_free(&logged);
+}

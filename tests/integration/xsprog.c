@@ -24,6 +24,16 @@
 **   evsync     fork, then after the 20 steps the host synchronizes E2 (the
 **              group's end) and reads B: E2's record, made again after the
 **              group's graph, must complete after it
+**   hostfn     fork, then after the 20 steps a host function on O (the
+**              group's end: its graph launched, nothing waited for) and the
+**              host synchronizes E2 and reads B: E2's record, made again after
+**              the graph (or where that fails, the graph waited for), must
+**              complete after it
+**   ctx2       fork, then after the 20 steps a second context pushed, two
+**              memsets on its legacy stream, the context popped, and the host
+**              synchronizes E2 (which issues the second context's held
+**              memsets from the first's thread); the memsets' buffer is read
+**              at the end
 **   msync      fork, but in iterations 2 and 4 the host synchronizes M in the
 **              middle of the 10th step (after k1, before E2): the group ends
 **   xthread    fork, but in iterations 2 and 4, right after the 10th step's
@@ -69,7 +79,8 @@ FAKECUDA_KERNEL(xmix, sizeof(uint64_t *), sizeof(uint64_t *), sizeof(uint64_t))
 static CUfunction kmix;
 static CUstream so, sm, sn, sp;
 static CUevent e1, e2, e3, ed;
-static CUdeviceptr A, B, C;
+static CUdeviceptr A, B, C, D; /* D: the second context's (ctx2) */
+static CUcontext ctx2;
 static uint64_t peek; /* what the host read of B after a member's synchronize (msync) */
 
 static void mix(CUstream s, CUdeviceptr x, CUdeviceptr y, uint64_t v)
@@ -141,6 +152,8 @@ static void print(int it)
     printf("xsprog %d %016llx %016llx\n", it, (unsigned long long)h, (unsigned long long)peek);
 }
 
+static void nop(void *p) { (void)p; }
+
 static void iteration(int it)
 {
     const char *name = sc.name;
@@ -155,7 +168,16 @@ static void iteration(int it)
             CHECK(q);
         mix(sm, C, B, 5);
         CHECK(cuStreamSynchronize(sm)); /* before O's: nothing else runs the group's graph first */
-    } else if (strcmp(name, "evsync") == 0) {
+    } else if (strcmp(name, "evsync") == 0 || strcmp(name, "hostfn") == 0 || strcmp(name, "ctx2") == 0) {
+        CUcontext c;
+        if (name[0] == 'h')
+            CHECK(cuLaunchHostFunc(so, nop, NULL));
+        if (name[0] == 'c') {
+            CHECK(cuCtxPushCurrent_v2(ctx2));
+            CHECK(cuMemsetD32Async(D, 0x1000u + (unsigned)it, 4, NULL));
+            CHECK(cuMemsetD32Async(D + 16, 0x2000u + (unsigned)it, 4, NULL));
+            CHECK(cuCtxPopCurrent_v2(&c));
+        }
         CHECK(cuEventSynchronize(e2));
         peek = peek * 31 + *(const uint64_t *)(uintptr_t)B;
     } else if (strcmp(name, "dsync") == 0) {
@@ -184,7 +206,7 @@ int main(int argc, char **argv)
     static const struct scenario table[] = {
         {"fork", 0, 0, 0, 0},  {"fork2", 1, 0, 0, 0},  {"msync", 0, 1, 0, 0}, {"later", 0, 0, 0, 0},
         {"before", 0, 0, 0, 0}, {"evsync", 0, 0, 0, 0}, {"xthread", 0, 0, 1, 0}, {"dsync", 0, 0, 0, 0},
-        {"legacy", 0, 0, 0, 0}, {"args", 0, 0, 0, 1},
+        {"legacy", 0, 0, 0, 0}, {"args", 0, 0, 0, 1},  {"hostfn", 0, 0, 0, 0}, {"ctx2", 0, 0, 0, 0},
     };
     for (unsigned i = 0; argc >= 2 && i < sizeof table / sizeof *table; i++)
         if (strcmp(argv[1], table[i].name) == 0)
@@ -208,9 +230,22 @@ int main(int argc, char **argv)
     CHECK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventCreate(&e3, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventCreate(&ed, CU_EVENT_DISABLE_TIMING));
+    if (strcmp(argv[1], "ctx2") == 0) {
+        CHECK(cuCtxCreate_v2(&ctx2, 0, d));
+        CHECK(cuMemAlloc_v2(&D, 32));
+        CHECK(cuCtxSetCurrent(ctx)); /* the primary again (cuCtxCreate made the new one current) */
+    }
     for (int it = 0; it < iters; it++) {
         iteration(it);
         print(it);
+    }
+    if (ctx2) {
+        uint32_t v[8];
+        CHECK(cuCtxSetCurrent(ctx2));
+        CHECK(cuCtxSynchronize());
+        CHECK(cuMemcpyDtoH_v2(v, D, sizeof v));
+        printf("second context %08x %08x\n", v[0], v[4]);
+        CHECK(cuCtxSetCurrent(ctx));
     }
     printf("graph_launches %ld\n", fakecuda_count("graph_launches"));
     return 0;
