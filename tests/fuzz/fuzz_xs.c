@@ -93,11 +93,26 @@ static struct xop *xs_add(struct xs *X, int kind, int s)
     return o;
 }
 
-/* Makes stream s the owner of buffer b: a handoff by an event slot. */
+/* Is stream i (an index of X->s) blocking: a created one without
+** CU_STREAM_NON_BLOCKING, or the per-thread stream? */
+static int xs_blocking(const struct xs *X, int i)
+{
+    return i == X->ns + 1 || (i < X->ns && !(X->sflags[i] & CU_STREAM_NON_BLOCKING));
+}
+
+/* Makes stream s the owner of buffer b: a handoff by an event slot, or now and
+** then none where the legacy stream's implicit synchronization orders them
+** (one of the two the legacy stream, the other a blocking stream). */
 static int xs_need(struct xs *X, int s, int b)
 {
-    if (X->owner[b] == s)
+    int o_ = X->owner[b];
+
+    if (o_ == s)
         return 0;
+    if (((s == X->ns && xs_blocking(X, o_)) || (o_ == X->ns && xs_blocking(X, s))) && chance(&X->rng, 50)) {
+        X->owner[b] = s;
+        return 0;
+    }
     struct xop *o = xs_add(X, X_HANDOFF, X->owner[b]);
     if (!o)
         return -1;
