@@ -132,7 +132,7 @@ static int xs_need(struct xs *X, int s, int b)
 ** legacy or the per-thread stream. */
 static int xs_stream(struct xs *X)
 {
-    if (X->specials && chance(&X->rng, 8))
+    if (X->specials && chance(&X->rng, 12))
         return X->ns + (int)rnd(&X->rng, 2);
     return chance(&X->rng, 50) ? 0 : 1 + (int)rnd(&X->rng, (unsigned)X->ns - 1);
 }
@@ -484,6 +484,10 @@ int fuzz_xs_main(int argc, char **argv)
     X.ns = X.wide ? 6 : 2 + (int)rnd(&X.rng, X.specials ? 5 : 3);
     for (int i = 0; i < X.ns; i++)
         X.sflags[i] = X.wide || chance(&X.rng, 75) ? CU_STREAM_NON_BLOCKING : 0;
+    if (X.specials && !X.wide && chance(&X.rng, 30)) { /* a blocking stream beside a non-blocking origin */
+        X.sflags[0] = CU_STREAM_NON_BLOCKING;
+        X.sflags[1] = 0;
+    }
     for (int i = 0; i < XS_EVENTS; i++)
         X.evflags[i] = X.wide || chance(&X.rng, 85) ? CU_EVENT_DISABLE_TIMING : 0;
     if (X.specials && !X.wide && chance(&X.rng, 20)) /* one interprocess event slot: a record no group takes */
