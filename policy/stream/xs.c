@@ -142,15 +142,18 @@ static CUevent bridge(struct gs_stream *o, uint32_t k)
     return o->xs.bridge[k];
 }
 
-/* A wait of stream w for what stream r issued so far, by graphshim's event k;
-** where no event can be made or recorded, the host waits for r. */
-static void order_after(struct gs_stream *o, uint32_t k, CUstream r, CUstream w)
+/* Waits of streams w[0..n) for what stream r issued so far, by one record of
+** graphshim's event k; where no event can be made or recorded, or a wait
+** fails, the host waits for r. */
+static void order_after(struct gs_stream *o, uint32_t k, CUstream r, const CUstream *w, uint32_t n)
 {
     CUevent e = bridge(o, k);
+    uint32_t i = 0;
 
-    if (e && GS_REAL(cuEventRecord)(e, r) == CUDA_SUCCESS && GS_REAL(cuStreamWaitEvent)(w, e, 0) == CUDA_SUCCESS)
-        return;
-    if (GS_REAL(cuStreamSynchronize)(r) != CUDA_SUCCESS)
+    if (e && GS_REAL(cuEventRecord)(e, r) == CUDA_SUCCESS)
+        while (i < n && GS_REAL(cuStreamWaitEvent)(w[i], e, 0) == CUDA_SUCCESS)
+            i++;
+    if (i < n && GS_REAL(cuStreamSynchronize)(r) != CUDA_SUCCESS)
         gs__warn("a stream of a group could not be ordered before another (its synchronize failed)");
 }
 
@@ -160,7 +163,7 @@ void gs__xs_bridge_before(struct gs_stream *o, CUstream st)
     if (GS_DROPPED(GS_RULE_XS_BRIDGE))
         return;
     for (uint32_t k = 1; k <= o->xs.nmembers; k++)
-        order_after(o, k, gs__xs_stream(o, k), st);
+        order_after(o, k, gs__xs_stream(o, k), &st, 1);
 }
 
 /* The program's events were recorded inside the graph's work: recorded again on
@@ -184,8 +187,10 @@ void gs__xs_bridge_after(struct gs_stream *o, CUstream st)
         gs__warn("a group's event could not be recorded after its graph, nor the graph waited for");
     if (GS_DROPPED(GS_RULE_XS_BRIDGE))
         return;
+    CUstream members[GS_XS_MEMBERS];
     for (uint32_t k = 1; k <= o->xs.nmembers; k++)
-        order_after(o, 0, st, gs__xs_stream(o, k));
+        members[k - 1] = gs__xs_stream(o, k);
+    order_after(o, 0, st, members, o->xs.nmembers);
 }
 
 uint32_t gs__xs_event_ops(const struct gs_node *t, uint32_t from)
