@@ -113,6 +113,7 @@ struct gs_tls {
     int tid;
     unsigned ctx_epoch;  /* gs__ctx_epoch when ctx was read */
     CUcontext ctx;       /* the thread's current context, as last read */
+    int ctx_moved;       /* a call of this thread may have changed it since */
 };
 /* Thread-local variables of graphshim: initial-exec, an offset from the thread
 ** pointer (the default model in a shared library makes each access a call of

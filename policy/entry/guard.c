@@ -32,8 +32,10 @@ static int gates_captures(const struct gs_call *c)
 void gs__guard_before(const struct gs_call *c)
 {
     atomic_fetch_add_explicit(&gs__calls_by_class[c->cls], 1, memory_order_relaxed);
-    if (c->cls == GS_CURRENT || c->cls == GS_CTX || c->cls == GS_UNCLASSIFIED)
+    if (c->cls == GS_CURRENT || c->cls == GS_CTX || c->cls == GS_UNCLASSIFIED) {
+        gs__tls.ctx_moved = 1;
         atomic_fetch_add_explicit(&gs__ctx_epoch, 1, memory_order_relaxed);
+    }
     /* Memory is allocated or freed: graphs whose copy nodes bound host or device
     ** allocations may name freed ones after it (graph_cache.h).  Counted before
     ** the call, which is the one place every allocation call passes (a

@@ -39,16 +39,24 @@ extern struct gs_stream *gs__all_streams; /* every state, newest first */
 extern atomic_int gs__app_captures;
 
 /* The calling thread's current context, read again only after a call that may
-** have changed it (gs__ctx_epoch). */
+** have changed it (gs__ctx_epoch).  Where the read fails but only other threads'
+** calls raised the epoch, what this thread read last stands and the read is
+** tried again at its next call: a NULL would give its default streams a second
+** state, whose ops could pass those held in the first.  Where its own call may
+** have moved it, NULL (not known). */
 static inline CUcontext gs__current_ctx(void)
 {
     unsigned e = atomic_load_explicit(&gs__ctx_epoch, memory_order_relaxed);
     if (GS_UNLIKELY(gs__tls.ctx_epoch != e)) {
         CUcontext c = NULL;
-        if (!gs__real[GS_ID_cuCtxGetCurrent] || GS_REAL(cuCtxGetCurrent)(&c) != CUDA_SUCCESS)
+        if (gs__real[GS_ID_cuCtxGetCurrent] && GS_REAL(cuCtxGetCurrent)(&c) != CUDA_SUCCESS) {
+            if (!gs__tls.ctx_moved)
+                return gs__tls.ctx;
             c = NULL;
+        }
         gs__tls.ctx = c;
         gs__tls.ctx_epoch = e;
+        gs__tls.ctx_moved = 0;
     }
     return gs__tls.ctx;
 }

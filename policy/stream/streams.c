@@ -153,6 +153,8 @@ void gs__stream_ready(struct gs_stream *s)
     s->usable_w = 0;
     if (s->key)
         s->ctx_w = s->key;
+    else if (s->kind != GS_STREAM_CREATED && !GS_DROPPED(GS_RULE_CURRENT))
+        return; /* a default stream of a context not known: its ops pass through (gs__current_ctx) */
     else if (GS_REAL(cuCtxGetCurrent)(&s->ctx_w) != CUDA_SUCCESS || !s->ctx)
         return;
     if (s->kind == GS_STREAM_CREATED) {

@@ -294,3 +294,20 @@ Test(xstream, an_unread_current_context_comes_back_after_another_contexts_work, 
     free(log);
     run_free(&logged);
 }
+
+/* Where graphshim's read of the current context fails once (any one of the
+** first 30), the legacy stream keeps one state: xsprog ctxread's ops on it,
+** another thread's context call among them, come out in program order.
+** Before, a failed read gave the stream a second state (keyed by no context)
+** whose ops passed those held in the first: 9 of these 30 differed. */
+Test(xstream, a_failed_read_of_the_current_context_keeps_one_legacy_state, .timeout = 120)
+{
+    char fail[64];
+    int same;
+
+    for (int n = 1; n <= 30; n++) {
+        snprintf(fail, sizeof fail, "FAKECUDA_FAIL=cuCtxGetCurrent:%d:801", n);
+        compare("ctxread", (const char *const[]){"FAKECUDA_ORDER=deps", fail, NULL}, &same);
+        cr_assert(same, "ctxread: graphshim changed the output where its read %d of the current context failed", n);
+    }
+}

@@ -48,6 +48,11 @@
 **              waits for M's work, and a synchronize of the legacy stream
 **   args       fork, but M runs k1 alone, with an argument that changes every
 **              step (the node set in place must be k1's, not O's k0)
+**   fresh      fork, but E1 and E2 are made before their record and destroyed
+**              after their wait (as PyTorch's Stream.wait_stream does)
+**   ctxread    no fork: each step k(A, A), k(B, A) on the legacy stream; in
+**              the 10th, between them, another thread makes the context
+**              current (every thread's current context is read again after)
 **
 ** Kernels are fake-driver host functions (tests/fakecuda/fakecuda.h).
 */
@@ -80,7 +85,7 @@ static CUfunction kmix;
 static CUstream so, sm, sn, sp;
 static CUevent e1, e2, e3, ed;
 static CUdeviceptr A, B, C, D; /* D: the second context's (ctx2) */
-static CUcontext ctx2;
+static CUcontext ctx2, primary;
 static uint64_t peek; /* what the host read of B after a member's synchronize (msync) */
 
 static void mix(CUstream s, CUdeviceptr x, CUdeviceptr y, uint64_t v)
@@ -101,7 +106,7 @@ static void *other_thread(void *ctx)
 /* A scenario's switches (main's table). */
 static struct scenario {
     const char *name;
-    int two, msync, xthread, args;
+    int two, msync, xthread, args, fresh;
 } sc;
 
 /* Step r of iteration it; msync: the host synchronizes M in its middle;
@@ -111,6 +116,8 @@ static void step(int it, int r)
     int two = sc.two, mid = (it == 2 || it == 4) && r == 9, msync = sc.msync && mid, xthread = sc.xthread && mid;
 
     mix(so, A, A, 0);
+    if (sc.fresh)
+        CHECK(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventRecord(e1, so));
     if (xthread) {
         CUcontext ctx;
@@ -122,6 +129,8 @@ static void step(int it, int r)
     CHECK(cuStreamWaitEvent(sm, e1, 0));
     if (two)
         CHECK(cuStreamWaitEvent(sn, e1, 0));
+    if (sc.fresh)
+        CHECK(cuEventDestroy_v2(e1));
     mix(sm, B, A, sc.args ? 100 + (uint64_t)(it * STEPS + r) : 1);
     if (two)
         mix(sn, C, A, 4);
@@ -131,12 +140,16 @@ static void step(int it, int r)
     }
     if (!sc.args)
         mix(sm, B, B, 2);
+    if (sc.fresh)
+        CHECK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventRecord(e2, sm));
     if (two)
         CHECK(cuEventRecord(e3, sn));
     CHECK(cuStreamWaitEvent(so, e2, 0));
     if (two)
         CHECK(cuStreamWaitEvent(so, e3, 0));
+    if (sc.fresh)
+        CHECK(cuEventDestroy_v2(e2));
     mix(so, A, B, 3);
 }
 
@@ -154,10 +167,35 @@ static void print(int it)
 
 static void nop(void *p) { (void)p; }
 
+static void *set_current(void *ctx)
+{
+    CHECK(cuCtxSetCurrent((CUcontext)ctx));
+    return NULL;
+}
+
+/* ctxread's steps: the legacy stream's, another thread's context call inside. */
+static void legacy_steps(void)
+{
+    for (int r = 0; r < STEPS; r++) {
+        mix(CU_STREAM_LEGACY, A, A, 0);
+        if (r == 9) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, set_current, primary) != 0 || pthread_join(t, NULL) != 0)
+                exit(3);
+        }
+        mix(CU_STREAM_LEGACY, B, A, 1);
+    }
+    CHECK(cuStreamSynchronize(CU_STREAM_LEGACY));
+}
+
 static void iteration(int it)
 {
     const char *name = sc.name;
 
+    if (strcmp(name, "ctxread") == 0) {
+        legacy_steps();
+        return;
+    }
     if (strcmp(name, "before") == 0)
         mix(sm, B, C, 6);
     for (int r = 0; r < STEPS; r++)
@@ -207,6 +245,7 @@ int main(int argc, char **argv)
         {"fork", 0, 0, 0, 0},  {"fork2", 1, 0, 0, 0},  {"msync", 0, 1, 0, 0}, {"later", 0, 0, 0, 0},
         {"before", 0, 0, 0, 0}, {"evsync", 0, 0, 0, 0}, {"xthread", 0, 0, 1, 0}, {"dsync", 0, 0, 0, 0},
         {"legacy", 0, 0, 0, 0}, {"args", 0, 0, 0, 1},  {"hostfn", 0, 0, 0, 0}, {"ctx2", 0, 0, 0, 0},
+        {"ctxread", 0, 0, 0, 0}, {"fresh", 0, 0, 0, 0, 1},
     };
     for (unsigned i = 0; argc >= 2 && i < sizeof table / sizeof *table; i++)
         if (strcmp(argv[1], table[i].name) == 0)
@@ -219,6 +258,7 @@ int main(int argc, char **argv)
     CHECK(cuDeviceGet(&d, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
     CHECK(cuCtxSetCurrent(ctx));
+    primary = ctx;
     CHECK(cuModuleLoadData(&m, "image"));
     CHECK(cuModuleGetFunction(&kmix, m, "xmix"));
     A = seeded(1), B = seeded(2), C = seeded(3);
