@@ -47,7 +47,7 @@ case $BUILD in /*) SHIM=$BUILD/libgraphshim.so ;; *) SHIM=$PWD/$BUILD/libgraphsh
 PY=${PYTHON:-python3}
 PAIRS=${PAIRS:-40}
 TMO=${APP_TIMEOUT:-150}
-LIST="mlp_adamw transformer_train lstm_train cnn_amp_train resnet_infer encoder_infer gpt_decode jax_train jax_step cupy_elementwise cupy_fft"
+LIST="mlp_adamw transformer_train lstm_train two_branch copy_stream cnn_amp_train resnet_infer encoder_infer gpt_decode jax_train jax_step cupy_elementwise cupy_fft"
 JOBS="ddp_train tp_train fsdp_train pipe_train"
 NPROC=${APPS_NPROC:-2}
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
@@ -81,9 +81,11 @@ best = None
 for f in glob.glob(f"{sys.argv[1]}/report.{sys.argv[2]}.*.json"):
     try:
         with open(f) as fh:
-            t = json.load(fh).get("totals", {})
+            d = json.load(fh)
     except Exception:
         continue
+    t = dict(d.get("totals", {}))
+    t["groups"] = sum(s.get("groups", 0) for s in d.get("streams", []) if isinstance(s, dict))
     if best is None or t.get("ops", 0) > best.get("ops", 0):
         best = t
 if best is None:
@@ -92,7 +94,11 @@ else:
     g = lambda k: best.get(k, "-")
     print(f"report: replays {g('replays')}, ops_replayed/ops {g('ops_replayed')}/{g('ops')}, "
           f"patched_launches {g('patched_launches')}, nodes_patched {g('nodes_patched')}, "
-          f"recaptures {g('recaptures')}")
+          f"recaptures {g('recaptures')}, groups across streams {g('groups')}")
+    b = best.get("bails")
+    if isinstance(b, dict) and b:
+        top = sorted(b.items(), key=lambda kv: -kv[1] if isinstance(kv[1], int) else 0)[:4]
+        print("    bails: " + ", ".join(f"{k} {v}" for k, v in top))
 EOF
 }
 

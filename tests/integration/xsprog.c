@@ -242,10 +242,10 @@ int main(int argc, char **argv)
     int iters = argc > 2 ? atoi(argv[2]) : 8;
 
     static const struct scenario table[] = {
-        {"fork", 0, 0, 0, 0},  {"fork2", 1, 0, 0, 0},  {"msync", 0, 1, 0, 0}, {"later", 0, 0, 0, 0},
-        {"before", 0, 0, 0, 0}, {"evsync", 0, 0, 0, 0}, {"xthread", 0, 0, 1, 0}, {"dsync", 0, 0, 0, 0},
-        {"legacy", 0, 0, 0, 0}, {"args", 0, 0, 0, 1},  {"hostfn", 0, 0, 0, 0}, {"ctx2", 0, 0, 0, 0},
-        {"ctxread", 0, 0, 0, 0}, {"fresh", 0, 0, 0, 0, 1},
+        {"fork", 0, 0, 0, 0, 0},  {"fork2", 1, 0, 0, 0, 0},  {"msync", 0, 1, 0, 0, 0}, {"later", 0, 0, 0, 0, 0},
+        {"before", 0, 0, 0, 0, 0}, {"evsync", 0, 0, 0, 0, 0}, {"xthread", 0, 0, 1, 0, 0}, {"dsync", 0, 0, 0, 0, 0},
+        {"legacy", 0, 0, 0, 0, 0}, {"args", 0, 0, 0, 1, 0},  {"hostfn", 0, 0, 0, 0, 0}, {"ctx2", 0, 0, 0, 0, 0},
+        {"ctxread", 0, 0, 0, 0, 0}, {"fresh", 0, 0, 0, 0, 1},
     };
     for (unsigned i = 0; argc >= 2 && i < sizeof table / sizeof *table; i++)
         if (strcmp(argv[1], table[i].name) == 0)
