@@ -99,7 +99,7 @@ GS_EXPORT CUresult cuEventQuery(CUevent e)
 
 GS_EXPORT CUresult cuEventDestroy_v2(CUevent e)
 {
-    if (tracked(GS_ID_cuEventDestroy_v2))
-        gs__engine_event_used(e, 1);
+    if (tracked(GS_ID_cuEventDestroy_v2) && gs__engine_event_used(e, 1))
+        return CUDA_SUCCESS; /* destroyed once the group that recorded it ends */
     return gs__real[GS_ID_cuEventDestroy_v2] ? GS_APP(cuEventDestroy_v2)(e) : CUDA_ERROR_NOT_FOUND;
 }

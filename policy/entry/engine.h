@@ -58,12 +58,13 @@ void gs__engine_resume(void);
 ** wait of the program, c its call: 1 where it was taken as an op of a group (held,
 ** or issued: *rc the program's answer), 0 where the caller makes it as without
 ** groups; a record made so is told back (recorded).  An event created (its
-** flags), queried or destroyed (gone). */
+** flags), queried or destroyed (gone: 1 where its destroy waits for its
+** group's end, and the driver is not to be called now). */
 int gs__engine_record(const struct gs_call *c, CUevent e, unsigned flags, CUresult *rc);
 int gs__engine_wait(const struct gs_call *c, CUevent e, unsigned flags, CUresult *rc);
 void gs__engine_recorded(CUstream st, CUevent e);
 void gs__engine_event_created(CUevent e, unsigned flags);
-void gs__engine_event_used(CUevent e, int gone);
+int gs__engine_event_used(CUevent e, int gone);
 
 /* A call that is not an op: resolves the held work it could observe. */
 void gs__engine_boundary(const struct gs_call *c);

@@ -6,7 +6,8 @@
 ** the narrow case ends the group first, its held ops out in program order.
 **
 ** The narrow case: an origin O (a created stream) records an untimed event it
-** recorded before and another stream then waited for (a fork event); a created
+** recorded before and another stream then waited for (a fork event), or one
+** made for the record where O learned that such records fork; a created
 ** stream of O's context, holding nothing of a group, waits on it on the thread
 ** that issues O's ops and becomes a member; members issue ops, record events
 ** and wait on the group's events; O waits on their records (joins).  Events
@@ -14,10 +15,10 @@
 ** after its launch (stream/xs.c), which would move their times; their records
 ** stay boundaries.  What ends a group: a member's op from another thread, a
 ** boundary of a member (synchronize, query, host function, destroy, a wait on
-** an event outside the group), a query or destroy of an event the group
-** recorded, a third stream's wait on one where it cannot be a member, no room.
-** Its fork events then open no group again (refused), so such a program runs as
-** it does without groups.  Also: the program's own events, their flags and
+** an event outside the group), a query of an event the group recorded (its
+** destroy by O's thread waits for the group's end instead), a third stream's
+** wait on one where it cannot be a member, no room.  Its fork events then open
+** no group again (refused), so such a program runs as it does without groups.  Also: the program's own events, their flags and
 ** their last eager record (the table below).
 */
 #define _GNU_SOURCE
@@ -55,24 +56,24 @@ static int event_op(CUstream st, void *key, int len, CUresult *rc)
 
 /* o, locked, enters the group's state: a body it holds goes out first (its ops
 ** came before), and where that leaves o holding nothing of a group, one opens. */
-static void origin_enter(struct gs_stream *o)
+static void origin_enter(struct gs_stream *o, int fresh)
 {
     if (o->holding == GS_HOLD_BODY)
         gs__flush(o, GS_BAIL_XSTREAM);
-    gs__xs_open(o, gs__tid());
+    gs__xs_open(o, gs__tid(), fresh);
 }
 
 int gs__engine_record(const struct gs_call *c, CUevent e, unsigned flags, CUresult *rc)
 {
     struct gs_stream *x = gs__stream_get(c->stream), *o;
     unsigned char key[sizeof(struct gs_key)];
-    int len, k = 0, ok;
+    int len, k = 0, slot, fresh;
 
     struct gs_stream *g = gs__xg_ev_group(e, 0);
 
     if (g && g != x && g != gs__xs_origin(x))
         gs__xg_group_end(g, e); /* a group's event recorded outside it: the group ends first */
-    if (flags || gs__engine_capturing() || !gs__xg_ev_untimed(e))
+    if (flags || gs__engine_capturing() || !gs__xg_ev_untimed(e, &fresh))
         return 0;
     if ((o = gs__xs_origin(x)) != NULL) {
         if (x->xs.origin_tid != gs__tid()) {
@@ -82,20 +83,20 @@ int gs__engine_record(const struct gs_call *c, CUevent e, unsigned flags, CUresu
         k = (int)x->xs.idx;
     } else {
         o = x;
-        if (!x->xs.open && (!gs__xs_is_fork(x, e) || !gs__xg_eligible(x, NULL)))
+        if (!x->xs.open && (!gs__xs_is_fork(x, e, fresh) || !gs__xg_eligible(x, NULL)))
             return 0;
     }
     gs__lock(&o->lock);
     if (k == 0)
-        origin_enter(o);
-    ok = o->xs.open && gs__xs_record(o, (uint32_t)k, e) == 0;
+        origin_enter(o, fresh);
+    slot = o->xs.open ? gs__xs_record(o, (uint32_t)k, e) : -1;
     gs__unlock(&o->lock);
-    if (!ok) {
+    if (slot < 0) {
         gs__xg_group_end(o, NULL);
         return 0;
     }
     gs__xg_ev_recorded(e, o, 1);
-    len = gs__key_event(key, GS_OP_RECORD, e, c->stream, 0);
+    len = gs__key_event(key, GS_OP_RECORD, e, c->stream, 0, (uint32_t)slot);
     return event_op(c->stream, key, len, rc);
 }
 
@@ -148,9 +149,9 @@ int gs__engine_wait(const struct gs_call *c, CUevent e, unsigned flags, CUresult
     if (o->xs.open)
         gs__xs_waited(o, (uint32_t)k, ev);
     gs__unlock(&o->lock);
-    return event_op(c->stream, key, gs__key_event(key, GS_OP_WAIT, e, c->stream, flags), rc);
+    return event_op(c->stream, key, gs__key_event(key, GS_OP_WAIT, e, c->stream, flags, (uint32_t)ev), rc);
 }
 
 void gs__engine_recorded(CUstream st, CUevent e) { gs__xg_ev_recorded(e, gs__stream_get(st), 0); }
 void gs__engine_event_created(CUevent e, unsigned flags) { gs__xg_event_created(e, flags); }
-void gs__engine_event_used(CUevent e, int gone) { gs__xg_event_used(e, gone); }
+int gs__engine_event_used(CUevent e, int gone) { return gs__xg_event_used(e, gone); }

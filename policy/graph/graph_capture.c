@@ -188,8 +188,7 @@ struct path_ops {
     int reads_staging, host;
     CUgraphNode *nodes;
     CUgraphNode last[XS_MEMBERS + 1];  /* each stream's last node, a group's members after the origin */
-    CUevent events[XS_EVENTS];         /* a group's events, the program's, in order of first record */
-    uint32_t nevents;
+    uint32_t recorded;                 /* a group's event slots recorded in the capture (bits) */
 };
 
 /* The stream op k of a group goes to in the capture on p: p, or a member's. */
@@ -207,14 +206,11 @@ static CUstream op_stream(CUstream p, const struct gs_key *k)
 static CUresult event_op(struct path_ops *o, CUstream p, const struct gs_key *k)
 {
     CUstream st = op_stream(p, k);
-    uint32_t j = 0;
+    uint32_t j = k->elem - 1; /* the event's slot in its group (gs__key_event) */
 
-    while (j < o->nevents && o->events[j] != (CUevent)(uintptr_t)k->dst)
-        j++;
-    if (!st || (j == o->nevents && (k->kind == GS_OP_WAIT || j == XS_EVENTS)))
+    if (!st || j >= XS_EVENTS || (k->kind == GS_OP_WAIT && !(o->recorded >> j & 1)))
         return CUDA_ERROR_INVALID_VALUE; /* a wait on an event the capture did not record */
-    if (j == o->nevents)
-        o->events[o->nevents++] = (CUevent)(uintptr_t)k->dst;
+    o->recorded |= 1u << j;
     CUevent e = private_event(p, j);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -273,7 +269,7 @@ int gs__capture_path(struct gs_graphs *own, struct gs_node **path, const struct 
                         uint32_t from, uint32_t to, struct gs_exec **out)
 {
     uint32_t n = to - from, npatches = 0;
-    struct path_ops o = {path, keys, from, to, 0, 0, calloc(n, sizeof(CUgraphNode)), {0}, {0}, 0};
+    struct path_ops o = {path, keys, from, to, 0, 0, calloc(n, sizeof(CUgraphNode)), {0}, 0};
     struct gs_exec *e;
     CUgraph g;
     int rc = capture_graph(own, issue_path, &o, n, &g);

@@ -48,7 +48,7 @@ int gs__exec_diff_set(struct gs_exec *e, struct gs_node **path, const struct gs_
     if (!(e->diff = calloc(npatches, sizeof *e->diff)))
         return -1;
     for (uint32_t i = e->from; i < e->from + e->n && n < npatches; i++)
-        if (keys[i] != &path[i]->key) {
+        if (keys[i] != &path[i]->key && !gs__key_no_node(keys[i])) {
             if (!(e->diff[n].key = malloc(path[i]->len)))
                 return -1;
             memcpy(e->diff[n].key, keys[i], path[i]->len);
@@ -189,7 +189,7 @@ uint64_t gs__exec_args_hash(struct gs_node **path, const struct gs_key *const *k
     uint64_t h = 0;
 
     for (uint32_t i = from; i < to; i++)
-        if (keys[i] != &path[i]->key)
+        if (keys[i] != &path[i]->key && !gs__key_no_node(keys[i]))
             h = (h ^ gs__key_args_hash(keys[i])) * 0x9E3779B97F4A7C15ull + i;
     return h;
 }
@@ -201,6 +201,8 @@ uint32_t gs__exec_cost(const struct gs_exec *e, struct gs_node **path, const str
 
     for (uint32_t i = e->from; i < e->from + e->n; i++) {
         const struct gs_key *want = keys[i], *own = &path[i]->key, *have = own;
+        if (gs__key_no_node(own))
+            continue;
         if (d < e->ndiff && e->diff[d].op == i)
             have = e->diff[d++].key;
         else if (want == own)
@@ -234,6 +236,8 @@ int gs__exec_apply(struct gs_graphs *own, struct gs_exec *e, struct gs_node **pa
     t0 = gs__now_ns();
     for (uint32_t i = e->from; i < e->from + e->n; i++) {
         const struct gs_key *want = keys[i], *own = &path[i]->key, *have = own;
+        if (gs__key_no_node(own))
+            continue;
         struct gs_diff *old = d < e->ndiff && e->diff[d].op == i ? &e->diff[d++] : NULL;
         if (old)
             have = old->key;

@@ -154,11 +154,12 @@ int gs__key_set(void *buf, uint64_t dst, uint32_t value, uint32_t elem, uint64_t
     return (int)sizeof *k;
 }
 
-int gs__key_event(void *buf, int kind, CUevent e, CUstream st, unsigned flags)
+int gs__key_event(void *buf, int kind, CUevent e, CUstream st, unsigned flags, uint32_t slot)
 {
     struct gs_key *k = buf;
     memset(k, 0, sizeof *k);
     k->kind = (uint16_t)kind;
+    k->elem = slot + 1;
     k->dst = (uint64_t)(uintptr_t)e;
     k->src = (uint64_t)(uintptr_t)st;
     k->size = flags;

@@ -25,8 +25,8 @@ enum gs_op_kind {
     GS_OP_D2H,     /* device to pinned host */
     GS_OP_D2D,     /* device to device */
     GS_OP_SET,     /* memset of 1, 2 or 4-byte elements */
-    GS_OP_RECORD,  /* an event record of a group across streams (dst: the event) */
-    GS_OP_WAIT,    /* a stream's wait on an event, in such a group (dst: the event, size: flags) */
+    GS_OP_RECORD,  /* an event record of a group across streams (dst: the event, elem: its slot + 1) */
+    GS_OP_WAIT,    /* a stream's wait on an event, in such a group (the same, size: flags) */
 };
 
 /* The fixed part of a key; variable bytes follow it. */
@@ -68,8 +68,13 @@ int gs__key_launch(void *buf, const struct gs_launch *a);
 int gs__key_copy(void *buf, int kind, uint64_t dst, uint64_t src, uint64_t size);
 int gs__key_set(void *buf, uint64_t dst, uint32_t value, uint32_t elem, uint64_t n);
 /* Builds the key of an event record (GS_OP_RECORD) or wait (GS_OP_WAIT, flags) on
-** stream st: matched whole.  Returns its length. */
-int gs__key_event(void *buf, int kind, CUevent e, CUstream st, unsigned flags);
+** stream st, of the event in its group's slot: matched by the slot (elem), the
+** event, its stream and flags its arguments (gs__key_cmp).  Returns its length. */
+int gs__key_event(void *buf, int kind, CUevent e, CUstream st, unsigned flags, uint32_t slot);
+
+/* An op without a graph node of its own (a group's event record or wait): its
+** arguments are never set into a graph. */
+static inline int gs__key_no_node(const struct gs_key *k) { return k->kind >= GS_OP_RECORD; }
 
 /* The parameter bytes and attributes that follow a key. */
 static inline CUlaunchAttribute *gs__key_attrs(const struct gs_key *k)
@@ -120,14 +125,19 @@ uint64_t gs__key_args_hash(const struct gs_key *k);
 **     set only where no memory came or went since its capture; and its host
 **     side and size stay part of its shape (gs__key_host_side_eq), never moved
 **     (setting a node onto pageable memory crashed the driver: measured);
-**   - a copy from pageable memory (staged): none, matched whole. */
+**   - a copy from pageable memory (staged): none, matched whole;
+**   - a group's event record or wait: its event (and stream), matched by its
+**     slot in the group (gs__key_event): an event made and destroyed every step
+**     (PyTorch's Stream.wait_stream) is the same op every step; no node takes
+**     it (gs__key_no_node): issued eagerly with it, or standing for graphshim's
+**     own event in a capture. */
 static inline uint32_t gs__key_cmp(const struct gs_key *k, uint32_t len, int patch)
 {
     if (!patch)
         return len;
     if (k->kind == GS_OP_LAUNCH)
         return len - k->nparams;
-    if (k->kind != GS_OP_H2D_PAGEABLE && k->kind < GS_OP_RECORD && k->size)
+    if (k->kind != GS_OP_H2D_PAGEABLE && (k->kind >= GS_OP_RECORD || k->size))
         return (uint32_t)offsetof(struct gs_key, dst);
     return len;
 }

@@ -23,6 +23,7 @@ static struct ev {
     CUevent e;
     struct gs_stream *rec, *grp;
     int tid;
+    uint8_t used, first; /* recorded since it was made; the last record (rec's) was its first */
 } evs[EV_TABLE];
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -36,7 +37,7 @@ static struct ev *ev_find(CUevent e, int add)
         if (v->e == e)
             return v;
         if (!v->e && add) {
-            *v = (struct ev){e, NULL, NULL, 0};
+            *v = (struct ev){e, NULL, NULL, 0, 0, 0};
             return v;
         }
     }
@@ -68,12 +69,13 @@ struct gs_stream *gs__xg_ev_group(CUevent e, int gone)
     return o;
 }
 
-int gs__xg_ev_untimed(CUevent e)
+int gs__xg_ev_untimed(CUevent e, int *fresh)
 {
     pthread_mutex_lock(&ev_lock);
-    int r = ev_find(e, 0) != NULL;
+    struct ev *v = ev_find(e, 0);
+    *fresh = v && !v->used;
     pthread_mutex_unlock(&ev_lock);
-    return r;
+    return v != NULL;
 }
 
 /* e was recorded on s (a group's origin where grp; else outside any group). */
@@ -86,6 +88,8 @@ void gs__xg_ev_recorded(CUevent e, struct gs_stream *s, int grp)
         v->grp = grp ? s : NULL;
         v->rec = grp ? NULL : s;
         v->tid = gs__tid();
+        v->first = !v->used;
+        v->used = 1;
     }
     pthread_mutex_unlock(&ev_lock);
 }
@@ -105,12 +109,24 @@ void gs__xg_group_end(struct gs_stream *o, CUevent e)
     gs__unlock(&o->lock);
 }
 
-void gs__xg_event_used(CUevent e, int gone)
+int gs__xg_event_used(CUevent e, int gone)
 {
     struct gs_stream *o = gs__xg_ev_group(e, gone);
+    int later = 0;
 
-    if (o)
+    if (!o)
+        return 0;
+    if (gone && !GS_DROPPED(GS_RULE_XS_DESTROY)) {
+        /* No one can ask a destroyed event: its held records and waits go out
+        ** with the group (on it, where the group's graph does not stand for it),
+        ** then it goes. */
+        gs__lock(&o->lock);
+        later = o->xs.open && o->xs.tid == gs__tid() && gs__xs_defer_destroy(o, e) == 0;
+        gs__unlock(&o->lock);
+    }
+    if (!later)
         gs__xg_group_end(o, e); /* the record it asks about goes out first */
+    return later;
 }
 
 void gs__xg_member_boundary(struct gs_stream *m)
@@ -161,15 +177,18 @@ void gs__xg_fork_learn(struct gs_stream *y, CUevent e)
 {
     struct gs_stream *x = NULL;
     struct ev *v;
+    int fresh = 0;
 
     pthread_mutex_lock(&ev_lock);
-    if ((v = ev_find(e, 0)) != NULL && v->rec && v->rec != y && v->tid == gs__tid())
+    if ((v = ev_find(e, 0)) != NULL && v->rec && v->rec != y && v->tid == gs__tid()) {
         x = v->rec;
+        fresh = v->first;
+    }
     pthread_mutex_unlock(&ev_lock);
     if (!x || !gs__xg_eligible(x, NULL))
         return;
     gs__lock(&x->lock);
-    gs__xs_fork_learn(x, e);
+    gs__xs_fork_learn(x, e, fresh);
     gs__unlock(&x->lock);
 }
 

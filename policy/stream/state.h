@@ -24,7 +24,6 @@
 
 enum gs_stream_kind { GS_STREAM_CREATED, GS_STREAM_LEGACY, GS_STREAM_PTDS };
 
-
 /* A sequence the report still lists after its tree was cleared: the stream was
 ** destroyed, or a context or module went away (a runtime's teardown at exit does
 ** that before the report is written). */
@@ -229,8 +228,8 @@ struct gs_step {
 };
 
 /* A group across streams (stream/xs.c, GS_OWNS_XS; stream/xs.h).  As its
-** origin: open, members, each member's ops and those the origin waited for,
-** the events recorded in it, fork events, bridge events, report counts.  As a
+** origin: open, members, each member's ops and those the origin waited for, the
+** events recorded in it, fork events, bridge events, report counts.  As a
 ** member: its origin (stored atomically), the origin's thread, its index. */
 #define GS_XS_MEMBERS 4
 #define GS_XS_EVENTS 8
@@ -246,6 +245,8 @@ struct gs_xs {
     CUevent forks[GS_XS_FORKS];
     uint8_t refused[GS_XS_FORKS];
     uint32_t nforks;
+    int fresh_fork, fresh_refused, fresh_open; /* forks by events made for them (xs.h) */
+    CUevent *dying; uint32_t ndying, dying_cap; /* destroyed while the group held their records */
     CUevent bridge[GS_XS_MEMBERS + 1];
     uint64_t groups, streams_max;
     struct gs_stream *origin;

@@ -10,15 +10,18 @@
 #include "../base/assert.h"
 #include "../base/log.h"
 
+#include <stdlib.h>
+
 atomic_int gs__xs_members;
 
-void gs__xs_open(struct gs_stream *s, int tid)
+void gs__xs_open(struct gs_stream *s, int tid, int fresh)
 {
     GS_ASSERT_LOCKED(s);
     if (s->xs.open)
         return;
     s->xs_w.open = 1;
     s->xs_w.tid = tid;
+    s->xs_w.fresh_open = fresh;
     s->xs_w.nmembers = 0;
     s->xs_w.nev = 0;
     s->xs_w.mops[0] = s->xs_w.joined[0] = 0;
@@ -55,15 +58,37 @@ int gs__xs_record(struct gs_stream *o, uint32_t k, CUevent e)
     GS_ASSERT_LOCKED(o);
     int i = gs__xs_event(o, e);
 
+    if (i < 0)
+        i = gs__xs_event(o, NULL); /* a slot an event destroyed freed */
     if (i < 0) {
         if (o->xs.nev == GS_XS_EVENTS)
             return -1;
         i = (int)o->xs_w.nev++;
-        o->xs_w.ev[i] = e;
     }
+    o->xs_w.ev[i] = e;
     o->xs_w.ev_by[i] = k;
     o->xs_w.ev_mops[i] = o->xs.mops[k] + (k != 0); /* a member's record is its op too, counted as it goes
                                                     ** to the origin (entry/xevent.c's route) */
+    return i;
+}
+
+int gs__xs_defer_destroy(struct gs_stream *o, CUevent e)
+{
+    GS_ASSERT_LOCKED(o);
+    int i = gs__xs_event(o, e);
+
+    if (i < 0)
+        return -1;
+    if (o->xs.ndying == o->xs.dying_cap) {
+        uint32_t cap = o->xs.dying_cap ? 2 * o->xs.dying_cap : 16;
+        CUevent *d = realloc(o->xs_w.dying, cap * sizeof *d);
+        if (!d)
+            return -1;
+        o->xs_w.dying = d;
+        o->xs_w.dying_cap = cap;
+    }
+    o->xs_w.dying[o->xs_w.ndying++] = e;
+    o->xs_w.ev[i] = NULL;
     return 0;
 }
 
@@ -107,26 +132,32 @@ static int fork_at(const struct gs_stream *s, CUevent e)
     return -1;
 }
 
-void gs__xs_fork_learn(struct gs_stream *s, CUevent e)
+void gs__xs_fork_learn(struct gs_stream *s, CUevent e, int fresh)
 {
     GS_ASSERT_LOCKED(s);
+    if (fresh)
+        s->xs_w.fresh_fork = 1;
     if (fork_at(s, e) >= 0 || s->xs.nforks == GS_XS_FORKS)
         return;
     s->xs_w.refused[s->xs.nforks] = 0;
     s->xs_w.forks[s->xs_w.nforks++] = e;
 }
 
-int gs__xs_is_fork(const struct gs_stream *s, CUevent e)
+int gs__xs_is_fork(const struct gs_stream *s, CUevent e, int fresh)
 {
     int i = fork_at(s, e);
+    if (fresh && s->xs.fresh_fork && !s->xs.fresh_refused)
+        return 1;
     return i >= 0 && !s->xs.refused[i];
 }
 
 void gs__xs_refuse(struct gs_stream *o)
 {
     GS_ASSERT_LOCKED(o);
+    if (o->xs.fresh_open)
+        o->xs_w.fresh_refused = 1;
     for (uint32_t i = 0; i < o->xs.nev; i++) {
-        int f = fork_at(o, o->xs.ev[i]);
+        int f = o->xs.ev[i] ? fork_at(o, o->xs.ev[i]) : -1;
         if (f >= 0 && o->xs.ev_by[i] == 0)
             o->xs_w.refused[f] = 1;
     }
@@ -178,7 +209,8 @@ void gs__xs_bridge_after(struct gs_stream *o, CUstream st)
     for (uint32_t i = 0; i < o->xs.nev; i++) {
         uint32_t by = o->xs.ev_by[i];
         CUstream on = GS_DROPPED(GS_RULE_XS_RERECORD) && by ? gs__xs_stream(o, by) : st;
-        lost |= GS_REAL(cuEventRecord)(o->xs.ev[i], on) != CUDA_SUCCESS;
+        if (o->xs.ev[i]) /* not one the program destroyed: no one can ask it */
+            lost |= GS_REAL(cuEventRecord)(o->xs.ev[i], on) != CUDA_SUCCESS;
     }
     /* A record that fails leaves the event at its last record, which may
     ** complete before the graph: the host waits for the graph instead, so that
@@ -218,6 +250,10 @@ void gs__xs_segment_end(struct gs_stream *o)
     o->xs_w.nmembers = 0;
     o->xs_w.nev = 0;
     o->xs_w.open = 0;
+    /* Their records and waits went out (the segment's end follows its issue). */
+    for (uint32_t i = 0; i < o->xs.ndying; i++)
+        GS_IGNORE(GS_REAL(cuEventDestroy_v2)(o->xs.dying[i])); /* the program was told it went */
+    o->xs_w.ndying = 0;
 }
 
 void gs__xs_forget(struct gs_stream *o, int learned)
@@ -227,6 +263,10 @@ void gs__xs_forget(struct gs_stream *o, int learned)
     if (!learned)
         return;
     o->xs_w.nforks = 0;
+    o->xs_w.fresh_fork = o->xs_w.fresh_refused = 0;
+    free(o->xs_w.dying);
+    o->xs_w.dying = NULL;
+    o->xs_w.dying_cap = 0;
     for (uint32_t k = 0; k <= GS_XS_MEMBERS; k++)
         if (o->xs.bridge[k]) {
             GS_IGNORE(GS_REAL(cuEventDestroy_v2)(o->xs.bridge[k])); /* an event not destroyed leaks */

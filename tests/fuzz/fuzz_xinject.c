@@ -19,8 +19,10 @@
 **   - its helpers' calls of entry points the program never calls.
 **
 ** The program's handles: the streams and events it made before its first
-** launch, a stream or event made right after it destroyed one (fuzz_xs.c
-** makes them again so); a stream on which the program begins a capture is
+** launch, a stream made right after it destroyed one (fuzz_xs.c makes them
+** again so), an event made later with CU_EVENT_BLOCKING_SYNC (fuzz_xs.c's
+** XS_MARK: a destroy of a group's event waits for the group's end, so the
+** program's destroy is not in the log there); a stream on which the program begins a capture is
 ** its own capture's, whose graph launches are the program's.
 */
 #define _GNU_SOURCE
@@ -83,6 +85,13 @@ static long call_number(struct xs_log *L, const char *entry)
     return L->counts[L->ncounts++].n;
 }
 
+/* Was the event of a create line made with CU_EVENT_BLOCKING_SYNC (fuzz_xs.c's XS_MARK)? */
+static int marked(const char *line)
+{
+    const char *f = strstr(line, " flags=0x");
+    return f && (strtoul(f + 9, NULL, 16) & 0x1); /* CU_EVENT_BLOCKING_SYNC */
+}
+
 /* The path of graphshim's own call in line, or -1 (the program's, or none of a group's). */
 static int classify(struct xs_log *L, const char *entry, const char *line)
 {
@@ -99,7 +108,7 @@ static int classify(struct xs_log *L, const char *entry, const char *line)
         L->prog_s[out_s] = 1, L->again_s = 0;
         return -1;
     }
-    if (!strcmp(entry, "cuEventCreate") && out_e >= 0 && (L->setup || L->again_e)) {
+    if (!strcmp(entry, "cuEventCreate") && out_e >= 0 && (L->setup || L->again_e || marked(line))) {
         L->prog_e[out_e] = 1, L->again_e = 0;
         return -1;
     }

@@ -14,8 +14,9 @@
 ** or an event queried (the answer not printed: it depends on the schedule), an
 ** event synchronized or polled until ready (the host then reads a buffer its
 ** record follows, unwritten since), an event slot destroyed and created
-** again; at its end every buffer goes back to the owner it had at the start,
-** so steps repeat.  The step may also hold what meets a group from outside
+** again, a handoff by an event made for it and destroyed after its wait (as
+** PyTorch's Stream.wait_stream); at its end every buffer goes back to the
+** owner it had at the start, so steps repeat.  The step may also hold what meets a group from outside
 ** its narrow case: an event recorded again on another stream (no wait), a
 ** host function, a stream destroyed and created again (its work handed on by
 ** an event), a kernel or a handoff's wait issued from another thread, a
@@ -40,6 +41,11 @@
 #define XS_EVENTS 12
 #define XS_STREAMS 6 /* created; then the legacy and the per-thread stream */
 #define XS_MAX_OPS 160
+/* The flag of the events the program makes after its set-up, by which the
+** call log tells them from graphshim's (fuzz_xinject.c): a destroy of a
+** group's event waits for the group's end, and is not in the log where the
+** program made it. */
+#define XS_MARK CU_EVENT_BLOCKING_SYNC
 
 enum {
     X_KERNEL, X_HANDOFF, X_SSYNC, X_SQUERY, X_EQUERY, X_ESYNC, X_EDESTROY,
@@ -123,6 +129,10 @@ static int xs_need(struct xs *X, int s, int b)
     for (int i = 0; i < XS_BUFS; i++)
         if (X->owner[i] == o->s)
             X->evmask[o->ev] |= 1u << i;
+    /* an event made for the handoff, destroyed after its wait (PyTorch's
+    ** Stream.wait_stream); its slot then holds one never recorded */
+    if ((o->by_step = chance(&X->rng, 25)) != 0)
+        X->evmask[o->ev] = 0;
     X->owner[b] = s;
     X->last_ev = o->ev;
     return 0;
@@ -335,8 +345,16 @@ static void xs_run_op(struct xs *X, const struct xop *o, long n)
         break;
     }
     case X_HANDOFF:
+        if (o->by_step) {
+            xs_note(X, cuEventDestroy_v2(X->ev[o->ev]), 0);
+            xs_note(X, cuEventCreate(&X->ev[o->ev], CU_EVENT_DISABLE_TIMING | XS_MARK), 0);
+        }
         xs_note(X, cuEventRecord(X->ev[o->ev], s), 0);
         xs_note(X, cuStreamWaitEvent(X->s[o->s2], X->ev[o->ev], 0), 0);
+        if (o->by_step) {
+            xs_note(X, cuEventDestroy_v2(X->ev[o->ev]), 0);
+            xs_note(X, cuEventCreate(&X->ev[o->ev], X->evflags[o->ev] | XS_MARK), 0);
+        }
         break;
     case X_SSYNC:
         xs_note(X, cuStreamSynchronize(s), 0);
@@ -357,7 +375,7 @@ static void xs_run_op(struct xs *X, const struct xop *o, long n)
         break;
     case X_EDESTROY:
         xs_note(X, cuEventDestroy_v2(X->ev[o->ev]), 0);
-        xs_note(X, cuEventCreate(&X->ev[o->ev], X->evflags[o->ev]), 0);
+        xs_note(X, cuEventCreate(&X->ev[o->ev], X->evflags[o->ev] | XS_MARK), 0);
         break;
     default: xs_run_outside(X, o, s); break;
     }

@@ -84,6 +84,38 @@ Test(xstream, two_members_are_one_graph_a_segment, .timeout = 60)
     cr_assert(on >= 1 && on <= 8, "with groups: %ld graph launches", on);
 }
 
+/* Events made before their record and destroyed after their wait, every step
+** (PyTorch's Stream.wait_stream): the same step every time (an event is matched
+** by its slot in the group), one graph a segment, with one member or two.
+** Without rule xs-destroy each destroy ends the group (a graph a stream's
+** piece of each step, as without groups). */
+Test(xstream, events_made_each_step_are_one_graph_a_segment, .timeout = 60)
+{
+    long off = launches("fresh", (const char *const[]){"GRAPHSHIM_XSTREAM=0", NULL});
+    long on = launches("fresh", (const char *const[]){"GRAPHSHIM_XSTREAM=1", NULL});
+    long two = launches("fresh2", (const char *const[]){"GRAPHSHIM_XSTREAM=1", NULL});
+    long dropped = launches("fresh", (const char *const[]){"GRAPHSHIM_XSTREAM=1", "GRAPHSHIM_TEST_DROP_RULE=xs-destroy", NULL});
+
+    cr_assert_gt(off, 100, "without groups: %ld graph launches", off);
+    cr_assert(on >= 1 && on <= 8, "with groups: %ld graph launches (8 synchronizes)", on);
+    cr_assert(two >= 1 && two <= 8, "two members: %ld graph launches", two);
+    cr_assert_gt(dropped, 100, "without rule xs-destroy: %ld graph launches", dropped);
+}
+
+/* A member's synchronize where the group holds records and waits of events the
+** program destroyed (freshsync, iteration 5): they go out on those events,
+** whose destroy waited for it; had the driver destroyed them at the program's
+** call, the records and waits would fail and the member's work run unordered. */
+Test(xstream, a_destroyed_events_held_records_go_out_before_it_goes, .timeout = 60)
+{
+    static const char *const seeds[] = {"FAKECUDA_ORDER_SEED=0", "FAKECUDA_ORDER_SEED=1", "FAKECUDA_ORDER_SEED=5"};
+
+    for (unsigned j = 0; j < 3; j++) {
+        long on = launches("freshsync", (const char *const[]){"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", seeds[j], NULL});
+        cr_assert(on < 100, "freshsync: %ld graph launches (no group held before iteration 5)", on);
+    }
+}
+
 /* Without the joins in the capture (rule xs-join off) every capture fails
 ** (CUDA_ERROR_STREAM_CAPTURE_UNJOINED): the held ops go out eagerly, the same
 ** output, no graph of the group. */
@@ -131,7 +163,7 @@ Test(xstream, a_groups_event_completes_after_the_graph, .timeout = 60)
 /* Every scenario, in a seeded order of the driver's rules. */
 Test(xstream, every_scenario_in_seeded_orders, .timeout = 120)
 {
-    static const char *const sc[] = {"fork", "fork2", "msync", "later", "before", "evsync"};
+    static const char *const sc[] = {"fork", "fork2", "msync", "later", "before", "evsync", "fresh", "fresh2", "freshsync"};
     static const char *const seeds[] = {"FAKECUDA_ORDER_SEED=1", "FAKECUDA_ORDER_SEED=2"};
 
     for (unsigned i = 0; i < sizeof sc / sizeof *sc; i++)

@@ -50,6 +50,9 @@
 **              step (the node set in place must be k1's, not O's k0)
 **   fresh      fork, but E1 and E2 are made before their record and destroyed
 **              after their wait (as PyTorch's Stream.wait_stream does)
+**   fresh2     fork2 so (E3 too)
+**   freshsync  msync so, in iteration 5 alone: the group ends where records
+**              and waits of events the program destroyed are held
 **   ctxread    no fork: each step k(A, A), k(B, A) on the legacy stream; in
 **              the 10th, between them, another thread makes the context
 **              current (every thread's current context is read again after)
@@ -113,7 +116,9 @@ static struct scenario {
 ** xthread: another thread waits on E1 after its record. */
 static void step(int it, int r)
 {
-    int two = sc.two, mid = (it == 2 || it == 4) && r == 9, msync = sc.msync && mid, xthread = sc.xthread && mid;
+    /* freshsync's: where the group holds its learned step (an earlier end refuses its forks) */
+    int two = sc.two, mid = (sc.fresh ? it == 5 : it == 2 || it == 4) && r == 9, msync = sc.msync && mid,
+        xthread = sc.xthread && mid;
 
     mix(so, A, A, 0);
     if (sc.fresh)
@@ -143,6 +148,8 @@ static void step(int it, int r)
     if (sc.fresh)
         CHECK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventRecord(e2, sm));
+    if (two && sc.fresh)
+        CHECK(cuEventCreate(&e3, CU_EVENT_DISABLE_TIMING));
     if (two)
         CHECK(cuEventRecord(e3, sn));
     CHECK(cuStreamWaitEvent(so, e2, 0));
@@ -150,6 +157,8 @@ static void step(int it, int r)
         CHECK(cuStreamWaitEvent(so, e3, 0));
     if (sc.fresh)
         CHECK(cuEventDestroy_v2(e2));
+    if (sc.fresh && two)
+        CHECK(cuEventDestroy_v2(e3));
     mix(so, A, B, 3);
 }
 
@@ -245,7 +254,7 @@ int main(int argc, char **argv)
         {"fork", 0, 0, 0, 0, 0},  {"fork2", 1, 0, 0, 0, 0},  {"msync", 0, 1, 0, 0, 0}, {"later", 0, 0, 0, 0, 0},
         {"before", 0, 0, 0, 0, 0}, {"evsync", 0, 0, 0, 0, 0}, {"xthread", 0, 0, 1, 0, 0}, {"dsync", 0, 0, 0, 0, 0},
         {"legacy", 0, 0, 0, 0, 0}, {"args", 0, 0, 0, 1, 0},  {"hostfn", 0, 0, 0, 0, 0}, {"ctx2", 0, 0, 0, 0, 0},
-        {"ctxread", 0, 0, 0, 0, 0}, {"fresh", 0, 0, 0, 0, 1},
+        {"ctxread", 0, 0, 0, 0, 0}, {"fresh", 0, 0, 0, 0, 1}, {"fresh2", 1, 0, 0, 0, 1}, {"freshsync", 0, 1, 0, 0, 1},
     };
     for (unsigned i = 0; argc >= 2 && i < sizeof table / sizeof *table; i++)
         if (strcmp(argv[1], table[i].name) == 0)
