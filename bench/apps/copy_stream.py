@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""copy_stream: compute on the current stream, a copy stream bringing each
+step's result to pinned host memory, ordered by events, as a loop that overlaps
+copies with compute writes it: a step waits for the previous step's copy, runs
+4 x Linear(512, 512) + ReLU (batch 32, no_grad) into a result buffer and an
+accumulator, then the copy stream waits for it and copies the result to the host
+(non_blocking).  The orderings are Stream.wait_stream (a new event each time) by
+default; APPS_EVENTS=kept records two events made once instead.  Hand-written
+graph: the same step, the copy stream inside the capture.  Checksum: the
+accumulator and the host copy."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+NAME = "copy_stream"
+D, BATCH, DEPTH = 512, 32, 4
+
+
+def build():
+    torch = common.torch_setup()
+    nn = torch.nn
+    net = nn.Sequential(*[m for _ in range(DEPTH) for m in (nn.Linear(D, D), nn.ReLU())]).cuda().eval()
+    x = torch.randn(BATCH, D, device="cuda")
+    acc = torch.zeros(BATCH, D, device="cuda")
+    ybuf = torch.zeros(BATCH, D, device="cuda")
+    host = torch.zeros(BATCH, D, pin_memory=True)
+    copy = torch.cuda.Stream()
+    kept = os.environ.get("APPS_EVENTS", "wait_stream") == "kept"
+    done_ev, ready_ev = torch.cuda.Event(), torch.cuda.Event()
+
+    def order(waiter, stream, ev):
+        if kept:
+            ev.record(stream)
+            waiter.wait_event(ev)
+        else:
+            waiter.wait_stream(stream)
+
+    def run(xin, yb, out, hb):
+        cur = torch.cuda.current_stream()
+        order(cur, copy, done_ev)
+        with torch.no_grad():
+            y = net(xin)
+            yb.copy_(y)
+            out.add_(y)
+        order(copy, cur, ready_ev)
+        with torch.cuda.stream(copy):
+            hb.copy_(yb, non_blocking=True)
+
+    def checksum():
+        torch.cuda.synchronize()
+        return common.torch_sha([acc, host])
+
+    def hand():
+        hx, hy, hacc = x.clone(), torch.zeros_like(ybuf), torch.zeros_like(acc)
+        hh = torch.zeros_like(host).pin_memory()
+        return common.torch_capture(torch, lambda: run(hx, hy, hacc, hh))
+
+    return common.App(
+        NAME, lambda: run(x, ybuf, acc, host), torch.cuda.synchronize, checksum,
+        steps=40, warmup=100, hand=hand,
+        framework=f"torch {torch.__version__} events {'kept' if kept else 'wait_stream'}")
+
+
+if __name__ == "__main__":
+    common.main(NAME, build)
