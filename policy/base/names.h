@@ -92,7 +92,8 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(XS_JOIN, "xs-join", "a group's capture joins every member stream back to the origin")                  \
     X(XS_BRIDGE, "xs-bridge", "a group's graph launch is bridged to its member streams' work before and after") \
     X(XS_RERECORD, "xs-rerecord", "a group's events are recorded again on the origin after its graph launch") \
-    X(XS_DESTROY, "xs-destroy", "an event a group recorded, destroyed by the program, goes once the group's held work went out")
+    X(XS_DESTROY, "xs-destroy", "an event a group recorded, destroyed by the program, goes once the group's held work went out") \
+    X(XS_LEGACY, "xs-legacy", "the legacy stream may be a group's origin")
 
 enum gs_rule {
     GS_RULE_NONE,

@@ -5,9 +5,10 @@
 ** a member's op goes to its origin (gs__engine_xs_route); every call outside
 ** the narrow case ends the group first, its held ops out in program order.
 **
-** The narrow case: an origin O (a created stream) records an untimed event it
-** recorded before and another stream then waited for (a fork event), or one
-** made for the record where O learned that such records fork; a created
+** The narrow case: an origin O (a created stream, or the legacy stream)
+** records an untimed event it recorded before and another stream then waited
+** for (a fork event), or one made for the record where O learned that such
+** records fork; a created
 ** stream of O's context, holding nothing of a group, waits on it on the thread
 ** that issues O's ops and becomes a member; members issue ops, record events
 ** and wait on the group's events; O waits on their records (joins).  Events

@@ -163,10 +163,13 @@ struct gs_stream *gs__xg_route(struct gs_stream *m, void *key, int *len, const s
     return o;
 }
 
-/* May s take part in a group (as its origin, or a member of o's)? */
+/* May s take part in a group (as its origin, or a member of o's)?  A created
+** stream; as an origin the legacy stream too (PyTorch's current stream), which
+** graphshim never captures itself (its capture streams are its own). */
 int gs__xg_eligible(const struct gs_stream *s, const struct gs_stream *o)
 {
-    return s->kind == GS_STREAM_CREATED && s->ready && s->usable && !s->app_capturing && !gs__xs_origin(s) &&
+    return (s->kind == GS_STREAM_CREATED || (!o && s->kind == GS_STREAM_LEGACY && !GS_DROPPED(GS_RULE_XS_LEGACY))) &&
+           s->ready && s->usable && !s->app_capturing && !gs__xs_origin(s) &&
            (!o || (s != o && !s->xs.open && s->ctx == o->ctx && (!s->blocking || o->blocking)));
 }
 

@@ -19,7 +19,7 @@
 ** owner it had at the start, so steps repeat.  The step may also hold what meets a group from outside
 ** its narrow case: an event recorded again on another stream (no wait), a
 ** host function, a stream destroyed and created again (its work handed on by
-** an event), a kernel or a handoff's wait issued from another thread, a
+** an event), a kernel or a handoff issued from another thread, a
 ** kernel on the legacy or the per-thread stream, the program's own capture
 ** around the next op, the context pushed and popped, a module loaded and
 ** unloaded, a fan-out (up to 10 events recorded on one stream, every other
@@ -123,7 +123,8 @@ static int xs_need(struct xs *X, int s, int b)
     if (!o)
         return -1;
     o->s2 = s;
-    o->thread = X->specials && s != X->ns + 1 && chance(&X->rng, 4); /* the wait from another thread */
+    /* the handoff from another thread: neither side the per-thread stream, which is another there */
+    o->thread = X->specials && s != X->ns + 1 && o->s != X->ns + 1 && chance(&X->rng, 4);
     o->ev = (int)rnd(&X->rng, XS_EVENTS);
     X->evmask[o->ev] = 0;
     for (int i = 0; i < XS_BUFS; i++)

@@ -102,6 +102,18 @@ Test(xstream, events_made_each_step_are_one_graph_a_segment, .timeout = 60)
     cr_assert_gt(dropped, 100, "without rule xs-destroy: %ld graph launches", dropped);
 }
 
+/* The legacy stream as the origin (PyTorch's current stream, forking to a
+** stream of its pool by Stream.wait_stream): one graph a segment; without rule
+** xs-legacy, none of the group's. */
+Test(xstream, the_legacy_stream_is_an_origin, .timeout = 60)
+{
+    long on = launches("legorigin", (const char *const[]){"GRAPHSHIM_XSTREAM=1", NULL});
+    long dropped = launches("legorigin", (const char *const[]){"GRAPHSHIM_XSTREAM=1", "GRAPHSHIM_TEST_DROP_RULE=xs-legacy", NULL});
+
+    cr_assert(on >= 1 && on <= 8, "with groups: %ld graph launches (8 synchronizes)", on);
+    cr_assert_gt(dropped, 100, "without rule xs-legacy: %ld graph launches", dropped);
+}
+
 /* A member's synchronize where the group holds records and waits of events the
 ** program destroyed (freshsync, iteration 5): they go out on those events,
 ** whose destroy waited for it; had the driver destroyed them at the program's
@@ -163,7 +175,7 @@ Test(xstream, a_groups_event_completes_after_the_graph, .timeout = 60)
 /* Every scenario, in a seeded order of the driver's rules. */
 Test(xstream, every_scenario_in_seeded_orders, .timeout = 120)
 {
-    static const char *const sc[] = {"fork", "fork2", "msync", "later", "before", "evsync", "fresh", "fresh2", "freshsync"};
+    static const char *const sc[] = {"fork", "fork2", "msync", "later", "before", "evsync", "fresh", "fresh2", "freshsync", "legorigin"};
     static const char *const seeds[] = {"FAKECUDA_ORDER_SEED=1", "FAKECUDA_ORDER_SEED=2"};
 
     for (unsigned i = 0; i < sizeof sc / sizeof *sc; i++)

@@ -53,6 +53,7 @@
 **   fresh2     fork2 so (E3 too)
 **   freshsync  msync so, in iteration 5 alone: the group ends where records
 **              and waits of events the program destroyed are held
+**   legorigin  fresh, with O the legacy stream (PyTorch's current stream)
 **   ctxread    no fork: each step k(A, A), k(B, A) on the legacy stream; in
 **              the 10th, between them, another thread makes the context
 **              current (every thread's current context is read again after)
@@ -255,6 +256,7 @@ int main(int argc, char **argv)
         {"before", 0, 0, 0, 0, 0}, {"evsync", 0, 0, 0, 0, 0}, {"xthread", 0, 0, 1, 0, 0}, {"dsync", 0, 0, 0, 0, 0},
         {"legacy", 0, 0, 0, 0, 0}, {"args", 0, 0, 0, 1, 0},  {"hostfn", 0, 0, 0, 0, 0}, {"ctx2", 0, 0, 0, 0, 0},
         {"ctxread", 0, 0, 0, 0, 0}, {"fresh", 0, 0, 0, 0, 1}, {"fresh2", 1, 0, 0, 0, 1}, {"freshsync", 0, 1, 0, 0, 1},
+        {"legorigin", 0, 0, 0, 0, 1},
     };
     for (unsigned i = 0; argc >= 2 && i < sizeof table / sizeof *table; i++)
         if (strcmp(argv[1], table[i].name) == 0)
@@ -272,6 +274,8 @@ int main(int argc, char **argv)
     CHECK(cuModuleGetFunction(&kmix, m, "xmix"));
     A = seeded(1), B = seeded(2), C = seeded(3);
     CHECK(cuStreamCreate(&so, CU_STREAM_NON_BLOCKING));
+    if (strcmp(sc.name, "legorigin") == 0)
+        so = CU_STREAM_LEGACY;
     CHECK(cuStreamCreate(&sm, strcmp(sc.name, "legacy") == 0 ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING));
     CHECK(cuStreamCreate(&sn, CU_STREAM_NON_BLOCKING));
     CHECK(cuStreamCreate(&sp, CU_STREAM_NON_BLOCKING));
