@@ -43,7 +43,9 @@ if [ "${SAMPLES:-1}" != 0 ]; then
     B=$PWD/$BUILD
     if make -s -C samples -j4 BUILD="$B" NVCC_ARCH="$ARCH" "$B/samples/two_branch.static" "$B/samples/two_branch.shared" \
         "$B/samples/copy_overlap.static" "$B/samples/copy_overlap.shared" >"$OUT/samples.build" 2>&1; then
-        OUT=$OUT/gpu-test GS_BUILD=$B GS_NO_BUILD=1 bash samples/gpu-test.sh two_branch copy_overlap >"$OUT/samples.log" 2>&1 || bad=1
+        # gpu-test keeps the caller's GRAPHSHIM_* from its runs: the knob goes by GS_SHIM_ENV
+        OUT=$OUT/gpu-test GS_BUILD=$B GS_NO_BUILD=1 GS_SHIM_ENV="GRAPHSHIM_XSTREAM=${GRAPHSHIM_XSTREAM:-0}" \
+            bash samples/gpu-test.sh two_branch copy_overlap >"$OUT/samples.log" 2>&1 || bad=1
         sed -n '/^sample /,$p' "$OUT/gpu-test/summary.txt" 2>/dev/null || { tail -20 "$OUT/samples.log"; bad=1; }
     else
         echo "xstream: building the samples failed:"; tail -20 "$OUT/samples.build"; bad=1

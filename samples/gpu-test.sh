@@ -58,6 +58,8 @@
 #   GS_TIMEOUT=120       per-run timeout (s);  GS_JOBS=8: make -j
 #   GS_KEEP_TRACE=1      keep full traces gzipped (default: head -200 + counts)
 #   GS_NO_BUILD=1        do not run make (binaries already in $GS_BUILD/samples)
+#   GS_SHIM_ENV="GRAPHSHIM_XSTREAM=1"  settings of the runs under the shim (the
+#                        caller's own GRAPHSHIM_* never reach a run)
 #   GS_PACK_LOGS=1       at the end, pack the per-run logs into $OUT/logs.tar.gz
 #                        (leaves 4 files: summary.txt env.txt build.log logs.tar.gz)
 #   GS_EXTRA=0           skip the nvtx and compute-sanitizer runs
@@ -172,9 +174,11 @@ PY_SHIM_RUNS=$(printf '%s\n' ${GS_SHIM_RUNS:-off trace} report | awk '!seen[$0]+
 # position crosses 256: replays expected.
 # two_branch (each step forks to a second stream by an event and joins it
 # back) and copy_overlap (a copy stream brings the previous step's result to
-# the host, ordered by events): steps that span two streams, which graphshim
-# does not graph as one yet (each stream's sequence ends at the events):
-# replays not required, output identical.
+# the host, ordered by events), and torch_two_stream (PyTorch's
+# Stream.wait_stream fork and join every iteration, a copy stream every other):
+# steps that span streams, graphed as one only with GRAPHSHIM_XSTREAM=1 (without
+# it each stream's sequence ends at the events): replays not required, output
+# identical.
 EXPECT='
 tiny_stream     cu  eq  >0   rows
 tiny_legacy     cu  eq  >0   -
@@ -198,6 +202,7 @@ torch_encoder   py  -   >0   -
 torch_cnn_train py  -   any  -
 torch_decode    py  -   any  -
 torch_bail_sites py -   any  -
+torch_two_stream py -   any  -
 jax_tanh        py  -   >0   -
 cupy_loop       py  -   >0   -
 loop_body       cu  eq  body>0 -
@@ -497,8 +502,10 @@ fi
 [ "$NO_BUILD" = 1 ] || log "gpu-test: samples built in $((SECONDS - tb)) s"
 BIN="$GS_BUILD/samples"
 
-# variables of the caller that must not leak into the runs
+# variables of the caller that must not leak into the runs (GS_SHIM_ENV's go to
+# the runs under the shim)
 declare -a UNSET=(-u LD_PRELOAD -u NVTX_INJECTION64_PATH -u NVTXPROBE_OUT)
+read -r -a SHIM_ENV <<<"${GS_SHIM_ENV:-}"
 while read -r v; do
     [ -n "$v" ] && UNSET+=(-u "$v")
 done < <(compgen -e | grep '^GRAPHSHIM' || true)
@@ -658,10 +665,10 @@ run_case() {
         p2=yes
     fi
     rm -f "$tfile"
-    [[ " $SHIM_RUNS " != *" off "* ]] || run_variant "$dir" off LD_PRELOAD="$SHIM" GRAPHSHIM=0 "${cmd[@]}"
+    [[ " $SHIM_RUNS " != *" off "* ]] || run_variant "$dir" off LD_PRELOAD="$SHIM" "${SHIM_ENV[@]}" GRAPHSHIM=0 "${cmd[@]}"
     [[ " $SHIM_RUNS " != *" trace "* ]] ||
-        run_variant "$dir" trace LD_PRELOAD="$SHIM" GRAPHSHIM_TRACE="$tfile" "${cmd[@]}"
-    run_variant "$dir" report LD_PRELOAD="$SHIM" GRAPHSHIM_REPORT="$rfile" "${cmd[@]}"
+        run_variant "$dir" trace LD_PRELOAD="$SHIM" "${SHIM_ENV[@]}" GRAPHSHIM_TRACE="$tfile" "${cmd[@]}"
+    run_variant "$dir" report LD_PRELOAD="$SHIM" "${SHIM_ENV[@]}" GRAPHSHIM_REPORT="$rfile" "${cmd[@]}"
     if [ "$type" = tr ]; then
         # One report per rank (a launcher process that touched CUDA writes
         # report.x.json, left out): summed into report.json.

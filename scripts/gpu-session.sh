@@ -39,7 +39,7 @@ esac
 xs_apps() {
     local t=$OUT/xs-apps.txt
     for x in 0 1; do
-        GRAPHSHIM_XSTREAM=$x PAIRS=$PAIRS CHECK=0 ONLY='^(two_branch|copy_stream|lstm_train)$' \
+        GRAPHSHIM_XSTREAM=$x PAIRS=$PAIRS CHECK=$x ONLY='^(two_branch|copy_stream|lstm_train)$' \
             OUT=$W/xa$x bash bench/apps.sh >/dev/null 2>&1
         { echo "# GRAPHSHIM_XSTREAM=$x"; grep -v '^inside' "$W/xa$x/apps.txt"; } >>"$t"
     done
@@ -48,7 +48,7 @@ xs_apps() {
     { echo "# GRAPHSHIM_XSTREAM=1 APPS_EVENTS=kept"; grep -v '^inside' "$W/xk/apps.txt"; } >>"$t"
 }
 gpu_test() { # KNOB FILE
-    GRAPHSHIM_XSTREAM=$1 GS_PLAIN2=0 GS_SHIM_RUNS=report GS_EXTRA=0 GS_NO_BUILD=1 OUT=$W/gt$1 \
+    GS_SHIM_ENV="GRAPHSHIM_XSTREAM=$1" GS_PLAIN2=0 GS_SHIM_RUNS=report GS_EXTRA=0 GS_NO_BUILD=1 OUT=$W/gt$1 \
         bash samples/gpu-test.sh >"$W/gt$1.log" 2>&1
     { sed -n '/^sample /,$p' "$W/gt$1/summary.txt" 2>/dev/null || tail -40 "$W/gt$1.log"; } >"$2"
     grep -E 'FAIL|DIFF|passed|failed' "$2" | tail -15 | tee -a "$OUT/session.txt"
