@@ -112,6 +112,11 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
     if (jnum(tot, streams, "graphs_captured") != made)
         return fail(why, len, "graphs_captured %lld, but the driver made %lld executables for graphshim",
                     jnum(tot, streams, "graphs_captured"), made);
+    /* a held op that the driver refused when graphshim issued it had been
+    ** answered with success at its call: the program was told a lie */
+    if (jnum(tot, streams, "issue_errors") > 0)
+        return fail(why, len, "%lld held ops failed when graphshim issued them, each answered with success at its call",
+                    jnum(tot, streams, "issue_errors"));
     /* a held kernel's name (a collective's test, a bail site's) is asked as the
     ** kind of handle its layout was had by: the driver refuses none */
     long long names = stat_of(shim, "refused_names") - stat_of(base, "refused_names");
