@@ -17,7 +17,8 @@
 #   xstream      bench/xstream.sh, knob 0 and 1 (no probe)  -> OUT/xstream.txt
 #   evprobe      whether PyTorch's events come back with the same handle
 #   decode       bench/decode.sh                           -> OUT/decode.txt
-# PAIRS (10) for the apps; PART_TIMEOUT (300 s) per part.
+# PAIRS (10) for the apps; PART_TIMEOUT (300 s) per part; GT_SAMPLES (the
+# samples of the gpu-test parts; default all).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:?OUT: where the summaries go}
@@ -31,8 +32,16 @@ if ! make -s -j16 all test-lib >"$W/build.log" 2>&1; then
     log "build failed"; tail -30 "$W/build.log" | tee -a "$OUT/session.txt"; exit 1
 fi
 log "built"
+# GT_SAMPLES: the samples gpu-test runs (default: all), only those built
 case " ${PARTS:-xs-apps xs-gpu-test} " in *gpu-test*)
-    make -s -C samples -j16 BUILD="$PWD/build" >"$W/samples.log" 2>&1 || { log "samples failed to build"; tail -20 "$W/samples.log"; }
+    targets=()
+    for n in ${GT_SAMPLES:-}; do
+        [ -f "samples/$n.cu" ] && targets+=("$PWD/build/samples/$n.static" "$PWD/build/samples/$n.shared")
+    done
+    if [ -z "${GT_SAMPLES:-}" ] || [ ${#targets[@]} -gt 0 ]; then
+        make -s -C samples -j16 BUILD="$PWD/build" "${targets[@]}" >"$W/samples.log" 2>&1 ||
+            { log "samples failed to build"; tail -20 "$W/samples.log"; }
+    fi
     log "samples built" ;;
 esac
 
@@ -49,7 +58,7 @@ xs_apps() {
 }
 gpu_test() { # KNOB FILE
     GS_SHIM_ENV="GRAPHSHIM_XSTREAM=$1" GS_PLAIN2=0 GS_SHIM_RUNS=report GS_EXTRA=0 GS_NO_BUILD=1 OUT=$W/gt$1 \
-        bash samples/gpu-test.sh >"$W/gt$1.log" 2>&1
+        bash samples/gpu-test.sh ${GT_SAMPLES:-} >"$W/gt$1.log" 2>&1
     { sed -n '/^sample /,$p' "$W/gt$1/summary.txt" 2>/dev/null || tail -40 "$W/gt$1.log"; } >"$2"
     grep -E 'FAIL|DIFF|passed|failed' "$2" | tail -15 | tee -a "$OUT/session.txt"
 }
