@@ -58,7 +58,8 @@ struct xop {
 };
 
 struct xs {
-    uint64_t rng;
+    uint64_t rng, frng; /* frng: handoffs by events made for them (a draw of its own: the
+                        ** programs of the other draws stay as they were) */
     int ns, steps, every, ctxsync, specials, wide, last_ev;
     unsigned sflags[XS_STREAMS], evflags[XS_EVENTS];
     CUstream s[XS_STREAMS + 2], cs; /* cs: the program's own capture's */
@@ -124,7 +125,7 @@ static int xs_need(struct xs *X, int s, int b)
         return -1;
     o->s2 = s;
     /* the handoff from another thread: neither side the per-thread stream, which is another there */
-    o->thread = X->specials && s != X->ns + 1 && o->s != X->ns + 1 && chance(&X->rng, 4);
+    o->thread = X->specials && s != X->ns + 1 && chance(&X->rng, 4) && o->s != X->ns + 1;
     o->ev = (int)rnd(&X->rng, XS_EVENTS);
     X->evmask[o->ev] = 0;
     for (int i = 0; i < XS_BUFS; i++)
@@ -132,7 +133,7 @@ static int xs_need(struct xs *X, int s, int b)
             X->evmask[o->ev] |= 1u << i;
     /* an event made for the handoff, destroyed after its wait (PyTorch's
     ** Stream.wait_stream); its slot then holds one never recorded */
-    if ((o->by_step = chance(&X->rng, 25)) != 0)
+    if ((o->by_step = chance(&X->frng, 20)) != 0)
         X->evmask[o->ev] = 0;
     X->owner[b] = s;
     X->last_ev = o->ev;
@@ -495,6 +496,7 @@ int fuzz_xs_main(int argc, char **argv)
     static const int everies[] = {1, 5, 20, 0};
 
     X.rng = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x9E3779B97F4A7C15ull + 41;
+    X.frng = X.rng ^ 0xD1B54A32D192ED03ull;
     X.specials = chance(&X.rng, 50);
     /* wide: 6 non-blocking streams, untimed events, fan-outs of 9 or 10
     ** events from the origin: a group finds no room for its fifth member or
