@@ -381,6 +381,27 @@ def torch_sha(tensors):
     return h.hexdigest()[:16]
 
 
+def stream_order():
+    """How the two-stream apps order one stream after another: Stream.wait_stream
+    (a new event each time, as PyTorch's documentation writes it), or with
+    APPS_EVENTS=kept a record of an event made once.  Returns order(waiter,
+    stream, ev) and the mode's name."""
+    kept = os.environ.get("APPS_EVENTS", "wait_stream") == "kept"
+
+    def order(waiter, stream, ev):
+        if kept:
+            ev.record(stream)
+            waiter.wait_event(ev)
+        else:
+            waiter.wait_stream(stream)
+    return order, "kept" if kept else "wait_stream"
+
+
+def linear_relu(nn, d, depth):
+    """depth x (Linear(d, d), ReLU) on the GPU, eval."""
+    return nn.Sequential(*[m for _ in range(depth) for m in (nn.Linear(d, d), nn.ReLU())]).cuda().eval()
+
+
 def torch_capture(torch, body, prepare=None, warm=3):
     """The whole-network capture of the PyTorch documentation: `warm` calls of
     prepare() and body() on a side stream, prepare(), then body() captured by

@@ -21,21 +21,14 @@ D, BATCH, DEPTH = 512, 32, 4
 def build():
     torch = common.torch_setup()
     nn = torch.nn
-    net = nn.Sequential(*[m for _ in range(DEPTH) for m in (nn.Linear(D, D), nn.ReLU())]).cuda().eval()
+    net = common.linear_relu(nn, D, DEPTH)
     x = torch.randn(BATCH, D, device="cuda")
     acc = torch.zeros(BATCH, D, device="cuda")
     ybuf = torch.zeros(BATCH, D, device="cuda")
     host = torch.zeros(BATCH, D, pin_memory=True)
     copy = torch.cuda.Stream()
-    kept = os.environ.get("APPS_EVENTS", "wait_stream") == "kept"
+    order, mode = common.stream_order()
     done_ev, ready_ev = torch.cuda.Event(), torch.cuda.Event()
-
-    def order(waiter, stream, ev):
-        if kept:
-            ev.record(stream)
-            waiter.wait_event(ev)
-        else:
-            waiter.wait_stream(stream)
 
     def run(xin, yb, out, hb):
         cur = torch.cuda.current_stream()
@@ -60,7 +53,7 @@ def build():
     return common.App(
         NAME, lambda: run(x, ybuf, acc, host), torch.cuda.synchronize, checksum,
         steps=40, warmup=100, hand=hand,
-        framework=f"torch {torch.__version__} events {'kept' if kept else 'wait_stream'}")
+        framework=f"torch {torch.__version__} events {mode}")
 
 
 if __name__ == "__main__":

@@ -20,20 +20,13 @@ D, BATCH, DEPTH = 512, 32, 4
 def build():
     torch = common.torch_setup()
     nn = torch.nn
-    branch_a = nn.Sequential(*[m for _ in range(DEPTH) for m in (nn.Linear(D, D), nn.ReLU())]).cuda().eval()
-    branch_b = nn.Sequential(*[m for _ in range(DEPTH) for m in (nn.Linear(D, D), nn.ReLU())]).cuda().eval()
+    branch_a = common.linear_relu(nn, D, DEPTH)
+    branch_b = common.linear_relu(nn, D, DEPTH)
     x = torch.randn(BATCH, D, device="cuda")
     acc = torch.zeros(BATCH, D, device="cuda")
     side = torch.cuda.Stream()
-    kept = os.environ.get("APPS_EVENTS", "wait_stream") == "kept"
+    order, mode = common.stream_order()
     fork_ev, join_ev = torch.cuda.Event(), torch.cuda.Event()
-
-    def order(waiter, stream, ev):
-        if kept:
-            ev.record(stream)
-            waiter.wait_event(ev)
-        else:
-            waiter.wait_stream(stream)
 
     def run(xin, out):
         cur = torch.cuda.current_stream()
@@ -52,7 +45,7 @@ def build():
     return common.App(
         NAME, lambda: run(x, acc), torch.cuda.synchronize, lambda: common.torch_sha([acc]),
         steps=40, warmup=100, hand=hand,
-        framework=f"torch {torch.__version__} events {'kept' if kept else 'wait_stream'}")
+        framework=f"torch {torch.__version__} events {mode}")
 
 
 if __name__ == "__main__":
