@@ -7,7 +7,8 @@
 # Parts (PARTS, in the order given; each bounded by its own timeout):
 #   xs-apps      bench/apps.sh two_branch, copy_stream, lstm_train with
 #                GRAPHSHIM_XSTREAM 0 and 1 (and the two-stream apps with
-#                APPS_EVENTS=kept, knob 1)                 -> OUT/xs-apps.txt
+#                APPS_EVENTS=kept, knob 1; XS_APPS="a|b": those alone, no
+#                kept runs)                                -> OUT/xs-apps.txt
 #   xs-gpu-test  samples/gpu-test.sh with GRAPHSHIM_XSTREAM=1 (report runs only)
 #                                                          -> OUT/xs-gpu-test.txt
 #   gpu-test     samples/gpu-test.sh, default settings     -> OUT/gpu-test.txt
@@ -48,10 +49,11 @@ esac
 xs_apps() {
     local t=$OUT/xs-apps.txt
     for x in 0 1; do
-        GRAPHSHIM_XSTREAM=$x PAIRS=$PAIRS CHECK=$x ONLY='^(two_branch|copy_stream|lstm_train)$' \
+        GRAPHSHIM_XSTREAM=$x PAIRS=$PAIRS CHECK=$x ONLY="^(${XS_APPS:-two_branch|copy_stream|lstm_train})\$" \
             OUT=$W/xa$x bash bench/apps.sh >/dev/null 2>&1
         { echo "# GRAPHSHIM_XSTREAM=$x"; grep -v '^inside' "$W/xa$x/apps.txt"; } >>"$t"
     done
+    [ -n "${XS_APPS:-}" ] && return 0
     APPS_EVENTS=kept GRAPHSHIM_XSTREAM=1 PAIRS=$PAIRS CHECK=0 ONLY='^(two_branch|copy_stream)$' \
         OUT=$W/xk bash bench/apps.sh >/dev/null 2>&1
     { echo "# GRAPHSHIM_XSTREAM=1 APPS_EVENTS=kept"; grep -v '^inside' "$W/xk/apps.txt"; } >>"$t"
@@ -66,7 +68,7 @@ gpu_test() { # KNOB FILE
 for p in ${PARTS:-xs-apps xs-gpu-test}; do
     log "part $p"
     case $p in
-    xs-apps) timeout "$TMO" bash -c "$(declare -f xs_apps); OUT=$OUT W=$W PAIRS=$PAIRS xs_apps" ;;
+    xs-apps) timeout "$TMO" bash -c "$(declare -f xs_apps); OUT=$OUT W=$W PAIRS=$PAIRS XS_APPS='${XS_APPS:-}' xs_apps" ;;
     xs-gpu-test) export -f gpu_test; W=$W OUT=$OUT timeout "$TMO" bash -c "gpu_test 1 $OUT/xs-gpu-test.txt" ;;
     gpu-test) export -f gpu_test; W=$W OUT=$OUT timeout "$TMO" bash -c "gpu_test 0 $OUT/gpu-test.txt" ;;
     apps) PAIRS=$PAIRS CHECK=0 OUT=$W/apps timeout "$TMO" bash bench/apps.sh >/dev/null 2>&1
