@@ -6,7 +6,9 @@ copies with compute writes it: a step waits for the previous step's copy, runs
 accumulator, then the copy stream waits for it and copies the result to the host
 (non_blocking).  The orderings are Stream.wait_stream (a new event each time) by
 default; APPS_EVENTS=kept records two events made once instead.  Hand-written
-graph: the same step, the copy stream inside the capture.  Checksum: the
+graph: the same step, the copy stream forked inside the capture and joined at
+its end (a capture cannot wait on the copy stream's earlier work; on an H100
+the step as the loop writes it invalidated the capture).  Checksum: the
 accumulator and the host copy."""
 import os
 import sys
@@ -30,9 +32,10 @@ def build():
     order, mode = common.stream_order()
     done_ev, ready_ev = torch.cuda.Event(), torch.cuda.Event()
 
-    def run(xin, yb, out, hb):
+    def run(xin, yb, out, hb, captured=False):
         cur = torch.cuda.current_stream()
-        order(cur, copy, done_ev)
+        if not captured:  # the previous step's copy has read yb (in a graph: its end, below)
+            order(cur, copy, done_ev)
         with torch.no_grad():
             y = net(xin)
             yb.copy_(y)
@@ -40,6 +43,8 @@ def build():
         order(copy, cur, ready_ev)
         with torch.cuda.stream(copy):
             hb.copy_(yb, non_blocking=True)
+        if captured:  # a capture joins every stream it forked back before it ends
+            order(cur, copy, done_ev)
 
     def checksum():
         torch.cuda.synchronize()
@@ -48,7 +53,7 @@ def build():
     def hand():
         hx, hy, hacc = x.clone(), torch.zeros_like(ybuf), torch.zeros_like(acc)
         hh = torch.zeros_like(host).pin_memory()
-        return common.torch_capture(torch, lambda: run(hx, hy, hacc, hh))
+        return common.torch_capture(torch, lambda: run(hx, hy, hacc, hh, captured=True))
 
     return common.App(
         NAME, lambda: run(x, ybuf, acc, host), torch.cuda.synchronize, checksum,
