@@ -175,7 +175,7 @@ Test(xstream, a_groups_event_completes_after_the_graph, .timeout = 60)
 /* Every scenario, in a seeded order of the driver's rules. */
 Test(xstream, every_scenario_in_seeded_orders, .timeout = 120)
 {
-    static const char *const sc[] = {"fork", "fork2", "msync", "later", "before", "evsync", "fresh", "fresh2", "freshsync", "legorigin"};
+    static const char *const sc[] = {"fork", "fork2", "msync", "later", "before", "evsync", "fresh", "fresh2", "freshsync", "legorigin", "copyflow"};
     static const char *const seeds[] = {"FAKECUDA_ORDER_SEED=1", "FAKECUDA_ORDER_SEED=2"};
 
     for (unsigned i = 0; i < sizeof sc / sizeof *sc; i++)

@@ -54,6 +54,10 @@
 **   freshsync  msync so, in iteration 5 alone: the group ends where records
 **              and waits of events the program destroyed are held
 **   legorigin  fresh, with O the legacy stream (PyTorch's current stream)
+**   copyflow   no fork step: each of the 20 steps the legacy stream waits for M's
+**              previous step, computes, forks M to read its result, and the
+**              context is synchronized (events made for each record, as
+**              Stream.wait_stream does)
 **   ctxread    no fork: each step k(A, A), k(B, A) on the legacy stream; in
 **              the 10th, between them, another thread makes the context
 **              current (every thread's current context is read again after)
@@ -183,6 +187,28 @@ static void *set_current(void *ctx)
     return NULL;
 }
 
+/* copyflow's steps, a synchronize after each: the legacy stream waits for the
+** copy stream M's previous step (an event made for it), computes, and M, forked
+** by another such event, reads the result (bench/apps/copy_stream.py's loop). */
+static void copy_steps(int it)
+{
+    for (int r = 0; r < STEPS; r++) {
+        CUevent a, b;
+        CHECK(cuEventCreate(&a, CU_EVENT_DISABLE_TIMING));
+        CHECK(cuEventRecord(a, sm));
+        CHECK(cuStreamWaitEvent(CU_STREAM_LEGACY, a, 0));
+        CHECK(cuEventDestroy_v2(a));
+        mix(CU_STREAM_LEGACY, A, A, (uint64_t)it);
+        mix(CU_STREAM_LEGACY, B, A, 1);
+        CHECK(cuEventCreate(&b, CU_EVENT_DISABLE_TIMING));
+        CHECK(cuEventRecord(b, CU_STREAM_LEGACY));
+        CHECK(cuStreamWaitEvent(sm, b, 0));
+        CHECK(cuEventDestroy_v2(b));
+        mix(sm, C, B, 2);
+        CHECK(cuCtxSynchronize());
+    }
+}
+
 /* ctxread's steps: the legacy stream's, another thread's context call inside. */
 static void legacy_steps(void)
 {
@@ -204,6 +230,10 @@ static void iteration(int it)
 
     if (strcmp(name, "ctxread") == 0) {
         legacy_steps();
+        return;
+    }
+    if (strcmp(name, "copyflow") == 0) {
+        copy_steps(it);
         return;
     }
     if (strcmp(name, "before") == 0)
@@ -256,7 +286,7 @@ int main(int argc, char **argv)
         {"before", 0, 0, 0, 0, 0}, {"evsync", 0, 0, 0, 0, 0}, {"xthread", 0, 0, 1, 0, 0}, {"dsync", 0, 0, 0, 0, 0},
         {"legacy", 0, 0, 0, 0, 0}, {"args", 0, 0, 0, 1, 0},  {"hostfn", 0, 0, 0, 0, 0}, {"ctx2", 0, 0, 0, 0, 0},
         {"ctxread", 0, 0, 0, 0, 0}, {"fresh", 0, 0, 0, 0, 1}, {"fresh2", 1, 0, 0, 0, 1}, {"freshsync", 0, 1, 0, 0, 1},
-        {"legorigin", 0, 0, 0, 0, 1},
+        {"legorigin", 0, 0, 0, 0, 1}, {"copyflow", 0, 0, 0, 0, 1},
     };
     for (unsigned i = 0; argc >= 2 && i < sizeof table / sizeof *table; i++)
         if (strcmp(argv[1], table[i].name) == 0)
