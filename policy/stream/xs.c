@@ -145,9 +145,10 @@ void gs__xs_fork_learn(struct gs_stream *s, CUevent e, int fresh)
 
 int gs__xs_is_fork(const struct gs_stream *s, CUevent e, int fresh)
 {
+    /* A new event's handle says nothing: the driver gives a destroyed one's again. */
+    if (fresh)
+        return s->xs.fresh_fork && !s->xs.fresh_refused;
     int i = fork_at(s, e);
-    if (fresh && s->xs.fresh_fork && !s->xs.fresh_refused)
-        return 1;
     return i >= 0 && !s->xs.refused[i];
 }
 
