@@ -224,6 +224,8 @@ struct event {
     struct node **deps; size_t ndeps;
     /* FAKECUDA_PENDING: its last queued record, and its queries' count */
     uint64_t seq, q_seq; unsigned q_count;
+    int graphed;           /* a graph node of its own names it: never made again */
+    struct event *next_free;
 };
 
 CUresult stream_resolve(CUstream h, int pt, struct stream **out);

@@ -114,6 +114,23 @@ Test(xstream, the_legacy_stream_is_an_origin, .timeout = 60)
     cr_assert_gt(dropped, 100, "without rule xs-legacy: %ld graph launches", dropped);
 }
 
+/* bench/apps/copy_stream's loop (xsprog copyflow): the copy stream is joined at
+** the next step, after the step's synchronize, so its group is refused; then
+** the program runs as without groups, though the driver (and the fake, as it)
+** gives the destroyed events' handles to the next ones: a new event forks by the
+** rule of new events alone, not by a learned fork's handle that it has again.
+** (With it taken by handle: a group opened at every step and ended outside the
+** narrow case, every op eager; on an H100, PyTorch's copy stream: 590 groups.) */
+Test(xstream, a_refused_stream_stays_refused_where_handles_come_back, .timeout = 60)
+{
+    const char *gain = "GRAPHSHIM_GAIN_CHECK=0"; /* the fake's times are noise */
+    long off = launches("copyflow", (const char *const[]){"GRAPHSHIM_XSTREAM=0", gain, NULL});
+    long on = launches("copyflow", (const char *const[]){"GRAPHSHIM_XSTREAM=1", gain, NULL});
+
+    cr_assert_gt(off, 100, "without groups: %ld graph launches", off);
+    cr_assert_geq(on, off - 8, "with groups: %ld graph launches, %ld without (a group at every step?)", on, off);
+}
+
 /* A member's synchronize where the group holds records and waits of events the
 ** program destroyed (freshsync, iteration 5): they go out on those events,
 ** whose destroy waited for it; had the driver destroyed them at the program's
