@@ -134,7 +134,8 @@ Test(steps, a_step_a_stream_synchronize_waits_for_after_its_records_is_judged, .
 ** may lose to noise.  Its replays save no driver call (a graph launch and three
 ** node sets against four launches): judged strictly, it runs eagerly for good
 ** (rule gain-calls); without the rule its graph is kept, unless the trial after
-** its first window finds it (rule gain-pairs): both are off there. */
+** its first window finds it (rule gain-pairs): both are off there, and
+** gain-calls alone (gain-pairs off) must run it eagerly too. */
 Test(steps, a_step_whose_replays_save_no_call_is_judged_strictly, .timeout = 90)
 {
     const char *costs[] = {"FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3",
@@ -145,6 +146,12 @@ Test(steps, a_step_whose_replays_save_no_call_is_judged_strictly, .timeout = 90)
     cr_assert(strstr(off.report, "\"gain\": \"pays\""), "%s", off.report);
     cr_assert(strstr(on.report, "\"gain\": \"no-gain\""), "%s", on.report);
     step_free(&off), step_free(&on);
+    /* rule gain-calls alone (gain-pairs' trial would find the loss too) */
+    struct step_run calls;
+    double alone = step_ratio("event", costs, (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=gain-pairs", NULL}, &calls);
+    cr_assert_geq(alone, 0.999, "rule gain-calls alone kept a losing graph: %.3f\n%s", alone, calls.text);
+    cr_assert(strstr(calls.report, "\"gain\": \"no-gain\""), "%s", calls.report);
+    step_free(&calls);
 }
 
 /* The same step with the same arguments every step: its replays set no node and
