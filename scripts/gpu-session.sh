@@ -69,8 +69,9 @@ for p in ${PARTS:-xs-apps xs-gpu-test}; do
     log "part $p"
     case $p in
     xs-apps) timeout "$TMO" bash -c "$(declare -f xs_apps); OUT=$OUT W=$W PAIRS=$PAIRS XS_APPS='${XS_APPS:-}' xs_apps" ;;
-    xs-gpu-test) export -f gpu_test; W=$W OUT=$OUT timeout "$TMO" bash -c "gpu_test 1 $OUT/xs-gpu-test.txt" ;;
-    gpu-test) export -f gpu_test; W=$W OUT=$OUT timeout "$TMO" bash -c "gpu_test 0 $OUT/gpu-test.txt" ;;
+    xs-gpu-test | gpu-test)
+        knob=1; [ "$p" = gpu-test ] && knob=0
+        export -f gpu_test; W=$W OUT=$OUT timeout "$TMO" bash -c "gpu_test $knob $OUT/$p.txt" ;;
     apps) PAIRS=$PAIRS CHECK=0 OUT=$W/apps timeout "$TMO" bash bench/apps.sh >/dev/null 2>&1
         cp "$W/apps/apps.txt" "$OUT/apps.txt" ;;
     steps) PAIRS=$PAIRS OUT=$W/steps timeout "$TMO" bash bench/steps.sh >"$OUT/steps.txt" 2>&1 ;;

@@ -8,9 +8,8 @@
 ** The narrow case: an origin O (a created stream, or the legacy stream)
 ** records an untimed event it recorded before and another stream then waited
 ** for (a fork event), or one made for the record where O learned that such
-** records fork; a created
-** stream of O's context, holding nothing of a group, waits on it on the thread
-** that issues O's ops and becomes a member; members issue ops, record events
+** records fork; a created stream of O's context, holding nothing of a group,
+** waits on it on the thread that issues O's ops and becomes a member; members issue ops, record events
 ** and wait on the group's events; O waits on their records (joins).  Events
 ** with timing are left out: a group's graph records the program's events again
 ** after its launch (stream/xs.c), which would move their times; their records
@@ -19,8 +18,9 @@
 ** an event outside the group), a query of an event the group recorded (its
 ** destroy by O's thread waits for the group's end instead), a third stream's
 ** wait on one where it cannot be a member, no room.  Its fork events then open
-** no group again (refused), so such a program runs as it does without groups.  Also: the program's own events, their flags and
-** their last eager record (the table below).
+** no group again (refused), so such a program runs as it does without groups.
+** Also: the program's own events, their flags and their last eager record (the
+** table below).
 */
 #define _GNU_SOURCE
 #include "engine.h"

@@ -158,7 +158,7 @@ void gs__xs_refuse(struct gs_stream *o)
     if (o->xs.fresh_open)
         o->xs_w.fresh_refused = 1;
     for (uint32_t i = 0; i < o->xs.nev; i++) {
-        int f = o->xs.ev[i] ? fork_at(o, o->xs.ev[i]) : -1;
+        int f = fork_at(o, o->xs.ev[i]); /* -1 for a freed slot: no fork is NULL */
         if (f >= 0 && o->xs.ev_by[i] == 0)
             o->xs_w.refused[f] = 1;
     }

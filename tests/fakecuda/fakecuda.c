@@ -149,6 +149,8 @@ static void map_arena(struct arena *a, uintptr_t hint, size_t size)
 static void fork_prepare(void) { LOCK(); }
 static void fork_release(void) { UNLOCK(); }
 
+static int g_event_reuse = 1; /* FAKECUDA_EVENT_REUSE=0: a destroyed event's handle never comes back */
+
 static void once_init(void)
 {
     pthread_atfork(fork_prepare, fork_release, fork_release);
@@ -166,6 +168,8 @@ static void once_init(void)
     if (ku && *ku) g_kernel_us = atol(ku);
     const char *ck = getenv("FAKECUDA_CLOCK");
     if (ck && strcmp(ck, "virtual") == 0) g_virtual = 1;
+    const char *er = getenv("FAKECUDA_EVENT_REUSE");
+    if (er && strcmp(er, "0") == 0) g_event_reuse = 0;
     size_t mb = 8192, pinned_mb = 4096;
     const char *m = getenv("FAKECUDA_MEM_MB");
     if (m && *m) mb = strtoull(m, NULL, 10);
@@ -1362,16 +1366,6 @@ CUresult x_StreamAddCallback(CUstream h, CUstreamCallback cb, void *ud, unsigned
 /* ------------------------------------------------------------------------ */
 static struct event *g_free_events; /* destroyed, named by no graph node: made again first */
 
-static int event_reuse(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *v = getenv("FAKECUDA_EVENT_REUSE");
-        on = !(v && strcmp(v, "0") == 0);
-    }
-    return on;
-}
-
 CUresult x_EventCreate(CUevent *ph, unsigned flags)
 {
     CUresult rc = api_enter(true);
@@ -1525,7 +1519,7 @@ CUresult x_EventDestroy(CUevent he)
         rc = CUDA_ERROR_INVALID_HANDLE;
     } else {
         reg_del(e); /* struct kept: graph nodes may reference it; where none does, made again */
-        if (!e->graphed && event_reuse()) {
+        if (!e->graphed && g_event_reuse) {
             e->next_free = g_free_events;
             g_free_events = e;
         }
