@@ -66,7 +66,11 @@ GS_PROFILE_BUILD :=
 CPPFLAGS += $(if $(GS_PROFILE_BUILD),-DGS_PROFILE)
 # The test build's switch, the same way.
 GS_TEST_BUILD :=
+COMMA := ,
 CPPFLAGS += $(if $(GS_TEST_BUILD),-DGS_TEST)
+# ... and graphshim's own allocations through interpose/test_alloc.c, which
+# fails those GRAPHSHIM_TEST_FAIL_ALLOC names.
+LDLIBS   += $(if $(GS_TEST_BUILD),-Wl$(COMMA)--wrap=malloc$(COMMA)--wrap=calloc$(COMMA)--wrap=realloc$(COMMA)--wrap=aligned_alloc)
 LDLIBS   += -ldl -lpthread
 # The coverage build's switch (make coverage): gcov's counters in every object,
 # updated atomically, since the engine's threads share them.

@@ -54,6 +54,11 @@ void gs__engine_boundary(const struct gs_call *c)
         if (c->stream == GS_NONE)
             break; /* context or event synchronize: every stream */
         s = gs__stream_get(c->stream);
+        if (GS_UNLIKELY(s == &gs__nomem_stream)) {
+            if (c->cls == GS_CAPTURE)
+                capture_call(s, c->id);
+            break; /* no state of its own: every stream, as below */
+        }
         if (GS_UNLIKELY(atomic_load_explicit(&gs__xs_members, memory_order_relaxed)))
             gs__xg_member_boundary(s); /* a member's boundary ends its group */
         gs__legacy_rule(s);
@@ -105,6 +110,13 @@ static void capture_call(struct gs_stream *s, int id)
                 id == GS_ID_cuStreamBeginCaptureToGraph || id == GS_ID_cuStreamBeginCaptureToGraph_ptsz;
     int end = id == GS_ID_cuStreamEndCapture || id == GS_ID_cuStreamEndCapture_ptsz;
 
+    if (s == &gs__nomem_stream) {
+        /* Its capture's end may find another state: never counted down. */
+        if (begin)
+            atomic_fetch_add(&gs__app_captures, 1);
+        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_APP_CAPTURE);
+        return;
+    }
     if (begin) {
         /* Counted first: from here on no op is held, then what is held goes out. */
         gs__lock(&s->lock);

@@ -293,6 +293,10 @@ static inline __attribute__((always_inline)) struct gs_stream *op_stream(CUstrea
 {
     struct gs_stream *s = gs__stream_get(stream);
 
+    if (GS_UNLIKELY(s == &gs__nomem_stream)) {
+        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_NO_MEMORY);
+        return NULL;
+    }
     if (GS_UNLIKELY(atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
         app_capturing(s);
         return NULL;

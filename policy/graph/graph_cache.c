@@ -68,8 +68,15 @@ static void cache_add(struct gs_graphs *own, struct gs_node *t, struct gs_exec *
     t->cache.last_used = atomic_fetch_add(&use_clock, 1);
     pthread_mutex_lock(&cache_lock);
     if (nrecs == caprecs) {
-        caprecs = caprecs ? 2 * caprecs : 64;
-        recs = realloc(recs, (size_t)caprecs * sizeof *recs);
+        int cap = caprecs ? 2 * caprecs : 64;
+        struct exec_rec *r = realloc(recs, (size_t)cap * sizeof *r);
+        if (!r) {
+            /* No room to list it: it stays t's, outside the count of
+            ** GRAPHSHIM_MAX_GRAPHS, and goes with t. */
+            pthread_mutex_unlock(&cache_lock);
+            return;
+        }
+        recs = r, caprecs = cap;
     }
     recs[nrecs].node = t;
     recs[nrecs++].own = own;

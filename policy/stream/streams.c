@@ -44,10 +44,11 @@ static unsigned handle_hash(CUstream h, CUcontext ctx)
     return (unsigned)((((uintptr_t)h ^ (uintptr_t)ctx) * 0x9E3779B97F4A7C15ull) >> 40) & (STREAM_HASH - 1);
 }
 
-static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
-{
-    struct gs_stream *s = aligned_alloc(_Alignof(struct gs_stream), sizeof *s); /* its hot lines, whole */
+struct gs_stream gs__nomem_stream;
+static pthread_once_t nomem_once = PTHREAD_ONCE_INIT;
 
+static void state_init(struct gs_stream *s, CUstream handle, CUcontext key, int kind)
+{
     memset(s, 0, sizeof *s);
     s->handle_w = handle;
     s->key_w = key;
@@ -59,10 +60,38 @@ static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
     gs__lock(&s->lock); /* no other thread sees s yet: for the segment's rule */
     gs__seg_rewind(s);
     gs__unlock(&s->lock);
+}
+
+/* The state of every stream whose own could not be allocated: ready, never
+** usable (its ops pass through, unlearned), in no list (the report shows it
+** not).  Its users issue every stream's held work first (stream.h). */
+static void nomem_init(void)
+{
+    state_init(&gs__nomem_stream, CU_STREAM_LEGACY, NULL, GS_STREAM_LEGACY);
+    gs__nomem_stream.ready_w = 1;
+}
+
+/* A new state, in the list of all; NULL without memory.  Called with
+** gs__table_lock held. */
+static struct gs_stream *stream_new(CUstream handle, CUcontext key, int kind)
+{
+    struct gs_stream *s = aligned_alloc(_Alignof(struct gs_stream), sizeof *s); /* its hot lines, whole */
+
+    if (!s)
+        return NULL;
+    state_init(s, handle, key, kind);
     s->id_w = nstreams++;
     s->next_w = gs__all_streams;
     gs__all_streams = s;
     return s;
+}
+
+/* The shared state for a stream whose own could not be made (the lookup is
+** made again at its next use). */
+static struct gs_stream *no_memory(void)
+{
+    pthread_once(&nomem_once, nomem_init);
+    return &gs__nomem_stream;
 }
 
 /* gs__stream_get() past its per-thread caches (stream.h).  ctx: the
@@ -79,9 +108,11 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
         if (!s) {
             int tid = gs__tid();
             pthread_mutex_lock(&gs__table_lock);
-            s = stream_new(handle, ctx, GS_STREAM_PTDS);
-            s->owner_tid_w = tid;
+            if ((s = stream_new(handle, ctx, GS_STREAM_PTDS)) != NULL)
+                s->owner_tid_w = tid;
             pthread_mutex_unlock(&gs__table_lock);
+            if (!s)
+                return no_memory();
             s->hnext_w = tls_ptds;
             tls_ptds = s;
         }
@@ -94,6 +125,10 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx)
         ;
     if (!s) {
         s = stream_new(handle, ctx, handle == CU_STREAM_LEGACY ? GS_STREAM_LEGACY : GS_STREAM_CREATED);
+        if (!s) {
+            pthread_mutex_unlock(&gs__table_lock);
+            return no_memory();
+        }
         s->hnext_w = by_handle[h];
         by_handle[h] = s;
     }

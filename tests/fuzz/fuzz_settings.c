@@ -198,3 +198,24 @@ int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec,
     snprintf(spec, len, "%s:%ld%s:%s", c->entry, n, every ? "+" : "", code);
     return row;
 }
+
+/* fuzzrun.h: the Nth allocation (N from 1 to 600, most under 100), or the
+** Nth and every later one (a quarter of the runs). */
+int draw_alloc_fault(long seed, int k, char *spec, size_t len, int *setting)
+{
+    uint64_t x = (uint64_t)seed * 2654435761u + (uint64_t)k * 40503u + 91;
+    long n = next_rand(&x) % 3 ? 1 + (long)(next_rand(&x) % 100) : 1 + (long)(next_rand(&x) % 600);
+    int every = next_rand(&x) % 4 == 0;
+
+    *setting = (int)(next_rand(&x) % NINJECT_SETTINGS);
+    snprintf(spec, len, "alloc:%ld%s", n, every ? "+" : "");
+    return ALLOC_ROW;
+}
+
+/* fuzzrun.h */
+const char *fault_var(const char *spec, const char **value)
+{
+    int alloc = strncmp(spec, "alloc:", 6) == 0;
+    *value = alloc ? spec + 6 : spec;
+    return alloc ? "GRAPHSHIM_TEST_FAIL_ALLOC" : "FAKECUDA_FAIL";
+}

@@ -63,6 +63,7 @@ struct shared {
     long injected, landed;         /* injected runs, and those whose fault met a call */
     long loops;                    /* loop programs run under a time setting */
     long landed_by[NSHIM + NSHARED];
+    long alloc_injected, alloc_landed; /* runs whose fault is an allocation's, and those it met */
     long xs_injected, xs_landed_by[NXS_PATHS]; /* the programs across streams' faults */
 };
 
@@ -134,8 +135,9 @@ static void report_difference(long seed, const struct setting *st, const char *f
         printf(" %s", st->env[i]);
     if (pending)
         printf(" %s", pending);
+    const char *fv = NULL, *var = fault ? fault_var(fault, &fv) : NULL;
     if (fault)
-        printf(" FAKECUDA_FAIL=%s", fault);
+        printf(" %s=%s", var, fv);
     printf("\n  exit status %d without the shim, %d with it%s\n", base->status, shim->status,
            shim->status == 128 + 14 ? " (timed out)" : "");
     if (why)
@@ -144,7 +146,7 @@ static void report_difference(long seed, const struct setting *st, const char *f
            g_free ? " FUZZ_FREE=1 (threads ran free: the difference may not come again)" : "",
            st->flags & SET_HOST_CLOCK ? " (graphshim's clock was the host's: the difference may not come again)" : "");
     if (fault) {
-        printf("  or: FAKECUDA_FAIL=%s", fault);
+        printf("  or: %s=%s", var, fv);
         for (int i = 0; st->env[i]; i++)
             printf(" %s", st->env[i]);
         if (pending)
@@ -230,7 +232,8 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     if (pending_env(seed, pend, sizeof pend))
         env[n++] = pend;
     if (fault) {
-        snprintf(fail, sizeof fail, "FAKECUDA_FAIL=%s", fault);
+        const char *v, *var = fault_var(fault, &v);
+        snprintf(fail, sizeof fail, "%s=%s", var, v);
         env[n++] = fail;
     }
     env[n] = NULL;
@@ -246,6 +249,10 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
         diff = 1;
     } else if (!fault && base->status == 0 && accounts_differ(seed, st, base, &r)) {
         diff = 1;
+    } else if (row == ALLOC_ROW) {
+        /* graphshim without memory: the output alone judges */
+        g->alloc_injected++;
+        g->alloc_landed += strstr(r.err, "graphshim: injected allocation failure") != NULL;
     } else if (fault && strstr(r.err, "fakecuda: injected")) {
         /* The fault met a call: where it must, it shows in the report. */
         const struct shim_call *c = row < NSHIM ? &shim_calls[row] : &shared_calls[row - NSHIM];
@@ -416,7 +423,9 @@ static int run_seed(long seed, int verbose)
         int threads = t ? atoi(t + 9) : 0;
         for (int k = 0; k < g_inject; k++) {
             char spec[128];
-            int setting, row = draw_fault(seed, k, threads, &log, spec, sizeof spec, &setting);
+            int setting, row = (seed + k) % ALLOC_EVERY == ALLOC_EVERY - 1
+                                   ? draw_alloc_fault(seed, k, spec, sizeof spec, &setting)
+                                   : draw_fault(seed, k, threads, &log, spec, sizeof spec, &setting);
             diffs += shim_run(seed, argv, &base, &settings[setting], NSETTINGS, spec, row, verbose);
         }
         free(log.text);
@@ -569,5 +578,8 @@ int main(int argc, char **argv)
                    g->landed_by[i]);
         printf(")\n");
     }
+    if (g->alloc_injected)
+        printf("  of them failing graphshim's own allocations: %ld runs, %ld met one\n", g->alloc_injected,
+               g->alloc_landed);
     return g->differences ? 1 : 0;
 }

@@ -59,6 +59,15 @@ struct plain_log {
 ** log, for the shared rows. */
 int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec, size_t len, int *setting);
 
+/* One injected run in ALLOC_EVERY fails graphshim's own allocations instead
+** (GRAPHSHIM_TEST_FAIL_ALLOC, interpose/test_alloc.c): spec "alloc:CALLS",
+** the row ALLOC_ROW.  draw_alloc_fault draws CALLS and the setting. */
+enum { ALLOC_EVERY = 4, ALLOC_ROW = -1 };
+int draw_alloc_fault(long seed, int k, char *spec, size_t len, int *setting);
+/* The variable that carries an injected run's fault spec, and the spec past
+** its prefix. */
+const char *fault_var(const char *spec, const char **value);
+
 /* The faults of the programs across streams (fuzz_xinject.c): injected run k
 ** of seed fails one of graphshim's own calls in a group's paths, drawn from
 ** the call log of its run with graphshim (log); the FAKECUDA_FAIL into spec.

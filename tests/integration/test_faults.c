@@ -242,6 +242,42 @@ ParameterizedTest(struct prog *p, faults, graphshims_failed_calls_change_nothing
         cr_assert_gt(met, 2, "%s: only %d faults met a call of graphshim's", name(p), met);
 }
 
+/* graphshim without memory of its own (GRAPHSHIM_TEST_FAIL_ALLOC: the test
+** build fails its own mallocs, interpose/test_alloc.c): every allocation from
+** the first, the 5th alone, and from the 20th (a program that graphs
+** nothing may make fewer).  Where it has none, it must pass work through: the
+** output and exit status of the run without it. */
+static const char *const alloc_faults[] = {"1+", "5", "20+"};
+
+ParameterizedTestParameters(faults, graphshims_failed_allocations_change_nothing_the_program_sees)
+{
+    return cr_make_param_array(struct prog, progs, sizeof progs / sizeof progs[0]);
+}
+
+ParameterizedTest(struct prog *p, faults, graphshims_failed_allocations_change_nothing_the_program_sees,
+                  .timeout = 120)
+{
+    struct run base;
+
+    run_with(&base, p, 0, NULL);
+    cr_assert_eq(base.status, 0, "%s without graphshim: %s", name(p), base.err);
+    for (size_t i = 0; i < sizeof alloc_faults / sizeof alloc_faults[0]; i++) {
+        char spec[64];
+        struct run r;
+
+        snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAIL_ALLOC=%s", alloc_faults[i]);
+        run_with(&r, p, 1, (const char *[]){spec, NULL});
+        cr_assert_eq(r.status, base.status, "%s, %s: exit status %d, %d without graphshim: %s", name(p), spec,
+                     r.status, base.status, r.err);
+        cr_assert_str_eq(r.out, base.out, "%s, %s: the output differs from the run without graphshim", name(p),
+                         spec);
+        cr_assert(i == 2 || strstr(r.err, "graphshim: injected allocation failure"), "%s, %s: no allocation failed",
+                  name(p), spec);
+        run_free(&r);
+    }
+    run_free(&base);
+}
+
 /* The control: graph launches that return success without running change the
 ** output of every program whose graphs launch, so its comparison sees lost work.
 ** Three scenarios are blind to it, and said so here: their graphs compute what
