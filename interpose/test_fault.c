@@ -109,8 +109,39 @@ static int install(char *spec)
     return -1;
 }
 
+/* GRAPHSHIM_TEST_NO_ENTRY=ENTRY[,ENTRY...]: graphshim finds none of these
+** entry points in the driver, as with a driver that lacks them: one it
+** cannot do without makes it pass every call through (init.c's check_driver),
+** the others take their way around.  A program that calls one itself gets
+** CUDA_ERROR_NOT_FOUND, so the fuzzer names only those its program never calls
+** (fuzz_settings.c). */
+static void entries_remove(const char *v)
+{
+    char buf[512], *save = NULL;
+
+    if (strlen(v) >= sizeof buf) {
+        gs__warn("GRAPHSHIM_TEST_NO_ENTRY is too long; no entry point removed");
+        return;
+    }
+    strcpy(buf, v);
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int j = 0;
+        while (j < GS_NROWS && strcmp(gs__rows[j].abi, tok))
+            j++;
+        if (j == GS_NROWS) {
+            gs__warn("GRAPHSHIM_TEST_NO_ENTRY: '%.64s' is no entry point of the driver's graphshim knows; ignored", tok);
+            continue;
+        }
+        gs__real[j] = NULL;
+        gs__info("GRAPHSHIM_TEST_NO_ENTRY: %s removed", tok);
+    }
+}
+
 void gs__test_faults_install(void)
 {
+    const char *gone = getenv("GRAPHSHIM_TEST_NO_ENTRY");
+    if (gone && *gone)
+        entries_remove(gone);
     const char *v = getenv("GRAPHSHIM_TEST_FAULT");
     const char *only = getenv("GRAPHSHIM_TEST_FAULT_RANK"), *rank = getenv("RANK");
     char buf[512], *save = NULL;

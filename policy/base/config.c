@@ -42,6 +42,7 @@ static const char *const script_names[] = {
 #ifdef GS_TEST
     "GRAPHSHIM_TEST_FAULT", /* the test build's failing graph calls (interpose/test_fault.c) */
     "GRAPHSHIM_TEST_FAULT_RANK",
+    "GRAPHSHIM_TEST_NO_ENTRY", /* the test build's driver without some entry points (interpose/test_fault.c) */
     "GRAPHSHIM_TEST_FAIL_ALLOC", /* the test build's failing allocations of its own (interpose/test_alloc.c) */
     "GRAPHSHIM_TEST_DROP_RULE", /* the test build's guard rule turned off (base/names.h) */
     "GRAPHSHIM_TEST_CLOCK",     /* the test build's clock: fake (interpose/test_clock.c) */

@@ -8,7 +8,6 @@
 #define GS_OWNS_HOLD /* this file writes its rooms (state.h, GS_ROOM) */
 #include "engine.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include "../base/log.h"
 #include "../base/prof.h"
@@ -108,8 +107,8 @@ static void mismatch_debug(const struct gs_stream *s, const struct gs_key *k, co
 #define OP_RESTED (GS_OP_HELD + 1) /* op_begin's: resting_launch() took it (issued as GS_OP_PASS) */
 
 /* The program captures: nothing is held, a new stream's state is not even
-** completed (its queries could disturb the capture), and what s held before
-** goes out first.  Called unlocked. */
+** completed (its queries could disturb the capture), what s held goes out
+** first.  Called unlocked. */
 static void app_capturing(struct gs_stream *s)
 {
     if (!s->ready)
@@ -293,10 +292,8 @@ static inline __attribute__((always_inline)) struct gs_stream *op_stream(CUstrea
 {
     struct gs_stream *s = gs__stream_get(stream);
 
-    if (GS_UNLIKELY(s == &gs__nomem_stream)) {
-        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_NO_MEMORY);
-        return NULL;
-    }
+    if (GS_UNLIKELY(s == &gs__nomem_stream)) /* no state: every held op out, its own passes */
+        return gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_NO_MEMORY), NULL;
     if (GS_UNLIKELY(atomic_load_explicit(&gs__app_captures, memory_order_relaxed))) {
         app_capturing(s);
         return NULL;
@@ -371,8 +368,7 @@ CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, C
 
     {
         GS_PROF_START(t);
-        /* op_begin builds the key when it must (never while the program captures:
-        ** no driver call of ours then). */
+        /* the key built where it must be (never while the program captures) */
         op = op_begin(&s, stream, key, -1, NULL, key ? a : NULL);
         GS_PROF_STOP2(GS_PROF_BEGIN,
                       op == GS_OP_HELD     ? GS_PROF_HELD

@@ -21,9 +21,8 @@ void gs__exec_free(struct gs_exec *e)
     if (!e)
         return;
     gs__exec_free(e->next);
-    if (gs__real[GS_ID_cuGraphExecDestroy])
-        GS_IGNORE(GS_REAL(cuGraphExecDestroy)(e->x));
-    if (e->g && gs__real[GS_ID_cuGraphDestroy])
+    GS_IGNORE(GS_REAL(cuGraphExecDestroy)(e->x));
+    if (e->g)
         GS_IGNORE(GS_REAL(cuGraphDestroy)(e->g));
     for (uint32_t i = 0; i < e->ndiff; i++)
         free(e->diff[i].key);

@@ -84,17 +84,14 @@ static CUresult param_info(CUfunction f, int by_kernel, int i, size_t *o, size_t
 }
 
 /* f's name, asked as a CUkernel (by_kernel) or a CUfunction, into *name: 0
-** read; 1 none to be had (no such entry point, or f is a handle of the other
-** kind); -1 the driver refused it. */
+** read; 1 none to be had (f is a handle of the other kind); -1 the driver
+** refused it.  Both entry points are there (init.c's check_driver). */
 static int name_of(CUfunction f, int by_kernel, const char **name)
 {
-    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc;
 
     *name = NULL;
-    if (by_kernel && gs__real[GS_ID_cuKernelGetName])
-        rc = GS_REAL(cuKernelGetName)(name, (CUkernel)f);
-    else if (!by_kernel && gs__real[GS_ID_cuFuncGetName])
-        rc = GS_REAL(cuFuncGetName)(name, f);
+    rc = by_kernel ? GS_REAL(cuKernelGetName)(name, (CUkernel)f) : GS_REAL(cuFuncGetName)(name, f);
     if (rc == CUDA_SUCCESS && *name)
         return 0;
     return rc == CUDA_SUCCESS || rc == CUDA_ERROR_INVALID_HANDLE ? 1 : -1;

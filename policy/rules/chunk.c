@@ -71,7 +71,7 @@ static int gpu_query(struct gs_stream *s)
     CUcontext prev;
     CUresult rc;
 
-    if (!gs__real[GS_ID_cuStreamQuery] || (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid()))
+    if (s->kind == GS_STREAM_PTDS && s->owner_tid != gs__tid())
         return -1;
     if (gs__enter_ctx(s, &prev) != 0)
         return -1;

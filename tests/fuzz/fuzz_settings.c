@@ -212,9 +212,44 @@ int draw_alloc_fault(long seed, int k, char *spec, size_t len, int *setting)
     return ALLOC_ROW;
 }
 
+/* The entry points a GRAPHSHIM_TEST_NO_ENTRY draws from (interpose/test_fault.c):
+** those graphshim can do without, most of the time, and a few it cannot
+** (then it passes every call through: interpose/init.c's check_driver). */
+static const char *const optional_entries[] = {
+    "cuStreamGetCtx", "cuStreamGetCaptureInfo_v2", "cuPointerGetAttributes",
+    "cuGraphKernelNodeGetParams_v2", "cuGraphMemcpyNodeGetParams", "cuGraphMemsetNodeGetParams",
+    "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecMemcpyNodeSetParams", "cuGraphExecMemsetNodeSetParams",
+    "cuKernelGetParamInfo", "cuStreamGetCtx", "cuStreamGetCaptureInfo_v2", "cuKernelGetParamInfo",
+    "cuFuncGetName", "cuGraphExecDestroy", "cuDriverGetVersion",
+};
+enum { NOPTIONAL = sizeof optional_entries / sizeof optional_entries[0] };
+
+/* fuzzrun.h: 1 to 3 draws, each kept where the program never calls it. */
+int draw_noentry_fault(long seed, int k, struct plain_log *log, char *spec, size_t len, int *setting)
+{
+    uint64_t x = (uint64_t)seed * 97531u + (uint64_t)k * 8641u + 5;
+    int want = 1 + (int)(next_rand(&x) % 3);
+    size_t at = (size_t)snprintf(spec, len, "noentry:");
+    long last, first_op;
+
+    for (int i = 0; i < want && at < len; i++) {
+        const char *e = optional_entries[next_rand(&x) % NOPTIONAL];
+        if (strstr(spec, e) || log_calls(plain_log(log), e, &last, &first_op))
+            continue;
+        at += (size_t)snprintf(spec + at, len - at, "%s%s", at > 8 ? "," : "", e);
+    }
+    if (at == 8) /* every draw called by the program: the last entry, its driver version */
+        snprintf(spec + at, len - at, "%s", log_calls(plain_log(log), "cuDriverGetVersion", &last, &first_op)
+                                                ? "cuGraphExecDestroy" : "cuDriverGetVersion");
+    *setting = (int)(next_rand(&x) % NINJECT_SETTINGS);
+    return NOENTRY_ROW;
+}
+
 /* fuzzrun.h */
 const char *fault_var(const char *spec, const char **value)
 {
+    if (strncmp(spec, "noentry:", 8) == 0)
+        return *value = spec + 8, "GRAPHSHIM_TEST_NO_ENTRY";
     int alloc = strncmp(spec, "alloc:", 6) == 0;
     *value = alloc ? spec + 6 : spec;
     return alloc ? "GRAPHSHIM_TEST_FAIL_ALLOC" : "FAKECUDA_FAIL";

@@ -64,6 +64,7 @@ struct shared {
     long loops;                    /* loop programs run under a time setting */
     long landed_by[NSHIM + NSHARED];
     long alloc_injected, alloc_landed; /* runs whose fault is an allocation's, and those it met */
+    long noentry_runs;                 /* runs over a driver without some entry points */
     long xs_injected, xs_landed_by[NXS_PATHS]; /* the programs across streams' faults */
 };
 
@@ -249,6 +250,8 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
         diff = 1;
     } else if (!fault && base->status == 0 && accounts_differ(seed, st, base, &r)) {
         diff = 1;
+    } else if (row == NOENTRY_ROW) {
+        g->noentry_runs++; /* the output alone judges */
     } else if (row == ALLOC_ROW) {
         /* graphshim without memory: the output alone judges */
         g->alloc_injected++;
@@ -423,9 +426,10 @@ static int run_seed(long seed, int verbose)
         int threads = t ? atoi(t + 9) : 0;
         for (int k = 0; k < g_inject; k++) {
             char spec[128];
-            int setting, row = (seed + k) % ALLOC_EVERY == ALLOC_EVERY - 1
-                                   ? draw_alloc_fault(seed, k, spec, sizeof spec, &setting)
-                                   : draw_fault(seed, k, threads, &log, spec, sizeof spec, &setting);
+            long kind = (seed + k) % ALLOC_EVERY;
+            int setting, row = kind == ALLOC_EVERY - 1   ? draw_alloc_fault(seed, k, spec, sizeof spec, &setting)
+                               : kind == ALLOC_EVERY - 2 ? draw_noentry_fault(seed, k, &log, spec, sizeof spec, &setting)
+                                                         : draw_fault(seed, k, threads, &log, spec, sizeof spec, &setting);
             diffs += shim_run(seed, argv, &base, &settings[setting], NSETTINGS, spec, row, verbose);
         }
         free(log.text);
@@ -581,5 +585,7 @@ int main(int argc, char **argv)
     if (g->alloc_injected)
         printf("  of them failing graphshim's own allocations: %ld runs, %ld met one\n", g->alloc_injected,
                g->alloc_landed);
+    if (g->noentry_runs)
+        printf("  of them over a driver without some entry points: %ld runs\n", g->noentry_runs);
     return g->differences ? 1 : 0;
 }

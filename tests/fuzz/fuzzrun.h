@@ -64,6 +64,12 @@ int draw_fault(long seed, int k, int threads, struct plain_log *log, char *spec,
 ** the row ALLOC_ROW.  draw_alloc_fault draws CALLS and the setting. */
 enum { ALLOC_EVERY = 4, ALLOC_ROW = -1 };
 int draw_alloc_fault(long seed, int k, char *spec, size_t len, int *setting);
+/* And one in ALLOC_EVERY runs graphshim over a driver without 1 to 3 of the
+** entry points it can do without (GRAPHSHIM_TEST_NO_ENTRY, test_fault.c),
+** none that the program calls itself (its call log): spec "noentry:A,B",
+** the row NOENTRY_ROW. */
+enum { NOENTRY_ROW = -2 };
+int draw_noentry_fault(long seed, int k, struct plain_log *log, char *spec, size_t len, int *setting);
 /* The variable that carries an injected run's fault spec, and the spec past
 ** its prefix. */
 const char *fault_var(const char *spec, const char **value);

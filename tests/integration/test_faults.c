@@ -278,6 +278,60 @@ ParameterizedTest(struct prog *p, faults, graphshims_failed_allocations_change_n
     run_free(&base);
 }
 
+/* A driver without some entry points (GRAPHSHIM_TEST_NO_ENTRY, the test
+** build's): one graphshim cannot do without (cuFuncGetName: a kernel's name
+** tells NCCL's) makes it pass every call through; the others take their way
+** around.  Each set is left out where the program calls one of its entries. */
+static const char *const missing[] = {
+    "cuFuncGetName",
+    "cuStreamGetCaptureInfo_v2,cuGraphExecKernelNodeSetParams_v2",
+    "cuPointerGetAttributes,cuStreamGetCtx,cuKernelGetParamInfo,cuGraphExecMemsetNodeSetParams",
+};
+
+ParameterizedTestParameters(faults, a_driver_without_entry_points_changes_nothing_the_program_sees)
+{
+    return cr_make_param_array(struct prog, progs, sizeof progs / sizeof progs[0]);
+}
+
+ParameterizedTest(struct prog *p, faults, a_driver_without_entry_points_changes_nothing_the_program_sees,
+                  .timeout = 120)
+{
+    struct run base;
+    char *log;
+
+    run_with(&base, p, 0, (const char *[]){"FAKECUDA_LOG=@/fake.log", NULL});
+    cr_assert_eq(base.status, 0, "%s without graphshim: %s", name(p), base.err);
+    log = run_file(&base, "fake.log");
+    cr_assert_not_null(log);
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+        char spec[160], list[128], *save = NULL;
+        int used = 0, last, first;
+        struct run r;
+
+        snprintf(list, sizeof list, "%s", missing[i]);
+        for (char *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save))
+            used += calls_of(log, e, &last, &first);
+        if (used)
+            continue;
+        snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_NO_ENTRY=%s", missing[i]);
+        run_with(&r, p, 1, (const char *[]){spec, "GRAPHSHIM_REPORT=@/report.json", NULL});
+        cr_assert_eq(r.status, base.status, "%s, %s: exit status %d, %d without graphshim: %s", name(p), spec,
+                     r.status, base.status, r.err);
+        cr_assert_str_eq(r.out, base.out, "%s, %s: the output differs from the run without graphshim", name(p),
+                         spec);
+        if (i == 0) {
+            char *report = run_file(&r, "report.json");
+            cr_assert(report && strstr(report, "\"engine\": false"),
+                      "%s, %s: the engine ran over a driver it cannot read kernel names of: %s", name(p), spec,
+                      report ? report : "(no report)");
+            free(report);
+        }
+        run_free(&r);
+    }
+    free(log);
+    run_free(&base);
+}
+
 /* The control: graph launches that return success without running change the
 ** output of every program whose graphs launch, so its comparison sees lost work.
 ** Three scenarios are blind to it, and said so here: their graphs compute what
