@@ -61,6 +61,8 @@ struct xs {
     uint64_t rng, frng; /* frng: handoffs by events made for them (a draw of its own: the
                         ** programs of the other draws stay as they were) */
     int ns, steps, every, ctxsync, specials, wide, last_ev;
+    int pair; /* stream 1 blocking, the origin not (a group must not take 1's ops) */
+    int implicit; /* the next handoff that may go by the legacy stream's implicit synchronization does */
     unsigned sflags[XS_STREAMS], evflags[XS_EVENTS];
     CUstream s[XS_STREAMS + 2], cs; /* cs: the program's own capture's */
     CUevent ev[XS_EVENTS];
@@ -116,7 +118,9 @@ static int xs_need(struct xs *X, int s, int b)
 
     if (o_ == s)
         return 0;
-    if (((s == X->ns && xs_blocking(X, o_)) || (o_ == X->ns && xs_blocking(X, s))) && chance(&X->rng, 50)) {
+    if (((s == X->ns && xs_blocking(X, o_)) || (o_ == X->ns && xs_blocking(X, s))) &&
+        (X->implicit || chance(&X->rng, 50))) {
+        X->implicit = 0;
         X->owner[b] = s;
         return 0;
     }
@@ -159,12 +163,14 @@ static uint32_t xs_owned(const struct xs *X, int s)
     return m;
 }
 
-/* A kernel on s writing buffer b, reading another, with the handoffs they need. */
-static void xs_gen_kernel(struct xs *X, int s, int b)
+/* A kernel on s writing buffer b, reading in (-1: one drawn), with the
+** handoffs they need. */
+static void xs_gen_kernel(struct xs *X, int s, int b, int in)
 {
-    int in = chance(&X->rng, 30) ? b : (int)rnd(&X->rng, XS_BUFS);
     struct xop *o;
 
+    if (in < 0)
+        in = chance(&X->rng, 30) ? b : (int)rnd(&X->rng, XS_BUFS);
     if (xs_need(X, s, b) || xs_need(X, s, in) || !(o = xs_add(X, X_KERNEL, s)))
         return;
     o->out = b;
@@ -198,7 +204,7 @@ static void xs_gen_op(struct xs *X)
     struct xop *o;
 
     if (r < 75)
-        return xs_gen_kernel(X, s, b);
+        return xs_gen_kernel(X, s, b, -1);
     kind = xs_kind(X, r);
     if ((kind == X_SDESTROY && s >= X->ns) || (kind == X_FANOUT && X->wide))
         s = 0; /* only a created stream is destroyed; a wide program's fan-outs leave its origin */
@@ -245,8 +251,23 @@ static void xs_gen(struct xs *X)
 
     for (int b = 0; b < XS_BUFS; b++)
         X->owner[b] = X->init_owner[b] = chance(&X->rng, 75) ? 0 : (int)rnd(&X->rng, (unsigned)X->ns);
-    for (int i = 0; i < len; i++)
+    for (int i = 0; i < len; i++) {
         xs_gen_op(X);
+        /* blocking stream 1 writes a buffer (handed from the origin where the
+        ** origin owns it: a fork) that the legacy stream then takes by the
+        ** implicit synchronization alone (xs_need), and the host reads it
+        ** once it synchronized the legacy stream */
+        if (X->pair && i == len / 2 && chance(&X->frng, 60)) {
+            int b = (int)rnd(&X->frng, XS_BUFS);
+            struct xop *w;
+            xs_gen_kernel(X, 1, b, b);
+            X->implicit = 1;
+            xs_gen_kernel(X, X->ns, b, b);
+            X->implicit = 0;
+            if (X->owner[b] == X->ns && (w = xs_add(X, X_SSYNC, X->ns)) != NULL)
+                w->out = b; /* the host reads it: the legacy stream's work is out */
+        }
+    }
     for (int b = 0; b < XS_BUFS; b++) /* back to the owners of the step's start */
         if (xs_need(X, X->init_owner[b], b))
             X->n = XS_MAX_OPS + 1; /* no room: xs_main makes a shorter step */
@@ -505,9 +526,10 @@ int fuzz_xs_main(int argc, char **argv)
     X.ns = X.wide ? 6 : 2 + (int)rnd(&X.rng, X.specials ? 5 : 3);
     for (int i = 0; i < X.ns; i++)
         X.sflags[i] = X.wide || chance(&X.rng, 75) ? CU_STREAM_NON_BLOCKING : 0;
-    if (X.specials && !X.wide && chance(&X.rng, 30)) { /* a blocking stream beside a non-blocking origin */
+    if (!X.wide && chance(&X.rng, 30)) { /* a blocking stream beside a non-blocking origin */
         X.sflags[0] = CU_STREAM_NON_BLOCKING;
         X.sflags[1] = 0;
+        X.pair = 1;
     }
     for (int i = 0; i < XS_EVENTS; i++)
         X.evflags[i] = X.wide || chance(&X.rng, 85) ? CU_EVENT_DISABLE_TIMING : 0;
@@ -522,6 +544,14 @@ int fuzz_xs_main(int argc, char **argv)
     } while (X.n > XS_MAX_OPS);
     if (xs_setup(&X))
         return fprintf(stderr, "fuzzprog xs: driver setup failed\n"), 2;
+    if (getenv("FUZZ_XS_LIST")) { /* the step's ops on stderr, for a difference's reader */
+        for (int i = 0; i < X.ns; i++)
+            fprintf(stderr, "stream %d %s\n", i, X.sflags[i] & CU_STREAM_NON_BLOCKING ? "non-blocking" : "blocking");
+        for (int i = 0; i < X.n; i++)
+            fprintf(stderr, "op %d kind %d s %d s2 %d out %d in %d ev %d every %d thread %d\n", i, X.body[i].kind,
+                    X.body[i].s, X.body[i].s2, X.body[i].out, X.body[i].in, X.body[i].ev, X.body[i].every,
+                    X.body[i].thread);
+    }
     printf("xs seed %s streams %d ops %d steps %d synchronize every %d (%s)%s\n", argc > 2 ? argv[2] : "1", X.ns,
            X.n, X.steps, X.every, X.ctxsync ? "context" : "streams", X.wide ? " outside ops, wide" : X.specials ? " outside ops" : "");
     for (long n = 0; n < X.steps; n++) {
