@@ -25,14 +25,15 @@
 */
 #include "fuzzprog.h"
 
-#define PERIOD_KERNELS 64
+#define PERIOD_KERNELS 64 /* a program's kernels, most often */
 #define PERIOD_MAX_OPS 600
 
 enum period_end { END_NONE, END_RECORD, END_HOSTFN, END_JAX, END_QUERY, END_EVSYNC, NENDS };
 static const char *const end_names[NENDS] = {"none", "record", "hostfn", "jax", "query", "evsync"};
 
 struct period {
-    CUfunction f[PERIOD_KERNELS];
+    CUfunction f[PERIOD_MAX_OPS];
+    int nk; /* kernels: PERIOD_KERNELS, or one for each op of a long step (a layout table past 512) */
     CUstream s, s2;
     CUevent e1, e2;
     CUdeviceptr buf;
@@ -53,15 +54,15 @@ static void period_hostfn(void *arg)
     ((struct period *)arg)->calls++;
 }
 
-/* Op i of step n: kernel i of its own, or, past PERIOD_KERNELS, kernel
-** i % PERIOD_KERNELS with a grid of its own; the first takes n. */
+/* Op i of step n: kernel i of its own, or, past P->nk, kernel i % P->nk with
+** a grid of its own; the first takes n. */
 static int period_op(struct period *P, int i, long n)
 {
     CUdeviceptr out = P->buf + 8u * (unsigned)(i % 32);
     int arg = i == 0 ? (int)n : i;
     void *kp[] = {&out, &arg};
-    unsigned grid = 1 + (unsigned)(i / PERIOD_KERNELS);
-    return cuLaunchKernel(P->f[i % PERIOD_KERNELS], grid, 1, 1, 32, 1, 1, 0, P->s, kp, NULL);
+    unsigned grid = 1 + (unsigned)(i / P->nk);
+    return cuLaunchKernel(P->f[i % P->nk], grid, 1, 1, 32, 1, 1, 0, P->s, kp, NULL);
 }
 
 /* The step's end (enum period_end). */
@@ -96,7 +97,7 @@ static int period_setup(struct period *P)
         cuStreamCreate(&P->s2, CU_STREAM_NON_BLOCKING) || cuEventCreate(&P->e1, CU_EVENT_DISABLE_TIMING) ||
         cuEventCreate(&P->e2, CU_EVENT_DISABLE_TIMING) || cuMemAlloc_v2(&P->buf, 4096) || cuMemsetD8_v2(P->buf, 0, 4096))
         return 1;
-    for (int i = 0; i < PERIOD_KERNELS; i++) {
+    for (int i = 0; i < P->nk; i++) {
         snprintf(name, sizeof name, "fuzz_period_k%d", i);
         if (fakecuda_define_kernel(name, period_kernel, (const size_t[]){sizeof(CUdeviceptr), sizeof(int), 0}) ||
             cuModuleGetFunction(&P->f[i], mod, name))
@@ -117,10 +118,11 @@ int fuzz_periods_main(int argc, char **argv)
     P.end = (int)rnd(&x, NENDS);
     P.every = everies[rnd(&x, 3)];
     P.steps = (2000 + (long)rnd(&x, 6000)) / P.p + 8;
+    P.nk = P.p > 520 && chance(&x, 50) ? P.p : PERIOD_KERNELS;
     if (period_setup(&P))
         return fprintf(stderr, "fuzzprog periods: driver setup failed\n"), 2;
-    printf("periods seed %s step %d end %s synchronize every %d steps %ld\n", argc > 2 ? argv[2] : "1", P.p,
-           end_names[P.end], P.every, P.steps);
+    printf("periods seed %s step %d end %s synchronize every %d steps %ld kernels %d\n", argc > 2 ? argv[2] : "1",
+           P.p, end_names[P.end], P.every, P.steps, P.nk);
     for (long n = 0; n < P.steps; n++) {
         for (int i = 0; i < P.p; i++)
             rc |= period_op(&P, i, n);
