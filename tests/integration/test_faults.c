@@ -278,6 +278,34 @@ ParameterizedTest(struct prog *p, faults, graphshims_failed_allocations_change_n
     run_free(&base);
 }
 
+/* Each of graphshim's first 300 allocations failing alone, in a program whose
+** legacy stream is met first while a blocking stream holds work: where the
+** legacy stream's state is the one that fails, the held work must go out
+** before its op (bail no-memory), or the copy reads what is not computed. */
+Test(faults, a_stream_without_memory_for_its_state_keeps_the_legacy_order, .timeout = 120)
+{
+    struct prog p = {"legacy-late", "", ""};
+    struct run base;
+    int met = 0;
+
+    run_with(&base, &p, 0, NULL);
+    cr_assert_eq(base.status, 0, "legacy-late without graphshim: %s", base.err);
+    for (int k = 1; k <= 300; k++) {
+        char spec[64];
+        struct run r;
+
+        snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAIL_ALLOC=%d", k);
+        run_with(&r, &p, 1, (const char *[]){spec, NULL});
+        cr_assert_eq(r.status, base.status, "legacy-late, %s: exit status %d: %s", spec, r.status, r.err);
+        cr_assert_str_eq(r.out, base.out, "legacy-late, %s: the output differs from the run without graphshim",
+                         spec);
+        met += strstr(r.err, "graphshim: injected allocation failure") != NULL;
+        run_free(&r);
+    }
+    run_free(&base);
+    cr_assert_gt(met, 20, "only %d of the 300 allocations were made", met);
+}
+
 /* A driver without some entry points (GRAPHSHIM_TEST_NO_ENTRY, the test
 ** build's): one graphshim cannot do without (cuFuncGetName: a kernel's name
 ** tells NCCL's) makes it pass every call through; the others take their way

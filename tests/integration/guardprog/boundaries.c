@@ -210,6 +210,27 @@ static void legacy(int iters)
     }
 }
 
+/* The legacy stream met first while a blocking stream holds work: near the
+** end, once a's iteration is learned and held (test_faults.c fails each of
+** graphshim's allocations in turn, the legacy stream's state's among them). */
+static void legacy_late(int iters)
+{
+    CUstream a;
+    CUdeviceptr x;
+    float *out;
+    prepare(&a, &x, &out, 0);
+    for (int it = 0; it < iters; it++) {
+        input(a, x, it);
+        axpb(a, x);
+        if (it == iters - 2) {
+            copy(CU_STREAM_LEGACY, P(out), x);
+            CHECK(cuStreamSynchronize(CU_STREAM_LEGACY));
+            show(it, "out", out);
+        }
+        CHECK(cuStreamSynchronize(a));
+    }
+}
+
 /* The program's own graph, launched on a stream that holds work. */
 static void capture(int iters)
 {
@@ -287,6 +308,7 @@ const struct gp_scenario gp_boundaries[] = {
     {"syncop", syncop},
     {"pageable-d2h", pageable_d2h},
     {"legacy", legacy},
+    {"legacy-late", legacy_late},
     {"capture", capture},
     {"stream-destroy", stream_destroy},
     {"teardown", teardown},
