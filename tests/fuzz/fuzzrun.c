@@ -3,7 +3,7 @@
 **
 **   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] [--jobs J]
 **           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]
-**           [--loops-every N]
+**           [--loops-every N] [--setting P]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
 ** have passed (or --count seeds ran: a fixed range; --first: until the first
@@ -23,7 +23,9 @@
 ** the loop programs with every Nth seed only (make coverage: they reach the
 ** same few rules from seed to seed), the programs across streams with every
 ** seed still, each followed by K runs that fail one of graphshim's own calls
-** in a group's paths (fuzz_xinject.c).  A difference (a timeout included) is
+** in a group's paths (fuzz_xinject.c); --loops --setting P runs only the loop
+** settings whose name begins with P (--setting xs: the programs across
+** streams alone, as make mutants' judge of their planted bugs).  A difference (a timeout included) is
 ** printed with the seed, the setting, the fault and a diff.  At the end it
 ** prints how many programs ran and differed, and, per setting, how much the
 ** engine did (sums from the GRAPHSHIM_REPORT of each run), so that one can see
@@ -75,6 +77,7 @@ static char g_max_threads[16] = "8";   /* passed on to fuzzprog */
 int g_inject_all;
 static int g_inject = 1, g_inject_only;
 static int g_loops_only; /* --loops: the loop programs' time settings alone */
+static const char *g_setting = ""; /* --setting P: with --loops, those whose name begins with P */
 static long g_loops_every = 1; /* --loops-every N: the loop programs with every Nth seed only */
 static int g_free;   /* --free: threads run free, host clocks (no run is like another) */
 
@@ -390,7 +393,8 @@ static int run_seed(long seed, int verbose)
 
     if (g_loops_only) {
         for (int i = 0; i < nloop_settings; i++)
-            diffs += loop_run(seed, &loop_settings[i]);
+            if (!strncmp(loop_settings[i].name, g_setting, strlen(g_setting)))
+                diffs += loop_run(seed, &loop_settings[i]);
         return diffs;
     }
     snprintf(arg, sizeof arg, "%ld", seed);
@@ -459,7 +463,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] "
                     "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops] "
-                    "[--loops-every N]\n");
+                    "[--loops-every N] [--setting P]\n");
     exit(2);
 }
 
@@ -505,6 +509,8 @@ static void parse_args(int argc, char **argv, struct args *o)
             g_timeout = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--inject"))
             g_inject = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--setting"))
+            g_setting = argv[++i];
         else if (!strcmp(argv[i], "--loops-every") && atol(argv[i + 1]) > 0)
             g_loops_every = atol(argv[++i]);
         else
@@ -554,7 +560,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < NSETTINGS && !g_inject_only && !g_loops_only; i++)
         printf(" %s", settings[i].name);
     for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
-        printf(" %s", loop_settings[i].name);
+        if (!g_loops_only || !strncmp(loop_settings[i].name, g_setting, strlen(g_setting)))
+            printf(" %s", loop_settings[i].name);
     if (g_inject && !g_loops_only)
         printf(" %sinjected x %d", g_inject_only ? "" : "+ ", g_inject);
     printf(")\n");
