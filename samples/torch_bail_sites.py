@@ -43,7 +43,7 @@ def main():
                 torch.cuda.empty_cache()
             x = torch.sin(x) * 0.5 + 0.25 if j % 2 else torch.cos(x) * 0.5 + 0.25
         torch.cuda.synchronize()
-    print("sha256", sha256_of(x))
+    print("out.sha256", sha256_of(x))
     print("seen", seen.hex())
 
 
