@@ -102,6 +102,9 @@ static void at_exit(void)
 {
     gs__engine_exit();
     gs__trace_summary();
+#ifdef GS_TEST
+    gs__test_alloc_stop(); /* what allocates after this (gcov's counters) never fails */
+#endif
 }
 
 static void before_fork(void) { gs__engine_fork(0); }

@@ -73,6 +73,7 @@ extern char gs__tramp_base[];
 ** failing ones (test_fault.c). */
 void gs__test_faults_install(void);
 void gs__test_clock_install(void);  /* test_clock.c: GRAPHSHIM_TEST_CLOCK */
+void gs__test_alloc_stop(void);     /* test_alloc.c: no allocation fails from here on */
 
 /* Initialization (init.c).  gs__ready is set once the real driver's table is
 ** resolved; gs__init() is idempotent and thread-safe. */
