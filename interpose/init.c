@@ -116,20 +116,22 @@ static void after_fork_child(void)
 }
 
 /* The entry points the engine calls for itself with no way around their
-** absence (every driver of CUDA 12.4 or later has them).  The others it calls
-** for itself it can do without: cuStreamGetCaptureInfo_v2 (a graph's nodes
-** not told: a changed argument captures again), the node parameter gets and sets (likewise), cuKernelGetParamInfo (a
-** library kernel's layout asked as a function), cuPointerGetAttributes (a
-** moved copy not held), cuStreamGetCtx (a stream's context taken for the
-** current one). */
+** absence (every driver of CUDA 12.4 or later has them), beside
+** cuDriverGetVersion and cuFuncGetParamInfo, which the version check below
+** asks for.  The others it calls for itself it can do without:
+** cuStreamGetCaptureInfo_v2 and the node parameter gets and sets (a graph's
+** nodes not told or not set: a changed argument captures again),
+** cuKernelGetParamInfo (a library kernel's layout asked as a function),
+** cuPointerGetAttributes (a moved copy not held), cuStreamGetCtx (a stream's
+** context taken for the current one). */
 static const int required[] = {
-    GS_ID_cuDriverGetVersion, GS_ID_cuFuncGetParamInfo, GS_ID_cuFuncGetName, GS_ID_cuKernelGetName,
-    GS_ID_cuCtxGetCurrent, GS_ID_cuCtxSetCurrent, GS_ID_cuCtxPushCurrent_v2, GS_ID_cuCtxPopCurrent_v2,
-    GS_ID_cuStreamCreate, GS_ID_cuStreamQuery, GS_ID_cuStreamSynchronize, GS_ID_cuStreamWaitEvent,
-    GS_ID_cuStreamGetFlags, GS_ID_cuStreamBeginCapture_v2, GS_ID_cuStreamEndCapture, GS_ID_cuGraphInstantiateWithFlags,
-    GS_ID_cuGraphLaunch, GS_ID_cuGraphNodeGetType, GS_ID_cuGraphDestroy, GS_ID_cuGraphExecDestroy, GS_ID_cuEventCreate, GS_ID_cuEventRecord,
-    GS_ID_cuEventQuery, GS_ID_cuEventSynchronize, GS_ID_cuEventDestroy_v2, GS_ID_cuMemAllocHost_v2,
-    GS_ID_cuMemFreeHost, GS_ID_cuMemGetInfo_v2, GS_ID_cuPointerGetAttribute,
+    GS_ID_cuFuncGetName, GS_ID_cuKernelGetName, GS_ID_cuCtxGetCurrent, GS_ID_cuCtxSetCurrent,
+    GS_ID_cuCtxPushCurrent_v2, GS_ID_cuCtxPopCurrent_v2, GS_ID_cuStreamCreate, GS_ID_cuStreamQuery,
+    GS_ID_cuStreamSynchronize, GS_ID_cuStreamWaitEvent, GS_ID_cuStreamGetFlags, GS_ID_cuStreamBeginCapture_v2,
+    GS_ID_cuStreamEndCapture, GS_ID_cuGraphInstantiateWithFlags, GS_ID_cuGraphLaunch, GS_ID_cuGraphNodeGetType,
+    GS_ID_cuGraphDestroy, GS_ID_cuGraphExecDestroy, GS_ID_cuEventCreate, GS_ID_cuEventRecord, GS_ID_cuEventQuery,
+    GS_ID_cuEventSynchronize, GS_ID_cuEventDestroy_v2, GS_ID_cuMemAllocHost_v2, GS_ID_cuMemFreeHost,
+    GS_ID_cuMemGetInfo_v2, GS_ID_cuPointerGetAttribute,
 };
 
 /* Decides whether the driver is new enough for the engine.  Held ops need the
@@ -142,7 +144,7 @@ static void check_driver(void)
     CUresult rc = gs__real[GS_ID_cuDriverGetVersion] ? GS_REAL(cuDriverGetVersion)(&version) : CUDA_ERROR_NOT_FOUND;
 
     for (size_t i = 0; rc == CUDA_SUCCESS && i < sizeof required / sizeof required[0]; i++)
-        if (!gs__real[required[i]] && required[i] != GS_ID_cuFuncGetParamInfo) {
+        if (!gs__real[required[i]]) {
             gs__warn("the CUDA driver has no %s: graphshim passes every call through", gs__rows[required[i]].abi);
             gs__passthrough = 1;
             return;

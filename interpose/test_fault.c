@@ -109,59 +109,63 @@ static int install(char *spec)
     return -1;
 }
 
+/* Calls item on each comma-separated item of v, the value of the variable
+** name (each a writable copy); a value too long is refused whole. */
+static void each_item(const char *name, const char *v, void (*item)(char *tok))
+{
+    char buf[512], *save = NULL;
+
+    if (strlen(v) >= sizeof buf) {
+        gs__warn("%s is too long; nothing of it is used", name);
+        return;
+    }
+    strcpy(buf, v);
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        item(tok);
+}
+
 /* GRAPHSHIM_TEST_NO_ENTRY=ENTRY[,ENTRY...]: graphshim finds none of these
 ** entry points in the driver, as with a driver that lacks them: one it
 ** cannot do without makes it pass every call through (init.c's check_driver),
 ** the others take their way around.  A program that calls one itself gets
 ** CUDA_ERROR_NOT_FOUND, so the fuzzer names only those its program never calls
 ** (fuzz_settings.c). */
-static void entries_remove(const char *v)
+static void entry_remove(char *tok)
 {
-    char buf[512], *save = NULL;
+    int j = 0;
 
-    if (strlen(v) >= sizeof buf) {
-        gs__warn("GRAPHSHIM_TEST_NO_ENTRY is too long; no entry point removed");
+    while (j < GS_NROWS && strcmp(gs__rows[j].abi, tok))
+        j++;
+    if (j == GS_NROWS) {
+        gs__warn("GRAPHSHIM_TEST_NO_ENTRY: '%.64s' is no entry point of the driver's graphshim knows; ignored", tok);
         return;
     }
-    strcpy(buf, v);
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int j = 0;
-        while (j < GS_NROWS && strcmp(gs__rows[j].abi, tok))
-            j++;
-        if (j == GS_NROWS) {
-            gs__warn("GRAPHSHIM_TEST_NO_ENTRY: '%.64s' is no entry point of the driver's graphshim knows; ignored", tok);
-            continue;
-        }
-        gs__real[j] = NULL;
-        gs__info("GRAPHSHIM_TEST_NO_ENTRY: %s removed", tok);
-    }
+    gs__real[j] = NULL;
+    gs__info("GRAPHSHIM_TEST_NO_ENTRY: %s removed", tok);
+}
+
+static void fault_install(char *tok)
+{
+    char shown[128];
+
+    snprintf(shown, sizeof shown, "%s", tok);
+    if (install(tok) != 0)
+        gs__warn("GRAPHSHIM_TEST_FAULT: '%s' is not ENTRY:CALLS:CODE of a known entry; ignored", shown);
+    else
+        gs__info("GRAPHSHIM_TEST_FAULT: %s injected", shown);
 }
 
 void gs__test_faults_install(void)
 {
-    const char *gone = getenv("GRAPHSHIM_TEST_NO_ENTRY");
-    if (gone && *gone)
-        entries_remove(gone);
-    const char *v = getenv("GRAPHSHIM_TEST_FAULT");
+    const char *gone = getenv("GRAPHSHIM_TEST_NO_ENTRY"), *v = getenv("GRAPHSHIM_TEST_FAULT");
     const char *only = getenv("GRAPHSHIM_TEST_FAULT_RANK"), *rank = getenv("RANK");
-    char buf[512], *save = NULL;
 
+    if (gone && *gone)
+        each_item("GRAPHSHIM_TEST_NO_ENTRY", gone, entry_remove);
     if (!v || !*v)
         return;
     if (only && *only && (!rank || strcmp(rank, only) != 0))
         return; /* faults for another rank of the job */
-    if (strlen(v) >= sizeof buf) {
-        gs__warn("GRAPHSHIM_TEST_FAULT is too long; no fault injected");
-        return;
-    }
-    strcpy(buf, v);
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char shown[128];
-        snprintf(shown, sizeof shown, "%s", tok);
-        if (install(tok) != 0)
-            gs__warn("GRAPHSHIM_TEST_FAULT: '%s' is not ENTRY:CALLS:CODE of a known entry; ignored", shown);
-        else
-            gs__info("GRAPHSHIM_TEST_FAULT: %s injected", shown);
-    }
+    each_item("GRAPHSHIM_TEST_FAULT", v, fault_install);
 }
 #endif

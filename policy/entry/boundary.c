@@ -54,10 +54,11 @@ void gs__engine_boundary(const struct gs_call *c)
         if (c->stream == GS_NONE)
             break; /* context or event synchronize: every stream */
         s = gs__stream_get(c->stream);
-        if (GS_UNLIKELY(s == &gs__nomem_stream)) {
-            if (c->cls == GS_CAPTURE)
-                capture_call(s, c->id);
-            break; /* no state of its own: every stream, as below */
+        if (GS_UNLIKELY(s == &gs__nomem_stream)) { /* no state of its own: every stream */
+            if (c->cls != GS_CAPTURE)
+                break;
+            capture_call(s, c->id); /* which issues every stream's held work */
+            return;
         }
         if (GS_UNLIKELY(atomic_load_explicit(&gs__xs_members, memory_order_relaxed)))
             gs__xg_member_boundary(s); /* a member's boundary ends its group */

@@ -78,6 +78,12 @@ int g_inject_all;
 static int g_inject = 1, g_inject_only;
 static int g_loops_only; /* --loops: the loop programs' time settings alone */
 static const char *g_setting = ""; /* --setting P: with --loops, those whose name begins with P */
+
+/* Does --setting choose the loop setting ls (or --loops none was given)? */
+static int loop_chosen(const struct loop_setting *ls)
+{
+    return !g_loops_only || strncmp(ls->name, g_setting, strlen(g_setting)) == 0;
+}
 static long g_loops_every = 1; /* --loops-every N: the loop programs with every Nth seed only */
 static int g_free;   /* --free: threads run free, host clocks (no run is like another) */
 
@@ -393,7 +399,7 @@ static int run_seed(long seed, int verbose)
 
     if (g_loops_only) {
         for (int i = 0; i < nloop_settings; i++)
-            if (!strncmp(loop_settings[i].name, g_setting, strlen(g_setting)))
+            if (loop_chosen(&loop_settings[i]))
                 diffs += loop_run(seed, &loop_settings[i]);
         return diffs;
     }
@@ -560,7 +566,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < NSETTINGS && !g_inject_only && !g_loops_only; i++)
         printf(" %s", settings[i].name);
     for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
-        if (!g_loops_only || !strncmp(loop_settings[i].name, g_setting, strlen(g_setting)))
+        if (loop_chosen(&loop_settings[i]))
             printf(" %s", loop_settings[i].name);
     if (g_inject && !g_loops_only)
         printf(" %sinjected x %d", g_inject_only ? "" : "+ ", g_inject);
