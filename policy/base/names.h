@@ -73,6 +73,7 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(CURRENT, "current", "each context's default streams have a state of their own")                \
     X(BUDGET, "budget", "the capture budget: learning slows where graphs do not pay")                \
     X(ATTR_KEEP, "attr-keep", "an attribute set that changes nothing keeps the graphs")              \
+    X(SMEM_LOWERED, "smem-lowered", "a launch over its lowered shared memory limit is never held")   \
     X(HOPELESS_REST, "hopeless-rest", "learning rests on a stream the budget found hopeless")        \
     X(SHORT_TAIL, "short-tail", "a chunk ends 4 ops before the end where the last was long")          \
     X(CHUNK_IDLE, "chunk-idle", "no chunk where the host had little left to issue")                  \

@@ -9,6 +9,7 @@
 #include "engine.h"
 
 #include <string.h>
+#include "limit.h"
 #include "../base/log.h"
 #include "../base/prof.h"
 #include "../graph/key.h"
@@ -21,8 +22,6 @@
 #include "../stream/issue.h"
 #include "../stream/patch.h"
 #include "../stream/segment.h"
-
-/* --- Ops ------------------------------------------------------------------- */
 
 /* May s hold an op now?  Its state is known and usable, and no capture of the
 ** program's own is open.  Called locked. */
@@ -368,8 +367,9 @@ CUresult gs__engine_launch(int id, const struct gs_launch *a, CUstream stream, C
 
     {
         GS_PROF_START(t);
-        /* the key built where it must be (never while the program captures) */
-        op = op_begin(&s, stream, key, -1, NULL, key ? a : NULL);
+        /* the key built where it must be (never while the program captures, nor
+        ** for a launch over its function's lowered limit: limit.h) */
+        op = op_begin(&s, stream, key, -1, NULL, key && !gs__smem_refused(a) ? a : NULL);
         GS_PROF_STOP2(GS_PROF_BEGIN,
                       op == GS_OP_HELD     ? GS_PROF_HELD
                       : op == OP_RESTED ? GS_PROF_RESTED

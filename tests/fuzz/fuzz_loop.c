@@ -59,11 +59,16 @@
 **   drain  33 launches and a stream synchronize; 2 us of host work before
 **          each of the first 24, and before the rest none in even iterations
 **          (the GPU still runs the last chunk when the last graph goes out), 10
-**          us in odd ones (it ran dry). */
+**          us in odd ones (it ran dry);
+**   limit  the middle launch asks 64 KiB of dynamic shared memory, its kernel's
+**          limit raised to 64 KiB before the loop, lowered to 32 KiB before the
+**          4th iteration from the end (from then the launch fails) and raised
+**          again before the 2nd from the end. */
 enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COLLECTIVE, M_DESTROY, M_OOM,
-       M_DRAIN, M_COUNT };
+       M_DRAIN, M_LIMIT, M_COUNT };
 static const char *const mode_name[M_COUNT] = {"none",   "pause",    "stall",      "slow",    "chunks", "new",
-                                               "legacy", "unlisted", "collective", "destroy", "oom",    "drain"};
+                                               "legacy", "unlisted", "collective", "destroy", "oom",    "drain",
+                                               "limit"};
 
 /* The host's time before the op at depth d (from 0) of iteration it. */
 static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
@@ -214,6 +219,16 @@ static int loop_setup(struct loop *L, uint64_t *x)
     return 0;
 }
 
+/* Mode limit: the dynamic shared memory limit of the middle kernel set to
+** bytes, as its kind is set; the driver's error. */
+static int loop_limit(const struct loop *L, int bytes)
+{
+    CUfunction f = L->f[L->n / 2];
+    if (L->lib)
+        return (int)cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes, (CUkernel)f, 0);
+    return (int)cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+}
+
 /* What the modes need before the loop, and a capture of the program's own (a
 ** memset, the graph destroyed uninstantiated): graphshim holds nothing during
 ** it, and holds again after it; 0 or -1. */
@@ -231,6 +246,8 @@ static int loop_before(struct loop *L)
         return fprintf(stderr, "fuzzprog loop: no memory info\n"), -1;
     if (L->mode == M_LEGACY && cuStreamCreate(&L->blocking, CU_STREAM_DEFAULT))
         return fprintf(stderr, "fuzzprog loop: no blocking stream\n"), -1;
+    if (L->mode == M_LIMIT && loop_limit(L, 65536))
+        return fprintf(stderr, "fuzzprog loop: the limit not raised\n"), -1;
     if (cuStreamBeginCapture(L->s, CU_STREAM_CAPTURE_MODE_RELAXED) || cuMemsetD32Async(L->side + 128, 7, 4, L->s) ||
         cuStreamEndCapture(L->s, &own) || cuGraphDestroy(own))
         return fprintf(stderr, "fuzzprog loop: the program's own capture failed\n"), -1;
@@ -253,7 +270,8 @@ static int loop_ops(struct loop *L, int it)
         int arg = i * 7 + (L->vary ? it : 0);
         void *kp[] = {&L->buf, &arg};
         fakecuda_advance_ns(host_time(m, L->host_ns, it, L->memset_first + i));
-        rc |= cuLaunchKernel(L->f[i], 1 + (unsigned)(i % 3), 1, 1, 32, 1, 1, 0, L->s, kp, NULL);
+        unsigned smem = m == M_LIMIT && i == L->n / 2 ? 65536 : 0;
+        rc |= cuLaunchKernel(L->f[i], 1 + (unsigned)(i % 3), 1, 1, 32, 1, 1, smem, L->s, kp, NULL);
         if (m == M_COLLECTIVE && i == L->n / 2)
             rc |= cuLaunchKernel(L->nccl, 1, 1, 1, 32, 1, 1, 0, L->s, kp, NULL);
         if (m == M_STALL && (i == L->n / 2 || (i == 0 && 2 * it >= L->iters)))
@@ -274,7 +292,11 @@ static int loop_ops(struct loop *L, int it)
 static int loop_iteration(struct loop *L, int it)
 {
     long glaunch = fakecuda_count("graph_launches");
-    int rc = loop_ops(L, it);
+    int rc = L->mode == M_LIMIT && (it == L->iters - 4 || it == L->iters - 2)
+                 ? loop_limit(L, it == L->iters - 4 ? 32768 : 65536)
+                 : 0;
+
+    rc |= loop_ops(L, it);
 
     if (L->mode == M_DESTROY && it == L->iters - 1) {
         rc |= cuStreamDestroy(L->s);

@@ -165,6 +165,9 @@ const struct loop_setting loop_settings[] = {
      {"FUZZ_LOOP_MODE=collective", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-nameless", LOOP_NAMELESS, /* every kernel's name refused: no claim but the output */
      {"FUZZ_LOOP_MODE=collective", "FAKECUDA_FAIL=cuFuncGetName:1+:801,cuKernelGetName:1+:801", NULL}},
+    /* a launch over its lowered shared memory limit: no claim but the output
+    ** (the launch fails at its call, as without graphshim) */
+    {"loop-limit", LOOP_LIMIT, {"FUZZ_LOOP_MODE=limit", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-destroy", LOOP_DESTROY, {"FUZZ_LOOP_MODE=destroy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-oom", LOOP_OOM,
      {"FUZZ_LOOP_MODE=oom", "FAKECUDA_MEM_MB=3", "FAKECUDA_EXEC_KB=512", "FAKECUDA_PENDING=2", "FAKECUDA_LAUNCH_US=50",
@@ -344,6 +347,7 @@ static int loop_rules(const struct loop_setting *ls, const char *out, const char
     case LOOP_UNLISTED:
     case LOOP_NAMELESS:
     case LOOP_OOM:
+    case LOOP_LIMIT:
         return 0;
     case LOOP_DRAIN:
         if (chunks > 4 * replays + 10)

@@ -40,7 +40,7 @@ static struct rule rules[] = {
     ** only host copy is a device-to-host one; a held pageable copy that bails
     ** out, issued eagerly. */
     {"staging-bail", "staging"}, {"event-pt", "event"}, {"callback", "hostfn"}, {"syncop-memset", "syncop"},
-    {"unclass-proc", "unclassified"}, {"host-bind-d2h", "host-bind"},
+    {"unclass-proc", "unclassified"}, {"host-bind-d2h", "host-bind"}, {"attr-lowered", "smem-lowered"},
 };
 
 ParameterizedTestParameters(engine, guard_rule)

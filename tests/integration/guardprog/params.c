@@ -316,6 +316,35 @@ static void func_attr(int iters)
     }
 }
 
+/* A kernel's dynamic shared memory limit raised to 64 KiB, its two launches of
+** 64 KiB learned and graphed, then the limit lowered to 32 KiB for two
+** iterations: those launches fail, each at its own call, as without graphshim
+** (held, they would return success and run); raised again, they are graphed
+** again. */
+static void attr_lowered(int iters)
+{
+    CUstream s;
+    CUdeviceptr x;
+    float *out;
+    float a = 2.0f, b = 1.0f;
+    prepare(&s, &x, &out, CU_STREAM_NON_BLOCKING);
+    CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536));
+    for (int it = 0; it < iters; it++) {
+        int low = it >= iters - 3 && it < iters - 1;
+        if (it >= iters - 3)
+            CHECK(cuFuncSetAttribute(k_axpb, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, low ? 32768 : 65536));
+        input(s, x, it);
+        for (int k = 0; k < 2; k++) {
+            CUresult rc = cuLaunchKernel(k_axpb, 1, 1, 1, 32, 1, 1, 65536, s, (void *[]){&x, &a, &b, &n}, NULL);
+            if (rc != CUDA_SUCCESS || low)
+                printf("%d: launch %d: %d\n", it, k, (int)rc);
+        }
+        copy(s, P(out), x);
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* A loop of one kernel per module load, one launch more each time: no segment
 ** repeats, only the loop body.  The functions of mod_add and mod_mul, of one
 ** layout, get the same handle in turn. */
@@ -344,5 +373,6 @@ const struct gp_scenario gp_params[] = {
     {"library", library},
     {"attrs", attrs},
     {"func-attr", func_attr},
+    {"attr-lowered", attr_lowered},
     {NULL, NULL},
 };
