@@ -99,7 +99,7 @@ unit-test: $(BUILD)/tests/unit $(BUILD)/knobs_doc
 	$(call gs_suite,unit,$(CRITERION_PASSED),$(BUILD)/tests/unit)
 
 integration-test: $(BUILD)/tests/integration $(BUILD)/tests/drvprog $(BUILD)/tests/guardprog $(BUILD)/tests/stepprog \
-                  $(BUILD)/tests/periodprog $(BUILD)/tests/xsprog $(BUILD)/tests/dlopen_tool.so \
+                  $(BUILD)/tests/periodprog $(BUILD)/tests/xsprog $(BUILD)/tests/fuzzprog $(BUILD)/tests/dlopen_tool.so \
                   $(BUILD)/tests/nvtxprobe.so $(BUILD)/graphshim $(BUILD)/graphshim-report $(BUILD)/graphshim-gate \
                   $(LIB) $(BUILD)/prof/libgraphshim.so $(BUILD)/test/libgraphshim.so $(FAKECUDA_LIB)
 	$(call gs_suite,integration,$(CRITERION_PASSED),$(BUILD)/tests/integration --filter '!(faults)/*')

@@ -91,7 +91,7 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(GAIN_STEP, "gain-step", "a sequence an event record or a host function ends is timed to the stream's next op") \
     X(GAIN_PAIRS, "gain-pairs", "a step an event record or a host function ends is tried once warm; a trial's replay slower than the eager runs around it is slow, over half slow drops it") \
     X(FAILED_KEPT, "failed-kept", "a one-op sequence whose graph failed is not captured again when learned anew") \
-    X(XS_JOIN, "xs-join", "a group's capture joins every member stream back to the origin")                  \
+    X(XS_JOIN, "xs-join", "a group's capture keeps the program's joins of its members to the origin")             \
     X(XS_BRIDGE, "xs-bridge", "a group's graph launch is bridged to its member streams' work before and after") \
     X(XS_RERECORD, "xs-rerecord", "a group's events are recorded again on the origin after its graph launch") \
     X(XS_DESTROY, "xs-destroy", "an event a group recorded, destroyed by the program, goes once the group's held work went out") \

@@ -46,7 +46,7 @@ static GS_TLS struct {
     CUcontext ctx;
     CUstream stream;
     CUstream mem[XS_MEMBERS + 1]; /* a group's member streams, made at first need */
-    CUevent ev[XS_EVENTS];        /* a group's events, in a capture */
+    CUevent ev[XS_EVENTS + XS_MEMBERS + 1]; /* a group's events, in a capture; then each member's join */
 } privs[MAX_CTX];
 static GS_TLS int nprivs;
 static GS_TLS unsigned privs_gen;
@@ -189,6 +189,7 @@ struct path_ops {
     CUgraphNode *nodes;
     CUgraphNode last[XS_MEMBERS + 1];  /* each stream's last node, a group's members after the origin */
     uint32_t recorded;                 /* a group's event slots recorded in the capture (bits) */
+    uint32_t members;                  /* the members the capture used (bits) */
 };
 
 /* The stream op k of a group goes to in the capture on p: p, or a member's. */
@@ -221,6 +222,28 @@ static CUresult event_op(struct path_ops *o, CUstream p, const struct gs_key *k)
     return GS_REAL(cuStreamWaitEvent)(st, e, 0);
 }
 
+/* Every member the capture used, joined back to p after its last op: the
+** driver refuses a capture whose streams are not all joined (a chunk, a step
+** whose member's work runs on into the next), and a graph's launch ends when
+** all its nodes did: the join orders nothing that the launch did not. */
+static CUresult join_members(struct path_ops *o, CUstream p)
+{
+    CUresult rc = CUDA_SUCCESS;
+
+    for (uint32_t k = 1; k <= XS_MEMBERS && rc == CUDA_SUCCESS; k++) {
+        if (!(o->members >> k & 1))
+            continue;
+        CUstream m = private_member(p, k);
+        CUevent e = private_event(p, XS_EVENTS + k);
+        if (!m || !e)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        rc = GS_REAL(cuEventRecord)(e, m);
+        if (rc == CUDA_SUCCESS)
+            rc = GS_REAL(cuStreamWaitEvent)(p, e, 0);
+    }
+    return rc;
+}
+
 /* The node the op just issued on capturing stream p became: the capture's one
 ** dependency now, which must be new and of the op's kind.  NULL otherwise. */
 static CUgraphNode captured_node(CUstream p, const struct gs_key *k, CUgraphNode last)
@@ -249,6 +272,7 @@ static CUresult issue_path(CUstream p, void *arg)
     for (uint32_t i = o->from; i < o->to && rc == CUDA_SUCCESS; i++) {
         const struct gs_key *k = o->keys[i];
         CUstream st = op_stream(p, k);
+        o->members |= k->member <= XS_MEMBERS ? 1u << k->member : 0;
         if (k->kind >= GS_OP_RECORD) { /* no node of its own (NULL) */
             rc = event_op(o, p, k);
             continue;
@@ -262,14 +286,14 @@ static CUresult issue_path(CUstream p, void *arg)
             o->nodes = NULL;
         }
     }
-    return rc;
+    return rc == CUDA_SUCCESS ? join_members(o, p) : rc;
 }
 
 int gs__capture_path(struct gs_graphs *own, struct gs_node **path, const struct gs_key *const *keys,
                         uint32_t from, uint32_t to, struct gs_exec **out)
 {
     uint32_t n = to - from, npatches = 0;
-    struct path_ops o = {path, keys, from, to, 0, 0, calloc(n, sizeof(CUgraphNode)), {0}, 0};
+    struct path_ops o = {path, keys, from, to, 0, 0, calloc(n, sizeof(CUgraphNode)), {0}, 0, 0};
     struct gs_exec *e;
     CUgraph g;
     int rc = capture_graph(own, issue_path, &o, n, &g);

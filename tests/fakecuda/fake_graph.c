@@ -183,13 +183,31 @@ CUresult node_run(struct node *n)
     return rc;
 }
 
+/* A graph's nodes run in the order they were added, or, under
+ * FAKECUDA_ORDER=deps, in an order its edges allow, as a GPU runs independent
+ * branches of a graph at once: among the nodes whose dependencies ran, the
+ * latest added first, or one FAKECUDA_ORDER_SEED chooses (fake_queue.c). */
 CUresult graph_run(struct graph *g)
 {
-    for (size_t i = 0; i < g->n; i++) {
-        CUresult rc = node_run(g->nodes[i]);
-        if (rc) return rc;
+    size_t n = g->n, nready = 0, *left = NULL, *ready = NULL;
+    CUresult rc = CUDA_SUCCESS;
+    if (!fake_order_deps() || n < 2 || !(left = calloc(n, sizeof *left)) || !(ready = malloc(n * sizeof *ready))) {
+        free(left);
+        for (size_t i = 0; i < n && !rc; i++) rc = node_run(g->nodes[i]);
+        return rc;
     }
-    return CUDA_SUCCESS;
+    for (size_t i = 0; i < n; i++)
+        if (!(left[i] = g->nodes[i]->ndeps)) ready[nready++] = i;
+    while (nready && !rc) {
+        size_t k = fake_order_choose(ready, nready), i = ready[k];
+        ready[k] = ready[--nready];
+        rc = node_run(g->nodes[i]);
+        for (size_t j = 0; j < n; j++) /* the nodes that waited for i */
+            for (size_t d = 0; d < g->nodes[j]->ndeps; d++)
+                if (g->nodes[j]->deps[d]->idx == i && --left[j] == 0) ready[nready++] = j;
+    }
+    free(left), free(ready);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */

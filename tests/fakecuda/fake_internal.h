@@ -245,6 +245,10 @@ CUresult fake_sticky(void);      /* the sticky error, CUDA_SUCCESS if none */
 
 /* ---- pending work (fake_queue.c, FAKECUDA_PENDING) ---------------------- */
 int fake_pending(void);          /* N; 0: every operation runs when enqueued */
+int fake_order_deps(void);       /* FAKECUDA_ORDER=deps */
+/* Which of the n ready nodes of a graph (their indices) runs next under
+ * FAKECUDA_ORDER=deps: the latest added, or FAKECUDA_ORDER_SEED's choice. */
+size_t fake_order_choose(const size_t *ready, size_t n);
 void queue_node(struct stream *s, const struct node *n, void *owned);
 /* The same, for an op that also waits for ev's record as it is now (a wait). */
 void queue_wait(struct stream *s, const struct node *n, void *owned, const struct event *ev);

@@ -65,6 +65,29 @@ int fake_pending(void)
     return g_pending_n;
 }
 
+int fake_order_deps(void)
+{
+    return fake_pending(), g_order_deps;
+}
+
+/* The next of FAKECUDA_ORDER_SEED's numbers (splitmix64). */
+static uint64_t order_rand(void)
+{
+    uint64_t z = (g_order_rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+size_t fake_order_choose(const size_t *ready, size_t n)
+{
+    size_t k = 0;
+    if (g_order_rng) return (size_t)(order_rand() % n);
+    for (size_t i = 1; i < n; i++)
+        if (ready[i] > ready[k]) k = i;
+    return k;
+}
+
 /* ---- the queue ---------------------------------------------------------- */
 static bool ran(uint64_t seq) { return seq == 0 || (seq < q_state_cap && q_state[seq] == Q_RAN); }
 
@@ -225,12 +248,7 @@ static struct qent *order_pick(struct qent **prev_out)
     struct qent *pick = NULL, *pick_prev = NULL, *prev = NULL;
     size_t nready = 0;
     uint64_t r = 0;
-    if (g_order_rng) {
-        uint64_t z = (g_order_rng += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        r = z ^ (z >> 31);
-    }
+    if (g_order_rng) r = order_rand();
     for (struct qent *p = q_head; p; prev = p, p = p->next) {
         if (!ready(p)) continue;
         /* reservoir choice among the ready ones; without a seed, the last */

@@ -200,3 +200,32 @@ Test(order, launches_of_one_executable_follow_each_other_across_streams, .init =
     CK(cuStreamSynchronize(b));
     RAN("1 10 10 2");
 }
+
+/* A graph's independent branches run in any order its edges allow, as on a
+ * GPU: a fork to b and a join back, the latest added ready node first. */
+Test(order, a_graphs_branches_run_in_an_order_its_edges_allow, .init = deps0)
+{
+    CUfunction f = setup();
+    CUstream a, b;
+    CUevent e1, e2;
+    CUgraph g;
+    CUgraphExec x;
+    CK(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
+    CK(cuStreamBeginCapture_v2(a, CU_STREAM_CAPTURE_MODE_RELAXED));
+    mark(f, 1, a);
+    CK(cuEventRecord(e1, a));
+    CK(cuStreamWaitEvent(b, e1, 0));
+    mark(f, 2, b);
+    mark(f, 3, a);
+    CK(cuEventRecord(e2, b));
+    CK(cuStreamWaitEvent(a, e2, 0));
+    mark(f, 4, a);
+    CK(cuStreamEndCapture(a, &g));
+    CK(cuGraphInstantiateWithFlags(&x, g, 0));
+    CK(cuGraphLaunch(x, a));
+    CK(cuStreamSynchronize(a));
+    RAN("1 3 2 4");
+}
