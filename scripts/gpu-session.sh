@@ -90,7 +90,7 @@ print("event handles of 6 forks and joins:", " ".join(hex(x) for x in h))
 print("distinct:", len(set(h)))
 PY
         ;;
-    decode) OUT=$W/decode timeout "$TMO" bash bench/decode.sh >"$OUT/decode.txt" 2>&1 ;;
+    decode) PARTS=all OUT=$W/decode timeout "$TMO" bash bench/decode.sh >"$OUT/decode.txt" 2>&1 ;;
     *) log "unknown part $p" ;;
     esac
     log "part $p rc $?"
