@@ -47,6 +47,7 @@ trap 'rm -rf "$scratch"' EXIT
 cd "$scratch"
 targets="all build/test/libgraphshim.so build/prof/libgraphshim.so build/tests/unit build/tests/integration \
          build/tests/drvprog build/tests/guardprog build/tests/stepprog build/tests/periodprog build/tests/xsprog \
+         build/tests/fuzzprog \
          build/tests/dlopen_tool.so \
          build/tests/nvtxprobe.so build/knobs_doc \
          build/fakecuda/libcuda.so.1"
