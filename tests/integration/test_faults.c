@@ -102,7 +102,8 @@ static int threaded(const struct prog *p)
 #define BODIES "GRAPHSHIM_BODY_OPS=2 GRAPHSHIM_WARMUP=1"
 static struct prog progs[] = {
     {"sync", "", ""}, {"ctx-sync", "", ""}, {"stall", "", ""}, {"event", "", ""}, {"hostfn", "", ""},
-    {"alloc", "", ""}, {"syncop", "", ""}, {"pageable-d2h", "", ""}, {"legacy", "", ""}, {"legacy-holds", "", ""}, {"capture", "", ""},
+    {"alloc", "", ""}, {"syncop", "", ""}, {"pageable-d2h", "", ""}, {"legacy", "", ""}, {"legacy-holds", "", ""},
+    {"capture", "", ""},
     {"unclassified", "", ""}, {"params", "", ""}, {"params5", "", ""}, {"watchdog", "", ""},
     {"idle-poll", "", ""}, {"two-proc", "", ""}, {"two-ctx", "", ""}, {"two-ctx-pt", "", ""},
     {"quiet-then-loop", "", ""}, {"body-poll", "", ""}, {"body-poll-mid", "", ""}, {"body-poll-mid-nosync", "", ""},
