@@ -399,6 +399,44 @@ static int xs_inject_run(long seed, const struct loop_setting *ls, int k, const 
     return d;
 }
 
+/* The loop program of seed under ls once more, with one of graphshim's own
+** calls failing, drawn from the counts of its run with graphshim (shim): the
+** output and the status must be base's (no claim of time).  env (n entries)
+** and argv: the shim run's. */
+static int loop_own_run(long seed, const struct loop_setting *ls, const struct run *base, const struct run *shim,
+                        const char **env, int n, const char *const *argv)
+{
+    char spec[160], fail[200], *counts = run_file(shim, "own.counts");
+    int leaks = ls->kind == LOOP_OOM ? OWN_NO_LEAK : OWN_LEAKS, d = 0;
+    int row = draw_own_fault(seed, (int)(ls - loop_settings), counts, leaks, spec, sizeof spec);
+    const char *v, *var;
+    struct run r;
+
+    free(counts);
+    if (row != OWN_ROW)
+        return 0;
+    var = fault_var(spec, &v);
+    snprintf(fail, sizeof fail, "%s=%s", var, v);
+    env[n++] = fail;
+    env[n] = NULL;
+    run_prog(&r, 1, env, argv, g_timeout);
+    pthread_mutex_lock(&g->lock);
+    own_count(spec, r.err);
+    if (r.status != base->status || strcmp(r.out, base->out) != 0) {
+        struct setting st = {ls->name, {NULL}, 0};
+        report_difference(seed, &st, spec, "a failed own call of graphshim's changed the loop program's output",
+                          base, &r);
+        printf("  loop program: build/tests/fuzzprog %s %ld under", loop_program(ls->kind), seed);
+        for (int i = 0; ls->env[i]; i++)
+            printf(" %s", ls->env[i]);
+        printf(" %s GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual\n", fail);
+        d = 1;
+    }
+    pthread_mutex_unlock(&g->lock);
+    run_free(&r);
+    return d;
+}
+
 /* The loop program of seed under one time setting (fuzz_oracle.h), without
 ** and with graphshim: the same output, accounts that agree, and the time the
 ** setting allows.  Returns 1 for a difference. */
@@ -429,6 +467,11 @@ static int loop_run(long seed, const struct loop_setting *ls)
     env[n] = NULL;
     if (ls->kind == LOOP_XS && g_inject)
         env[n++] = "FAKECUDA_LOG=@/calls.log", env[n] = NULL; /* graphshim's calls, for the faults */
+    /* graphshim's own calls, for a fault of one (not across streams: there a
+    ** group's records and waits are the program's, issued by graphshim) */
+    int own = ls->kind != LOOP_XS && g_inject && (seed + (ls - loop_settings)) % ALLOC_EVERY == OWN_KIND;
+    if (own)
+        env[n++] = "GRAPHSHIM_TEST_OWN_COUNTS=@/own.counts", env[n] = NULL;
     run_prog(&r, 1, env, argv, g_timeout);
     char *json = run_file(&r, "report.json"), *bs = run_file(&base, "stats"), *ss = run_file(&r, "stats");
     pthread_mutex_lock(&g->lock);
@@ -444,6 +487,8 @@ static int loop_run(long seed, const struct loop_setting *ls)
     if (ls->kind == LOOP_XS && !d)
         for (int k = 0; k < g_inject; k++)
             d += xs_inject_run(seed, ls, k, &base, &r, env, n - 1, argv);
+    if (own && !d)
+        d += loop_own_run(seed, ls, &base, &r, env, n, argv);
     run_free(&base), run_free(&r);
     return d;
 }
@@ -463,7 +508,8 @@ static int draw_injected(long seed, int k, int threads, struct plain_log *log, c
     if (kind == OWN_KIND) {
         *setting = draw_own_setting(seed, k);
         char *counts = own_counts(seed, log->argv, &settings[*setting]);
-        int row = draw_own_fault(seed, k, counts, spec, len);
+        int leaks = strncmp(settings[*setting].name, "oom", 3) ? OWN_LEAKS : OWN_ONE_LEAK;
+        int row = draw_own_fault(seed, k, counts, leaks, spec, len);
         free(counts);
         if (row == OWN_ROW)
             return row;
