@@ -89,8 +89,17 @@ extern atomic_ulong gs__own_calls;
 #else
 #define GS_REAL_TYPE(abi) __typeof__(abi)
 #endif
+#ifndef GS_TEST
 #define GS_REAL(abi) \
     (atomic_fetch_add_explicit(&gs__own_calls, 1, memory_order_relaxed), (GS_REAL_TYPE(abi) *)gs__real[GS_ID_##abi])
+#else
+/* The test build's own calls go through gs__test_own (interpose/test_own.c):
+** counted per row, and failed where GRAPHSHIM_TEST_OWN_FAIL says (the row's
+** pointer, or a stub that returns the failure without calling the driver). */
+void *gs__test_own(int id);
+#define GS_REAL(abi) \
+    (atomic_fetch_add_explicit(&gs__own_calls, 1, memory_order_relaxed), (GS_REAL_TYPE(abi) *)gs__test_own(GS_ID_##abi))
+#endif
 
 /* Streams: a call's stream, normalized; GS_NONE for calls without one. */
 #define GS_NONE ((CUstream)(uintptr_t)-1)

@@ -103,6 +103,7 @@ static void at_exit(void)
     gs__engine_exit();
     gs__trace_summary();
 #ifdef GS_TEST
+    gs__test_own_counts();
     gs__test_alloc_stop(); /* what allocates after this (gcov's counters) never fails */
 #endif
 }
@@ -178,6 +179,7 @@ static void init(void)
             gs__real[i] = gs__real_dlsym(gs__libcuda, gs__rows[i].abi);
 #ifdef GS_TEST
         gs__test_faults_install();
+        gs__test_own_install();
         gs__test_clock_install();
 #endif
         check_driver();

@@ -9,6 +9,7 @@
 **   rows.c, libcuda.c   the rows as data; the real dlsym and libcuda
 **   slots.c             the trampoline slots' table
 **   test_fault.c        the test build's failing graph calls (GRAPHSHIM_TEST_FAULT)
+**   test_own.c          and its failing own calls of any row (GRAPHSHIM_TEST_OWN_FAIL)
 **   cov_dump.c          the coverage build's counters, written before a signal ends it
 **   init.c              initialization (fills the driver table and the slots)
 **   shims.c, attr.c, copy.c, event.c, launch.c, tramp_guard.c
@@ -72,6 +73,12 @@ extern char gs__tramp_base[];
 /* The test build only: swaps the graph calls GRAPHSHIM_TEST_FAULT names for
 ** failing ones (test_fault.c). */
 void gs__test_faults_install(void);
+/* test_fault.c's parts that test_own.c uses: the items of a comma list, and
+** one ENTRY:CALLS:CODE (spec keeps ENTRY; 0, or -1 where it is not one). */
+void gs__test_each_item(const char *name, const char *v, void (*item)(char *tok));
+int gs__test_fault_parse(char *spec, unsigned long *first, unsigned long *last, CUresult *code);
+void gs__test_own_install(void);    /* test_own.c: GRAPHSHIM_TEST_OWN_FAIL */
+void gs__test_own_counts(void);     /* test_own.c: GRAPHSHIM_TEST_OWN_COUNTS, at exit */
 void gs__test_clock_install(void);  /* test_clock.c: GRAPHSHIM_TEST_CLOCK */
 void gs__test_alloc_stop(void);     /* test_alloc.c: no allocation fails from here on */
 

@@ -71,28 +71,41 @@ static const struct {
     GS_FAULT_ROWS(GS_FAULT_ROW)
 };
 
-/* Parses one ENTRY:CALLS:CODE; 0, or -1 where it is not one. */
-static int install(char *spec)
+/* interpose.h: ENTRY:CALLS:CODE, for test_own.c too. */
+int gs__test_fault_parse(char *spec, unsigned long *first, unsigned long *last, CUresult *code)
 {
-    char *calls = strchr(spec, ':'), *code, *end;
-    unsigned long first, last;
-    long c;
+    char *calls = strchr(spec, ':'), *c, *end;
+    long n;
 
-    if (!calls || !(code = strchr(calls + 1, ':')))
+    if (!calls || !(c = strchr(calls + 1, ':')))
         return -1;
     *calls++ = 0;
-    *code++ = 0;
-    first = strtoul(calls, &end, 10);
-    if (end == calls || first == 0)
+    *c++ = 0;
+    *first = strtoul(calls, &end, 10);
+    if (end == calls || *first == 0)
         return -1;
-    if (*end == '+' && !end[1])
-        last = (unsigned long)-1;
+    if (*end == '+')
+        *last = (unsigned long)-1, end++;
     else if (*end == '-')
-        last = strtoul(end + 1, &end, 10);
+        *last = strtoul(end + 1, &end, 10);
     else
-        last = first;
-    c = strtol(code, &end, 10);
-    if (*end || last < first || c <= 0)
+        *last = *first;
+    if (*end)
+        return -1;
+    n = strtol(c, &end, 10);
+    if (*end || *last < *first || n <= 0)
+        return -1;
+    *code = (CUresult)n;
+    return 0;
+}
+
+/* Parses one ENTRY:CALLS:CODE of the rows above; 0, or -1 where it is not one. */
+static int install(char *spec)
+{
+    unsigned long first, last;
+    CUresult c;
+
+    if (gs__test_fault_parse(spec, &first, &last, &c) != 0)
         return -1;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (strcmp(rows[i].abi, spec) != 0)
@@ -101,7 +114,7 @@ static int install(char *spec)
             return -1;
         rows[i].f->first = first;
         rows[i].f->last = last;
-        rows[i].f->code = (CUresult)c;
+        rows[i].f->code = c;
         rows[i].f->real = gs__real[rows[i].id];
         gs__real[rows[i].id] = rows[i].wrapper;
         return 0;
@@ -109,9 +122,8 @@ static int install(char *spec)
     return -1;
 }
 
-/* Calls item on each comma-separated item of v, the value of the variable
-** name (each a writable copy); a value too long is refused whole. */
-static void each_item(const char *name, const char *v, void (*item)(char *tok))
+/* interpose.h */
+void gs__test_each_item(const char *name, const char *v, void (*item)(char *tok))
 {
     char buf[512], *save = NULL;
 
@@ -161,11 +173,11 @@ void gs__test_faults_install(void)
     const char *only = getenv("GRAPHSHIM_TEST_FAULT_RANK"), *rank = getenv("RANK");
 
     if (gone && *gone)
-        each_item("GRAPHSHIM_TEST_NO_ENTRY", gone, entry_remove);
+        gs__test_each_item("GRAPHSHIM_TEST_NO_ENTRY", gone, entry_remove);
     if (!v || !*v)
         return;
     if (only && *only && (!rank || strcmp(rank, only) != 0))
         return; /* faults for another rank of the job */
-    each_item("GRAPHSHIM_TEST_FAULT", v, fault_install);
+    gs__test_each_item("GRAPHSHIM_TEST_FAULT", v, fault_install);
 }
 #endif

@@ -44,6 +44,8 @@ static const char *const script_names[] = {
     "GRAPHSHIM_TEST_FAULT_RANK",
     "GRAPHSHIM_TEST_NO_ENTRY", /* the test build's driver without some entry points (interpose/test_fault.c) */
     "GRAPHSHIM_TEST_FAIL_ALLOC", /* the test build's failing allocations of its own (interpose/test_alloc.c) */
+    "GRAPHSHIM_TEST_OWN_FAIL",   /* the test build's failing own driver calls (interpose/test_own.c) */
+    "GRAPHSHIM_TEST_OWN_COUNTS", /* and where it writes how many it made */
     "GRAPHSHIM_TEST_DROP_RULE", /* the test build's guard rule turned off (base/names.h) */
     "GRAPHSHIM_TEST_CLOCK",     /* the test build's clock: fake (interpose/test_clock.c) */
 #endif

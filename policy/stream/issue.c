@@ -61,7 +61,8 @@ int gs__staging_wait(struct gs_stream *s)
 
 int gs__staging_read(struct gs_stream *s)
 {
-    if (s->staging_pending && GS_REAL(cuEventQuery)(s->staging_done) == CUDA_ERROR_NOT_READY)
+    /* a query that fails tells nothing: the buffers may still be read */
+    if (s->staging_pending && GS_REAL(cuEventQuery)(s->staging_done) != CUDA_SUCCESS)
         return 0;
     s->staging_pending_w = 0;
     return 1;

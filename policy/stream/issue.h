@@ -12,7 +12,8 @@
 ** 0, or -1 where the wait failed: the buffer must not be written then. */
 int gs__staging_wait(struct gs_stream *s);
 /* Whether the GPU has read every staging buffer of s, asked without waiting
-** (an event query): 1, and none is pending any more, or 0. */
+** (an event query): 1, and none is pending any more, or 0 (not read yet, or
+** the query failed). */
 int gs__staging_read(struct gs_stream *s);
 /* The stream's learning is forgotten: the staging event goes (an event not
 ** destroyed leaks). */

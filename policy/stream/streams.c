@@ -178,7 +178,10 @@ static int ctx_index(CUcontext c)
 /* Learns what the engine needs to know of a stream before holding its ops: its
 ** context and whether it synchronizes with the legacy stream.  A default
 ** stream's context is the one it was looked up for; a created stream's, the
-** driver's answer.  Called locked. */
+** driver's answer.  A created stream whose flags are not known is taken for a
+** blocking one: its ops, passing through, wait for what the legacy stream
+** holds (a blocking stream taken for a non-blocking one ran before it).
+** Called locked. */
 void gs__stream_ready(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
@@ -186,6 +189,7 @@ void gs__stream_ready(struct gs_stream *s)
 
     s->ready_w = 1;
     s->usable_w = 0;
+    s->blocking_w = s->kind != GS_STREAM_LEGACY;
     if (s->key)
         s->ctx_w = s->key;
     else if (s->kind != GS_STREAM_CREATED && !GS_DROPPED(GS_RULE_CURRENT))

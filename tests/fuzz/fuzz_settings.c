@@ -250,11 +250,72 @@ int draw_noentry_fault(long seed, int k, struct plain_log *log, char *spec, size
     return NOENTRY_ROW;
 }
 
+/* The errors of graphshim's own calls that fail: those of fault_codes and a
+** handle refused (CUDA_ERROR_INVALID_HANDLE); never one that ends the context. */
+static const int own_codes[] = {2, 901, 801, 400};
+
+/* fuzzrun.h: any setting whose program runs as the plain run's, on the
+** virtual clock, to its end, with the engine on (not "off"): more than an
+** injected run of FAKECUDA_FAIL draws from, for the paths that only some
+** settings take (chunks by time, graphs at rest). */
+int draw_own_setting(long seed, int k)
+{
+    uint64_t x = (uint64_t)seed * 48271u + (uint64_t)k * 69621u + 3;
+    int pick[NSETTINGS], n = 0;
+
+    for (int i = 0; i < NSETTINGS; i++)
+        if (!settings[i].flags && strcmp(settings[i].name, "off") != 0)
+            pick[n++] = i;
+    return pick[next_rand(&x) % (uint64_t)n];
+}
+
+/* Does the counts line p name a call that gives memory back (a destroy or
+** a free)? */
+static int gives_memory(const char *p)
+{
+    size_t name = strcspn(p, " \n");
+    return memmem(p, name, "Destroy", 7) || memmem(p, name, "Free", 4);
+}
+
+/* fuzzrun.h: an entry point graphshim called (each as likely), but those
+** that issue held ops (launches, asynchronous copies and memsets: a failure
+** there is the program's op failing, as its own call would); the first of
+** its calls a third of the time, else one of them; a quarter of the time
+** every one from it on.  Where memory is short, graphshim's memory not given
+** back leaves the program less (its own allocations fail, as they would
+** beside any program that cannot free): under OWN_ONE_LEAK one destroy or
+** free fails, not every one from it on; under OWN_NO_LEAK none (the loop
+** program of mode oom allocates all that graphshim must give back). */
+int draw_own_fault(long seed, int k, const char *counts, int leaks, char *spec, size_t len)
+{
+    uint64_t x = (uint64_t)seed * 16807u + (uint64_t)k * 31337u + 29;
+    const char *rows[64];
+    long calls[64];
+    int n = 0;
+
+    for (const char *p = counts; p && *p && n < 64; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        const char *sp = strchr(p, ' ');
+        if (sp && !is_op(p) && atol(sp + 1) > 0 && !(leaks == OWN_NO_LEAK && gives_memory(p)))
+            rows[n] = p, calls[n++] = atol(sp + 1);
+    }
+    if (!n)
+        return -1;
+    int r = (int)(next_rand(&x) % (uint64_t)n);
+    long first = next_rand(&x) % 3 == 0 ? 1 : 1 + (long)(next_rand(&x) % (uint64_t)calls[r]);
+    int every = next_rand(&x) % 4 == 0 && !(leaks == OWN_ONE_LEAK && gives_memory(rows[r]));
+    int code = own_codes[next_rand(&x) % (sizeof own_codes / sizeof own_codes[0])];
+
+    snprintf(spec, len, "own:%.*s:%ld%s:%d", (int)strcspn(rows[r], " "), rows[r], first, every ? "+" : "", code);
+    return OWN_ROW;
+}
+
 /* fuzzrun.h */
 const char *fault_var(const char *spec, const char **value)
 {
     if (strncmp(spec, "noentry:", 8) == 0)
         return *value = spec + 8, "GRAPHSHIM_TEST_NO_ENTRY";
+    if (strncmp(spec, "own:", 4) == 0)
+        return *value = spec + 4, "GRAPHSHIM_TEST_OWN_FAIL";
     int alloc = strncmp(spec, "alloc:", 6) == 0;
     *value = alloc ? spec + 6 : spec;
     return alloc ? "GRAPHSHIM_TEST_FAIL_ALLOC" : "FAKECUDA_FAIL";

@@ -16,7 +16,9 @@
 ** standard output and exit status of each shim run must equal the plain run's.
 ** Then K more shim runs (--inject, default 1; 0 for none), each under a setting
 ** drawn from the list and with one of graphshim's own driver calls failing
-** (FAKECUDA_FAIL, tests/fakecuda/README.md): the output must be the same, and
+** (FAKECUDA_FAIL, tests/fakecuda/README.md; or the test build's own faults:
+** its allocations, its entry points, its own calls of any entry point,
+** fuzzrun.h): the output must be the same, and
 ** a failed capture, instantiation or graph launch must show in the report.
 ** --inject-only skips the plain settings; --inject-all also fails calls whose
 ** failures show faults not fixed yet (shim_calls' open); --loops-every N runs
@@ -67,6 +69,8 @@ struct shared {
     long landed_by[NSHIM + NSHARED];
     long alloc_injected, alloc_landed; /* runs whose fault is an allocation's, and those it met */
     long noentry_runs;                 /* runs over a driver without some entry points */
+    long own_injected, own_landed;     /* runs failing one of graphshim's own calls, and those it met */
+    struct own_by { char entry[48]; long runs, met; } own_by[48]; /* the same, per entry point */
     long xs_injected, xs_landed_by[NXS_PATHS]; /* the programs across streams' faults */
 };
 
@@ -212,42 +216,95 @@ static int report_whole(const struct run *r)
     return whole;
 }
 
-/* One run of seed under graphshim with the assignments env, compared with base.
-** slot: where its report is summed (NSETTINGS: the injected runs); fault: its
-** FAKECUDA_FAIL or NULL, and row the call it fails.  Returns 1 for a difference. */
-static int shim_run(long seed, const char *const *argv, const struct run *base, const struct setting *st, int slot,
-                    const char *fault, int row, int verbose)
+/* The environment of a run of seed under graphshim with the setting st: the
+** setting's, the report's and the fake's counts', the seed's schedule (or
+** threads free), its pending work, and the fault (NULL for none), as
+** fault_var says.  Returns the entries of e->v, NULL-terminated. */
+struct shim_env {
+    const char *v[20];
+    char fail[200], pend[32], sched[48];
+};
+static int shim_env(struct shim_env *e, long seed, const struct setting *st, const char *fault)
 {
-    const char *env[20];
-    char fail[160], pend[32], sched[48];
-    int n = 0, diff = 0;
-    struct run r;
+    int n = 0;
 
     for (int j = 0; st->env[j]; j++)
-        env[n++] = st->env[j];
-    env[n++] = "GRAPHSHIM_REPORT=@/report.json";
-    env[n++] = "FAKECUDA_STATS=@/stats";
+        e->v[n++] = st->env[j];
+    e->v[n++] = "GRAPHSHIM_REPORT=@/report.json";
+    e->v[n++] = "FAKECUDA_STATS=@/stats";
     if (g_free) {
         /* The host's clock: where the watchdog fires, at random, explores
         ** orders a virtual clock would not (and no run is like another). */
-        env[n++] = "GRAPHSHIM_TEST_CLOCK=host";
-        env[n++] = "FAKECUDA_CLOCK=host";
+        e->v[n++] = "GRAPHSHIM_TEST_CLOCK=host";
+        e->v[n++] = "FAKECUDA_CLOCK=host";
     } else {
         /* The seed's schedule of threads and the virtual clocks (run_prog's
         ** default): the run is the same every time. */
-        snprintf(sched, sizeof sched, "FUZZ_SCHEDULE=%ld", seed);
-        env[n++] = sched;
-        env[n++] = "MALLOC_ARENA_MAX=1";
+        snprintf(e->sched, sizeof e->sched, "FUZZ_SCHEDULE=%ld", seed);
+        e->v[n++] = e->sched;
+        e->v[n++] = "MALLOC_ARENA_MAX=1";
     }
-    if (pending_env(seed, pend, sizeof pend))
-        env[n++] = pend;
+    if (pending_env(seed, e->pend, sizeof e->pend))
+        e->v[n++] = e->pend;
     if (fault) {
         const char *v, *var = fault_var(fault, &v);
-        snprintf(fail, sizeof fail, "%s=%s", var, v);
-        env[n++] = fail;
+        snprintf(e->fail, sizeof e->fail, "%s=%s", var, v);
+        e->v[n++] = e->fail;
     }
-    env[n] = NULL;
-    run_prog(&r, 1, env, argv, g_timeout);
+    e->v[n] = NULL;
+    return n;
+}
+
+/* The own calls per entry point (GRAPHSHIM_TEST_OWN_COUNTS) of a run of seed
+** under graphshim with the setting st, the injected run's but its fault;
+** text freed by the caller, NULL where none was written. */
+static char *own_counts(long seed, const char *const *argv, const struct setting *st)
+{
+    struct shim_env e;
+    struct run r;
+    int n = shim_env(&e, seed, st, NULL);
+    char *text;
+
+    e.v[n++] = "GRAPHSHIM_TEST_OWN_COUNTS=@/own.counts";
+    e.v[n] = NULL;
+    run_prog(&r, 1, e.v, argv, g_timeout);
+    text = run_file(&r, "own.counts");
+    run_free(&r);
+    return text;
+}
+
+/* Counts a run that fails one of graphshim's own calls (spec "own:ENTRY:..."),
+** and whether it met it (stderr err), per entry point.  Called locked. */
+static void own_count(const char *fault, const char *err)
+{
+    int met = strstr(err, "graphshim: injected own-call failure") != NULL, i = 0;
+    size_t len = strcspn(fault + 4, ":");
+
+    g->own_injected++;
+    g->own_landed += met;
+    while (i < 48 && g->own_by[i].entry[0] &&
+           (strlen(g->own_by[i].entry) != len || strncmp(g->own_by[i].entry, fault + 4, len)))
+        i++;
+    if (i == 48 || len >= sizeof g->own_by[i].entry)
+        return;
+    memcpy(g->own_by[i].entry, fault + 4, len);
+    g->own_by[i].runs++;
+    g->own_by[i].met += met;
+}
+
+/* One run of seed under graphshim with the setting st, compared with base.
+** slot: where its report is summed (NSETTINGS: the injected runs); fault: its
+** injected fault (fault_var) or NULL, and row the call it fails.  Returns 1
+** for a difference. */
+static int shim_run(long seed, const char *const *argv, const struct run *base, const struct setting *st, int slot,
+                    const char *fault, int row, int verbose)
+{
+    struct shim_env e;
+    int diff = 0;
+    struct run r;
+
+    shim_env(&e, seed, st, fault);
+    run_prog(&r, 1, e.v, argv, g_timeout);
     pthread_mutex_lock(&g->lock);
     add_report(&g->sums[slot], &r);
     if (!status_allowed(st, base->status) || r.status != base->status || strcmp(r.out, base->out) != 0) {
@@ -261,6 +318,8 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
         diff = 1;
     } else if (row == NOENTRY_ROW) {
         g->noentry_runs++; /* the output alone judges */
+    } else if (row == OWN_ROW) {
+        own_count(fault, r.err); /* the output alone judges */
     } else if (row == ALLOC_ROW) {
         /* graphshim without memory: the output alone judges */
         g->alloc_injected++;
@@ -285,8 +344,8 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     if (fault)
         g->injected++;
     if (!diff && verbose)
-        printf("fuzz: seed %ld setting %s%s%s: same (%zu bytes of output)\n", seed, st->name,
-               fault ? " FAKECUDA_FAIL=" : "", fault ? fault : "", strlen(r.out));
+        printf("fuzz: seed %ld setting %s%s%s: same (%zu bytes of output)\n", seed, st->name, fault ? " " : "",
+               fault ? e.fail : "", strlen(r.out));
     pthread_mutex_unlock(&g->lock);
     run_free(&r);
     return diff;
@@ -340,6 +399,44 @@ static int xs_inject_run(long seed, const struct loop_setting *ls, int k, const 
     return d;
 }
 
+/* The loop program of seed under ls once more, with one of graphshim's own
+** calls failing, drawn from the counts of its run with graphshim (shim): the
+** output and the status must be base's (no claim of time).  env (n entries)
+** and argv: the shim run's. */
+static int loop_own_run(long seed, const struct loop_setting *ls, const struct run *base, const struct run *shim,
+                        const char **env, int n, const char *const *argv)
+{
+    char spec[160], fail[200], *counts = run_file(shim, "own.counts");
+    int leaks = ls->kind == LOOP_OOM ? OWN_NO_LEAK : OWN_LEAKS, d = 0;
+    int row = draw_own_fault(seed, (int)(ls - loop_settings), counts, leaks, spec, sizeof spec);
+    const char *v, *var;
+    struct run r;
+
+    free(counts);
+    if (row != OWN_ROW)
+        return 0;
+    var = fault_var(spec, &v);
+    snprintf(fail, sizeof fail, "%s=%s", var, v);
+    env[n++] = fail;
+    env[n] = NULL;
+    run_prog(&r, 1, env, argv, g_timeout);
+    pthread_mutex_lock(&g->lock);
+    own_count(spec, r.err);
+    if (r.status != base->status || strcmp(r.out, base->out) != 0) {
+        struct setting st = {ls->name, {NULL}, 0};
+        report_difference(seed, &st, spec, "a failed own call of graphshim's changed the loop program's output",
+                          base, &r);
+        printf("  loop program: build/tests/fuzzprog %s %ld under", loop_program(ls->kind), seed);
+        for (int i = 0; ls->env[i]; i++)
+            printf(" %s", ls->env[i]);
+        printf(" %s GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual\n", fail);
+        d = 1;
+    }
+    pthread_mutex_unlock(&g->lock);
+    run_free(&r);
+    return d;
+}
+
 /* The loop program of seed under one time setting (fuzz_oracle.h), without
 ** and with graphshim: the same output, accounts that agree, and the time the
 ** setting allows.  Returns 1 for a difference. */
@@ -370,6 +467,11 @@ static int loop_run(long seed, const struct loop_setting *ls)
     env[n] = NULL;
     if (ls->kind == LOOP_XS && g_inject)
         env[n++] = "FAKECUDA_LOG=@/calls.log", env[n] = NULL; /* graphshim's calls, for the faults */
+    /* graphshim's own calls, for a fault of one (not across streams: there a
+    ** group's records and waits are the program's, issued by graphshim) */
+    int own = ls->kind != LOOP_XS && g_inject && (seed + (ls - loop_settings)) % ALLOC_EVERY == OWN_KIND;
+    if (own)
+        env[n++] = "GRAPHSHIM_TEST_OWN_COUNTS=@/own.counts", env[n] = NULL;
     run_prog(&r, 1, env, argv, g_timeout);
     char *json = run_file(&r, "report.json"), *bs = run_file(&base, "stats"), *ss = run_file(&r, "stats");
     pthread_mutex_lock(&g->lock);
@@ -385,8 +487,34 @@ static int loop_run(long seed, const struct loop_setting *ls)
     if (ls->kind == LOOP_XS && !d)
         for (int k = 0; k < g_inject; k++)
             d += xs_inject_run(seed, ls, k, &base, &r, env, n - 1, argv);
+    if (own && !d)
+        d += loop_own_run(seed, ls, &base, &r, env, n, argv);
     run_free(&base), run_free(&r);
     return d;
+}
+
+/* Draws injected run k of seed (fuzzrun.h): by (seed + k) % ALLOC_EVERY, a
+** failed allocation, a driver without entry points, a failed own call of
+** graphshim's (drawn from a run of its own, argv), or a failed call of the
+** fake driver's. */
+static int draw_injected(long seed, int k, int threads, struct plain_log *log, char *spec, size_t len, int *setting)
+{
+    long kind = (seed + k) % ALLOC_EVERY;
+
+    if (kind == ALLOC_EVERY - 1)
+        return draw_alloc_fault(seed, k, spec, len, setting);
+    if (kind == ALLOC_EVERY - 2)
+        return draw_noentry_fault(seed, k, log, spec, len, setting);
+    if (kind == OWN_KIND) {
+        *setting = draw_own_setting(seed, k);
+        char *counts = own_counts(seed, log->argv, &settings[*setting]);
+        int leaks = strncmp(settings[*setting].name, "oom", 3) ? OWN_LEAKS : OWN_ONE_LEAK;
+        int row = draw_own_fault(seed, k, counts, leaks, spec, len);
+        free(counts);
+        if (row == OWN_ROW)
+            return row;
+    }
+    return draw_fault(seed, k, threads, log, spec, len, setting);
 }
 
 /* Runs one seed plainly and under every setting, then with injected faults;
@@ -435,11 +563,8 @@ static int run_seed(long seed, int verbose)
         const char *t = strstr(base.out, " threads ");
         int threads = t ? atoi(t + 9) : 0;
         for (int k = 0; k < g_inject; k++) {
-            char spec[128];
-            long kind = (seed + k) % ALLOC_EVERY;
-            int setting, row = kind == ALLOC_EVERY - 1   ? draw_alloc_fault(seed, k, spec, sizeof spec, &setting)
-                               : kind == ALLOC_EVERY - 2 ? draw_noentry_fault(seed, k, &log, spec, sizeof spec, &setting)
-                                                         : draw_fault(seed, k, threads, &log, spec, sizeof spec, &setting);
+            char spec[160];
+            int setting, row = draw_injected(seed, k, threads, &log, spec, sizeof spec, &setting);
             diffs += shim_run(seed, argv, &base, &settings[setting], NSETTINGS, spec, row, verbose);
         }
         free(log.text);
@@ -524,6 +649,36 @@ static void parse_args(int argc, char **argv, struct args *o)
     }
 }
 
+/* What the injected faults met, at the end. */
+static void print_faults(void)
+{
+    if (g->xs_injected) {
+        printf("  faults in the programs across streams: %ld runs, met per path:", g->xs_injected);
+        for (int i = 0; i < NXS_PATHS; i++)
+            printf("%s %s %ld", i ? "," : "", xs_paths[i], g->xs_landed_by[i]);
+        printf("\n");
+    }
+    if (g->injected) {
+        printf("  injected faults: %ld runs, %ld met a call of graphshim's (", g->injected, g->landed);
+        for (int i = 0; i < NSHIM + NSHARED; i++)
+            printf("%s%s %ld", i ? ", " : "", i < NSHIM ? shim_calls[i].entry : shared_calls[i - NSHIM].entry,
+                   g->landed_by[i]);
+        printf(")\n");
+    }
+    if (g->alloc_injected)
+        printf("  of them failing graphshim's own allocations: %ld runs, %ld met one\n", g->alloc_injected,
+               g->alloc_landed);
+    if (g->noentry_runs)
+        printf("  of them over a driver without some entry points: %ld runs\n", g->noentry_runs);
+    if (g->own_injected) {
+        printf("  of them failing one of graphshim's own calls: %ld runs, %ld met one (met/runs:", g->own_injected,
+               g->own_landed);
+        for (int i = 0; i < 48 && g->own_by[i].entry[0]; i++)
+            printf("%s %s %ld/%ld", i ? "," : "", g->own_by[i].entry, g->own_by[i].met, g->own_by[i].runs);
+        printf(")\n");
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct args o = {60, -1, 1, 0, 0, (int)sysconf(_SC_NPROCESSORS_ONLN)};
@@ -582,23 +737,6 @@ int main(int argc, char **argv)
     }
     if (g->loops)
         printf("  loop programs    %ld runs under the time settings, each without and with graphshim\n", g->loops);
-    if (g->xs_injected) {
-        printf("  faults in the programs across streams: %ld runs, met per path:", g->xs_injected);
-        for (int i = 0; i < NXS_PATHS; i++)
-            printf("%s %s %ld", i ? "," : "", xs_paths[i], g->xs_landed_by[i]);
-        printf("\n");
-    }
-    if (g->injected) {
-        printf("  injected faults: %ld runs, %ld met a call of graphshim's (", g->injected, g->landed);
-        for (int i = 0; i < NSHIM + NSHARED; i++)
-            printf("%s%s %ld", i ? ", " : "", i < NSHIM ? shim_calls[i].entry : shared_calls[i - NSHIM].entry,
-                   g->landed_by[i]);
-        printf(")\n");
-    }
-    if (g->alloc_injected)
-        printf("  of them failing graphshim's own allocations: %ld runs, %ld met one\n", g->alloc_injected,
-               g->alloc_landed);
-    if (g->noentry_runs)
-        printf("  of them over a driver without some entry points: %ld runs\n", g->noentry_runs);
+    print_faults();
     return g->differences ? 1 : 0;
 }

@@ -70,6 +70,22 @@ int draw_alloc_fault(long seed, int k, char *spec, size_t len, int *setting);
 ** the row NOENTRY_ROW. */
 enum { NOENTRY_ROW = -2 };
 int draw_noentry_fault(long seed, int k, struct plain_log *log, char *spec, size_t len, int *setting);
+/* And one in ALLOC_EVERY (kind OWN_KIND) fails one of graphshim's own calls
+** of any entry point, counted apart from the program's calls of it
+** (GRAPHSHIM_TEST_OWN_FAIL, interpose/test_own.c): spec
+** "own:ENTRY:CALLS:CODE", the row OWN_ROW.  The setting comes first
+** (draw_own_setting), then a run of the seed under it with graphshim writes
+** its own calls per entry point (GRAPHSHIM_TEST_OWN_COUNTS: counts, "ENTRY N"
+** lines), from which draw_own_fault draws; -1 where counts has none to fail
+** (the run is then one of draw_fault's).  The loop programs of a quarter of
+** the loop settings (not those across streams) are run once more with such a
+** fault, drawn from their own run's counts (fuzzrun.c, loop_own_run). */
+enum { OWN_KIND = 1, OWN_ROW = -3 };
+int draw_own_setting(long seed, int k);
+/* leaks: what the setting's memory allows of graphshim's not given back (a
+** destroy or free that fails): any, one, or none. */
+enum { OWN_LEAKS, OWN_ONE_LEAK, OWN_NO_LEAK };
+int draw_own_fault(long seed, int k, const char *counts, int leaks, char *spec, size_t len);
 /* The variable that carries an injected run's fault spec, and the spec past
 ** its prefix. */
 const char *fault_var(const char *spec, const char **value);

@@ -742,6 +742,22 @@ Test(engine, a_release_keeps_staging_that_pending_work_reads, .timeout = 60)
     free(report);
 }
 
+/* The same where graphshim's query of the staging event fails
+** (GRAPHSHIM_TEST_OWN_FAIL: its own query alone): a failed query tells
+** nothing, and the buffer is kept.  Taken for read, it was freed, and the
+** program's synchronize failed. */
+Test(engine, a_release_keeps_staging_whose_event_query_fails, .timeout = 60)
+{
+    char *report = same_with_pending("oom-pending", "6",
+                                     (const char *[]){"FAKECUDA_PENDING=1000", "FAKECUDA_FAIL=cuMemAlloc_v2:2:2",
+                                                      "GRAPHSHIM_GAIN_CHECK=0",
+                                                      "GRAPHSHIM_TEST_OWN_FAIL=cuEventQuery:1+:400",
+                                                      "GRAPHSHIM_REPORT=@/report.json", NULL});
+    cr_assert_eq(total(report, "oom_retries"), 1, "the release did not run: %s", report);
+    cr_assert_gt(total(report, "replays"), 0, "no graph read the staging buffer: %s", report);
+    free(report);
+}
+
 /* A thread's per-thread stream holds work; another thread's launch on the
 ** legacy stream issues it (on the legacy stream, the only one it can name);
 ** the first thread then synchronizes its per-thread stream, which on a GPU

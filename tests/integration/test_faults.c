@@ -102,7 +102,8 @@ static int threaded(const struct prog *p)
 #define BODIES "GRAPHSHIM_BODY_OPS=2 GRAPHSHIM_WARMUP=1"
 static struct prog progs[] = {
     {"sync", "", ""}, {"ctx-sync", "", ""}, {"stall", "", ""}, {"event", "", ""}, {"hostfn", "", ""},
-    {"alloc", "", ""}, {"syncop", "", ""}, {"pageable-d2h", "", ""}, {"legacy", "", ""}, {"capture", "", ""},
+    {"alloc", "", ""}, {"syncop", "", ""}, {"pageable-d2h", "", ""}, {"legacy", "", ""}, {"legacy-holds", "", ""},
+    {"capture", "", ""},
     {"unclassified", "", ""}, {"params", "", ""}, {"params5", "", ""}, {"watchdog", "", ""},
     {"idle-poll", "", ""}, {"two-proc", "", ""}, {"two-ctx", "", ""}, {"two-ctx-pt", "", ""},
     {"quiet-then-loop", "", ""}, {"body-poll", "", ""}, {"body-poll-mid", "", ""}, {"body-poll-mid-nosync", "", ""},
@@ -275,6 +276,63 @@ ParameterizedTest(struct prog *p, faults, graphshims_failed_allocations_change_n
                   name(p), spec);
         run_free(&r);
     }
+    run_free(&base);
+}
+
+/* graphshim's own calls of entry points the program calls too, which
+** FAKECUDA_FAIL cannot fail for graphshim alone (GRAPHSHIM_TEST_OWN_FAIL, the
+** test build's: interpose/test_own.c counts graphshim's calls apart), each
+** tried where the program's run with graphshim made one
+** (GRAPHSHIM_TEST_OWN_COUNTS): what tells it a stream's flags and context and
+** the current context, its events and synchronizes, a busy stream's query,
+** a host pointer's kind, memory at a release, and a capture's end.  The
+** output and exit status must be those of the run without graphshim.  Before
+** a blocking stream whose flags or context could not be read was taken for
+** a non-blocking one, and its ops ran before what the legacy stream held
+** (guardprog legacy-holds). */
+static const char *const own_faults[] = {
+    "cuStreamGetFlags:1+:400",  "cuStreamGetCtx:1:2",           "cuCtxGetCurrent:1+:2",
+    "cuEventRecord:1+:801",     "cuEventQuery:1+:400",          "cuEventSynchronize:1+:2",
+    "cuStreamQuery:1+:2",       "cuStreamSynchronize:1+:801",   "cuStreamWaitEvent:1+:801",
+    "cuPointerGetAttribute:1+:400", "cuMemGetInfo_v2:1+:2",     "cuStreamEndCapture:1:901",
+};
+
+ParameterizedTestParameters(faults, graphshims_own_failed_calls_change_nothing_the_program_sees)
+{
+    return cr_make_param_array(struct prog, progs, sizeof progs / sizeof progs[0]);
+}
+
+ParameterizedTest(struct prog *p, faults, graphshims_own_failed_calls_change_nothing_the_program_sees, .timeout = 120)
+{
+    struct run base, counted;
+    char *counts;
+    int met = 0;
+
+    run_with(&base, p, 0, NULL);
+    cr_assert_eq(base.status, 0, "%s without graphshim: %s", name(p), base.err);
+    run_with(&counted, p, 1, (const char *[]){"GRAPHSHIM_TEST_OWN_COUNTS=@/own.counts", NULL});
+    counts = run_file(&counted, "own.counts");
+    for (size_t i = 0; counts && i < sizeof own_faults / sizeof own_faults[0]; i++) {
+        char spec[96], line[48];
+        struct run r;
+
+        /* a line "ENTRY N" of the counts: graphshim made the call */
+        snprintf(line, sizeof line, "\n%.*s ", (int)strcspn(own_faults[i], ":"), own_faults[i]);
+        if (strncmp(counts, line + 1, strlen(line + 1)) != 0 && !strstr(counts, line))
+            continue;
+        snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_OWN_FAIL=%s", own_faults[i]);
+        run_with(&r, p, 1, (const char *[]){spec, NULL});
+        cr_assert_eq(r.status, base.status, "%s, %s: exit status %d, %d without graphshim: %s", name(p), spec,
+                     r.status, base.status, r.err);
+        cr_assert_str_eq(r.out, base.out, "%s, %s: the output differs from the run without graphshim", name(p),
+                         spec);
+        met += strstr(r.err, "graphshim: injected own-call failure") != NULL;
+        run_free(&r);
+    }
+    cr_assert(counts && met > 0, "%s: no own call of graphshim's failed (counts: %s)", name(p),
+              counts ? counts : "none written");
+    free(counts);
+    run_free(&counted);
     run_free(&base);
 }
 

@@ -217,6 +217,26 @@ static void legacy_copies(int iters, int late)
 static void legacy(int iters) { legacy_copies(iters, 0); }
 static void legacy_late(int iters) { legacy_copies(iters, 1); }
 
+/* The other way round: the legacy stream holds the iteration, and a blocking
+** stream's copy reads what it wrote, ordered after it by the implicit
+** synchronization alone.  Where graphshim cannot tell the blocking stream's
+** flags or context (test_faults.c fails its own calls that ask), the copy
+** must still wait for what the legacy stream holds. */
+static void legacy_holds(int iters)
+{
+    CUstream b;
+    CUdeviceptr x;
+    float *out;
+    prepare(&b, &x, &out, 0);
+    for (int it = 0; it < iters; it++) {
+        input(CU_STREAM_LEGACY, x, it);
+        axpb(CU_STREAM_LEGACY, x);
+        copy(b, P(out), x);
+        CHECK(cuStreamSynchronize(b));
+        show(it, "out", out);
+    }
+}
+
 /* The program's own graph, launched on a stream that holds work. */
 static void capture(int iters)
 {
@@ -295,6 +315,7 @@ const struct gp_scenario gp_boundaries[] = {
     {"pageable-d2h", pageable_d2h},
     {"legacy", legacy},
     {"legacy-late", legacy_late},
+    {"legacy-holds", legacy_holds},
     {"capture", capture},
     {"stream-destroy", stream_destroy},
     {"teardown", teardown},
