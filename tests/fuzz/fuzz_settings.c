@@ -61,9 +61,9 @@ const struct setting settings[NSETTINGS] = {
 const struct shim_call shim_calls[NSHIM] = {
     {"cuStreamBeginCapture_v2", 1, 0},       {"cuStreamEndCapture", 1, 0},
     {"cuGraphInstantiateWithFlags", 1, 0},   {"cuGraphLaunch", 1, 0},
-    {"cuGraphKernelNodeGetParams_v2", 0, 0}, {"cuGraphNodeGetType", 0, 1},
+    {"cuGraphKernelNodeGetParams_v2", 0, 0}, {"cuGraphNodeGetType", 0, 0},
     {"cuGraphExecKernelNodeSetParams_v2", 0, 0},
-    {"cuStreamGetCaptureInfo_v2", 0, 1},
+    {"cuStreamGetCaptureInfo_v2", 0, 0},
     {"cuGraphMemcpyNodeGetParams", 0, 0},    {"cuGraphExecMemcpyNodeSetParams", 0, 0},
     {"cuGraphMemsetNodeGetParams", 0, 0},    {"cuGraphExecMemsetNodeSetParams", 0, 0},
     {"cuPointerGetAttributes", 0, 0},
