@@ -59,7 +59,7 @@ void reg_add(void *obj, int kind)
 
 static size_t reg_slot(const void *p)
 {
-    if (!R_cap || !p) return (size_t)-1;
+    if (!R_cap || !p || p == TOMB) return (size_t)-1; /* TOMB: CU_STREAM_LEGACY's value too */
     size_t i = rhash(p) & (R_cap - 1);
     while (R_slots[i]) {
         if (R_slots[i] == p) return i;

@@ -882,6 +882,23 @@ Test(capture, per_thread_stream_variants)
     cr_assert_eq(n, 1);
 }
 
+/* A destroy of the legacy stream by its handle is refused, also where freed
+ * slots lie on its lookup's way (the registry's mark of a freed slot has the
+ * handle's value): it crashed there. */
+Test(basic, legacy_stream_destroy_is_refused_among_freed_slots)
+{
+    static CUstream s[2000];
+    setup();
+    for (int round = 0; round < 8; round++) { /* freed slots over most of the table */
+        for (int i = 0; i < 2000; i++)
+            CK(cuStreamCreate(&s[i], CU_STREAM_NON_BLOCKING));
+        for (int i = 0; i < 2000; i++)
+            CK(cuStreamDestroy_v2(s[i]));
+        cr_assert_eq(cuStreamDestroy_v2(CU_STREAM_LEGACY), CUDA_ERROR_INVALID_HANDLE);
+        cr_assert_eq(cuStreamDestroy_v2(CU_STREAM_PER_THREAD), CUDA_ERROR_INVALID_HANDLE);
+    }
+}
+
 /* Each context has its own legacy stream and, per thread, its own per-thread
  * stream: a capture of a blocking stream of one context leaves the other's
  * legacy stream alone. */
