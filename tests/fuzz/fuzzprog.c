@@ -439,7 +439,7 @@ static void *thread_main(void *p)
     if (t->xops && chance(&x, 30))
         ctx2_make(t);
     t->rotate = t->xops && chance(&x, 25) ? 2 + (int)rnd(&x, 2) : 0;
-    t->site = (int)((s >> 7) % 5);   /* apart from the generators */
+    t->site = (int)((s >> 7) % 8);   /* apart from the generators */
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
     fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,
@@ -480,7 +480,7 @@ int main(int argc, char **argv)
     }
     g_seed = strtoull(argv[1], NULL, 0);
     fuzz_end_begin(g_seed);
-    fuzz_sites_begin(g_seed);
+    fuzz_sites_begin(g_seed, argv);
     uint64_t s = g_seed;
     nthreads = chance(&s, 50) ? 1 : 2 + (int)rnd(&s, MAX_THREADS - 1);
     if (argc == 3 && nthreads > atoi(argv[2]))

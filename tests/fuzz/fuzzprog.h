@@ -280,7 +280,7 @@ void sched_turn(const struct thr *t);
 void sched_leave(const struct thr *t);
 
 /* fuzz_sites.c: the frames and names graphshim's bail sites see */
-void fuzz_sites_begin(uint64_t seed);
+void fuzz_sites_begin(uint64_t seed, char **argv);
 void fuzz_kernel_name(char *name, size_t len, const char *plain, uint64_t salt);
 CUresult fuzz_sync_via(int how, CUresult (*fn)(CUstream), CUstream s);
 
