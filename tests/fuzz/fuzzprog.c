@@ -317,7 +317,8 @@ static void dump_body(const struct thr *t)
                                   "csync", "esync", "squery", "observe", "realloc", "scratch", "bad",
                                   "pinrealloc", "pagerealloc", "equery", "sspin", "nccl", "syncmem",
                                   "gencopy", "callback", "asyncalloc", "owngraph", "attr", "renew", "ctxref",
-                                  "allockind", "ctx2", "readback", "writevalue", "vmm"};
+                                  "allockind", "ctx2", "readback", "writevalue", "vmm", "huge",
+                                  "h2h", "caperr", "pause"};
     for (int i = 0; i < t->nbody; i++) {
         const struct op *o = &t->body[i];
         fprintf(stderr, "t%d p%d %s s%d pt%d zero%d", t->tid, i, names[o->kind], o->s, o->pt, o->zero);

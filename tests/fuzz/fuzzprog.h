@@ -96,6 +96,7 @@ enum op_kind {
     OP_EQUERY, OP_SSPIN, OP_NCCL,   /* threads with event ops only */
     /* threads with extra ops only (fuzz_xops.c) */
     OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND, OP_CTX2, OP_READBACK, OP_WRITEVALUE, OP_VMM,
+    OP_HUGE, OP_H2H, OP_CAPERR, OP_PAUSE,
     OP_XFIRST = OP_SYNCMEM
 };
 
