@@ -239,7 +239,7 @@ int kernel_new(struct thr *t, int ks)
     struct kdesc *kd = &g_kd[idx];
     char name[64], plain[48];
     unsigned c = rnd(g, 100);
-    int want = c < 8 ? 0 : c < 60 ? 1 + (int)rnd(g, 8) : 9 + (int)rnd(g, MAX_PARAMS - 8);
+    int want = c < 8 ? 0 : c < 60 ? 1 + (int)rnd(g, 8) : 9 + (int)rnd(g, 56);
     int bigk = t->memops && chance(g, 35), big = -1;   /* a large-parameter kernel; its struct */
     size_t off = 0;
 
@@ -252,6 +252,8 @@ int kernel_new(struct thr *t, int ks)
     kd->k = splitmix(g) | 1;
     kd->salt = splitmix(g);
     kd->out_idx = kd->in_idx = -1;
+    if (!bigk && t->xops && want > 32 && (kd->salt >> 8) % 4 == 0)
+        want += 32;   /* wide: 65 to 96 parameters (threads with extra ops) */
     if (want && chance(g, 85)) {
         kd->out_idx = (int)rnd(g, (unsigned)want);
         if (want > 1 && chance(g, 60))

@@ -43,7 +43,7 @@
 #define NSTREAMS (MAX_CREATED + 2)
 #define MAX_EVENTS 48
 #define MAX_OPS 256
-#define MAX_PARAMS 64
+#define MAX_PARAMS 96      /* a kernel's parameters (64 at most but in wide kernels) */
 #define PARAM_BYTES_MAX 32764
 #define MAX_KDEFS 128    /* kernel definitions of the whole program */
 #ifndef MAX_RELOADS
