@@ -416,10 +416,12 @@ static void run_launch(struct thr *t, const struct op *o, int variation)
     launch(t, o, seed, variation == 2 ? o->alt_off : o->out_off, variation == 4 ? 5 : 0);
 }
 
-/* A copy of the body: H2D, D2H or D2D; variation 2 moves its device side. */
+/* A copy of the body: H2D, D2H or D2D; variation 2 moves its device side, 6
+** (buffers in rotation) moves it to the iteration's place of t->rotate. */
 static void run_copy(struct thr *t, const struct op *o, int variation, const struct api *a, CUstream s)
 {
-    int it = t->it, room = BUF_BYTES - o->n + 1, shift = variation == 2 ? 8 * (1 + it % 3) : 0;
+    int it = t->it, room = BUF_BYTES - o->n + 1;
+    int shift = variation == 2 ? 8 * (1 + it % 3) : variation == 6 ? 8 * (it % t->rotate) : 0;
 
     if (o->kind == OP_H2D) {
         /* Moved pointers: the device side shifts (the host side is the program's). */
@@ -456,7 +458,9 @@ static void run_memset(struct thr *t, const struct op *o, int variation, const s
     int it = t->it;
     unsigned v = o->value + (variation == 1 ? (unsigned)it : 0);
     int units = (o->dst_r >= NDEV ? 8 : BUF_BYTES) / o->width, room = units - o->n + 1;
-    int off = variation == 2 ? o->width * ((o->doff / o->width + 1 + it % 3) % room) : o->doff;
+    int off = variation == 2   ? o->width * ((o->doff / o->width + 1 + it % 3) % room)
+              : variation == 6 ? o->width * ((o->doff / o->width + it % t->rotate) % room)
+                               : o->doff;
     CUdeviceptr p = dptr(t, o->dst_r, off);
     if (o->width == 1)
         RC(a->MemsetD8Async(p, (unsigned char)v, (size_t)o->n, s));
@@ -566,7 +570,8 @@ static void run_pin_realloc(struct thr *t, const struct op *o, const struct api 
 }
 
 /* Runs op o of the body in iteration t->it; variation: 0 none, 1 changed
-** arguments, 2 changed pointer, 3 invalid launch first. */
+** arguments, 2 changed pointer, 3 invalid launch first, 4 one argument byte
+** changed, 6 a copy's or memset's buffers in rotation. */
 static void run_op(struct thr *t, const struct op *o, int variation)
 {
     const struct api *a = api(t, o->pt);
@@ -671,8 +676,9 @@ void run_loop(struct thr *t)
                 if (variation == 1 && t->xops && chance(&t->var, 50))
                     variation = 4;   /* one byte of one argument changed, as a scalar an optimizer steps */
             }
-            if (t->rotate && o->kind == OP_LAUNCH && !variation && t->it % t->rotate)
-                variation = 2;   /* buffers in rotation: the output moves and comes back */
+            if (t->rotate && !variation && t->it % t->rotate)   /* buffers in rotation: they move and come back */
+                variation = o->kind == OP_LAUNCH ? 2
+                            : o->kind == OP_MEMSET || (o->kind >= OP_H2D && o->kind <= OP_D2D) ? 6 : 0;
             sched_turn(t);
             if (t->xops && chance(&t->var, 8))   /* the host works (or polls) between calls: held work ages */
                 fakecuda_advance_ns(20000 + 1000 * (uint64_t)rnd(&t->var, 100));
