@@ -97,11 +97,11 @@ static void tweak_byte(struct thr *t, const struct kdesc *kd, unsigned char *buf
 }
 
 /* The kind of an invalid launch (launch()): 1 to 4, and for threads with extra
-** ops 6 to 14 too. */
+** ops 6 to 15 too. */
 static int bad_kind(struct thr *t)
 {
     if (t->xops && chance(&t->var, 40))
-        return 6 + (int)rnd(&t->var, 9);
+        return 6 + (int)rnd(&t->var, 10);
     return 1 + (int)rnd(&t->var, 4);
 }
 
@@ -123,7 +123,7 @@ static void bad_dims(int bad, const struct kdesc *kd, unsigned grid[3], unsigned
         grid[2] = 0;
     else if (bad == 13)
         grid[2] = 70000;
-    else if ((bad == 4 || bad == 9) && !kd->n)
+    else if (bad == 15 || ((bad == 4 || bad == 9) && !kd->n))
         grid[0] = 0;
 }
 
@@ -209,11 +209,11 @@ static void launch_attrs(const struct op *o, uint64_t seed, CUlaunchAttribute *a
 ** kernelParams and extra, 8 an extra list with a key the driver does not know,
 ** 9 neither for a kernel with parameters, 10 attributes counted but not
 ** given, 11 a grid too wide (2^31), 12 a grid of no depth, 13 too deep, 14 a
-** malformed extra list, which a kernel without parameters takes), or 5: a
-** valid one with one argument byte changed.  A launch of threads with extra
-** ops through extra may pass the whole argument buffer's size, more than the
-** kernel takes and than any kernel may (a fixed buffer); one of a kernel
-** without parameters may pass no kernelParams. */
+** malformed extra list, which a kernel without parameters takes, 15 a grid of
+** no width), or 5: a valid one with one argument byte changed.  A launch of
+** threads with extra ops through extra may pass the whole argument buffer's
+** size, more than the kernel takes and than any kernel may (a fixed buffer);
+** one of a kernel without parameters may pass no kernelParams. */
 static void launch(struct thr *t, const struct op *o, uint64_t seed, int off_out, int bad)
 {
     const struct kdesc *kd = t->kd[o->ks];
