@@ -227,6 +227,21 @@ static size_t param_size(uint64_t *g)
     return 65 + rnd(g, 4096 - 64);
 }
 
+/* Kernel name of slot ks resolved into t->fn[ks], through a new module or
+** library. */
+static void kernel_resolve(struct thr *t, int ks, const char *name)
+{
+    if (t->lib[ks]) {
+        CUkernel k = NULL;
+        RC(cuLibraryLoadData(&t->libh[ks], "fuzz image", NULL, NULL, 0, NULL, NULL, 0));
+        RC(cuLibraryGetKernel(&k, t->libh[ks], name));
+        t->fn[ks] = (CUfunction)k;   /* the runtime launches a CUkernel so */
+    } else {
+        RC(cuModuleLoadData(&t->mod[ks], "fuzz image"));
+        RC(cuModuleGetFunction(&t->fn[ks], t->mod[ks], name));
+    }
+}
+
 /* Defines a new kernel of a random layout for slot ks of thread t (its
 ** name made from thread, slot and version) and resolves it into t->fn[ks],
 ** through a new module or library.  Prints the return codes; 0 or -1. */
@@ -300,15 +315,7 @@ int kernel_new(struct thr *t, int ks)
         return -1;
     }
     t->kd[ks] = kd;
-    if (t->lib[ks]) {
-        CUkernel k = NULL;
-        RC(cuLibraryLoadData(&t->libh[ks], "fuzz image", NULL, NULL, 0, NULL, NULL, 0));
-        RC(cuLibraryGetKernel(&k, t->libh[ks], name));
-        t->fn[ks] = (CUfunction)k;   /* the runtime launches a CUkernel so */
-    } else {
-        RC(cuModuleLoadData(&t->mod[ks], "fuzz image"));
-        RC(cuModuleGetFunction(&t->fn[ks], t->mod[ks], name));
-    }
+    kernel_resolve(t, ks, name);
     fprintf(t->out, "t%d kernel %s params %d bytes %zu\n", t->tid, name, kd->n, kd->total);
     return 0;
 }
