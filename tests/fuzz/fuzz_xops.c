@@ -584,13 +584,15 @@ static void run_h2h(struct thr *t, const struct op *o, const struct api *a, CUst
 }
 
 /* A capture's end on s, which began none (CUDA_ERROR_ILLEGAL_STATE), or (how
-** 1) the default stream s destroyed, which has no handle to destroy. */
+** 1) the default stream s destroyed, which has no handle to destroy: as 0 for
+** the legacy stream (the fake driver's handle table marks a freed slot with
+** CU_STREAM_LEGACY's value, and crashes looking that handle up). */
 static void run_caperr(struct thr *t, const struct op *o, const struct api *a, CUstream s)
 {
     CUgraph g = NULL;
 
     if (o->how)
-        RC(cuStreamDestroy_v2(s));
+        RC(cuStreamDestroy_v2(s == CU_STREAM_LEGACY ? NULL : s));
     else if (RC(a->StreamEndCapture(s, &g)) == CUDA_SUCCESS && g)
         RC(cuGraphDestroy(g));
 }
