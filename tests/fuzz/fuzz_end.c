@@ -10,8 +10,13 @@
 ** parent goes on, and a Python's end after Ctrl-C (the program is a Python for
 ** graphshim: Py_IsInitialized and Py_AtExit are exported; it handles SIGINT
 ** itself, runs what Py_AtExit registered at the end of its finalization, then
-** puts SIGINT's default back and kills itself with it, as CPython does).
-** FUZZ_END=NAME picks one by name.  Everything the program printed is flushed
+** puts SIGINT's default back and kills itself with it, as CPython does), a
+** Python's end at exit (what Py_AtExit registered runs, then the process
+** exits), and a handler of SA_SIGINFO's kind that installs itself again.
+** FUZZ_END=NAME picks one by name.  A Python's end by SIGINT writes no
+** counters of the coverage build (gcov writes them at exit; graphshim's own
+** dump before a signal, interpose/cov_dump.c, is in its kill() alone, which
+** CPython's end does not call): the end at exit counts what it runs.  Everything the program printed is flushed
 ** first: a process killed by a signal flushes nothing, and the output up to the
 ** signal is compared.
 */
@@ -25,10 +30,13 @@
 
 #include "fuzzprog.h"
 
-static const char *const end_names[] = {"term", "int-twice", "hup", "handled", "die-handler", "ignored", "child",
-                                        "python"};
+static const char *const end_names[] = {"term",   "int-twice", "hup",         "handled",     "die-handler",
+                                        "ignored", "child",   "python", "python-exit", "handled-info"};
 #define NENDS (int)(sizeof end_names / sizeof end_names[0])
-enum { END_TERM, END_INT_TWICE, END_HUP, END_HANDLED, END_DIE_HANDLER, END_IGNORED, END_CHILD, END_PYTHON };
+enum {
+    END_TERM, END_INT_TWICE, END_HUP, END_HANDLED, END_DIE_HANDLER, END_IGNORED, END_CHILD, END_PYTHON,
+    END_PYTHON_EXIT, END_HANDLED_INFO
+};
 
 static int g_end = -1;             /* the end drawn, or -1: return from main */
 static volatile sig_atomic_t g_handled;
@@ -55,6 +63,20 @@ static void handled(int sig)
 {
     g_handled++;
     signal(sig, handled);
+}
+
+/* The same of SA_SIGINFO's kind: counts, and installs itself again. */
+static void handled_info(int sig, siginfo_t *si, void *ctx)
+{
+    struct sigaction sa;
+
+    (void)si, (void)ctx;
+    g_handled++;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_sigaction = handled_info;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(sig, &sa, NULL);
 }
 
 /* Cleans up (nothing here), puts the default back and sends the signal again. */
@@ -105,13 +127,13 @@ void fuzz_end_begin(uint64_t seed)
     sigemptyset(&sa.sa_mask);
     if (g_end == END_HANDLED) {
         signal(SIGTERM, handled);
-    } else if (g_end == END_DIE_HANDLER) {
-        sa.sa_sigaction = die_handler;
+    } else if (g_end == END_DIE_HANDLER || g_end == END_HANDLED_INFO) {
+        sa.sa_sigaction = g_end == END_DIE_HANDLER ? die_handler : handled_info;
         sa.sa_flags = SA_SIGINFO;
         sigaction(SIGTERM, &sa, NULL);
     } else if (g_end == END_IGNORED) {
         signal(SIGHUP, SIG_IGN);
-    } else if (g_end == END_PYTHON) {
+    } else if (g_end == END_PYTHON || g_end == END_PYTHON_EXIT) {
         signal(SIGINT, python_sigint);
         g_py_up = 1;
     }
@@ -139,6 +161,7 @@ int fuzz_end_finish(void)
     case END_HUP: end_by(SIGHUP, 1); break;
     case END_DIE_HANDLER: end_by(SIGTERM, 1); break;
     case END_HANDLED:
+    case END_HANDLED_INFO:
         raise(SIGTERM);
         raise(SIGTERM);
         printf("end: handled %d\n", (int)g_handled);
@@ -164,6 +187,11 @@ int fuzz_end_finish(void)
             g_py_exit[i]();
         signal(SIGINT, SIG_DFL);
         end_by(SIGINT, 1);
+        break;
+    case END_PYTHON_EXIT: /* sys.exit(): finalization, then exit */
+        printf("end: python exit\n");
+        for (int i = g_npy_exit - 1; i >= 0; i--)
+            g_py_exit[i]();
         break;
     }
     return 0;

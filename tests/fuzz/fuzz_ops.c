@@ -97,12 +97,48 @@ static void tweak_byte(struct thr *t, const struct kdesc *kd, unsigned char *buf
 }
 
 /* The kind of an invalid launch (launch()): 1 to 4, and for threads with extra
-** ops 6 to 10 too. */
+** ops 6 to 15 too. */
 static int bad_kind(struct thr *t)
 {
     if (t->xops && chance(&t->var, 40))
-        return 6 + (int)rnd(&t->var, 5);
+        return 6 + (int)rnd(&t->var, 10);
     return 1 + (int)rnd(&t->var, 4);
+}
+
+/* The dimensions of an invalid launch of kind bad (launch()); a kernel without
+** parameters, which takes a launch without them, gets a zero grid. */
+static void bad_dims(int bad, const struct kdesc *kd, unsigned grid[3], unsigned block[3], unsigned *shmem)
+{
+    if (bad == 1)
+        grid[1] = 0;
+    else if (bad == 2)
+        block[0] = 2048;
+    else if (bad == 3)
+        *shmem = 300000;
+    else if (bad == 6)
+        grid[1] = 70000;
+    else if (bad == 11)
+        grid[0] = 1u << 31;
+    else if (bad == 12)
+        grid[2] = 0;
+    else if (bad == 13)
+        grid[2] = 70000;
+    else if (bad == 15 || ((bad == 4 || bad == 9) && !kd->n))
+        grid[0] = 0;
+}
+
+/* An extra list made malformed (variant v): no size, a size key with no
+** pointer to it, or no buffer pointer. */
+static void malformed(void **extra, size_t *size, unsigned v)
+{
+    if (v == 0) {
+        extra[2] = CU_LAUNCH_PARAM_END;
+    } else if (v == 1) {
+        extra[3] = NULL;
+    } else {
+        extra[0] = CU_LAUNCH_PARAM_BUFFER_SIZE, extra[1] = size;
+        extra[2] = CU_LAUNCH_PARAM_END;
+    }
 }
 
 /* Launch attributes a launch of threads with extra ops may carry, with the
@@ -172,9 +208,12 @@ static void launch_attrs(const struct op *o, uint64_t seed, CUlaunchAttribute *a
 ** extra buffer too small; threads with extra ops: 6 a grid too high, 7 both
 ** kernelParams and extra, 8 an extra list with a key the driver does not know,
 ** 9 neither for a kernel with parameters, 10 attributes counted but not
-** given), or 5: a valid one with one argument byte changed.  A launch of
+** given, 11 a grid too wide (2^31), 12 a grid of no depth, 13 too deep, 14 a
+** malformed extra list, which a kernel without parameters takes, 15 a grid of
+** no width), or 5: a valid one with one argument byte changed.  A launch of
 ** threads with extra ops through extra may pass the whole argument buffer's
-** size, more than the kernel takes and than any kernel may (a fixed buffer). */
+** size, more than the kernel takes and than any kernel may (a fixed buffer);
+** one of a kernel without parameters may pass no kernelParams. */
 static void launch(struct thr *t, const struct op *o, uint64_t seed, int off_out, int bad)
 {
     const struct kdesc *kd = t->kd[o->ks];
@@ -190,35 +229,25 @@ static void launch(struct thr *t, const struct op *o, uint64_t seed, int off_out
     make_args(t, o, kd, seed, off_out, buf, args);
     if (bad == 5)
         tweak_byte(t, kd, buf);
-    if (bad == 1)
-        grid[1] = 0;
-    else if (bad == 2)
-        block[0] = 2048;
-    else if (bad == 3)
-        shmem = 300000;
-    else if (bad == 4) {
-        if (!kd->n)
-            grid[0] = 0;
+    bad_dims(bad, kd, grid, block, &shmem);
+    if (bad == 4)
         size = kd->total - 1;
-        how |= 2;
-    } else if (bad == 6)
-        grid[1] = 70000;
-    if (bad == 8)
+    if (bad == 4 || bad == 8 || bad == 14)
         how |= 2;
     else if (bad == 10)
         how |= 1;
-    else if (bad == 9 && !kd->n)
-        grid[0] = 0;   /* a kernel without parameters takes neither: invalid all the same */
     if (!bad && (how & 2) && t->xops && (o->argseed & 7) == 0)
         size = sizeof buf;
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
     if (bad == 8)
         extra[2] = (void *)(uintptr_t)0x7;   /* no CU_LAUNCH_PARAM_* key */
+    else if (bad == 14)
+        malformed(extra, &size, (unsigned)(seed % 3));
     void **kp = how & 2 ? NULL : args, **ex = how & 2 ? extra : NULL;
     if (bad == 7)
         kp = args, ex = extra;
-    else if (bad == 9)
+    else if (bad == 9 || (!bad && !kd->n && t->xops && (o->argseed & 2)))
         kp = ex = NULL;
     CUstream s = sh(t, o, o->s);
     if (how & 1) {
@@ -387,10 +416,12 @@ static void run_launch(struct thr *t, const struct op *o, int variation)
     launch(t, o, seed, variation == 2 ? o->alt_off : o->out_off, variation == 4 ? 5 : 0);
 }
 
-/* A copy of the body: H2D, D2H or D2D; variation 2 moves its device side. */
+/* A copy of the body: H2D, D2H or D2D; variation 2 moves its device side, 6
+** (buffers in rotation) moves it to the iteration's place of t->rotate. */
 static void run_copy(struct thr *t, const struct op *o, int variation, const struct api *a, CUstream s)
 {
-    int it = t->it, room = BUF_BYTES - o->n + 1, shift = variation == 2 ? 8 * (1 + it % 3) : 0;
+    int it = t->it, room = BUF_BYTES - o->n + 1;
+    int shift = variation == 2 ? 8 * (1 + it % 3) : variation == 6 ? 8 * (it % t->rotate) : 0;
 
     if (o->kind == OP_H2D) {
         /* Moved pointers: the device side shifts (the host side is the program's). */
@@ -427,7 +458,9 @@ static void run_memset(struct thr *t, const struct op *o, int variation, const s
     int it = t->it;
     unsigned v = o->value + (variation == 1 ? (unsigned)it : 0);
     int units = (o->dst_r >= NDEV ? 8 : BUF_BYTES) / o->width, room = units - o->n + 1;
-    int off = variation == 2 ? o->width * ((o->doff / o->width + 1 + it % 3) % room) : o->doff;
+    int off = variation == 2   ? o->width * ((o->doff / o->width + 1 + it % 3) % room)
+              : variation == 6 ? o->width * ((o->doff / o->width + it % t->rotate) % room)
+                               : o->doff;
     CUdeviceptr p = dptr(t, o->dst_r, off);
     if (o->width == 1)
         RC(a->MemsetD8Async(p, (unsigned char)v, (size_t)o->n, s));
@@ -537,7 +570,8 @@ static void run_pin_realloc(struct thr *t, const struct op *o, const struct api 
 }
 
 /* Runs op o of the body in iteration t->it; variation: 0 none, 1 changed
-** arguments, 2 changed pointer, 3 invalid launch first. */
+** arguments, 2 changed pointer, 3 invalid launch first, 4 one argument byte
+** changed, 6 a copy's or memset's buffers in rotation. */
 static void run_op(struct thr *t, const struct op *o, int variation)
 {
     const struct api *a = api(t, o->pt);
@@ -642,8 +676,9 @@ void run_loop(struct thr *t)
                 if (variation == 1 && t->xops && chance(&t->var, 50))
                     variation = 4;   /* one byte of one argument changed, as a scalar an optimizer steps */
             }
-            if (t->rotate && o->kind == OP_LAUNCH && !variation && t->it % t->rotate)
-                variation = 2;   /* buffers in rotation: the output moves and comes back */
+            if (t->rotate && !variation && t->it % t->rotate)   /* buffers in rotation: they move and come back */
+                variation = o->kind == OP_LAUNCH ? 2
+                            : o->kind == OP_MEMSET || (o->kind >= OP_H2D && o->kind <= OP_D2D) ? 6 : 0;
             sched_turn(t);
             if (t->xops && chance(&t->var, 8))   /* the host works (or polls) between calls: held work ages */
                 fakecuda_advance_ns(20000 + 1000 * (uint64_t)rnd(&t->var, 100));

@@ -8,12 +8,16 @@
 ** launch, function attributes, a stream destroyed and created again, a
 ** reference to the primary context taken and given back, a second context, a
 ** stream memory operation (cuStreamWriteValue32: hooks.def does not list it,
-** so graphshim must take it for what it cannot tell), and pinned memory read
-** back after each kind of boundary that must issue held work first.  Each keeps the
+** so graphshim must take it for what it cannot tell), pinned memory read
+** back after each kind of boundary that must issue held work first, and small
+** ops: an allocation no device holds, a copy from host to host, capture calls
+** and a destroy the driver refuses, graphshim's own pause.  Each keeps the
 ** program race-free as fuzzprog.c describes: a synchronous copy or memset runs
 ** on the legacy stream (the per-thread stream for _ptds), so the resources it
 ** touches are handed to that stream first, as to any other.
 */
+#include <dlfcn.h>
+
 #include "fuzzprog.h"
 
 enum syncmem { SM_H2D_PINNED, SM_H2D_PAGEABLE, SM_D2H, SM_D2D, SM_GENERIC, SM_SET8, SM_SET16, SM_SET32, SM_KINDS };
@@ -110,12 +114,56 @@ static void gen_writevalue(struct thr *t, struct gen *g, int s)
     o->owned = owned_by(g, s);
 }
 
+/* A small op on stream s: an allocation of 1 TiB; a copy from host to host;
+** a capture's end on a stream never begun, or a default stream destroyed;
+** graphshim's own pause around a memset. */
+static void gen_small(struct thr *t, struct gen *g, int s)
+{
+    unsigned c = rnd(&t->gen, 4);
+    struct op *o;
+
+    if (c == 0) {
+        o = op_add(t, OP_HUGE, s);
+        o->how = (int)rnd(&t->gen, 4);   /* cuMemAlloc, cuMemAllocAsync on s, cuMemAllocHost, managed */
+    } else if (c == 1) {
+        int pin = (int)rnd(&t->gen, NPIN), how = (int)rnd(&t->gen, 4);   /* bit 0: a pageable source;
+                                                                          ** bit 1: a pageable destination */
+        if (!(how & 1))
+            need(t, g, s, RES_PIN((pin + 1) % NPIN));
+        if (!(how & 2))
+            need(t, g, s, RES_PIN(pin));
+        o = op_add(t, OP_H2H, s);
+        o->how = how;
+        o->src_r = (pin + 1) % NPIN;
+        o->dst_r = pin;
+        copy_extent(t, o);
+    } else if (c == 2) {
+        int d = chance(&t->gen, 50) ? stream_legacy(t) : stream_pt(t);
+        o = op_add(t, OP_CAPERR, chance(&t->gen, 50) ? s : d);
+        o->how = o->s == stream_legacy(t) || o->s == stream_pt(t) ? (int)rnd(&t->gen, 2) : 0;   /* 1: destroyed */
+    } else {
+        int dst = pick(t, g, s, 0, NDEV);
+        need(t, g, s, dst);
+        o = op_add(t, OP_PAUSE, s);
+        o->how = (int)rnd(&t->gen, 4);   /* bit 0: paused twice; bit 1: a resume unpaused first */
+        o->dst_r = dst;
+        o->width = 4;
+        o->value = (unsigned)splitmix(&t->gen);
+        memset_extent(t, o);
+    }
+    o->owned = owned_by(g, o->s);
+}
+
 /* One of the extra ops on stream s (with the handoffs it needs). */
 void gen_xop(struct thr *t, struct gen *g, int s)
 {
     unsigned c = rnd(&t->gen, 100);
     struct op *o;
 
+    if (chance(&t->gen, 12)) {
+        gen_small(t, g, s);
+        return;
+    }
     if (c < 12) {
         gen_readback(t, g, s);
         return;
@@ -156,6 +204,7 @@ void gen_xop(struct thr *t, struct gen *g, int s)
         o->dst_r = b;
         o->value = (unsigned)splitmix(&t->gen);
         copy_extent(t, o);
+        o->width = chance(&t->gen, 25);   /* a second begin on the capturing stream */
     } else if (c < 84) {
         o = op_add(t, OP_ATTR, s);
         o->how = (int)rnd(&t->gen, 4);
@@ -303,6 +352,8 @@ static void run_owngraph(struct thr *t, const struct op *o, const struct api *a,
         rc = o->how == 2 ? RC(o->pt ? cuStreamBeginCapture_ptsz(s) : cuStreamBeginCapture(s))
                          : RC(a->StreamBeginCapture(s, mode));
     }
+    if (rc == CUDA_SUCCESS && o->width)
+        RC(a->StreamBeginCapture(s, mode));   /* capturing already: refused */
     if (rc == CUDA_SUCCESS) {
         if (o->how != 3)
             RC(a->MemsetD32Async(m.dst, m.value, (size_t)o->n / 4, s));
@@ -489,6 +540,83 @@ static void run_readback(struct thr *t, const struct op *o, const struct api *a,
             (unsigned long long)mix_bytes(0, p, BUF_BYTES));
 }
 
+/* --- The small ops ----------------------------------------------------------- */
+
+/* An allocation of 1 TiB, which no device holds: CUDA_ERROR_OUT_OF_MEMORY,
+** with graphshim too (it gives back what it can and tries again). */
+static void run_huge(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    const size_t huge = (size_t)1 << 40;
+    CUdeviceptr p = 0;
+    void *h = NULL;
+    CUresult rc;
+
+    if (o->how == 0)
+        rc = RC(cuMemAlloc_v2(&p, huge));
+    else if (o->how == 1)
+        rc = RC(a->MemAllocAsync(&p, huge, s));
+    else if (o->how == 2)
+        rc = RC(cuMemAllocHost_v2(&h, huge));
+    else
+        rc = RC(cuMemAllocManaged(&p, huge, CU_MEM_ATTACH_GLOBAL));
+    if (rc == CUDA_SUCCESS)
+        RC(h ? cuMemFreeHost(h) : o->how == 1 ? a->MemFreeAsync(p, s) : cuMemFree_v2(p));
+}
+
+/* A copy from host to host by cuMemcpyAsync (how bit 0: from pageable memory,
+** staged at the call; bit 1: into pageable memory, complete at the call). */
+static void run_h2h(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    unsigned char *src = o->how & 1 ? t->page[0] : t->pin[o->src_r];
+    unsigned char *dst = o->how & 2 ? t->page[1] : t->pin[o->dst_r];
+
+    if (o->how & 1)
+        fill_page(t, 0, (uint64_t)t->it * 43 + (uint64_t)t->pos + (uint64_t)t->rep * 1000003);
+    if (o->how & 2)
+        memset(t->page[1], 0, BUF_BYTES);
+    RC(a->MemcpyAsync((CUdeviceptr)(uintptr_t)(dst + o->doff), (CUdeviceptr)(uintptr_t)(src + o->soff),
+                      (size_t)o->n, s));
+    if (o->how & 1)
+        memset(t->page[0], 0xEE, BUF_BYTES);   /* allowed: the copy has its bytes */
+    if (o->how & 2)
+        fprintf(t->out, "t%d i%d p%d h2h %016llx\n", t->tid, t->it, t->pos,
+                (unsigned long long)mix_bytes(0, t->page[1], BUF_BYTES));
+}
+
+/* A capture's end on s, which began none (CUDA_ERROR_ILLEGAL_STATE), or (how
+** 1) the default stream s destroyed, which has no handle to destroy: as 0 for
+** the legacy stream (the fake driver's handle table marks a freed slot with
+** CU_STREAM_LEGACY's value, and crashes looking that handle up). */
+static void run_caperr(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    CUgraph g = NULL;
+
+    if (o->how)
+        RC(cuStreamDestroy_v2(s == CU_STREAM_LEGACY ? NULL : s));
+    else if (RC(a->StreamEndCapture(s, &g)) == CUDA_SUCCESS && g)
+        RC(cuGraphDestroy(g));
+}
+
+/* graphshim's own pause (include/graphshim.h; looked up, as a program that
+** runs without graphshim too does) around a memset on s: what graphshim holds
+** goes out first, the memset runs eagerly.  how bit 0: paused twice (calls
+** nest); bit 1, in a program of one thread: a resume with nothing paused
+** first, which undoes nothing. */
+static void run_pause(struct thr *t, const struct op *o, const struct api *a, CUstream s)
+{
+    void (*pause)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_pause");
+    void (*resume)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gs_resume");
+    int times = 1 + (o->how & 1);
+
+    if (resume && (o->how & 2) && g_nthreads == 1)
+        resume();
+    for (int i = 0; pause && i < times; i++)
+        pause();
+    RC(a->MemsetD32Async(dptr(t, o->dst_r, o->doff), o->value + (unsigned)t->it, (size_t)o->n, s));
+    for (int i = 0; resume && i < times; i++)
+        resume();
+}
+
 /* --- A second context ------------------------------------------------------ */
 
 /* The thread's second context, and a buffer of its own there. */
@@ -503,17 +631,22 @@ void ctx2_make(struct thr *t)
     RC(cuCtxSetCurrent(g_ctx));
 }
 
-/* Work on the second context's legacy stream (stream 0 while it is current),
-** then the first context current again: the legacy stream a call of stream 0
+/* Work on the second context's legacy stream, or (o->pt) its per-thread
+** stream (stream 0 of the plain or the _ptsz entry points while it is current),
+** then the first context current again: the default stream a call of stream 0
 ** means changes with the current context. */
 static void run_ctx2(struct thr *t, const struct op *o)
 {
     CUcontext c;
     if (RC(o->how ? cuCtxPushCurrent_v2(t->ctx2) : cuCtxSetCurrent(t->ctx2)) != CUDA_SUCCESS)
         return;
-    for (int i = 0; i < o->n; i++)
-        RC(cuMemsetD32Async(t->ctx2_buf + 64 * (CUdeviceptr)i, o->value + (unsigned)(t->it * 7 + i), 16, NULL));
-    RC(cuMemcpyDtoDAsync_v2(t->ctx2_buf + 2048, t->ctx2_buf, 256, NULL));
+    for (int i = 0; i < o->n; i++) {
+        CUdeviceptr p = t->ctx2_buf + 64 * (CUdeviceptr)i;
+        unsigned v = o->value + (unsigned)(t->it * 7 + i);
+        RC(o->pt ? cuMemsetD32Async_ptsz(p, v, 16, NULL) : cuMemsetD32Async(p, v, 16, NULL));
+    }
+    RC(o->pt ? cuMemcpyDtoDAsync_v2_ptsz(t->ctx2_buf + 2048, t->ctx2_buf, 256, NULL)
+             : cuMemcpyDtoDAsync_v2(t->ctx2_buf + 2048, t->ctx2_buf, 256, NULL));
     RC(o->how ? cuCtxPopCurrent_v2(&c) : cuCtxSetCurrent(g_ctx));
 }
 
@@ -576,6 +709,18 @@ void run_xop(struct thr *t, const struct op *o, const struct api *a, CUstream s)
         break;
     case OP_VMM:
         run_vmm(t, o, a, s);
+        break;
+    case OP_HUGE:
+        run_huge(t, o, a, s);
+        break;
+    case OP_H2H:
+        run_h2h(t, o, a, s);
+        break;
+    case OP_CAPERR:
+        run_caperr(t, o, a, s);
+        break;
+    case OP_PAUSE:
+        run_pause(t, o, a, s);
         break;
     default:   /* OP_ALLOCKIND */
         run_allockind(t, o);

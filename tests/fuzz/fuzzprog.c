@@ -227,6 +227,21 @@ static size_t param_size(uint64_t *g)
     return 65 + rnd(g, 4096 - 64);
 }
 
+/* Kernel name of slot ks resolved into t->fn[ks], through a new module or
+** library. */
+static void kernel_resolve(struct thr *t, int ks, const char *name)
+{
+    if (t->lib[ks]) {
+        CUkernel k = NULL;
+        RC(cuLibraryLoadData(&t->libh[ks], "fuzz image", NULL, NULL, 0, NULL, NULL, 0));
+        RC(cuLibraryGetKernel(&k, t->libh[ks], name));
+        t->fn[ks] = (CUfunction)k;   /* the runtime launches a CUkernel so */
+    } else {
+        RC(cuModuleLoadData(&t->mod[ks], "fuzz image"));
+        RC(cuModuleGetFunction(&t->fn[ks], t->mod[ks], name));
+    }
+}
+
 /* Defines a new kernel of a random layout for slot ks of thread t (its
 ** name made from thread, slot and version) and resolves it into t->fn[ks],
 ** through a new module or library.  Prints the return codes; 0 or -1. */
@@ -239,7 +254,7 @@ int kernel_new(struct thr *t, int ks)
     struct kdesc *kd = &g_kd[idx];
     char name[64], plain[48];
     unsigned c = rnd(g, 100);
-    int want = c < 8 ? 0 : c < 60 ? 1 + (int)rnd(g, 8) : 9 + (int)rnd(g, MAX_PARAMS - 8);
+    int want = c < 8 ? 0 : c < 60 ? 1 + (int)rnd(g, 8) : 9 + (int)rnd(g, 56);
     int bigk = t->memops && chance(g, 35), big = -1;   /* a large-parameter kernel; its struct */
     size_t off = 0;
 
@@ -252,6 +267,8 @@ int kernel_new(struct thr *t, int ks)
     kd->k = splitmix(g) | 1;
     kd->salt = splitmix(g);
     kd->out_idx = kd->in_idx = -1;
+    if (!bigk && t->xops && want > 32 && (kd->salt >> 8) % 4 == 0)
+        want += 32;   /* wide: 65 to 96 parameters (threads with extra ops) */
     if (want && chance(g, 85)) {
         kd->out_idx = (int)rnd(g, (unsigned)want);
         if (want > 1 && chance(g, 60))
@@ -298,15 +315,7 @@ int kernel_new(struct thr *t, int ks)
         return -1;
     }
     t->kd[ks] = kd;
-    if (t->lib[ks]) {
-        CUkernel k = NULL;
-        RC(cuLibraryLoadData(&t->libh[ks], "fuzz image", NULL, NULL, 0, NULL, NULL, 0));
-        RC(cuLibraryGetKernel(&k, t->libh[ks], name));
-        t->fn[ks] = (CUfunction)k;   /* the runtime launches a CUkernel so */
-    } else {
-        RC(cuModuleLoadData(&t->mod[ks], "fuzz image"));
-        RC(cuModuleGetFunction(&t->fn[ks], t->mod[ks], name));
-    }
+    kernel_resolve(t, ks, name);
     fprintf(t->out, "t%d kernel %s params %d bytes %zu\n", t->tid, name, kd->n, kd->total);
     return 0;
 }
@@ -317,7 +326,8 @@ static void dump_body(const struct thr *t)
                                   "csync", "esync", "squery", "observe", "realloc", "scratch", "bad",
                                   "pinrealloc", "pagerealloc", "equery", "sspin", "nccl", "syncmem",
                                   "gencopy", "callback", "asyncalloc", "owngraph", "attr", "renew", "ctxref",
-                                  "allockind", "ctx2", "readback", "writevalue", "vmm"};
+                                  "allockind", "ctx2", "readback", "writevalue", "vmm", "huge",
+                                  "h2h", "caperr", "pause"};
     for (int i = 0; i < t->nbody; i++) {
         const struct op *o = &t->body[i];
         fprintf(stderr, "t%d p%d %s s%d pt%d zero%d", t->tid, i, names[o->kind], o->s, o->pt, o->zero);
@@ -379,7 +389,7 @@ static void thread_setup(struct thr *t)
         t->page_size[i] = BUF_BYTES;
     }
     for (int ks = 0; ks < NKS; ks++) {
-        t->lib[ks] = chance(&t->gen, 40);
+        t->lib[ks] = chance(&t->gen, 40) && !getenv("FUZZ_NO_LIBRARIES");
         if (kernel_new(t, ks) != 0)
             exit(3);
     }
@@ -439,7 +449,7 @@ static void *thread_main(void *p)
     if (t->xops && chance(&x, 30))
         ctx2_make(t);
     t->rotate = t->xops && chance(&x, 25) ? 2 + (int)rnd(&x, 2) : 0;
-    t->site = (int)((s >> 7) % 5);   /* apart from the generators */
+    t->site = (int)((s >> 7) % 8);   /* apart from the generators */
     t->iters = 8 + (int)rnd(&t->gen, 25);
     gen_body(t);
     fprintf(t->out, "t%d body %d ops, %d iterations, %s entry points%s%s%s\n", t->tid, t->nbody, t->iters,
@@ -480,7 +490,7 @@ int main(int argc, char **argv)
     }
     g_seed = strtoull(argv[1], NULL, 0);
     fuzz_end_begin(g_seed);
-    fuzz_sites_begin(g_seed);
+    fuzz_sites_begin(g_seed, argv);
     uint64_t s = g_seed;
     nthreads = chance(&s, 50) ? 1 : 2 + (int)rnd(&s, MAX_THREADS - 1);
     if (argc == 3 && nthreads > atoi(argv[2]))

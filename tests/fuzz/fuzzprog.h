@@ -43,7 +43,7 @@
 #define NSTREAMS (MAX_CREATED + 2)
 #define MAX_EVENTS 48
 #define MAX_OPS 256
-#define MAX_PARAMS 64
+#define MAX_PARAMS 96      /* a kernel's parameters (64 at most but in wide kernels) */
 #define PARAM_BYTES_MAX 32764
 #define MAX_KDEFS 128    /* kernel definitions of the whole program */
 #ifndef MAX_RELOADS
@@ -96,6 +96,7 @@ enum op_kind {
     OP_EQUERY, OP_SSPIN, OP_NCCL,   /* threads with event ops only */
     /* threads with extra ops only (fuzz_xops.c) */
     OP_SYNCMEM, OP_GENCOPY, OP_CALLBACK, OP_ASYNCALLOC, OP_OWNGRAPH, OP_ATTR, OP_RENEW, OP_CTXREF, OP_ALLOCKIND, OP_CTX2, OP_READBACK, OP_WRITEVALUE, OP_VMM,
+    OP_HUGE, OP_H2H, OP_CAPERR, OP_PAUSE,
     OP_XFIRST = OP_SYNCMEM
 };
 
@@ -280,7 +281,7 @@ void sched_turn(const struct thr *t);
 void sched_leave(const struct thr *t);
 
 /* fuzz_sites.c: the frames and names graphshim's bail sites see */
-void fuzz_sites_begin(uint64_t seed);
+void fuzz_sites_begin(uint64_t seed, char **argv);
 void fuzz_kernel_name(char *name, size_t len, const char *plain, uint64_t salt);
 CUresult fuzz_sync_via(int how, CUresult (*fn)(CUstream), CUstream s);
 

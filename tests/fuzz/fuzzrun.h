@@ -29,7 +29,7 @@ struct setting {
 
 /* The settings every seed runs under, with the shim; the first
 ** NINJECT_SETTINGS are those an injected run draws from. */
-enum { NSETTINGS = 15, NINJECT_SETTINGS = 8 };
+enum { NSETTINGS = 17, NINJECT_SETTINGS = 8 };
 extern const struct setting settings[NSETTINGS];
 
 /* A call of graphshim's own that an injected run fails (fuzz_settings.c). */
