@@ -63,6 +63,7 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(PAGEABLE_D2H, "pageable-d2h", "an asynchronous copy into pageable memory ends the segment")    \
     X(LEGACY, "legacy", "the legacy stream and blocking streams order on each other")                \
     X(CAPTURE, "capture", "the program's own capture or graph launch ends the segment")              \
+    X(CAPTURE_REFUSED, "capture-refused", "a begin of the program's capture that the driver refused leaves none open") \
     X(UNCLASSIFIED, "unclassified", "a driver call graphshim does not know ends the segment")        \
     X(PARAMS, "params", "a held op goes out with its own arguments")                                 \
     X(WATCHDOG, "watchdog", "held work older than GRAPHSHIM_MAX_DEFER_US goes out")                  \

@@ -103,13 +103,17 @@ void gs__engine_resume(void)
         ;
 }
 
+static int is_begin(int id)
+{
+    return id == GS_ID_cuStreamBeginCapture || id == GS_ID_cuStreamBeginCapture_ptsz ||
+           id == GS_ID_cuStreamBeginCapture_v2 || id == GS_ID_cuStreamBeginCapture_v2_ptsz ||
+           id == GS_ID_cuStreamBeginCaptureToGraph || id == GS_ID_cuStreamBeginCaptureToGraph_ptsz;
+}
+
 /* The program's own capture: nothing is held anywhere while one is open. */
 static void capture_call(struct gs_stream *s, int id)
 {
-    int begin = id == GS_ID_cuStreamBeginCapture || id == GS_ID_cuStreamBeginCapture_ptsz ||
-                id == GS_ID_cuStreamBeginCapture_v2 || id == GS_ID_cuStreamBeginCapture_v2_ptsz ||
-                id == GS_ID_cuStreamBeginCaptureToGraph || id == GS_ID_cuStreamBeginCaptureToGraph_ptsz;
-    int end = id == GS_ID_cuStreamEndCapture || id == GS_ID_cuStreamEndCapture_ptsz;
+    int begin = is_begin(id), end = id == GS_ID_cuStreamEndCapture || id == GS_ID_cuStreamEndCapture_ptsz;
 
     if (s == &gs__nomem_stream) {
         /* Its capture's end may find another state: never counted down. */
@@ -135,6 +139,30 @@ static void capture_call(struct gs_stream *s, int id)
         }
         gs__unlock(&s->lock);
     }
+}
+
+void gs__engine_capture_refused(const struct gs_call *c)
+{
+    CUstreamCaptureStatus st;
+    struct gs_stream *s;
+
+    if (gs__passthrough || c->stream == GS_NONE || !is_begin(c->id) || GS_DROPPED(GS_RULE_CAPTURE_REFUSED))
+        return;
+    s = gs__stream_get(c->stream);
+    if (s == &gs__nomem_stream) { /* counted at each begin */
+        gs__engine_resume();
+        return;
+    }
+    /* A second begin on a capturing stream is refused too: its capture stays. */
+    if (!gs__real[GS_ID_cuStreamIsCapturing] ||
+        GS_REAL(cuStreamIsCapturing)(c->stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
+        return;
+    gs__lock(&s->lock);
+    if (s->app_capturing) {
+        s->app_capturing_w = 0;
+        atomic_fetch_sub(&gs__app_captures, 1);
+    }
+    gs__unlock(&s->lock);
 }
 
 /* Destroys the graphs kept for s; with learned, also forgets its sequences, whose

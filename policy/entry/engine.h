@@ -68,4 +68,10 @@ int gs__engine_event_used(CUevent e, int gone);
 
 /* A call that is not an op: resolves the held work it could observe. */
 void gs__engine_boundary(const struct gs_call *c);
+
+/* A begin of the program's capture that the driver refused (c its call):
+** where its stream captures nothing, graphshim holds again (rule
+** capture-refused); counted open at the call, it would hold nothing for the
+** rest of the process. */
+void gs__engine_capture_refused(const struct gs_call *c);
 #endif

@@ -57,6 +57,8 @@ void gs__guard_after(const struct gs_call *c, CUresult rc)
 {
     if (gates_captures(c))
         gs__graph_sync_leave();
+    if (c->cls == GS_CAPTURE && rc != CUDA_SUCCESS)
+        gs__engine_capture_refused(c);
     if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && c->id >= 0 &&
         (c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz)) {
         GS_PROF_START(t);

@@ -148,6 +148,18 @@ static long replays_with(const char *scenario, const char *const *env, const cha
     return n;
 }
 
+/* A refused begin of the program's capture leaves none open (rule
+** capture-refused): graphshim holds and replays again after it, where it held
+** nothing for the rest of the process. */
+Test(engine, a_refused_capture_begin_leaves_none_open, .timeout = 60)
+{
+    long on = replays_with("capture-refused", NULL, "12", NULL);
+    long off = replays_with("capture-refused", (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=capture-refused", NULL}, "12",
+                            NULL);
+    cr_assert_geq(on, 6, "%ld replays in 12 iterations after a refused begin", on);
+    cr_assert_eq(off, 0, "without the rule: %ld replays", off);
+}
+
 Test(engine, an_event_query_does_not_cut_the_sequence)
 {
     char *report;

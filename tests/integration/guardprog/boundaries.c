@@ -260,6 +260,37 @@ static void capture(int iters)
     }
 }
 
+/* A begin of a capture that the driver refuses (of the legacy stream:
+** unsupported), and a second begin on a capturing stream (refused: the first
+** capture stays open until its end): graphshim holds nothing while a capture
+** is open, and holds again after each. */
+static void capture_refused(int iters)
+{
+    CUstream s, c;
+    CUgraph g;
+    CUdeviceptr x;
+    float *out;
+    prepare(&s, &x, &out, CU_STREAM_NON_BLOCKING);
+    CHECK(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
+    for (int it = 0; it < iters; it++) {
+        if (it == 1)
+            printf("legacy begin: %d\n", (int)cuStreamBeginCapture_v2(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        if (it == 2) {
+            CHECK(cuStreamBeginCapture_v2(c, CU_STREAM_CAPTURE_MODE_RELAXED));
+            printf("second begin: %d\n", (int)cuStreamBeginCapture_v2(c, CU_STREAM_CAPTURE_MODE_RELAXED));
+        }
+        input(s, x, it);
+        axpb(s, x);
+        copy(s, P(out), x);
+        if (it == 2) {
+            CHECK(cuStreamEndCapture(c, &g));
+            CHECK(cuGraphDestroy(g));
+        }
+        CHECK(cuStreamSynchronize(s));
+        show(it, "out", out);
+    }
+}
+
 /* Segments end at an event record; the last one ends at the stream's destroy,
 ** which must not lose what the stream held. */
 static void stream_destroy(int iters)
@@ -317,6 +348,7 @@ const struct gp_scenario gp_boundaries[] = {
     {"legacy-late", legacy_late},
     {"legacy-holds", legacy_holds},
     {"capture", capture},
+    {"capture-refused", capture_refused},
     {"stream-destroy", stream_destroy},
     {"teardown", teardown},
     {"callback", callback},
