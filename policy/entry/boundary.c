@@ -110,6 +110,17 @@ static int is_begin(int id)
            id == GS_ID_cuStreamBeginCaptureToGraph || id == GS_ID_cuStreamBeginCaptureToGraph_ptsz;
 }
 
+/* The program's capture on s is closed: counted down once. */
+static void capture_closed(struct gs_stream *s)
+{
+    gs__lock(&s->lock);
+    if (s->app_capturing) {
+        s->app_capturing_w = 0;
+        atomic_fetch_sub(&gs__app_captures, 1);
+    }
+    gs__unlock(&s->lock);
+}
+
 /* The program's own capture: nothing is held anywhere while one is open. */
 static void capture_call(struct gs_stream *s, int id)
 {
@@ -132,12 +143,7 @@ static void capture_call(struct gs_stream *s, int id)
         gs__unlock(&s->lock);
         gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_APP_CAPTURE);
     } else if (end) {
-        gs__lock(&s->lock);
-        if (s->app_capturing) {
-            s->app_capturing_w = 0;
-            atomic_fetch_sub(&gs__app_captures, 1);
-        }
-        gs__unlock(&s->lock);
+        capture_closed(s);
     }
 }
 
@@ -157,12 +163,7 @@ void gs__engine_capture_refused(const struct gs_call *c)
     if (!gs__real[GS_ID_cuStreamIsCapturing] ||
         GS_REAL(cuStreamIsCapturing)(c->stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
         return;
-    gs__lock(&s->lock);
-    if (s->app_capturing) {
-        s->app_capturing_w = 0;
-        atomic_fetch_sub(&gs__app_captures, 1);
-    }
-    gs__unlock(&s->lock);
+    capture_closed(s);
 }
 
 /* Destroys the graphs kept for s; with learned, also forgets its sequences, whose
