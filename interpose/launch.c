@@ -10,24 +10,11 @@
 #include "../policy/entry/engine.h"
 #include "../policy/base/trace.h"
 
-/* The kernel's name, for the trace.  A CUkernel passed as a CUfunction is named
-** by cuKernelGetName. */
-static const char *kernel_name(CUfunction f)
-{
-    const char *name = NULL;
-
-    if (gs__real[GS_ID_cuFuncGetName] && GS_REAL(cuFuncGetName)(&name, f) == CUDA_SUCCESS && name)
-        return name;
-    if (gs__real[GS_ID_cuKernelGetName] && GS_REAL(cuKernelGetName)(&name, (CUkernel)f) == CUDA_SUCCESS && name)
-        return name;
-    return "?";
-}
-
 static void trace_launch(const char *abi, CUfunction f, const unsigned grid[3], const unsigned block[3],
                          CUstream stream, CUresult rc)
 {
     gs__tls.depth++;
-    gs__trace_line(gs__tid(), abi, stream, rc, kernel_name(f), grid, block, NULL);
+    gs__trace_line(gs__tid(), abi, stream, rc, gs__engine_kernel_name(f), grid, block, NULL);
     gs__tls.depth--;
 }
 

@@ -14,6 +14,7 @@
 #include "../base/log.h"
 #include "../base/nvtx.h"
 #include "../base/prof.h"
+#include "../graph/layout.h"
 #include "../report/gate.h"
 #include "../report/report.h"
 #include "../rules/resolve.h"
@@ -65,4 +66,11 @@ void gs__engine_fork(int phase)
             gs__cfg.check = 0;
         }
     }
+}
+
+const char *gs__engine_kernel_name(CUfunction f)
+{
+    const char *name = gs__kernel_name(f);
+
+    return *name ? name : "?";
 }

@@ -66,6 +66,11 @@ void gs__engine_recorded(CUstream st, CUevent e);
 void gs__engine_event_created(CUevent e, unsigned flags);
 int gs__engine_event_used(CUevent e, int gone);
 
+/* A kernel's name, for the trace ("?" where the driver gives none), asked of
+** the kind of handle its layout was had by (a CUkernel passed as a CUfunction
+** is named by cuKernelGetName, without a refused cuFuncGetName first). */
+const char *gs__engine_kernel_name(CUfunction f);
+
 /* A call that is not an op: resolves the held work it could observe. */
 void gs__engine_boundary(const struct gs_call *c);
 

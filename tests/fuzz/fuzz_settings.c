@@ -45,15 +45,14 @@ const struct setting settings[NSETTINGS] = {
     ** both runs in the fake's dependency order, so a graph not ordered as the
     ** eager work was gives other bytes */
     {"xstream-deps", {"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", NULL}, SET_OWN_BASE},
-    /* every call traced (kernels of modules alone: tests/fuzz/README.md,
-    ** "Settings"), the report's counters checked at exit (stderr alone), loop
-    ** bodies in graphs of up to 4096 ops, chunks that always grow, learning
-    ** that never rests */
-    {"trace-check-wide", {"FUZZ_NO_LIBRARIES=1", "GRAPHSHIM_TRACE=@/trace.log",
+    /* every call traced, the report's counters checked at exit (stderr
+    ** alone), loop bodies in graphs of up to 4096 ops, chunks that always
+    ** grow, learning that never rests */
+    {"trace-check-wide", {"GRAPHSHIM_TRACE=@/trace.log",
                           "GRAPHSHIM_CHECK=hit_rate>=0.5, streams.replays > 1,ops_held<=1e5,graphs_alive!=0,"
                           "chunks==0,streams.warmup<2.5",
                           "GRAPHSHIM_BODY_OPS=4096", "GRAPHSHIM_CHUNK_MAX=0", "GRAPHSHIM_REST_AFTER=0", NULL},
-     SET_OWN_BASE},
+     0},
     /* chunks by time alone: none by count */
     {"chunk-us-only", {"GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_CHUNK_US=1", NULL}, 0},
 };

@@ -389,7 +389,7 @@ static void thread_setup(struct thr *t)
         t->page_size[i] = BUF_BYTES;
     }
     for (int ks = 0; ks < NKS; ks++) {
-        t->lib[ks] = chance(&t->gen, 40) && !getenv("FUZZ_NO_LIBRARIES");
+        t->lib[ks] = chance(&t->gen, 40);
         if (kernel_new(t, ks) != 0)
             exit(3);
     }
