@@ -70,7 +70,7 @@ void gs__engine_fork(int phase)
 
 const char *gs__engine_kernel_name(CUfunction f)
 {
-    const char *name = gs__kernel_name(f);
+    const char *name = gs__kernel_name_seen(f);
 
     return *name ? name : "?";
 }

@@ -255,6 +255,15 @@ const char *gs__kernel_name(CUfunction f)
     return name_any(f, gs__layout_of(f)->by_kernel, &name) == 0 ? name : "";
 }
 
+const char *gs__kernel_name_seen(CUfunction f)
+{
+    struct layout_table *t = atomic_load_explicit(&layouts, memory_order_acquire);
+    const struct gs_layout *l = t ? layout_find(t, f) : NULL;
+    const char *name;
+
+    return name_any(f, l ? l->by_kernel : 0, &name) == 0 ? name : "";
+}
+
 int gs__layout_known(CUfunction f)
 {
     return gs__layout_of(f)->n >= 0;

@@ -35,5 +35,8 @@ void gs__layouts_reset(void);
 ** its layout was had by (a refused ask of the other kind costs a first call's
 ** time): for the report's bail sites. */
 const char *gs__kernel_name(CUfunction f);
+/* The same without asking f's layout where it is not known yet (a CUfunction
+** first then): for the trace, whose calls are only its name queries. */
+const char *gs__kernel_name_seen(CUfunction f);
 
 #endif
