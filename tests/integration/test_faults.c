@@ -243,6 +243,16 @@ ParameterizedTest(struct prog *p, faults, graphshims_failed_calls_change_nothing
         cr_assert_gt(met, 2, "%s: only %d faults met a call of graphshim's", name(p), met);
 }
 
+/* Runs p under graphshim with the test build's setting spec into *r: its exit
+** status and output must be base's, the run without graphshim. */
+static void run_as_base(struct run *r, const struct prog *p, const struct run *base, const char *spec)
+{
+    run_with(r, p, 1, (const char *[]){spec, NULL});
+    cr_assert_eq(r->status, base->status, "%s, %s: exit status %d, %d without graphshim: %s", name(p), spec,
+                 r->status, base->status, r->err);
+    cr_assert_str_eq(r->out, base->out, "%s, %s: the output differs from the run without graphshim", name(p), spec);
+}
+
 /* graphshim without memory of its own (GRAPHSHIM_TEST_FAIL_ALLOC: the test
 ** build fails its own mallocs, interpose/test_alloc.c): every allocation from
 ** the first, the 5th alone, and from the 20th (a program that graphs
@@ -267,11 +277,7 @@ ParameterizedTest(struct prog *p, faults, graphshims_failed_allocations_change_n
         struct run r;
 
         snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAIL_ALLOC=%s", alloc_faults[i]);
-        run_with(&r, p, 1, (const char *[]){spec, NULL});
-        cr_assert_eq(r.status, base.status, "%s, %s: exit status %d, %d without graphshim: %s", name(p), spec,
-                     r.status, base.status, r.err);
-        cr_assert_str_eq(r.out, base.out, "%s, %s: the output differs from the run without graphshim", name(p),
-                         spec);
+        run_as_base(&r, p, &base, spec);
         cr_assert(i == 2 || strstr(r.err, "graphshim: injected allocation failure"), "%s, %s: no allocation failed",
                   name(p), spec);
         run_free(&r);
@@ -321,11 +327,7 @@ ParameterizedTest(struct prog *p, faults, graphshims_own_failed_calls_change_not
         if (strncmp(counts, line + 1, strlen(line + 1)) != 0 && !strstr(counts, line))
             continue;
         snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_OWN_FAIL=%s", own_faults[i]);
-        run_with(&r, p, 1, (const char *[]){spec, NULL});
-        cr_assert_eq(r.status, base.status, "%s, %s: exit status %d, %d without graphshim: %s", name(p), spec,
-                     r.status, base.status, r.err);
-        cr_assert_str_eq(r.out, base.out, "%s, %s: the output differs from the run without graphshim", name(p),
-                         spec);
+        run_as_base(&r, p, &base, spec);
         met += strstr(r.err, "graphshim: injected own-call failure") != NULL;
         run_free(&r);
     }
