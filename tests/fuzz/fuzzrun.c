@@ -351,16 +351,24 @@ static int shim_run(long seed, const char *const *argv, const struct run *base, 
     return diff;
 }
 
-/* Prints a loop program's difference: its setting, why, and how to run it. */
-static void loop_difference(long seed, const struct loop_setting *ls, const char *why, const struct run *base,
-                            const struct run *shim)
+/* Prints a loop program's difference: its setting, why, and how to run it;
+** fault: the injected fault's spec, fail its variable (NULL: none). */
+static void loop_fault_difference(long seed, const struct loop_setting *ls, const char *fault, const char *fail,
+                                  const char *why, const struct run *base, const struct run *shim)
 {
     struct setting st = {ls->name, {NULL}, 0};
-    report_difference(seed, &st, NULL, why, base, shim);
+    report_difference(seed, &st, fault, why, base, shim);
     printf("  loop program: build/tests/fuzzprog %s %ld under", loop_program(ls->kind), seed);
     for (int i = 0; ls->env[i]; i++)
         printf(" %s", ls->env[i]);
-    printf(" GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual FAKECUDA_STATS=stats\n");
+    printf("%s%s GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual%s\n", fail ? " " : "", fail ? fail : "",
+           fail ? "" : " FAKECUDA_STATS=stats");
+}
+
+static void loop_difference(long seed, const struct loop_setting *ls, const char *why, const struct run *base,
+                            const struct run *shim)
+{
+    loop_fault_difference(seed, ls, NULL, NULL, why, base, shim);
 }
 
 /* Injected run k of the program across streams of seed under ls: one of
@@ -385,15 +393,8 @@ static int xs_inject_run(long seed, const struct loop_setting *ls, int k, const 
     g->xs_injected++;
     if (strstr(r.err, "fakecuda: injected"))
         g->xs_landed_by[path]++;
-    if (r.status != base->status || strcmp(r.out, base->out) != 0) {
-        struct setting st = {ls->name, {NULL}, 0};
-        report_difference(seed, &st, spec, xs_paths[path], base, &r);
-        printf("  program across streams: build/tests/fuzzprog xs %ld under", seed);
-        for (int i = 0; ls->env[i]; i++)
-            printf(" %s", ls->env[i]);
-        printf(" FAKECUDA_FAIL=%s GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual\n", spec);
-        d = 1;
-    }
+    if (r.status != base->status || strcmp(r.out, base->out) != 0)
+        loop_fault_difference(seed, ls, spec, fail, xs_paths[path], base, &r), d = 1;
     pthread_mutex_unlock(&g->lock);
     run_free(&r);
     return d;
@@ -422,16 +423,9 @@ static int loop_own_run(long seed, const struct loop_setting *ls, const struct r
     run_prog(&r, 1, env, argv, g_timeout);
     pthread_mutex_lock(&g->lock);
     own_count(spec, r.err);
-    if (r.status != base->status || strcmp(r.out, base->out) != 0) {
-        struct setting st = {ls->name, {NULL}, 0};
-        report_difference(seed, &st, spec, "a failed own call of graphshim's changed the loop program's output",
-                          base, &r);
-        printf("  loop program: build/tests/fuzzprog %s %ld under", loop_program(ls->kind), seed);
-        for (int i = 0; ls->env[i]; i++)
-            printf(" %s", ls->env[i]);
-        printf(" %s GRAPHSHIM_TEST_CLOCK=fake FAKECUDA_CLOCK=virtual\n", fail);
-        d = 1;
-    }
+    if (r.status != base->status || strcmp(r.out, base->out) != 0)
+        loop_fault_difference(seed, ls, spec, fail,
+                              "a failed own call of graphshim's changed the loop program's output", base, &r), d = 1;
     pthread_mutex_unlock(&g->lock);
     run_free(&r);
     return d;
