@@ -74,7 +74,12 @@ for p in ${PARTS:-xs-apps xs-gpu-test}; do
         export -f gpu_test; W=$W OUT=$OUT timeout "$TMO" bash -c "gpu_test $knob $OUT/$p.txt" ;;
     apps) PAIRS=$PAIRS CHECK=0 OUT=$W/apps timeout "$TMO" bash bench/apps.sh >/dev/null 2>&1
         cp "$W/apps/apps.txt" "$OUT/apps.txt" ;;
-    steps) PAIRS=$PAIRS OUT=$W/steps timeout "$TMO" bash bench/steps.sh >"$OUT/steps.txt" 2>&1 ;;
+    steps) PAIRS=$PAIRS OUT=$W/steps timeout "$TMO" bash bench/steps.sh >"$OUT/steps.txt" 2>&1
+        # the training loop's reports (its exit report on stderr, the JSON)
+        for d in "$W"/steps/sync*; do
+            cp "$d/mlp_adamw.shim.err" "$OUT/mlp_adamw.$(basename "$d").err" 2>/dev/null
+            cp "$d"/report.mlp_adamw.*.json "$OUT/" 2>/dev/null
+        done ;;
     xstream) for x in 0 1; do
             echo "# GRAPHSHIM_XSTREAM=$x" >>"$OUT/xstream.txt"
             GRAPHSHIM_XSTREAM=$x PROBE=0 SAMPLES=0 OUT=$W/xst$x timeout "$TMO" bash bench/xstream.sh >>"$OUT/xstream.txt" 2>&1
