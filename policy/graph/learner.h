@@ -63,8 +63,9 @@ struct gs_node_gain {
     uint8_t gain_end : 5;    /* what ended its last segment: the boundary's class (enum gs_class) + 1; 0: else */
     uint8_t gain_paid : 1;   /* the gain check's last verdict: its replays were not slower than eager */
     uint8_t gain_asked : 1;  /* replayed before any eager run was timed, it was run eagerly once to be */
-    uint16_t replay_slow;    /* of replay_n timed replays, those slower than eager_ns;
+    uint8_t replay_slow;     /* of replay_n timed replays, those slower than eager_ns;
                              ** in a trial, of replay_n pairs (a window or a trial: at most 8) */
+    uint8_t replay_slower;   /* of a window's, those longer than eager_ns at all (rule gain-strict) */
     uint16_t replay_n;
     uint64_t eager_ns;       /* its time, first op to the end its segment is timed to (rules/gain.c),
                              ** when last run eagerly */

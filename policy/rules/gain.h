@@ -62,16 +62,22 @@ void gs__gain_ctx_synced(void);
 ** the graph), 0 (at least three in four were slow), or -1 (fewer than window
 ** replays: too few to say).  Single slow replays (a descheduled thread, a
 ** garbage collection in the program) do not count against a graph that pays.
-** A window that says 0 starts a paired trial (rules/gain.c), as does the first
+** A window that says 0 starts a paired trial (rules/gain.c), as do the first
 ** window that does not of a step an event record or a host function ends (rule
-** gain-pairs): each replay of a trial is judged strictly against the eager runs
-** before and after it, and a graph slow in more than half of its pairs runs
-** eagerly for good.  A graph's first window
-** ends after GS_GAIN_FIRST
-** replays where they say 0: one slower than eager from its first replays is
-** tried early. */
-int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict);
-int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window);
+** gain-pairs) and a window whose replays took longer at all in three of four
+** (rule gain-strict): each replay of a trial is judged strictly against the
+** eager runs before and after it, and a graph slow in more than half of its
+** pairs runs eagerly for good.  A graph's first window ends after
+** GS_GAIN_FIRST replays where they say 0: one slower than eager from its first
+** replays is tried early. */
+static inline int gs__gain_slow(uint64_t eager_ns, uint64_t replay_ns, int strict)
+{
+    return eager_ns && replay_ns * 100 > eager_ns * (strict ? 100 : 110);
+}
+static inline int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
+{
+    return n < window ? -1 : slow * 4 < n * 3;
+}
 #define GS_GAIN_REPLAYS 8
 #define GS_GAIN_FIRST 4
 #define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */

@@ -9,8 +9,9 @@
 ** three nodes), then records two events on its compute stream, makes a second
 ** stream wait on the first and launches a host function there (a buffer
 ** released), and waits for the step: WAIT is "event" (cuEventSynchronize on the
-** second event) or "stream" (cuStreamSynchronize of the compute stream after
-** the records).  It prints a hash of its state every step, and on stderr the
+** second event), "stream" (cuStreamSynchronize of the compute stream after
+** the records) or "sync" (that synchronize right after the launches: no
+** record, no second stream; a step that a synchronize ends).  It prints a hash of its state every step, and on stderr the
 ** fake driver's clock over the loop's second half ("loop_ns N"), what the
 ** program sees of a step.  With STEPPROG_PAUSE_US=n, after each step the
 ** program pauses graphshim (gs_pause, where it is loaded), spends n us and
@@ -104,14 +105,15 @@ int main(int argc, char **argv)
     CUevent e1, e2;
     CUdeviceptr buf[4];
     float host[N];
-    int iters = argc > 2 ? atoi(argv[2]) : 40, by_event, same = getenv("STEPPROG_SAME_ARGS") != NULL;
+    int iters = argc > 2 ? atoi(argv[2]) : 40, by_event, sync_only, same = getenv("STEPPROG_SAME_ARGS") != NULL;
     unsigned long long t0 = 0;
 
-    if (argc < 2 || (strcmp(argv[1], "event") && strcmp(argv[1], "stream"))) {
-        fprintf(stderr, "usage: stepprog event|stream [ITERS]\n");
+    if (argc < 2 || (strcmp(argv[1], "event") && strcmp(argv[1], "stream") && strcmp(argv[1], "sync"))) {
+        fprintf(stderr, "usage: stepprog event|stream|sync [ITERS]\n");
         return 2;
     }
     by_event = strcmp(argv[1], "event") == 0;
+    sync_only = strcmp(argv[1], "sync") == 0;
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&d, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
@@ -132,10 +134,12 @@ int main(int argc, char **argv)
         if (it == iters / 2)
             t0 = fakecuda_clock_ns();
         step(f, s, buf, it, same);
-        CHECK(cuEventRecord(e1, s));
-        CHECK(cuEventRecord(e2, s));
-        CHECK(cuStreamWaitEvent(s2, e1, 0));
-        CHECK(cuLaunchHostFunc(s2, release, NULL));
+        if (!sync_only) {
+            CHECK(cuEventRecord(e1, s));
+            CHECK(cuEventRecord(e2, s));
+            CHECK(cuStreamWaitEvent(s2, e1, 0));
+            CHECK(cuLaunchHostFunc(s2, release, NULL));
+        }
         CHECK(by_event ? cuEventSynchronize(e2) : cuStreamSynchronize(s));
         CHECK(cuMemcpyDtoH(host, buf[0], sizeof host));
         printf("%d %016llx\n", it, (unsigned long long)hash(host, N));
