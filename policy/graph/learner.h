@@ -53,6 +53,8 @@ enum gs_gain_verdict {
     GS_VERDICT_NO_GAIN,      /* a trial found them slow: it runs eagerly for good */
 };
 
+#define GS_GAIN_END_STEP (GS_NCLASSES + 1) /* gs_node_gain.gain_end: the next step ended it */
+
 struct gs_node_gain {
     uint8_t gain_trial;      /* in the gain check's paired trial: its untimed eager runs, plus one (0: none) */
     uint8_t gain_skip;       /* windows still to pass before a slow one starts a trial */
@@ -60,7 +62,8 @@ struct gs_node_gain {
     uint8_t gain_verdict : 3; /* the gain check's last word on its graph (enum gs_gain_verdict) */
     uint8_t gain_fresh : 1;  /* eager_ns was measured after its last timed replay */
     uint8_t gain_warm : 1;   /* its eager time was measured again after the first replays */
-    uint8_t gain_end : 5;    /* what ended its last segment: the boundary's class (enum gs_class) + 1; 0: else */
+    uint8_t gain_end : 5;    /* what ended its last segment: the boundary's class (enum gs_class) + 1,
+                             ** GS_GAIN_END_STEP the next step (rules/step.c); 0: else */
     uint8_t gain_paid : 1;   /* the gain check's last verdict: its replays were not slower than eager */
     uint8_t gain_asked : 1;  /* replayed before any eager run was timed, it was run eagerly once to be */
     uint8_t replay_slow;     /* of replay_n timed replays, those slower than eager_ns;

@@ -46,7 +46,7 @@ static inline long long net_saved(const struct totals *t)
 ** an event record or wait, a host function, ...), or "other". */
 static inline const char *ended_by(const struct gs_seq_row *r)
 {
-    return r->ended ? gs__class_name(r->ended - 1) : "other";
+    return r->ended == GS_GAIN_END_STEP ? "step" : r->ended ? gs__class_name(r->ended - 1) : "other";
 }
 
 /* The gain check's word on a sequence's graph: it pays, it is on trial, it

@@ -16,7 +16,7 @@
 #include "../graph/graph_cache.h"
 #include "chunk.h"
 
-_Static_assert(GS_NCLASSES + 1 < 32, "gs_node_gain.gain_end: 5 bits hold a boundary class + 1");
+_Static_assert(GS_GAIN_END_STEP < 32, "gs_node_gain.gain_end: 5 bits hold a boundary class + 1, or a step's end");
 _Static_assert(GS_GAIN_BACKOFF_MAX < 8, "gs_node_gain.gain_backoff: 3 bits");
 
 /* The next n segments of s run their ops eagerly where the tree does not hold
@@ -289,22 +289,25 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
         ** than later ones, and one time can be high by chance: once, after the
         ** first window, it is timed again, warm; a step that an event record or
         ** a host function ended (its held work starts the GPU late) is tried
-        ** (rule gain-pairs). */
+        ** (rule gain-pairs).  A loop's step (rule gain-next) was timed warm, in
+        ** the loop. */
         int stepped = t->gain.gain_end == GS_EVENT + 1 || t->gain.gain_end == GS_HOSTFN + 1;
         t->gain.gain_warm = 1;
         if (gpu_bound(t) || (stepped && !GS_DROPPED(GS_RULE_GAIN_PAIRS)))
             trial_start(s, t, 0); /* its eager runs timed warm, each between replays */
-        else
+        else if (t->gain.gain_end != GS_GAIN_END_STEP)
             time_eagerly_again(s, t);
     }
 }
 
 /* Is a segment that ended for reason (enum gs_bail) timed?  Where a synchronize
 ** ended it, to its return; an event record (or wait) or a host function, to the
-** stream's next op or a synchronize's return (rule gain-step). */
+** stream's next op or a synchronize's return (rule gain-step); the next step
+** (rules/step.c), to that step's first op, what the program sees of a loop
+** that runs ahead of the GPU (rule gain-next). */
 static int timed_end(int reason)
 {
-    return reason == GS_BAIL_BOUNDARY + GS_SYNC ||
+    return reason == GS_BAIL_BOUNDARY + GS_SYNC || (reason == GS_BAIL_STEP && !GS_DROPPED(GS_RULE_GAIN_NEXT)) ||
            (!GS_DROPPED(GS_RULE_GAIN_STEP) &&
             (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN));
 }
@@ -313,7 +316,9 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
 {
     GS_ASSERT_LOCKED(s);
     if (t && t->depth)
-        t->gain.gain_end = reason >= GS_BAIL_BOUNDARY ? (unsigned)(reason - GS_BAIL_BOUNDARY + 1) : 0;
+        t->gain.gain_end = reason >= GS_BAIL_BOUNDARY ? (unsigned)(reason - GS_BAIL_BOUNDARY + 1)
+                           : reason == GS_BAIL_STEP ? GS_GAIN_END_STEP
+                                                    : 0;
     if (s->gain_w.timing_eager)
         s->gain_w.timing_eager--;
     /* A segment of no op that a call of the program's ended (a second event

@@ -16,17 +16,18 @@
 
 /* Runs scenario under graphshim with the settings of env (NULL-terminated, up
 ** to 6) and without it, checks that the outputs are the same, and returns the
-** report (freed by the caller).  The watchdog waits a second: a busy machine's
-** stalls are no part of these counts. */
+** report (freed by the caller).  The watchdog waits a second and the gain
+** check is off (unless env turns it on): a busy machine's stalls and timer
+** jitter are no part of these counts. */
 static char *report_of(const char *scenario, const char *iters, const char *const *env)
 {
     const char *argv[] = {PERIODPROG, scenario, iters, NULL};
-    const char *e[10] = {"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_MAX_DEFER_US=1000000"};
+    const char *e[10] = {"GRAPHSHIM_REPORT=@/report.json", "GRAPHSHIM_MAX_DEFER_US=1000000", "GRAPHSHIM_GAIN_CHECK=0"};
     struct run base, r;
     char *report;
 
     for (int i = 0; env && env[i] && i < 6; i++)
-        e[i + 2] = env[i];
+        e[i + 3] = env[i];
     run_prog(&base, RUN_BARE, NULL, argv, 30);
     cr_assert_eq(base.status, 0, "%s without graphshim: %s", scenario, base.err);
     cr_assert_eq(count_lines(base.out, scenario), atoi(iters), "%s", base.out);
@@ -79,6 +80,28 @@ Test(period, a_step_repeated_100_times_a_synchronize_is_replayed_as_one_graph_a_
 
     report = report_of("step36x100", "6", (const char *[]){"GRAPHSHIM_STEPS=0", NULL});
     cr_assert_leq(seq(report, 36, "replays"), 0, "without steps: %s", report);
+    free(report);
+}
+
+/* The same steps where a graph launch costs the host 100 us and a launch 1 us
+** (the fake's virtual clock, graphshim's too): each step's replay takes the
+** loop longer than its eager run.  Timed to the next step's first op (rule
+** gain-next), the step's graph is tried after its first replays and runs
+** eagerly for good; without the rule only the last step before each
+** synchronize is timed, and the graph is replayed at every step. */
+Test(period, a_step_whose_replays_lose_runs_eagerly, .timeout = 60)
+{
+    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
+                         "FAKECUDA_GRAPH_LAUNCH_US=100", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
+    char *report = report_of("step36x100", "6", env);
+
+    cr_assert_eq(total(strstr(report, "\"bails\""), "no-gain"), 1, "%s", report);
+    cr_assert_lt(seq(report, 36, "replays"), 50, "%s", report);
+    free(report);
+
+    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-next";
+    report = report_of("step36x100", "6", env);
+    cr_assert_geq(seq(report, 36, "replays"), 5 * 95, "%s", report);
     free(report);
 }
 
