@@ -385,12 +385,18 @@ t_reports_at_once_all_kept() {
     # Two short processes started at once by one shell, one report name, twelve
     # times: the first often writes before graphshim is loaded in the second
     # (without the siblings in its stamp, 4 of 12 reports were lost silently).
+    # Each waits, started, for the other (a loaded machine may start the second
+    # only after the first ended: two runs one after the other, which no stamp
+    # tells from one run), then becomes the program.
     for i in $(seq 12); do
-        rm -f r*.json
+        rm -f r*.json started go
         for _ in 1 2; do
             timeout 20 env -i TMPDIR="$TMPDIR" LD_LIBRARY_PATH="$AB/fakecuda" LD_PRELOAD="$LIB" GRAPHSHIM_REPORT=r.json \
+                sh -c 'echo >>started; until [ -e go ]; do sleep 0.005; done; exec "$@"' sh \
                 "${DRV[@]}" >/dev/null 2>>errs </dev/null &
         done
+        for _ in $(seq 2000); do [ "$(cat started 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.005; done
+        : >go
         wait
         [ "$(ls | grep -cE '^r(\.[0-9]+)?\.json$')" = 2 ] || lost=$((lost + 1))
     done
