@@ -377,6 +377,25 @@ static void long_loop(struct thr *t, struct gen *g)
     }
 }
 
+/* A copy to the device from pageable memory repeated alone, 8 to 39 times (a
+** loop body, which must not hold it: its source changes at every call and is
+** rewritten once the call returns): the first such copy of the body that no
+** inner loop holds. */
+static void pageable_loop(struct thr *t)
+{
+    for (int i = 0, covered = 0; i < t->nbody; i++) {
+        struct op *o = &t->body[i];
+        if (o->kind == OP_H2D && o->pageable && !o->loop_len && !covered) {
+            o->loop_len = 1;
+            o->loop_reps = 8 + (int)rnd(&t->gen, 32);
+            return;
+        }
+        covered = covered > 0 ? covered - 1 : 0;
+        if (o->loop_len)
+            covered = o->loop_len - 1;
+    }
+}
+
 /* Generates the thread's body: random ops, then handoffs that give every
 ** resource back to its owner at the start, so that iterations are alike. */
 void gen_body(struct thr *t)
@@ -407,6 +426,8 @@ void gen_body(struct thr *t)
     }
     if (t->focus && chance(&t->gen, 50))
         long_loop(t, &g);
+    if (t->xops && chance(&t->gen, 60)) /* drawn last: the rest of the body is its seed's as before */
+        pageable_loop(t);
 }
 
 

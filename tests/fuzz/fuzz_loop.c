@@ -142,6 +142,7 @@ static int loop_boundary(int b, CUstream s, CUevent ev, unsigned long *calls)
 ** what its mode needs besides. */
 struct loop {
     int n, memset_first, copy_last, b, iters, vary, mode, lib;
+    int refused; /* a capture of the legacy stream begun first (refused) */
     unsigned long long host_ns;
     unsigned long calls;
     CUfunction f[LOOP_MAX_OPS], fnew[80], nccl;
@@ -231,7 +232,9 @@ static int loop_limit(const struct loop *L, int bytes)
 
 /* What the modes need before the loop, and a capture of the program's own (a
 ** memset, the graph destroyed uninstantiated): graphshim holds nothing during
-** it, and holds again after it; 0 or -1. */
+** it, and holds again after it; in programs of odd seeds a begin of the legacy
+** stream's capture first, which the driver refuses and after which graphshim
+** holds as before (rule capture-refused); 0 or -1. */
 static int loop_before(struct loop *L)
 {
     CUdriverProcAddressQueryResult found;
@@ -248,6 +251,8 @@ static int loop_before(struct loop *L)
         return fprintf(stderr, "fuzzprog loop: no blocking stream\n"), -1;
     if (L->mode == M_LIMIT && loop_limit(L, 65536))
         return fprintf(stderr, "fuzzprog loop: the limit not raised\n"), -1;
+    if (L->refused && cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_RELAXED) == CUDA_SUCCESS)
+        return fprintf(stderr, "fuzzprog loop: the legacy stream's capture begun\n"), -1;
     if (cuStreamBeginCapture(L->s, CU_STREAM_CAPTURE_MODE_RELAXED) || cuMemsetD32Async(L->side + 128, 7, 4, L->s) ||
         cuStreamEndCapture(L->s, &own) || cuGraphDestroy(own))
         return fprintf(stderr, "fuzzprog loop: the program's own capture failed\n"), -1;
@@ -321,11 +326,13 @@ int fuzz_loop_main(int argc, char **argv)
     struct loop *L = &loop;
 
     loop_draw(L, &x);
+    L->refused = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) % 2; /* not drawn: the loops stay their seeds' */
     if (loop_setup(L, &x) || loop_before(L))
         return 2;
-    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s kernels %s\n",
+    printf("loop seed %s ops %d%s%s boundary %s iterations %d args %s mode %s kernels %s%s\n",
            argc > 2 ? argv[2] : "1", L->n, L->memset_first ? " memset" : "", L->copy_last ? " copy" : "",
-           boundary_name[L->b], L->iters, L->vary ? "vary" : "same", mode_name[L->mode], L->lib ? "library" : "module");
+           boundary_name[L->b], L->iters, L->vary ? "vary" : "same", mode_name[L->mode], L->lib ? "library" : "module",
+           L->refused ? " legacy-capture-refused" : "");
     for (int it = 0; it < L->iters; it++)
         if (loop_iteration(L, it))
             printf("iteration %d: an error\n", it);

@@ -3,7 +3,7 @@
 **
 **   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] [--jobs J]
 **           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]
-**           [--loops-every N] [--setting P]
+**           [--loops-every N] [--setting P] [--xs-extra N]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
 ** have passed (or --count seeds ran: a fixed range; --first: until the first
@@ -89,6 +89,10 @@ static int loop_chosen(const struct loop_setting *ls)
     return !g_loops_only || strncmp(ls->name, g_setting, strlen(g_setting)) == 0;
 }
 static long g_loops_every = 1; /* --loops-every N: the loop programs with every Nth seed only */
+/* --xs-extra N: each seed also runs the programs across streams of N seeds of
+** their own domain (xs_seed), which cost a tenth of a seed's other programs:
+** the judge's first minute runs ten times as many of them */
+static int g_xs_extra = XS_EXTRA;
 static int g_free;   /* --free: threads run free, host clocks (no run is like another) */
 
 static double now(void)
@@ -511,6 +515,14 @@ static int draw_injected(long seed, int k, int threads, struct plain_log *log, c
     return draw_fault(seed, k, threads, log, spec, len, setting);
 }
 
+/* The seed of the j-th extra programs across streams of seed: a domain of
+** their own, above the seeds run (a seed there runs none more).  A difference
+** names that seed: `fuzzrun --seed` of it runs its programs across streams. */
+static long xs_seed(long seed, int j)
+{
+    return XS_DOMAIN + seed * XS_EXTRA_MAX + j;
+}
+
 /* Runs one seed plainly and under every setting, then with injected faults;
 ** returns the differences. */
 static int run_seed(long seed, int verbose)
@@ -552,6 +564,10 @@ static int run_seed(long seed, int verbose)
     for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
         if (seed % g_loops_every == 0 || loop_settings[i].kind == LOOP_XS)
             diffs += loop_run(seed, &loop_settings[i]);
+    for (int j = 0; j < g_xs_extra && seed >= 0 && seed < XS_DOMAIN && !g_inject_only && !g_free; j++)
+        for (int i = 0; i < nloop_settings; i++)
+            if (loop_settings[i].kind == LOOP_XS)
+                diffs += loop_run(xs_seed(seed, j), &loop_settings[i]);
     if (g_inject) {
         struct plain_log log = {argv, NULL};
         const char *t = strstr(base.out, " threads ");
@@ -588,7 +604,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] "
                     "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops] "
-                    "[--loops-every N] [--setting P]\n");
+                    "[--loops-every N] [--setting P] [--xs-extra N]\n");
     exit(2);
 }
 
@@ -634,6 +650,8 @@ static void parse_args(int argc, char **argv, struct args *o)
             g_timeout = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--inject"))
             g_inject = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--xs-extra") && atoi(argv[i + 1]) >= 0 && atoi(argv[i + 1]) <= XS_EXTRA_MAX)
+            g_xs_extra = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--setting"))
             g_setting = argv[++i];
         else if (!strcmp(argv[i], "--loops-every") && atol(argv[i + 1]) > 0)

@@ -98,4 +98,9 @@ enum { NXS_PATHS = 10 };
 extern const char *const xs_paths[NXS_PATHS];
 int xs_draw_fault(long seed, int k, const char *log, char *spec, size_t len);
 
+/* The extra programs across streams a seed runs (fuzzrun.c, --xs-extra): by
+** default XS_EXTRA seeds of their domain, which begins at XS_DOMAIN. */
+enum { XS_EXTRA = 6, XS_EXTRA_MAX = 64 };
+#define XS_DOMAIN (1L << 32)
+
 #endif
