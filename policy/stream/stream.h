@@ -83,10 +83,16 @@ struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx);
 ** stream's held work first (bail no-memory), and a capture begun on it stops
 ** holding for good (hold.c, boundary.c). */
 extern struct gs_stream gs__nomem_stream;
+/* A default stream's context could not be read (gs__current_ctx's NULL): its
+** state's ops pass through, so every stream's held work goes out first, in
+** case it was this context's (streams.c). */
+void gs__ctx_unknown(void);
 static inline struct gs_stream *gs__stream_get(CUstream handle)
 {
     if (handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
         CUcontext c = gs__default_ctx();
+        if (GS_UNLIKELY(!c) && !GS_DROPPED(GS_RULE_CURRENT))
+            gs__ctx_unknown();
         struct gs_stream *s = gs__tls_default[handle == CU_STREAM_PER_THREAD];
         return GS_LIKELY(s && s->key == c) ? s : gs__stream_lookup(handle, c);
     }

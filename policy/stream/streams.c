@@ -17,6 +17,7 @@
 
 #include "../base/assert.h"
 #include "../graph/graph_cache.h"
+#include "../rules/resolve.h"
 #include "segment.h"
 
 /* --- Stream states ------------------------------------------------------- */
@@ -363,4 +364,10 @@ void gs__each_stream(void (*fn)(struct gs_stream *, void *), void *arg)
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);
+}
+
+void gs__ctx_unknown(void)
+{
+    if (!gs__passthrough)
+        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_BOUNDARY + GS_CURRENT);
 }

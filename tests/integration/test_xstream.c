@@ -248,6 +248,28 @@ Test(xstream, a_capture_joins_members_whose_work_runs_on, .timeout = 60)
     }
 }
 
+/* Where the current context cannot be read after a call of the thread's that
+** may have moved it (cuCtxGetCurrent failing from its 730th call on), a default
+** stream's state is one of no context, whose ops pass through: every stream's
+** held work goes out first (rule current).  Without that, the per-thread
+** stream's ops passed what the same stream's state of the known context held
+** (fuzzprog xs 4294968964, with groups and without: other bytes). */
+Test(xstream, a_default_streams_ops_pass_no_held_work_where_the_context_cannot_be_read, .timeout = 60)
+{
+    for (int x = 0; x < 2; x++) {
+        const char *env[] = {x ? "GRAPHSHIM_XSTREAM=1" : "GRAPHSHIM_XSTREAM=0", "FAKECUDA_ORDER=deps",
+                             "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_CLOCK=virtual",
+                             "FAKECUDA_FAIL=cuCtxGetCurrent:730+:CUDA_ERROR_NOT_SUPPORTED", NULL};
+        const char *argv[] = {BUILD_DIR "/tests/fuzzprog", "xs", "4294968964", NULL};
+        struct run base, r;
+        run_prog(&base, RUN_BARE, env, argv, 30);
+        run_prog(&r, RUN_SHIM, env, argv, 30);
+        cr_assert(base.status == 0 && r.status == 0, "%s", r.err);
+        cr_assert_str_eq(r.out, base.out, "groups %d", x);
+        run_free(&base), run_free(&r);
+    }
+}
+
 /* Another thread's wait on an event the group holds the record of ends the
 ** group first: without that, its wait would find the event's previous record
 ** and its work would run before the step's. */
