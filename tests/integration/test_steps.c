@@ -26,6 +26,10 @@
 /* A GPU that bounds the step: 4 us a kernel, 3 us of host time a launch, 2 us a
 ** graph launch, and the program's own 2 us before each launch. */
 #define GPU_BOUND "FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=4", "FAKECUDA_LAUNCH_US=3", "FAKECUDA_GRAPH_LAUNCH_US=2"
+/* Kernels of 20 us, the same arguments every step (a replay sets no node). */
+#define LONG_SAME_ARGS                                                                                           \
+    "FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3", "FAKECUDA_GRAPH_LAUNCH_US=2", \
+        "STEPPROG_SAME_ARGS=1"
 
 struct step_run {
     unsigned long long loop_ns; /* the program's clock over the loop's second half */
@@ -161,11 +165,9 @@ Test(steps, a_step_whose_replays_save_no_call_is_judged_strictly, .timeout = 90)
 ** (rule gain-pairs) and runs it eagerly for good. */
 Test(steps, a_step_that_loses_less_than_windows_allow_is_found_by_its_trial, .timeout = 90)
 {
-    const char *costs[] = {"FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3",
-                           "FAKECUDA_GRAPH_LAUNCH_US=2", "STEPPROG_SAME_ARGS=1", NULL};
     struct step_run off, on;
 
-    judged("event", costs, "gain-pairs", 0.97, &off, &on);
+    judged("event", (const char *[]){LONG_SAME_ARGS, NULL}, "gain-pairs", 0.97, &off, &on);
     cr_assert(strstr(off.report, "\"gain\": \"pays\""), "%s", off.report);
     cr_assert_eq(total(off.report, "nodes_patched"), 0, "%s", off.report);
     step_free(&off), step_free(&on);
@@ -180,11 +182,9 @@ Test(steps, a_step_that_loses_less_than_windows_allow_is_found_by_its_trial, .ti
 ** it eagerly for good. */
 Test(steps, a_synchronized_step_that_loses_a_little_is_tried_and_runs_eagerly, .timeout = 90)
 {
-    const char *costs[] = {"FAKECUDA_CLOCK=virtual", "FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3",
-                           "FAKECUDA_GRAPH_LAUNCH_US=2", "STEPPROG_SAME_ARGS=1", NULL};
     struct step_run off, on;
 
-    judged("sync", costs, "gain-strict", 0.97, &off, &on);
+    judged("sync", (const char *[]){LONG_SAME_ARGS, NULL}, "gain-strict", 0.97, &off, &on);
     cr_assert(strstr(off.report, "\"ended_by\": \"sync\", \"gain\": \"pays\""), "%s", off.report);
     cr_assert(strstr(on.report, "\"ended_by\": \"sync\", \"gain\": \"no-gain\""), "%s", on.report);
     step_free(&off), step_free(&on);
