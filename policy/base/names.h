@@ -28,7 +28,7 @@
     X(BODY_END, "body-end", "an op that did not follow the loop body held (body.h)")                \
     X(STEP, "step", "a step's end came where the held ops were no stable sequence (rules/step.h)") \
     X(XSTREAM, "xstream", "a call outside a group across streams' narrow case ended it (stream/xs.h)") \
-    X(NO_MEMORY, "no-memory", "graphshim had no memory for a stream's state: every held op went out, the stream's ops pass")
+    X(NO_MEMORY, "no-memory", "graphshim had no memory for a stream's state, or a default stream's context was not readable: every held op went out, the stream's ops pass")
 
 enum gs_bail {
 #define GS_BAIL_ENUM(id, name, doc) GS_BAIL_##id,

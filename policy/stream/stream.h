@@ -78,21 +78,21 @@ static inline CUcontext gs__default_ctx(void)
 extern GS_TLS struct gs_stream *gs__tls_last, *gs__tls_default[2];
 extern GS_TLS CUstream gs__tls_last_handle;
 struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx);
-/* Where graphshim has no memory for a stream's state, gs__stream_get gives
-** this one, shared, whose ops pass through: who meets it issues every
+/* Where graphshim has no memory for a stream's state, or a default stream's
+** context cannot be read, gs__stream_get gives this one, shared, whose ops
+** pass through: who meets it issues every
 ** stream's held work first (bail no-memory), and a capture begun on it stops
 ** holding for good (hold.c, boundary.c). */
 extern struct gs_stream gs__nomem_stream;
-/* A default stream's context could not be read (gs__current_ctx's NULL): its
-** state's ops pass through, so every stream's held work goes out first, in
-** case it was this context's (streams.c). */
-void gs__ctx_unknown(void);
 static inline struct gs_stream *gs__stream_get(CUstream handle)
 {
     if (handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
         CUcontext c = gs__default_ctx();
+        /* Its context could not be read (gs__current_ctx's NULL): no state of
+        ** its own, as without memory, so that its ops pass only after every
+        ** stream's held work, which may be that context's (rule current). */
         if (GS_UNLIKELY(!c) && !GS_DROPPED(GS_RULE_CURRENT))
-            gs__ctx_unknown();
+            return &gs__nomem_stream;
         struct gs_stream *s = gs__tls_default[handle == CU_STREAM_PER_THREAD];
         return GS_LIKELY(s && s->key == c) ? s : gs__stream_lookup(handle, c);
     }

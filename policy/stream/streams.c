@@ -17,7 +17,6 @@
 
 #include "../base/assert.h"
 #include "../graph/graph_cache.h"
-#include "../rules/resolve.h"
 #include "segment.h"
 
 /* --- Stream states ------------------------------------------------------- */
@@ -364,10 +363,4 @@ void gs__each_stream(void (*fn)(struct gs_stream *, void *), void *arg)
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);
-}
-
-void gs__ctx_unknown(void)
-{
-    if (!gs__passthrough)
-        gs__resolve_some(GS_RESOLVE_ALL, NULL, GS_BAIL_BOUNDARY + GS_CURRENT);
 }
