@@ -198,15 +198,24 @@ CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_overr
     case GS_OP_LAUNCH: {
         void *stack[64], **params;
         CUresult rc = gs__key_param_ptrs(k, stack, &params);
-        if (rc != CUDA_SUCCESS)
+        /* Without memory for more than 64 pointers, the key's packed bytes
+        ** themselves, laid out as the kernel's parameters are, go as its
+        ** argument buffer: a held launch is never lost for want of memory. */
+        size_t size = 0;
+        void *buffer[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, gs__key_params(k), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                          CU_LAUNCH_PARAM_END};
+        void **extra = NULL;
+        if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+            size = gs__layout_of(k->f)->size, extra = buffer;
+        else if (rc != CUDA_SUCCESS)
             return rc;
         if (k->nattrs) {
             CUlaunchConfig cfg = {k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
                                   k->shmem, s, gs__key_attrs(k), k->nattrs};
-            rc = GS_REAL(cuLaunchKernelEx)(&cfg, k->f, params, NULL);
+            rc = GS_REAL(cuLaunchKernelEx)(&cfg, k->f, params, extra);
         } else {
             rc = GS_REAL(cuLaunchKernel)(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-                                         k->block[2], k->shmem, s, params, NULL);
+                                         k->block[2], k->shmem, s, params, extra);
         }
         gs__key_param_ptrs_free(params, stack);
         return rc;

@@ -366,6 +366,33 @@ Test(faults, a_stream_without_memory_for_its_state_keeps_the_legacy_order, .time
     cr_assert_gt(met, 20, "only %d of the 300 allocations were made", met);
 }
 
+/* Every allocation of graphshim's failing from the kth on (k up to 40), in a
+** program whose held launches of a 72-parameter kernel go out eagerly now and
+** then: issuing one needs room for 72 parameter pointers, more than its stack
+** holds; without memory the key's bytes go as the launch's argument buffer.
+** Before, the launch was not issued at all, and the program, told success at
+** its call, read what was never computed (fuzz seed 207). */
+Test(faults, a_held_launch_of_many_parameters_goes_out_without_memory, .timeout = 120)
+{
+    struct prog p = {"wide-params", "", ""};
+    struct run base;
+    int met = 0;
+
+    run_with(&base, &p, 0, NULL);
+    cr_assert_eq(base.status, 0, "wide-params without graphshim: %s", base.err);
+    for (int k = 1; k <= 40; k++) {
+        char spec[64];
+        struct run r;
+
+        snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAIL_ALLOC=%d+", k);
+        run_as_base(&r, &p, &base, spec);
+        met += strstr(r.err, "graphshim: injected allocation failure") != NULL;
+        run_free(&r);
+    }
+    run_free(&base);
+    cr_assert_gt(met, 15, "only %d runs failed an allocation", met);
+}
+
 /* A driver without some entry points (GRAPHSHIM_TEST_NO_ENTRY, the test
 ** build's): one graphshim cannot do without (cuFuncGetName: a kernel's name
 ** tells NCCL's) makes it pass every call through; the others take their way

@@ -55,6 +55,17 @@ FAKECUDA_KERNEL(many, MANY_SIZES)
     mix_params(params, 40, sizes);
 }
 
+/* 72 parameters of 8 bytes: more than the 64 pointers graphshim keeps on its
+** stack to issue a held launch (graph/key.c). */
+#define W8 8, 8, 8, 8, 8, 8, 8, 8
+#define WIDE_SIZES W8, W8, W8, W8, W8, W8, W8, W8, W8
+FAKECUDA_KERNEL(wide, WIDE_SIZES)
+{
+    static const size_t sizes[] = {WIDE_SIZES};
+    (void)d;
+    mix_params(params, 72, sizes);
+}
+
 struct big { unsigned char bytes[4096]; };
 FAKECUDA_KERNEL(big, sizeof(uint64_t *), sizeof(struct big))
 {
@@ -128,6 +139,34 @@ static void many_params(int iters)
         args[5][1] = (unsigned char)(it % 2);
         CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, argv, NULL));
         CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, argv, NULL));
+        CHECK(cuStreamSynchronize(s));
+        show64(it, "out", out);
+    }
+}
+
+/* The 72-parameter kernel, launched twice a synchronize, three times every
+** 7th iteration: the held two go out eagerly there (a mismatch), each launch
+** issued from its key's bytes, as graphshim's allocations may fail
+** (tests/integration/test_faults.c). */
+static void wide_params(int iters)
+{
+    CUmodule m;
+    CUfunction f;
+    CUstream s;
+    uint64_t *out, args[72];
+    void *argv[72];
+
+    CHECK(cuModuleLoadData(&m, "image"));
+    CHECK(cuModuleGetFunction(&f, m, "wide"));
+    CHECK(cuMemAllocHost_v2((void **)&out, sizeof *out));
+    *out = 1;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < 72; i++)
+        args[i] = 0x0101010101010101ull * (uint64_t)(i + 1), argv[i] = &args[i];
+    args[0] = (uint64_t)(uintptr_t)out;
+    for (int it = 0; it < iters; it++) {
+        for (int k = 0; k < (it % 7 == 6 ? 3 : 2); k++)
+            CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, argv, NULL));
         CHECK(cuStreamSynchronize(s));
         show64(it, "out", out);
     }
@@ -367,6 +406,7 @@ const struct gp_scenario gp_params[] = {
     {"params5", params5},
     {"body-module", body_module},
     {"many-params", many_params},
+    {"wide-params", wide_params},
     {"big-struct", big_struct},
     {"huge-loop", huge_loop},
     {"module", module},
