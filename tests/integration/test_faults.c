@@ -338,31 +338,40 @@ ParameterizedTest(struct prog *p, faults, graphshims_own_failed_calls_change_not
     run_free(&base);
 }
 
+/* Runs guardprog scenario under graphshim once for each k from 1 to kmax with
+** GRAPHSHIM_TEST_FAIL_ALLOC=k and suffix ("": the kth allocation alone, "+":
+** from the kth on); each run must print and exit as the run without graphshim.
+** Returns how many runs met a failed allocation. */
+static int each_allocation_failing(const char *scenario, int kmax, const char *suffix)
+{
+    struct prog p = {"", "", ""};
+    struct run base;
+    int met = 0;
+
+    snprintf(p.arg1, sizeof p.arg1, "%s", scenario);
+    run_with(&base, &p, 0, NULL);
+    cr_assert_eq(base.status, 0, "%s without graphshim: %s", scenario, base.err);
+    for (int k = 1; k <= kmax; k++) {
+        char spec[64];
+        struct run r;
+
+        snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAIL_ALLOC=%d%s", k, suffix);
+        run_as_base(&r, &p, &base, spec);
+        met += strstr(r.err, "graphshim: injected allocation failure") != NULL;
+        run_free(&r);
+    }
+    run_free(&base);
+    return met;
+}
+
 /* Each of graphshim's first 300 allocations failing alone, in a program whose
 ** legacy stream is met first while a blocking stream holds work: where the
 ** legacy stream's state is the one that fails, the held work must go out
 ** before its op (bail no-memory), or the copy reads what is not computed. */
 Test(faults, a_stream_without_memory_for_its_state_keeps_the_legacy_order, .timeout = 120)
 {
-    struct prog p = {"legacy-late", "", ""};
-    struct run base;
-    int met = 0;
+    int met = each_allocation_failing("legacy-late", 300, "");
 
-    run_with(&base, &p, 0, NULL);
-    cr_assert_eq(base.status, 0, "legacy-late without graphshim: %s", base.err);
-    for (int k = 1; k <= 300; k++) {
-        char spec[64];
-        struct run r;
-
-        snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAIL_ALLOC=%d", k);
-        run_with(&r, &p, 1, (const char *[]){spec, NULL});
-        cr_assert_eq(r.status, base.status, "legacy-late, %s: exit status %d: %s", spec, r.status, r.err);
-        cr_assert_str_eq(r.out, base.out, "legacy-late, %s: the output differs from the run without graphshim",
-                         spec);
-        met += strstr(r.err, "graphshim: injected allocation failure") != NULL;
-        run_free(&r);
-    }
-    run_free(&base);
     cr_assert_gt(met, 20, "only %d of the 300 allocations were made", met);
 }
 
@@ -374,22 +383,8 @@ Test(faults, a_stream_without_memory_for_its_state_keeps_the_legacy_order, .time
 ** its call, read what was never computed (fuzz seed 207). */
 Test(faults, a_held_launch_of_many_parameters_goes_out_without_memory, .timeout = 120)
 {
-    struct prog p = {"wide-params", "", ""};
-    struct run base;
-    int met = 0;
+    int met = each_allocation_failing("wide-params", 40, "+");
 
-    run_with(&base, &p, 0, NULL);
-    cr_assert_eq(base.status, 0, "wide-params without graphshim: %s", base.err);
-    for (int k = 1; k <= 40; k++) {
-        char spec[64];
-        struct run r;
-
-        snprintf(spec, sizeof spec, "GRAPHSHIM_TEST_FAIL_ALLOC=%d+", k);
-        run_as_base(&r, &p, &base, spec);
-        met += strstr(r.err, "graphshim: injected allocation failure") != NULL;
-        run_free(&r);
-    }
-    run_free(&base);
     cr_assert_gt(met, 15, "only %d runs failed an allocation", met);
 }
 
