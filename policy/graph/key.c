@@ -192,21 +192,30 @@ void gs__key_param_ptrs_free(void **params, void *stack[64])
         free(params);
 }
 
+/* Where there is no memory for more than 64 parameter pointers: k's packed
+** bytes themselves, laid out as the kernel's parameters are, as the launch's
+** argument buffer (an `extra` list in buffer, of *size bytes), so that a held
+** launch is never lost for want of memory. */
+static void **packed_args(const struct gs_key *k, void *buffer[5], size_t *size)
+{
+    *size = gs__layout_of(k->f)->size;
+    buffer[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    buffer[1] = gs__key_params(k);
+    buffer[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    buffer[3] = size;
+    buffer[4] = CU_LAUNCH_PARAM_END;
+    return buffer;
+}
+
 CUresult gs__key_issue(const struct gs_key *k, CUstream s, const void *src_override)
 {
     switch (k->kind) {
     case GS_OP_LAUNCH: {
-        void *stack[64], **params;
+        void *stack[64], **params, *buffer[5], **extra = NULL;
+        size_t size;
         CUresult rc = gs__key_param_ptrs(k, stack, &params);
-        /* Without memory for more than 64 pointers, the key's packed bytes
-        ** themselves, laid out as the kernel's parameters are, go as its
-        ** argument buffer: a held launch is never lost for want of memory. */
-        size_t size = 0;
-        void *buffer[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, gs__key_params(k), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-                          CU_LAUNCH_PARAM_END};
-        void **extra = NULL;
         if (rc == CUDA_ERROR_OUT_OF_MEMORY)
-            size = gs__layout_of(k->f)->size, extra = buffer;
+            extra = packed_args(k, buffer, &size);
         else if (rc != CUDA_SUCCESS)
             return rc;
         if (k->nattrs) {
