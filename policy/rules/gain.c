@@ -112,19 +112,21 @@ static int trial_verdict(const struct gs_node *t)
     return t->gain.replay_slow * 2 <= t->gain.replay_n;
 }
 
-/* A window of replays found t's graph slow, or its first window ended: the
-** sequence runs eagerly and replayed in turn, each replay judged against the
-** eager runs around it (trial_replay): a program that changes pace changes
-** both alike, where a window judged against one earlier eager time would see
-** the change as the graph's. */
-static void trial_start(struct gs_stream *s, struct gs_node *t, int slow)
+/* A window of replays found t's graph slow (TRIAL_SLOW), within the 10 % but
+** longer at all (TRIAL_LONGER: rule gain-strict), or its first window ended
+** (TRIAL_WARM): the sequence runs eagerly and replayed in turn, each replay
+** judged against the eager runs around it (trial_replay): a program that
+** changes pace changes both alike, where a window judged against one earlier
+** eager time would see the change as the graph's. */
+enum trial_why { TRIAL_SLOW, TRIAL_WARM, TRIAL_LONGER };
+static void trial_start(struct gs_stream *s, struct gs_node *t, enum trial_why why)
 {
-    if (slow)
+    if (why == TRIAL_SLOW)
         gs__debug("a %u-op sequence took %s than its %.1f us eagerly in 3 of 4 replays or more: "
                   "a trial runs it eagerly and replayed in turn", t->depth, slow_words(t), t->gain.eager_ns / 1e3);
     else
-        gs__debug("a %u-op sequence's window passed%s: a trial runs it eagerly and replayed in turn, warm", t->depth,
-                  t->gain.gain_warm ? ", its replays longer than eagerly in 3 of 4" : "");
+        gs__debug("a %u-op sequence's %s: a trial runs it eagerly and replayed in turn, warm", t->depth,
+                  why == TRIAL_WARM ? "first window passed" : "replays took longer than eagerly in 3 of 4");
     t->gain.gain_trial = 1;
     t->gain.gain_verdict = GS_VERDICT_TRIAL;
     t->gain.gain_paid = 0;
@@ -279,7 +281,7 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
                  gs__gain_verdict(t->gain.replay_slower, t->gain.replay_n, GS_GAIN_REPLAYS) == 0;
     t->gain.replay_n = 0, t->gain.replay_slow = 0, t->gain.replay_slower = 0; /* a fresh window */
     if ((v == 0 || longer) && !t->gain.gain_skip) {
-        trial_start(s, t, v == 0);
+        trial_start(s, t, v == 0 ? TRIAL_SLOW : TRIAL_LONGER);
         return;
     }
     if (t->gain.gain_skip)
@@ -294,7 +296,7 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
         int stepped = t->gain.gain_end == GS_EVENT + 1 || t->gain.gain_end == GS_HOSTFN + 1;
         t->gain.gain_warm = 1;
         if (gpu_bound(t) || (stepped && !GS_DROPPED(GS_RULE_GAIN_PAIRS)))
-            trial_start(s, t, 0); /* its eager runs timed warm, each between replays */
+            trial_start(s, t, TRIAL_WARM); /* its eager runs timed warm, each between replays */
         else if (t->gain.gain_end != GS_GAIN_END_STEP)
             time_eagerly_again(s, t);
     }
@@ -328,9 +330,8 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     if (s->gain_w.last_open && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
         reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
         return;
-    /* Timed: a learned segment that a synchronize, an event or a host function
-    ** ended, long enough to be graphed (a shorter one is not worth the clock
-    ** read). */
+    /* Timed: a learned segment whose end timed_end() times, long enough to be
+    ** graphed (a shorter one is not worth the clock read). */
     s->gain_w.last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->seg.clean && s->seg.seg_start &&
                            timed_end(reason)
                        ? t
