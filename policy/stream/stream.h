@@ -80,9 +80,9 @@ extern GS_TLS CUstream gs__tls_last_handle;
 struct gs_stream *gs__stream_lookup(CUstream handle, CUcontext ctx);
 /* Where graphshim has no memory for a stream's state, or a default stream's
 ** context cannot be read, gs__stream_get gives this one, shared, whose ops
-** pass through: who meets it issues every
-** stream's held work first (bail no-memory), and a capture begun on it stops
-** holding for good (hold.c, boundary.c). */
+** pass through: who meets it issues every stream's held work first (bail
+** no-memory), and a capture begun on it stops holding for good (hold.c,
+** boundary.c). */
 extern struct gs_stream gs__nomem_stream;
 static inline struct gs_stream *gs__stream_get(CUstream handle)
 {

@@ -190,10 +190,11 @@ void gs__stream_ready(struct gs_stream *s)
     s->ready_w = 1;
     s->usable_w = 0;
     s->blocking_w = s->kind != GS_STREAM_LEGACY;
+    /* A default stream's state is keyed by its context (gs__stream_get gives
+    ** one whose context is not known the shared state of no memory); without
+    ** rule current by none, and the current context is read. */
     if (s->key)
         s->ctx_w = s->key;
-    else if (s->kind != GS_STREAM_CREATED && !GS_DROPPED(GS_RULE_CURRENT))
-        return; /* a default stream of a context not known: its ops pass through (gs__current_ctx) */
     else if (GS_REAL(cuCtxGetCurrent)(&s->ctx_w) != CUDA_SUCCESS || !s->ctx)
         return;
     if (s->kind == GS_STREAM_CREATED) {
