@@ -32,7 +32,7 @@ enum gs_prof_phase {
     GS_PROF_MISS_OTHER, /*  another op than the one expected next */
     GS_PROF_END,      /* gs__engine_op_end (not for resting launches) */
     GS_PROF_BOUNDARY, /* gs__engine_boundary before a guarded call (a synchronize's resolve) */
-    GS_PROF_SYNCED,   /* gs__gain_synced after a stream synchronize (the gain check) */
+    GS_PROF_SYNCED,   /* gs__gain_stream_synced after a stream synchronize (the gain check) */
     GS_PROF_GRAPH,    /* held ops sent out as one graph (gs__launch_graph), in any phase above */
     GS_PROF_GRAPH_SET, /*  of that, choosing a variant and setting its nodes */
     GS_PROF_ARGS_HASH, /*    of that, hashing the held ops' arguments (the variant's) */

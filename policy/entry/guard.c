@@ -17,10 +17,25 @@
 #include "../graph/graph_cache.h"
 #include "../rules/gain.h"
 #include "../stream/release.h"
+#include "../stream/stream.h"
 
 static int is_ctx_sync(const struct gs_call *c)
 {
     return c->id == GS_ID_cuCtxSynchronize || c->id == GS_ID_cuCtxSynchronize_v2;
+}
+
+/* A synchronize of one stream. */
+static int is_stream_sync(const struct gs_call *c)
+{
+    return c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz;
+}
+
+/* A stream query (that found the stream idle where it succeeded): a host that
+** polls sees its step end there, as at a synchronize's return (rule
+** gain-query). */
+static int is_idle_query(const struct gs_call *c)
+{
+    return (c->id == GS_ID_cuStreamQuery || c->id == GS_ID_cuStreamQuery_ptsz) && !GS_DROPPED(GS_RULE_GAIN_QUERY);
 }
 
 /* A context synchronize that must wait for the engine's captures. */
@@ -53,19 +68,50 @@ void gs__guard_before(const struct gs_call *c)
         gs__graph_sync_enter();
 }
 
+/* A stream synchronize, or a query that found the stream idle, returned. */
+static void stream_synced(CUstream stream)
+{
+    struct gs_stream *s;
+
+    if (gs__passthrough)
+        return;
+    s = gs__stream_get(stream);
+    gs__lock(&s->lock);
+    gs__gain_stream_synced(s, 1);
+    gs__unlock(&s->lock);
+}
+
+/* A context synchronize returned: every stream's segment that ended at it. */
+static void ctx_synced(void)
+{
+    CUcontext cur = NULL;
+
+    if (gs__passthrough)
+        return;
+    /* The context whose streams it waited for; where it cannot be told, none. */
+    if (GS_REAL(cuCtxGetCurrent)(&cur) != CUDA_SUCCESS)
+        cur = NULL;
+    pthread_mutex_lock(&gs__table_lock);
+    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
+        gs__lock(&s->lock);
+        gs__gain_stream_synced(s, cur && s->ctx == cur);
+        gs__unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&gs__table_lock);
+}
+
 void gs__guard_after(const struct gs_call *c, CUresult rc)
 {
     if (gates_captures(c))
         gs__graph_sync_leave();
     if (c->cls == GS_CAPTURE && rc != CUDA_SUCCESS)
         gs__engine_capture_refused(c);
-    if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && c->id >= 0 &&
-        (c->id == GS_ID_cuStreamSynchronize || c->id == GS_ID_cuStreamSynchronize_ptsz)) {
+    if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && (is_stream_sync(c) || is_idle_query(c))) {
         GS_PROF_START(t);
-        gs__gain_synced(c->stream);
+        stream_synced(c->stream);
         GS_PROF_STOP(GS_PROF_SYNCED, t);
     } else if (rc == CUDA_SUCCESS && is_ctx_sync(c)) {
-        gs__gain_ctx_synced();
+        ctx_synced();
     }
     if (gs__trace_on)
         gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));

@@ -1,7 +1,9 @@
 /*
 ** gain.c: the gain check.  A segment is timed from its first op to the
-** synchronize's return that ended it, or, ended by an event record or a host
-** function, to the stream's next op or a synchronize's return (rule gain-step).
+** synchronize's return that ended it (or the query's that found the stream
+** idle: rule gain-query), or, ended by an event record or a host function, to
+** the stream's next op or a synchronize's return (rule gain-step), or, a step
+** that runs into the next, to that step's first op (rule gain-next).
 ** Replays are judged in windows against the eager time; a window that finds
 ** them slow, or a graph's first, starts a paired trial, whose verdict keeps the
 ** graph or runs the sequence eagerly for good (no-gain).
@@ -128,6 +130,7 @@ static void trial_start(struct gs_stream *s, struct gs_node *t, enum trial_why w
         gs__debug("a %u-op sequence's %s: a trial runs it eagerly and replayed in turn, warm", t->depth,
                   why == TRIAL_WARM ? "first window passed" : "replays took longer than eagerly in 3 of 4");
     t->gain.gain_trial = 1;
+    t->gain.trial_slow = why == TRIAL_SLOW;
     t->gain.gain_verdict = GS_VERDICT_TRIAL;
     t->gain.gain_paid = 0;
     t->gain.gain_fresh = 0;
@@ -139,10 +142,13 @@ static void trial_start(struct gs_stream *s, struct gs_node *t, enum trial_why w
 ** before a slow one starts its next trial: a program whose pace keeps moving
 ** would otherwise run a third of its occurrences eagerly in trials.  Where too
 ** few pairs were timed (its eager runs were held, as a prefix of another stable
-** sequence, and issued at the synchronize: not timed), the check rests for the
-** sequence until an eager run is timed again. */
+** sequence or a step, and issued at the segment's end: not timed), the window
+** that found its replays slow stands (rule gain-unpaired); after another
+** window, the check rests for the sequence until an eager run is timed again. */
 static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
 {
+    if (v < 0 && t->gain.trial_slow && !GS_DROPPED(GS_RULE_GAIN_UNPAIRED))
+        v = 0;
     if (v == 0) {
         no_gain(s, t);
     } else if (v == 1) {
@@ -203,11 +209,14 @@ static void trial_eager(struct gs_stream *s, struct gs_node *t, uint64_t before_
 
 /* A replay of t, which was never timed eagerly: its eager runs were held (as a
 ** loop body, whose search found its repeated ops while it was learned, or as a
-** prefix of another stable sequence).  Once, it runs eagerly to be timed, the
-** search off; a run held as a prefix again stays untimed. */
+** prefix of another stable sequence).  It runs eagerly to be timed, the search
+** off, once and again at its 8th, 16th, 32nd, ... replay (rule gain-retime): a
+** run held as a prefix stays untimed, but the longer sequence may be gone. */
 static void never_timed(struct gs_stream *s, struct gs_node *t)
 {
-    if (t->gain.gain_asked)
+    uint64_t n = t->runs.replays;
+
+    if (t->gain.gain_asked && (GS_DROPPED(GS_RULE_GAIN_RETIME) || n < 8 || (n & (n - 1))))
         return;
     gs__debug("a %u-op sequence was never timed eagerly: it runs eagerly once, to be timed", t->depth);
     t->gain.gain_asked = 1;
@@ -314,6 +323,15 @@ static int timed_end(int reason)
             (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN));
 }
 
+/* Is a segment of no op that reason ended a poll of the stream (a query, or a
+** synchronize after one) after a timed segment that a query ended?  Its time
+** runs on to the query that finds the stream idle, or the synchronize's return
+** (rule gain-query). */
+static int polled(const struct gs_stream *s, int reason)
+{
+    return reason == GS_BAIL_BOUNDARY + GS_SYNC && s->gain_w.last_term && !GS_DROPPED(GS_RULE_GAIN_QUERY);
+}
+
 void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, int replayed)
 {
     GS_ASSERT_LOCKED(s);
@@ -327,7 +345,7 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     ** recorded, a synchronize after the record) leaves the step before it to be
     ** timed at the next op; a pause, or a capture of the program's own, does
     ** not: the step's time would be the pause's. */
-    if (s->gain_w.last_open && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
+    if ((s->gain_w.last_open || polled(s, reason)) && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
         reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
         return;
     /* Timed: a learned segment whose end timed_end() times, long enough to be
@@ -359,42 +377,10 @@ void gs__gain_forget(struct gs_stream *s)
     s->gain_w.last_open = 0;
 }
 
-/* A synchronize that waited for s (waited) returned: the gain check, and the
-** chunk length's (rule drain, chunk.c).  Called locked. */
-static void synced(struct gs_stream *s, int waited)
+void gs__gain_stream_synced(struct gs_stream *s, int waited)
 {
     GS_ASSERT_LOCKED(s);
     gs__chunks_synced(s, waited);
     if (gs__cfg.gain_check)
         segment_timed(s, gs__now_ns());
-}
-
-void gs__gain_synced(CUstream stream)
-{
-    struct gs_stream *s;
-
-    if (gs__passthrough)
-        return;
-    s = gs__stream_get(stream);
-    gs__lock(&s->lock);
-    synced(s, 1);
-    gs__unlock(&s->lock);
-}
-
-void gs__gain_ctx_synced(void)
-{
-    CUcontext cur = NULL;
-
-    if (gs__passthrough)
-        return;
-    /* The context whose streams it waited for; where it cannot be told, none. */
-    if (GS_REAL(cuCtxGetCurrent)(&cur) != CUDA_SUCCESS)
-        cur = NULL;
-    pthread_mutex_lock(&gs__table_lock);
-    for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
-        gs__lock(&s->lock);
-        synced(s, cur && s->ctx == cur);
-        gs__unlock(&s->lock);
-    }
-    pthread_mutex_unlock(&gs__table_lock);
 }

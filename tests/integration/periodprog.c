@@ -22,6 +22,12 @@
 **   step36-events step36x100, each step ended as a JAX step is: an event record,
 **                a second stream waits for it and runs a host function there
 **   step36-query step36x100, each step followed by a query of an event long done
+**   step36-poll  step36x100, the host polling the stream with cuStreamQuery
+**                after each step until it is idle
+**   step2x10     a 2-op step (the first op takes the step count), 10 steps a
+**                synchronize: segments of 8 ops end at the next step, and the
+**                4 ops before the synchronize, a prefix of those 8, are a
+**                sequence of their own
 **   phases       step36x100 three times, then 50 ops of 50 shapes a synchronize:
 **                the loop ends, and so do its steps
 **   phases-unload  phases, with a module loaded and unloaded before the 50 ops:
@@ -138,6 +144,19 @@ static void scenario(const char *name, int it)
             step36(0);
             if (cuEventQuery(ev_done) != CUDA_SUCCESS)
                 exit(3); /* recorded before the loop: done long ago */
+        }
+    else if (strcmp(name, "step36-poll") == 0)
+        for (int r = 0; r < 100; r++) {
+            step36(0);
+            CUresult rc;
+            while ((rc = cuStreamQuery(st)) == CUDA_ERROR_NOT_READY)
+                ;
+            CHECK(rc);
+        }
+    else if (strcmp(name, "step2x10") == 0)
+        for (int r = 0; r < 10; r++) {
+            launch(0, 1, buf[0], ++nstep);
+            launch(1, 1, buf[1], 7);
         }
     else if (strcmp(name, "phases") == 0 && it < 3)
         steps36(it, 100, 0, 0);

@@ -105,6 +105,56 @@ Test(period, a_step_whose_replays_lose_runs_eagerly, .timeout = 60)
     free(report);
 }
 
+/* step36-query's steps, but the host polls the stream with cuStreamQuery
+** after each until it is idle: a query that finds the stream idle ends the
+** step's time as a synchronize's return does (rule gain-query), and the graph
+** that loses runs eagerly after a trial; without the rule no segment a query
+** ends is timed, and the graph is replayed at every step. */
+Test(period, a_step_that_a_polled_query_ends_is_judged, .timeout = 60)
+{
+    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
+                         "FAKECUDA_GRAPH_LAUNCH_US=100", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
+    char *report = report_of("step36-poll", "6", env);
+
+    cr_assert_eq(total(strstr(report, "\"bails\""), "no-gain"), 1, "%s", report);
+    cr_assert_lt(seq(report, 36, "replays"), 50, "%s", report);
+    free(report);
+
+    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-query";
+    report = report_of("step36-poll", "6", env);
+    cr_assert_geq(seq(report, 36, "replays"), 5 * 95, "%s", report);
+    free(report);
+}
+
+/* 2-op steps, 10 a synchronize, a graph launch costing 20 ms: the 8-op
+** segments that the next step ends lose; their trial times no pair (each eager
+** run is held as a step and issued at its end), and the window that found them
+** slow stands (rule gain-unpaired).  The 4 ops before each synchronize, a
+** prefix of those 8, were held so when asked to run eagerly: they are asked
+** again at their 8th, 16th, ... replay (rule gain-retime), timed once the 8-op
+** graph is gone, and dropped too.  Without either rule, a graph is kept for
+** good. */
+Test(period, graphs_whose_eager_runs_are_held_are_judged_still, .timeout = 60)
+{
+    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
+                         "FAKECUDA_GRAPH_LAUNCH_US=20000", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
+    char *report = report_of("step2x10", "100", env);
+
+    cr_assert_lt(seq(report, 8, "replays"), 20, "%s", report);
+    cr_assert_lt(seq(report, 4, "replays"), 40, "%s", report);
+    free(report);
+
+    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-unpaired";
+    report = report_of("step2x10", "100", env);
+    cr_assert_gt(seq(report, 8, "replays"), 150, "%s", report);
+    free(report);
+
+    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-retime";
+    report = report_of("step2x10", "100", env);
+    cr_assert_gt(seq(report, 4, "replays"), 80, "%s", report);
+    free(report);
+}
+
 /* 10 steps a synchronize: each step one graph from the second segment on (but
 ** the warm-up's two), not the 360-op sequence in early chunks. */
 Test(period, a_step_repeated_10_times_a_synchronize_is_replayed_as_one_graph_a_step, .timeout = 60)
