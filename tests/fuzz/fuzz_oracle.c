@@ -181,6 +181,10 @@ const struct loop_setting loop_settings[] = {
     ** (fuzz_period.c): the output and the accounts judge, no claim of time. */
     {"periods", LOOP_PERIODS, {"FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"periods-busy", LOOP_PERIODS, {"FAKECUDA_KERNEL_US=20", "FAKECUDA_LAUNCH_US=3", "FAKECUDA_GRAPH_LAUNCH_US=2", NULL}},
+    /* The same steps where every graph loses (a graph launch 20 ms, a launch
+    ** 1 us): whatever ends a step, its graph is dropped (periods_lose). */
+    {"periods-lose", LOOP_PERIODS_LOSE,
+     {"FAKECUDA_GRAPH_LAUNCH_US=20000", "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
     /* fuzz_xs.c: groups across streams, in the fake's order of the driver's rules */
     {"xs", LOOP_XS, {"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", NULL}},
     {"xs-seeded", LOOP_XS, {"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", "FAKECUDA_ORDER_SEED=7", "FAKECUDA_PENDING=2", NULL}},
@@ -206,24 +210,23 @@ long loop_graph_launch_us(const char *out)
 }
 
 /* How many replays the gain check allows the loop's graph in loop-even, where
-** each is slower, but by less than 10 %: 0 where it need not drop the graph.
-** A sequence shorter than GRAPHSHIM_MIN_OPS (8 there) that a synchronize ends
-** is graphed on trial, judged strictly (slow where it took longer at all) from
-** its first replay: LOOP_MAX_REPLAYS.  One whose replays save no driver call
-** (rule gain-calls: its graph launches and node sets are 90 % of its ops or
-** more; a launch's node is set where its arguments change, the memset's
-** always) is judged strictly once its node sets add up so, from about its
-** tenth replay (its first, which captured it, set none): its first window of
-** 8 may pass, and then it is timed eagerly again, a window of 8 finds it slow
-** and a trial of 8 drops it: 1 + 8 + 8 + 8 = LOOP_MAX_REPLAYS_LATE.  Any other
-** is judged within 10 %. */
-static long loop_even_replays(const char *out, long n, long depth)
+** each is slower, but by less than 10 %.  A sequence shorter than
+** GRAPHSHIM_MIN_OPS (8 there) that a synchronize ends is graphed on trial,
+** judged strictly (slow where it took longer at all) from its first replay:
+** LOOP_MAX_REPLAYS.  One whose replays save no driver call (rule gain-calls:
+** its graph launches and node sets are 90 % of its ops or more; a launch's node
+** is set where its arguments change, the memset's always) is judged strictly
+** once its node sets add up so, from about its tenth replay (its first, which
+** captured it, set none): its first window of 8 may pass, and then it is timed
+** eagerly again, a window of 8 finds it slow and a trial of 8 drops it: 1 + 8 +
+** 8 + 8 = LOOP_MAX_REPLAYS_LATE.  Any other is judged within 10 %, which its
+** windows pass, but each replay took longer than its eager time: a window
+** longer in 3 of 4 starts a trial, which drops it (rule gain-strict), within
+** as many. */
+static long loop_even_replays(const char *out, long depth)
 {
-    long sets = (strstr(out, " args vary") ? n : 0) + (strstr(out, " memset ") != NULL);
     int sync_ended = strstr(out, " boundary sync ") || strstr(out, " boundary ctx-sync ");
-    if (depth < 8 && sync_ended)
-        return LOOP_MAX_REPLAYS;
-    return (1 + sets) * 10 >= 9 * depth ? LOOP_MAX_REPLAYS_LATE : 0;
+    return depth < 8 && sync_ended ? LOOP_MAX_REPLAYS : LOOP_MAX_REPLAYS_LATE;
 }
 
 /* The checks of every loop setting: a long sequence that a synchronize ends is
@@ -410,11 +413,10 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
                                   "its %lld graphs, each late by its %ld ops' host work, allow (%lld ns)",
                         t, plain, LOOP_MAX_REPLAYS, graphs, ops, bound);
     } else if (ls->kind == LOOP_EVEN) {
-        /* a graph launch costs 8 % more than the launches it replaces; no
-        ** claim where the 10 % the gain check allows a graph holds */
-        long allowed = loop_even_replays(out, n, ops);
+        /* a graph launch costs 8 % more than the launches it replaces */
+        long allowed = loop_even_replays(out, ops);
         long long bound = (long long)allowed * graphs * n * 10000 + own * 100 + 20000;
-        if (allowed && t - plain > bound)
+        if (t - plain > bound)
             return fail(why, len, "%lld ns with graphshim, %lld without: a graph 8 %% slower than the %ld launches it "
                                   "replaces, judged strictly, is dropped after %ld replays of each of its %lld graphs "
                                   "(%lld ns)", t, plain, n, allowed, graphs, bound);
@@ -430,7 +432,32 @@ int oracle_loop_time(const struct loop_setting *ls, const char *out, const char 
 
 const char *loop_program(int kind)
 {
-    return kind == LOOP_XS ? "xs" : kind == LOOP_PERIODS ? "periods" : kind >= LOOP_STEPS ? "steps" : "loop";
+    return kind == LOOP_XS                                    ? "xs"
+           : kind == LOOP_PERIODS || kind == LOOP_PERIODS_LOSE ? "periods"
+           : kind >= LOOP_STEPS                                ? "steps"
+                                                               : "loop";
+}
+
+/* periods-lose: every graph launch costs 20 ms, the ops it replaces 1.1 us
+** each.  Whatever ends a step (the next step, a record, a host function, a
+** query, an event's synchronize), its replays are timed and judged: each graph
+** is dropped within LOOP_MAX_REPLAYS_LATE replays (a first window, the eager
+** time again or a trial's pairs, a trial), and the program is slower by no more
+** than those replays' cost. */
+static int periods_lose(const char *out, const char *base, const char *shim, char *why, size_t len)
+{
+    long long plain = stat_of(base, "clock_ns"), t = stat_of(shim, "clock_ns");
+    long long graphs = stat_of(shim, "execs_made") - stat_of(base, "execs_made");
+    long long bound = (long long)LOOP_MAX_REPLAYS_LATE * graphs * 20000000 + 10000000;
+    const char *end = strstr(out, " end ");
+
+    if (plain < 0 || t < 0 || !end)
+        return fail(why, len, "no clock or no step shape");
+    if (t - plain > bound)
+        return fail(why, len, "%lld ns with graphshim, %lld without, steps ended by %.*s: more than %d replays of each "
+                              "of its %lld graphs (20 ms each) allow (%lld ns)", t, plain,
+                    (int)strcspn(end + 5, " "), end + 5, LOOP_MAX_REPLAYS_LATE, graphs, bound);
+    return 0;
 }
 
 int oracle_steps(const struct loop_setting *ls, const char *out, const char *err, const char *report,
@@ -442,6 +469,8 @@ int oracle_steps(const struct loop_setting *ls, const char *out, const char *err
     if (ls->kind == LOOP_XS && failed)
         return fail(why, len, "%lld of graphshim's captures failed with no fault injected: a capture of a group's "
                               "streams is joined and holds only what the driver takes", failed);
+    if (ls->kind == LOOP_PERIODS_LOSE)
+        return periods_lose(out, base, shim, why, len);
     if (ls->kind == LOOP_PERIODS || ls->kind == LOOP_XS)
         return 0; /* the output and the accounts alone */
     long p = loop_shape(out, "step"), unit = loop_shape(out, "unit"), r = loop_shape(out, "repeats");

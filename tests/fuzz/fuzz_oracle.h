@@ -52,7 +52,7 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
 ** And in every setting: a long sequence is captured only after an eager run
 ** of it was timed; where no segment bailed, the sequences' graph launches are
 ** the driver's. */
-enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_PAUSE, LOOP_STALL, LOOP_REST, LOOP_CHUNKS, LOOP_SLOW, LOOP_LEGACY, LOOP_UNLISTED, LOOP_COLLECTIVE, LOOP_NAMELESS, LOOP_DESTROY, LOOP_OOM, LOOP_DRAIN, LOOP_LIMIT, LOOP_STEPS, LOOP_STEPS_POLL, LOOP_PERIODS, LOOP_XS };
+enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_PAUSE, LOOP_STALL, LOOP_REST, LOOP_CHUNKS, LOOP_SLOW, LOOP_LEGACY, LOOP_UNLISTED, LOOP_COLLECTIVE, LOOP_NAMELESS, LOOP_DESTROY, LOOP_OOM, LOOP_DRAIN, LOOP_LIMIT, LOOP_STEPS, LOOP_STEPS_POLL, LOOP_PERIODS, LOOP_PERIODS_LOSE, LOOP_XS };
 /* The program a loop setting runs: fuzzprog loop, steps or periods SEED. */
 const char *loop_program(int kind);
 /* The eager runs of the trial after the first window of a step that an event
