@@ -66,7 +66,7 @@ struct gs_node_gain {
                              ** GS_GAIN_END_STEP the next step (rules/step.c); 0: else */
     uint8_t gain_paid : 1;   /* the gain check's last verdict: its replays were not slower than eager */
     uint8_t gain_asked : 1;  /* replayed before any eager run was timed, it was run eagerly once to be */
-    uint8_t trial_slow : 1;  /* its trial began where a window found its replays slow */
+    uint8_t trial_slow : 1;  /* its trial began where a window found its replays slow, twice eager on average */
     uint8_t replay_slow;     /* of replay_n timed replays, those slower than eager_ns;
                              ** in a trial, of replay_n pairs (a window or a trial: at most 8) */
     uint8_t replay_slower;   /* of a window's, those longer than eager_ns at all (rule gain-strict) */

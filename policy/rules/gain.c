@@ -130,7 +130,7 @@ static void trial_start(struct gs_stream *s, struct gs_node *t, enum trial_why w
         gs__debug("a %u-op sequence's %s: a trial runs it eagerly and replayed in turn, warm", t->depth,
                   why == TRIAL_WARM ? "first window passed" : "replays took longer than eagerly in 3 of 4");
     t->gain.gain_trial = 1;
-    t->gain.trial_slow = why == TRIAL_SLOW;
+    t->gain.trial_slow = why == TRIAL_SLOW && t->gain.timed_sum_ns > 2 * t->gain.timed_replays * t->gain.eager_ns;
     t->gain.gain_verdict = GS_VERDICT_TRIAL;
     t->gain.gain_paid = 0;
     t->gain.gain_fresh = 0;
@@ -142,9 +142,10 @@ static void trial_start(struct gs_stream *s, struct gs_node *t, enum trial_why w
 ** before a slow one starts its next trial: a program whose pace keeps moving
 ** would otherwise run a third of its occurrences eagerly in trials.  Where too
 ** few pairs were timed (its eager runs were held, as a prefix of another stable
-** sequence or a step, and issued at the segment's end: not timed), the window
-** that found its replays slow stands (rule gain-unpaired); after another
-** window, the check rests for the sequence until an eager run is timed again. */
+** sequence or a step, and issued at the segment's end: not timed), a graph
+** whose replays took twice its eager time or more on average is dropped (rule
+** gain-unpaired: a host's drift moves its pace by less); after another window,
+** the check rests for the sequence until an eager run is timed again. */
 static void trial_end(struct gs_stream *s, struct gs_node *t, int v)
 {
     if (v < 0 && t->gain.trial_slow && !GS_DROPPED(GS_RULE_GAIN_UNPAIRED))

@@ -1228,12 +1228,14 @@ Test(engine, a_trial_whose_eager_runs_are_held_ends_and_is_not_run_again)
     ** old eager time, starts a trial; an eager run of the 3-op one is held as
     ** the 4-op one's prefix and issued at the synchronize (a mismatch), untimed,
     ** and the 4-op one's may be held too.  Two untimed eager runs end a trial:
-    ** the graph is kept and timed no more.  3 mismatches and 70 replays of 76
-    ** in 80 iterations; a trial that ran 16 replays and started again against
-    ** the same old eager time gave 16 mismatches and 50 replays. */
+    ** the graph is kept (its replays were not twice as long: rule
+    ** gain-unpaired) and asked to run eagerly only at its 32nd and 64th replay
+    ** (rule gain-retime).  5 mismatches and 64 replays of 76 in 80 iterations;
+    ** a trial that ran 16 replays and started again against the same old eager
+    ** time gave 16 mismatches and 50 replays. */
     long n = replays_with("drift-prefix", (const char *[]){"GRAPHSHIM_GAIN_CHECK=1", NULL}, "80", &report);
     cr_assert_null(strstr(report, "no-gain"), "%s", report);
-    cr_assert_leq(total(report, "mismatch"), 4, "%s", report);
+    cr_assert_leq(total(report, "mismatch"), 6, "%s", report);
     cr_assert_geq(n, 64, "%s", report);
     free(report);
 }
