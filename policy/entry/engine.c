@@ -70,7 +70,10 @@ void gs__engine_fork(int phase)
 
 const char *gs__engine_kernel_name(CUfunction f)
 {
-    const char *name = gs__kernel_name_seen(f);
+    /* With the engine on, the layout's query tells the handle's kind (once a
+    ** kernel): a launch that passed unheld (an attribute no key holds) has no
+    ** layout yet, and a guess would be refused for a library's CUkernel. */
+    const char *name = gs__passthrough ? gs__kernel_name_seen(f) : gs__kernel_name(f);
 
     return *name ? name : "?";
 }

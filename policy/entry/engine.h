@@ -68,7 +68,8 @@ int gs__engine_event_used(CUevent e, int gone);
 
 /* A kernel's name, for the trace ("?" where the driver gives none), asked of
 ** the kind of handle its layout was had by (a CUkernel passed as a CUfunction
-** is named by cuKernelGetName, without a refused cuFuncGetName first). */
+** is named by cuKernelGetName, without a refused cuFuncGetName first); the
+** layout is asked for where the engine is on, never where it is off. */
 const char *gs__engine_kernel_name(CUfunction f);
 
 /* A call that is not an op: resolves the held work it could observe. */
