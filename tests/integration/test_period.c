@@ -83,53 +83,50 @@ Test(period, a_step_repeated_100_times_a_synchronize_is_replayed_as_one_graph_a_
     free(report);
 }
 
-/* The same steps where a graph launch costs the host 100 us and a launch 1 us
-** (the fake's virtual clock, graphshim's too): each step's replay takes the
-** loop longer than its eager run.  Timed to the next step's first op (rule
-** gain-next), the step's graph is tried after its first replays and runs
-** eagerly for good; without the rule only the last step before each
-** synchronize is timed, and the graph is replayed at every step. */
-Test(period, a_step_whose_replays_lose_runs_eagerly, .timeout = 60)
+/* scenario's 36-op steps, 100 a synchronize, 6 times, where a graph launch
+** costs the host 100 us and a launch 1 us (the fake's virtual clock,
+** graphshim's too): each step's replay takes the loop longer than its eager
+** run.  With rule, the step's graph is tried after its first replays and runs
+** eagerly for good; without it, the graph is replayed at every step. */
+static void step_loses_and_runs_eagerly(const char *scenario, const char *rule)
 {
+    char drop[64];
     const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
                          "FAKECUDA_GRAPH_LAUNCH_US=100", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
-    char *report = report_of("step36x100", "6", env);
+    char *report = report_of(scenario, "6", env);
 
     cr_assert_eq(total(strstr(report, "\"bails\""), "no-gain"), 1, "%s", report);
     cr_assert_lt(seq(report, 36, "replays"), 50, "%s", report);
     free(report);
 
-    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-next";
-    report = report_of("step36x100", "6", env);
-    cr_assert_geq(seq(report, 36, "replays"), 5 * 95, "%s", report);
+    snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
+    env[5] = drop;
+    report = report_of(scenario, "6", env);
+    cr_assert_geq(seq(report, 36, "replays"), 5 * 95, "without %s: %s", rule, report);
     free(report);
 }
 
-/* step36-query's steps, but the host polls the stream with cuStreamQuery
-** after each until it is idle: a query that finds the stream idle ends the
-** step's time as a synchronize's return does (rule gain-query), and the graph
-** that loses runs eagerly after a trial; without the rule no segment a query
-** ends is timed, and the graph is replayed at every step. */
+/* Each step timed to the next step's first op (rule gain-next); without the
+** rule only the last step before each synchronize is timed. */
+Test(period, a_step_whose_replays_lose_runs_eagerly, .timeout = 60)
+{
+    step_loses_and_runs_eagerly("step36x100", "gain-next");
+}
+
+/* The host polls the stream with cuStreamQuery after each step until it is
+** idle: the query that finds it idle ends the step's time as a synchronize's
+** return does (rule gain-query); without the rule no segment a query ends is
+** timed. */
 Test(period, a_step_that_a_polled_query_ends_is_judged, .timeout = 60)
 {
-    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
-                         "FAKECUDA_GRAPH_LAUNCH_US=100", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
-    char *report = report_of("step36-poll", "6", env);
-
-    cr_assert_eq(total(strstr(report, "\"bails\""), "no-gain"), 1, "%s", report);
-    cr_assert_lt(seq(report, 36, "replays"), 50, "%s", report);
-    free(report);
-
-    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-query";
-    report = report_of("step36-poll", "6", env);
-    cr_assert_geq(seq(report, 36, "replays"), 5 * 95, "%s", report);
-    free(report);
+    step_loses_and_runs_eagerly("step36-poll", "gain-query");
 }
 
 /* 2-op steps, 10 a synchronize, a graph launch costing 20 ms: the 8-op
 ** segments that the next step ends lose; their trial times no pair (each eager
-** run is held as a step and issued at its end), and the window that found them
-** slow stands (rule gain-unpaired).  The 4 ops before each synchronize, a
+** run is held as a step and issued at its end), and their replays took twice
+** the eager time or more: the window that found them slow stands (rule
+** gain-unpaired).  The 4 ops before each synchronize, a
 ** prefix of those 8, were held so when asked to run eagerly: they are asked
 ** again at their 8th, 16th, ... replay (rule gain-retime), timed once the 8-op
 ** graph is gone, and dropped too.  Without either rule, a graph is kept for
