@@ -63,12 +63,14 @@
 **   limit  the middle launch asks 64 KiB of dynamic shared memory, its kernel's
 **          limit raised to 64 KiB before the loop, lowered to 32 KiB before the
 **          4th iteration from the end (from then the launch fails) and raised
-**          again before the 2nd from the end. */
+**          again before the 2nd from the end;
+**   drift  the host takes 20 us before each op, 6 % more each iteration: a
+**          program that slows down as it runs. */
 enum { M_NONE, M_PAUSE, M_STALL, M_SLOW, M_CHUNKS, M_NEW, M_LEGACY, M_UNLISTED, M_COLLECTIVE, M_DESTROY, M_OOM,
-       M_DRAIN, M_LIMIT, M_COUNT };
+       M_DRAIN, M_LIMIT, M_DRIFT, M_COUNT };
 static const char *const mode_name[M_COUNT] = {"none",   "pause",    "stall",      "slow",    "chunks", "new",
                                                "legacy", "unlisted", "collective", "destroy", "oom",    "drain",
-                                               "limit"};
+                                               "limit",  "drift"};
 
 /* The host's time before the op at depth d (from 0) of iteration it. */
 static unsigned long long host_time(int mode, unsigned long long host_ns, int it, int d)
@@ -77,6 +79,12 @@ static unsigned long long host_time(int mode, unsigned long long host_ns, int it
         return d >= 16 ? 0 : it % 2 ? 500 : 2000;
     if (mode == M_DRAIN)
         return d < 24 ? 2000 : it % 2 ? 10000 : 0;
+    if (mode == M_DRIFT) {
+        unsigned long long ns = 20000;
+        for (int i = 0; i < it; i++)
+            ns = ns * 106 / 100;
+        return ns;
+    }
     return mode == M_SLOW ? 2000 : host_ns;
 }
 

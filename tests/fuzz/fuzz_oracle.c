@@ -168,6 +168,11 @@ const struct loop_setting loop_settings[] = {
     /* a launch over its lowered shared memory limit: no claim but the output
     ** (the launch fails at its call, as without graphshim) */
     {"loop-limit", LOOP_LIMIT, {"FUZZ_LOOP_MODE=limit", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
+    /* A host that slows down 6 % an iteration, a graph a tenth faster than the
+    ** launches it replaces (loop_graph_launch_us): windows judged against an
+    ** older eager time find it slow, the trials' pairs keep it. */
+    {"loop-drift", LOOP_DRIFT,
+     {"FUZZ_LOOP_MODE=drift", "FAKECUDA_LAUNCH_US=10", "GRAPHSHIM_CHUNK_OPS=0", "GRAPHSHIM_MAX_DEFER_US=100000000", NULL}},
     {"loop-destroy", LOOP_DESTROY, {"FUZZ_LOOP_MODE=destroy", "FAKECUDA_LAUNCH_US=50", "FAKECUDA_GRAPH_LAUNCH_US=1", NULL}},
     {"loop-oom", LOOP_OOM,
      {"FUZZ_LOOP_MODE=oom", "FAKECUDA_MEM_MB=3", "FAKECUDA_EXEC_KB=512", "FAKECUDA_PENDING=2", "FAKECUDA_LAUNCH_US=50",
@@ -203,10 +208,14 @@ static long loop_shape(const char *out, const char *word)
     return p ? strtol(p + strlen(pat), NULL, 10) : -1;
 }
 
-long loop_graph_launch_us(const char *out)
+long loop_graph_launch_us(int kind, const char *out)
 {
     long n = loop_shape(out, "ops");
-    return n > 0 ? (n * 100 * 108 + 99) / 100 : 0;
+    if (n <= 0)
+        return 0;
+    if (kind == LOOP_DRIFT) /* 9 us a kernel launch of 10 us replaced (a memset or a copy costs a call) */
+        return 9 * n;
+    return kind == LOOP_EVEN ? (n * 100 * 108 + 99) / 100 : 0;
 }
 
 /* How many replays the gain check allows the loop's graph in loop-even, where
@@ -345,6 +354,12 @@ static int loop_rules(const struct loop_setting *ls, const char *out, const char
             return fail(why, len, "%lld replays in %ld iterations: the collective (never held) ends the segment before "
                                   "it, and the work on each side of it is replayed, %ld graphs an iteration but in its "
                                   "first 4 and a trial's eager runs", replays, iters, segs);
+        return 0;
+    case LOOP_DRIFT:
+        if (bails && find(bails, strchr(bails, '}'), "\"no-gain\""))
+            return fail(why, len, "a no-gain bail: the host slows down 6 %% an iteration and each replay is faster "
+                                  "than the launches it replaces, so a trial's replay is faster than the mean of the "
+                                  "eager runs around it, and the trial keeps the graph (rule gain-pairs)");
         return 0;
     case LOOP_LEGACY:
     case LOOP_UNLISTED:

@@ -52,7 +52,7 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
 ** And in every setting: a long sequence is captured only after an eager run
 ** of it was timed; where no segment bailed, the sequences' graph launches are
 ** the driver's. */
-enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_PAUSE, LOOP_STALL, LOOP_REST, LOOP_CHUNKS, LOOP_SLOW, LOOP_LEGACY, LOOP_UNLISTED, LOOP_COLLECTIVE, LOOP_NAMELESS, LOOP_DESTROY, LOOP_OOM, LOOP_DRAIN, LOOP_LIMIT, LOOP_STEPS, LOOP_STEPS_POLL, LOOP_PERIODS, LOOP_PERIODS_LOSE, LOOP_XS };
+enum { LOOP_LOSE, LOOP_BUSY, LOOP_WIN, LOOP_EVEN, LOOP_PAUSE, LOOP_STALL, LOOP_REST, LOOP_CHUNKS, LOOP_SLOW, LOOP_LEGACY, LOOP_UNLISTED, LOOP_COLLECTIVE, LOOP_NAMELESS, LOOP_DESTROY, LOOP_OOM, LOOP_DRAIN, LOOP_LIMIT, LOOP_DRIFT, LOOP_STEPS, LOOP_STEPS_POLL, LOOP_PERIODS, LOOP_PERIODS_LOSE, LOOP_XS };
 /* The program a loop setting runs: fuzzprog loop, steps or periods SEED. */
 const char *loop_program(int kind);
 /* The eager runs of the trial after the first window of a step that an event
@@ -68,8 +68,9 @@ struct loop_setting {
 };
 extern const struct loop_setting loop_settings[];
 extern const int nloop_settings;
-/* LOOP_EVEN's FAKECUDA_GRAPH_LAUNCH_US for the loop program that printed out. */
-long loop_graph_launch_us(const char *out);
+/* The FAKECUDA_GRAPH_LAUNCH_US of LOOP_EVEN and LOOP_DRIFT (kind) for the loop
+** program that printed out; 0 for another kind. */
+long loop_graph_launch_us(int kind, const char *out);
 
 /* Does the loop program's time with graphshim (the fake's clock_ns of shim)
 ** break ls's claim against its time without (base)?  out: the program's

@@ -456,9 +456,9 @@ static int loop_run(long seed, const struct loop_setting *ls)
     env[n] = NULL;
     run_prog(&base, 0, env, argv, g_timeout);
     char glaunch[64];
-    if (ls->kind == LOOP_EVEN) {
+    if (loop_graph_launch_us(ls->kind, base.out)) {
         /* the plain run launches no graph: its time is the same without this */
-        snprintf(glaunch, sizeof glaunch, "FAKECUDA_GRAPH_LAUNCH_US=%ld", loop_graph_launch_us(base.out));
+        snprintf(glaunch, sizeof glaunch, "FAKECUDA_GRAPH_LAUNCH_US=%ld", loop_graph_launch_us(ls->kind, base.out));
         env[n++] = glaunch;
     }
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
