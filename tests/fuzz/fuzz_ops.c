@@ -603,9 +603,16 @@ static void run_op(struct thr *t, const struct op *o, int variation)
         RC(cuMemFree_v2(p));
         break;
     }
-    case OP_BAD:
-        launch(t, o, (uint64_t)t->it, 0, bad_kind(t));
+    case OP_BAD: {
+        /* a launch that fails: it owns nothing, so one that ran would race with
+        ** the kernel's launches on other streams (its global); a kernel without
+        ** parameters takes a malformed extra list (14), so it gets a grid of no
+        ** width instead (fuzz seed 82: other bytes under graphshim, which
+        ** ordered the two differently, as a GPU may) */
+        int bad = bad_kind(t);
+        launch(t, o, (uint64_t)t->it, 0, bad == 14 && !t->kd[o->ks]->n ? 15 : bad);
         break;
+    }
     case OP_PINREALLOC:
         run_pin_realloc(t, o, a, s);
         break;

@@ -139,7 +139,7 @@ int oracle_accounts(const char *report, const char *base, const char *shim, char
 /* The loop programs' settings (fuzz_oracle.h), with each one's claim. */
 const struct loop_setting loop_settings[] = {
     {"loop-lose", LOOP_LOSE,
-     {"FAKECUDA_GRAPH_LAUNCH_US=20000", "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
+     {"FAKECUDA_GRAPH_LAUNCH_US=20000", "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", "FUZZ_PERIOD_SHORT=1", NULL}},
     {"loop-busy", LOOP_BUSY,
      {"FAKECUDA_KERNEL_US=200", "FAKECUDA_LAUNCH_US=1", "FUZZ_LOOP_HOST_NS=10000", "GRAPHSHIM_CHUNK_OPS=0",
       "GRAPHSHIM_MAX_DEFER_US=100000000", NULL}},
@@ -189,7 +189,7 @@ const struct loop_setting loop_settings[] = {
     /* The same steps where every graph loses (a graph launch 20 ms, a launch
     ** 1 us): whatever ends a step, its graph is dropped (periods_lose). */
     {"periods-lose", LOOP_PERIODS_LOSE,
-     {"FAKECUDA_GRAPH_LAUNCH_US=20000", "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", NULL}},
+     {"FAKECUDA_GRAPH_LAUNCH_US=20000", "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", "FUZZ_PERIOD_SHORT=1", NULL}},
     /* fuzz_xs.c: groups across streams, in the fake's order of the driver's rules */
     {"xs", LOOP_XS, {"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", NULL}},
     {"xs-seeded", LOOP_XS, {"GRAPHSHIM_XSTREAM=1", "FAKECUDA_ORDER=deps", "FAKECUDA_ORDER_SEED=7", "FAKECUDA_PENDING=2", NULL}},

@@ -21,7 +21,10 @@
 ** prints a digest of it and the host functions' count: ops that went missing,
 ** ran twice or out of order change the digest.  The runner compares it with
 ** the run without graphshim, and the report's accounts with the fake driver's
-** counts (fuzz_oracle.c); no claim of time.
+** counts (fuzz_oracle.c); no claim of time but under periods-lose.
+** FUZZ_PERIOD_SHORT (periods-lose): half the programs are steps of 1 to 4 ops
+** ended by nothing, 10 a synchronize, where a step's segments and the prefix
+** before each synchronize hold each other's eager runs.
 */
 #include "fuzzprog.h"
 
@@ -117,6 +120,8 @@ int fuzz_periods_main(int argc, char **argv)
     P.p = chance(&x, 60) ? 1 + (int)rnd(&x, 40) : 41 + (int)rnd(&x, PERIOD_MAX_OPS - 40);
     P.end = (int)rnd(&x, NENDS);
     P.every = everies[rnd(&x, 3)];
+    if (getenv("FUZZ_PERIOD_SHORT") && chance(&x, 50)) /* steps of 1 to 4 ops, ended by nothing, 10 a synchronize */
+        P.p = 1 + (int)rnd(&x, 4), P.end = END_NONE, P.every = 10;
     P.steps = (2000 + (long)rnd(&x, 6000)) / P.p + 8;
     P.nk = P.p > 520 && chance(&x, 50) ? P.p : PERIOD_KERNELS;
     if (period_setup(&P))
