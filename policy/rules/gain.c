@@ -324,6 +324,13 @@ static int timed_end(int reason)
             (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN));
 }
 
+/* Is t a sequence shorter than GRAPHSHIM_MIN_OPS that is graphed (stable, or
+** run eagerly once to be timed)? */
+static int graphed_short(const struct gs_node *t)
+{
+    return (t->stable || t->eager_once) && !GS_DROPPED(GS_RULE_GAIN_SHORT_END);
+}
+
 /* Is a segment of no op that reason ended a poll of the stream (a query, or a
 ** synchronize after one) after a timed segment that a query ended?  Its time
 ** runs on to the query that finds the stream idle, or the synchronize's return
@@ -350,11 +357,14 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
         reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
         return;
     /* Timed: a learned segment whose end timed_end() times, long enough to be
-    ** graphed (a shorter one is not worth the clock read). */
-    s->gain_w.last_term = t && t->depth >= (uint32_t)gs__gain_min_ops(reason) && s->seg.clean && s->seg.seg_start &&
-                           timed_end(reason)
-                       ? t
-                       : NULL;
+    ** graphed (a shorter one is not worth the clock read), or graphed already
+    ** (stable), whatever its length: a one-op sequence learned where a
+    ** synchronize ended it and replayed where an event record ends it (rule
+    ** gain-short-end). */
+    s->gain_w.last_term = t && (t->depth >= (uint32_t)gs__gain_min_ops(reason) || graphed_short(t)) &&
+                                  s->seg.clean && s->seg.seg_start && timed_end(reason)
+                              ? t
+                              : NULL;
     s->gain_w.last_open = s->gain_w.last_term && reason != GS_BAIL_BOUNDARY + GS_SYNC;
     s->gain_w.last_start = s->seg.seg_start;
     s->gain_w.last_issued = s->gain_w.last_term ? gs__now_ns() : 0;

@@ -24,6 +24,9 @@
 **   step36-query step36x100, each step followed by a query of an event long done
 **   step36-poll  step36x100, the host polling the stream with cuStreamQuery
 **                after each step until it is idle
+**   step1-record one kernel and an event record, 50 times, then the kernel
+**                again before the synchronize: a one-op sequence learned where
+**                the synchronize ends it, replayed where the records do
 **   step2x10     a 2-op step (the first op takes the step count), 10 steps a
 **                synchronize: segments of 8 ops end at the next step, and the
 **                4 ops before the synchronize, a prefix of those 8, are a
@@ -153,7 +156,13 @@ static void scenario(const char *name, int it)
                 ;
             CHECK(rc);
         }
-    else if (strcmp(name, "step2x10") == 0)
+    else if (strcmp(name, "step1-record") == 0) {
+        for (int r = 0; r < 50; r++) {
+            launch(0, 1, buf[0], 7);
+            CHECK(cuEventRecord(ev, st));
+        }
+        launch(0, 1, buf[0], 7);
+    } else if (strcmp(name, "step2x10") == 0)
         for (int r = 0; r < 10; r++) {
             launch(0, 1, buf[0], ++nstep);
             launch(1, 1, buf[1], 7);

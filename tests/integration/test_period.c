@@ -122,6 +122,28 @@ Test(period, a_step_that_a_polled_query_ends_is_judged, .timeout = 60)
     step_loses_and_runs_eagerly("step36-poll", "gain-query");
 }
 
+/* One kernel and an event record, 50 times an iteration, then the kernel
+** before the synchronize: the one-op sequence is learned where the
+** synchronize ends it (a short sequence on trial) and replayed where the
+** records end it, shorter than GRAPHSHIM_MIN_OPS.  Graphed, it is timed there
+** too (rule gain-short-end), and a graph launch of 100 us loses at once;
+** without the rule only the one replay before each synchronize is timed, and
+** the records' 50 are replayed untimed. */
+Test(period, a_short_graph_that_event_records_end_is_judged, .timeout = 60)
+{
+    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
+                         "FAKECUDA_GRAPH_LAUNCH_US=100", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
+    char *report = report_of("step1-record", "6", env);
+
+    cr_assert_lt(seq(report, 1, "replays"), 50, "%s", report);
+    free(report);
+
+    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-short-end";
+    report = report_of("step1-record", "6", env);
+    cr_assert_geq(seq(report, 1, "replays"), 150, "%s", report);
+    free(report);
+}
+
 /* 2-op steps, 10 a synchronize, a graph launch costing 20 ms: the 8-op
 ** segments that the next step ends lose; their trial times no pair (each eager
 ** run is held as a step and issued at its end), and their replays took twice
