@@ -24,6 +24,13 @@ static int is_ctx_sync(const struct gs_call *c)
     return c->id == GS_ID_cuCtxSynchronize || c->id == GS_ID_cuCtxSynchronize_v2;
 }
 
+/* An event's synchronize: it ends every stream's segment (a synchronize of
+** no stream), and its return times them (rule gain-event-sync). */
+static int is_event_sync(const struct gs_call *c)
+{
+    return c->id == GS_ID_cuEventSynchronize && !GS_DROPPED(GS_RULE_GAIN_EVENT_SYNC);
+}
+
 /* A synchronize of one stream. */
 static int is_stream_sync(const struct gs_call *c)
 {
@@ -81,20 +88,22 @@ static void stream_synced(CUstream stream)
     gs__unlock(&s->lock);
 }
 
-/* A context synchronize returned: every stream's segment that ended at it. */
-static void ctx_synced(void)
+/* A context synchronize returned (ctx), or an event's (rule gain-event-sync):
+** every stream's segment that ended at it; a context's waited for the streams
+** of the current context, an event's for none that can be told. */
+static void ctx_synced(int ctx)
 {
     CUcontext cur = NULL;
 
     if (gs__passthrough)
         return;
     /* The context whose streams it waited for; where it cannot be told, none. */
-    if (GS_REAL(cuCtxGetCurrent)(&cur) != CUDA_SUCCESS)
+    if (ctx && GS_REAL(cuCtxGetCurrent)(&cur) != CUDA_SUCCESS)
         cur = NULL;
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
         gs__lock(&s->lock);
-        gs__gain_stream_synced(s, cur && s->ctx == cur);
+        gs__gain_stream_synced(s, ctx && cur && s->ctx == cur);
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);
@@ -110,8 +119,8 @@ void gs__guard_after(const struct gs_call *c, CUresult rc)
         GS_PROF_START(t);
         stream_synced(c->stream);
         GS_PROF_STOP(GS_PROF_SYNCED, t);
-    } else if (rc == CUDA_SUCCESS && is_ctx_sync(c)) {
-        ctx_synced();
+    } else if (rc == CUDA_SUCCESS && (is_ctx_sync(c) || is_event_sync(c))) {
+        ctx_synced(is_ctx_sync(c));
     }
     if (gs__trace_on)
         gs__trace_line(gs__tid(), c->abi, c->stream, rc, NULL, NULL, NULL, gs__class_name(c->cls));

@@ -24,6 +24,9 @@
 **   step36-query step36x100, each step followed by a query of an event long done
 **   step36-poll  step36x100, the host polling the stream with cuStreamQuery
 **                after each step until it is idle
+**   step36-evsync step36x100, each step followed by an event recorded on a
+**                second stream and its cuEventSynchronize (a synchronize of
+**                no stream: it ends the first stream's segment too)
 **   step1-record one kernel and an event record, 50 times, then the kernel
 **                again before the synchronize: a one-op sequence learned where
 **                the synchronize ends it, replayed where the records do
@@ -155,6 +158,12 @@ static void scenario(const char *name, int it)
             while ((rc = cuStreamQuery(st)) == CUDA_ERROR_NOT_READY)
                 ;
             CHECK(rc);
+        }
+    else if (strcmp(name, "step36-evsync") == 0)
+        for (int r = 0; r < 100; r++) {
+            step36(0);
+            CHECK(cuEventRecord(ev, st2));
+            CHECK(cuEventSynchronize(ev));
         }
     else if (strcmp(name, "step1-record") == 0) {
         for (int r = 0; r < 50; r++) {

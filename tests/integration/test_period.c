@@ -122,6 +122,15 @@ Test(period, a_step_that_a_polled_query_ends_is_judged, .timeout = 60)
     step_loses_and_runs_eagerly("step36-poll", "gain-query");
 }
 
+/* An event recorded on a second stream and synchronized after each step: the
+** event's synchronize ends the step's segment (a synchronize of no stream) and
+** its return times it (rule gain-event-sync); without the rule only the last
+** step before each iteration's synchronize is timed. */
+Test(period, a_step_that_an_event_synchronize_ends_is_judged, .timeout = 60)
+{
+    step_loses_and_runs_eagerly("step36-evsync", "gain-event-sync");
+}
+
 /* One kernel and an event record, 50 times an iteration, then the kernel
 ** before the synchronize: the one-op sequence is learned where the
 ** synchronize ends it (a short sequence on trial) and replayed where the
