@@ -83,25 +83,46 @@ Test(period, a_step_repeated_100_times_a_synchronize_is_replayed_as_one_graph_a_
     free(report);
 }
 
+/* The report of scenario (iters iterations) where a graph launch costs the
+** host graph_us and a launch 1 us (the fake's virtual clock, graphshim's
+** too), the gain check on, without rule where one is named. */
+static char *losing_report(const char *scenario, const char *iters, const char *graph_us, const char *rule)
+{
+    char glaunch[64], drop[64];
+    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1", glaunch,
+                         "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
+
+    snprintf(glaunch, sizeof glaunch, "FAKECUDA_GRAPH_LAUNCH_US=%s", graph_us);
+    if (rule) {
+        snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
+        env[5] = drop;
+    }
+    return report_of(scenario, iters, env);
+}
+
+/* The replays of losing_report's sequence of ops ops (seq). */
+static long losing_replays(const char *scenario, const char *iters, const char *graph_us, const char *rule, int ops)
+{
+    char *report = losing_report(scenario, iters, graph_us, rule);
+    long n = seq(report, ops, "replays");
+
+    free(report);
+    return n;
+}
+
 /* scenario's 36-op steps, 100 a synchronize, 6 times, where a graph launch
-** costs the host 100 us and a launch 1 us (the fake's virtual clock,
-** graphshim's too): each step's replay takes the loop longer than its eager
-** run.  With rule, the step's graph is tried after its first replays and runs
-** eagerly for good; without it, the graph is replayed at every step. */
+** costs the host 100 us: each step's replay takes the loop longer than its
+** eager run.  With rule, the step's graph is tried after its first replays
+** and runs eagerly for good; without it, the graph is replayed at every step. */
 static void step_loses_and_runs_eagerly(const char *scenario, const char *rule)
 {
-    char drop[64];
-    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
-                         "FAKECUDA_GRAPH_LAUNCH_US=100", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
-    char *report = report_of(scenario, "6", env);
+    char *report = losing_report(scenario, "6", "100", NULL);
 
     cr_assert_eq(total(strstr(report, "\"bails\""), "no-gain"), 1, "%s", report);
     cr_assert_lt(seq(report, 36, "replays"), 50, "%s", report);
     free(report);
 
-    snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
-    env[5] = drop;
-    report = report_of(scenario, "6", env);
+    report = losing_report(scenario, "6", "100", rule);
     cr_assert_geq(seq(report, 36, "replays"), 5 * 95, "without %s: %s", rule, report);
     free(report);
 }
@@ -140,17 +161,8 @@ Test(period, a_step_that_an_event_synchronize_ends_is_judged, .timeout = 60)
 ** the records' 50 are replayed untimed. */
 Test(period, a_short_graph_that_event_records_end_is_judged, .timeout = 60)
 {
-    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
-                         "FAKECUDA_GRAPH_LAUNCH_US=100", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
-    char *report = report_of("step1-record", "6", env);
-
-    cr_assert_lt(seq(report, 1, "replays"), 50, "%s", report);
-    free(report);
-
-    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-short-end";
-    report = report_of("step1-record", "6", env);
-    cr_assert_geq(seq(report, 1, "replays"), 150, "%s", report);
-    free(report);
+    cr_assert_lt(losing_replays("step1-record", "6", "100", NULL, 1), 50);
+    cr_assert_geq(losing_replays("step1-record", "6", "100", "gain-short-end", 1), 150, "without gain-short-end");
 }
 
 /* 2-op steps, 10 a synchronize, a graph launch costing 20 ms: the 8-op
@@ -164,23 +176,10 @@ Test(period, a_short_graph_that_event_records_end_is_judged, .timeout = 60)
 ** good. */
 Test(period, graphs_whose_eager_runs_are_held_are_judged_still, .timeout = 60)
 {
-    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_LAUNCH_US=1",
-                         "FAKECUDA_GRAPH_LAUNCH_US=20000", "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
-    char *report = report_of("step2x10", "100", env);
-
-    cr_assert_lt(seq(report, 8, "replays"), 20, "%s", report);
-    cr_assert_lt(seq(report, 4, "replays"), 40, "%s", report);
-    free(report);
-
-    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-unpaired";
-    report = report_of("step2x10", "100", env);
-    cr_assert_gt(seq(report, 8, "replays"), 150, "%s", report);
-    free(report);
-
-    env[5] = "GRAPHSHIM_TEST_DROP_RULE=gain-retime";
-    report = report_of("step2x10", "100", env);
-    cr_assert_gt(seq(report, 4, "replays"), 80, "%s", report);
-    free(report);
+    cr_assert_lt(losing_replays("step2x10", "100", "20000", NULL, 8), 20);
+    cr_assert_lt(losing_replays("step2x10", "100", "20000", NULL, 4), 40);
+    cr_assert_gt(losing_replays("step2x10", "100", "20000", "gain-unpaired", 8), 150, "without gain-unpaired");
+    cr_assert_gt(losing_replays("step2x10", "100", "20000", "gain-retime", 4), 80, "without gain-retime");
 }
 
 /* 10 steps a synchronize: each step one graph from the second segment on (but
