@@ -16,6 +16,8 @@
 **            function there, then the host waits on the second event
 **   query    the host polls s with cuStreamQuery until it is idle
 **   evsync   an event record and its cuEventSynchronize
+**   evsync2  an event recorded on s2 and its cuEventSynchronize, which ends
+**            s's step too (a synchronize of no stream)
 ** and the host synchronizes s after every M steps (M: 10, 100, or only at the
 ** end), about 2,000 to 8,000 ops in all.  Then it reads the buffer back and
 ** prints a digest of it and the host functions' count: ops that went missing,
@@ -31,8 +33,8 @@
 #define PERIOD_KERNELS 64 /* a program's kernels, most often */
 #define PERIOD_MAX_OPS 600
 
-enum period_end { END_NONE, END_RECORD, END_HOSTFN, END_JAX, END_QUERY, END_EVSYNC, NENDS };
-static const char *const end_names[NENDS] = {"none", "record", "hostfn", "jax", "query", "evsync"};
+enum period_end { END_NONE, END_RECORD, END_HOSTFN, END_JAX, END_QUERY, END_EVSYNC, END_EVSYNC2, NENDS };
+static const char *const end_names[NENDS] = {"none", "record", "hostfn", "jax", "query", "evsync", "evsync2"};
 
 struct period {
     CUfunction f[PERIOD_MAX_OPS];
@@ -84,6 +86,7 @@ static int period_end(struct period *P)
             ;
         return q;
     case END_EVSYNC: return cuEventRecord(P->e1, P->s) || cuEventSynchronize(P->e1);
+    case END_EVSYNC2: return cuEventRecord(P->e1, P->s2) || cuEventSynchronize(P->e1);
     default: return 0;
     }
 }
