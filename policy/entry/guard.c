@@ -15,6 +15,7 @@
 #include "../base/prof.h"
 #include "../base/trace.h"
 #include "../graph/graph_cache.h"
+#include "../rules/chunk.h"
 #include "../rules/gain.h"
 #include "../stream/release.h"
 #include "../stream/stream.h"
@@ -75,8 +76,9 @@ void gs__guard_before(const struct gs_call *c)
         gs__graph_sync_enter();
 }
 
-/* A stream synchronize, or a query that found the stream idle, returned. */
-static void stream_synced(CUstream stream)
+/* A stream synchronize (waited), or a query that found the stream idle,
+** returned; only a synchronize waited, which the chunks' rule drain hears of. */
+static void stream_synced(CUstream stream, int waited)
 {
     struct gs_stream *s;
 
@@ -84,13 +86,16 @@ static void stream_synced(CUstream stream)
         return;
     s = gs__stream_get(stream);
     gs__lock(&s->lock);
-    gs__gain_stream_synced(s, 1);
+    if (waited)
+        gs__chunks_synced(s, 1);
+    gs__gain_stream_synced(s);
     gs__unlock(&s->lock);
 }
 
 /* A context synchronize returned (ctx), or an event's (rule gain-event-sync):
-** every stream's segment that ended at it; a context's waited for the streams
-** of the current context, an event's for none that can be told. */
+** every stream's segment that ended at it is timed.  A context's waited for
+** the streams of the current context, which the chunks' rule drain hears of;
+** an event's for none that can be told, and the rule hears nothing. */
 static void ctx_synced(int ctx)
 {
     CUcontext cur = NULL;
@@ -103,7 +108,9 @@ static void ctx_synced(int ctx)
     pthread_mutex_lock(&gs__table_lock);
     for (struct gs_stream *s = gs__all_streams; s; s = s->next) {
         gs__lock(&s->lock);
-        gs__gain_stream_synced(s, ctx && cur && s->ctx == cur);
+        if (ctx)
+            gs__chunks_synced(s, cur && s->ctx == cur);
+        gs__gain_stream_synced(s);
         gs__unlock(&s->lock);
     }
     pthread_mutex_unlock(&gs__table_lock);
@@ -117,7 +124,7 @@ void gs__guard_after(const struct gs_call *c, CUresult rc)
         gs__engine_capture_refused(c);
     if (c->cls == GS_SYNC && c->stream != GS_NONE && rc == CUDA_SUCCESS && (is_stream_sync(c) || is_idle_query(c))) {
         GS_PROF_START(t);
-        stream_synced(c->stream);
+        stream_synced(c->stream, is_stream_sync(c));
         GS_PROF_STOP(GS_PROF_SYNCED, t);
     } else if (rc == CUDA_SUCCESS && (is_ctx_sync(c) || is_event_sync(c))) {
         ctx_synced(is_ctx_sync(c));

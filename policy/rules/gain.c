@@ -16,7 +16,6 @@
 #include "../base/log.h"
 #include "../base/nvtx.h"
 #include "../graph/graph_cache.h"
-#include "chunk.h"
 
 _Static_assert(GS_GAIN_END_STEP < 32, "gs_node_gain.gain_end: 5 bits hold a boundary class + 1, or a step's end");
 _Static_assert(GS_GAIN_BACKOFF_MAX < 8, "gs_node_gain.gain_backoff: 3 bits");
@@ -332,9 +331,10 @@ static int graphed_short(const struct gs_node *t)
 }
 
 /* Is a segment of no op that reason ended a poll of the stream (a query, or a
-** synchronize after one) after a timed segment that a query ended?  Its time
-** runs on to the query that finds the stream idle, or the synchronize's return
-** (rule gain-query). */
+** synchronize after one), while the segment before waits to be timed?  Only a
+** query that found the stream busy returns without timing it (any other
+** synchronize's return times it): its time runs on to the query that finds
+** the stream idle, or the synchronize's return (rule gain-query). */
 static int polled(const struct gs_stream *s, int reason)
 {
     return reason == GS_BAIL_BOUNDARY + GS_SYNC && s->gain_w.last_term && !GS_DROPPED(GS_RULE_GAIN_QUERY);
@@ -388,10 +388,9 @@ void gs__gain_forget(struct gs_stream *s)
     s->gain_w.last_open = 0;
 }
 
-void gs__gain_stream_synced(struct gs_stream *s, int waited)
+void gs__gain_stream_synced(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
-    gs__chunks_synced(s, waited);
     if (gs__cfg.gain_check)
         segment_timed(s, gs__now_ns());
 }

@@ -49,11 +49,11 @@ static inline void gs__gain_op(struct gs_stream *s, const struct gs_node *c)
 }
 /* s forgets the segment it was to time (its tree or graphs go).  Called locked. */
 void gs__gain_forget(struct gs_stream *s);
-/* A synchronize (or a query that found the stream idle) that waited for s
-** (waited) returned: the segment it ended is timed, and the chunk length's rule
-** drain hears of it (chunk.c).  Called locked (entry/guard.c, for a stream's or
-** every stream of a context's). */
-void gs__gain_stream_synced(struct gs_stream *s, int waited);
+/* A synchronize returned (a stream's, a context's or an event's, or a query
+** that found the stream idle): the segment of s it ended is timed.  Called
+** locked (entry/guard.c, which tells the chunks' rule drain of the
+** synchronizes that waited for s). */
+void gs__gain_stream_synced(struct gs_stream *s);
 
 /* Does the graph of a sequence pay?  Each replay is timed against the sequence's
 ** eager time; a replay is slow when it took more than 10% longer (strict: a
