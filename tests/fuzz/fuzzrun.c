@@ -456,9 +456,10 @@ static int loop_run(long seed, const struct loop_setting *ls)
     env[n] = NULL;
     run_prog(&base, 0, env, argv, g_timeout);
     char glaunch[64];
-    if (loop_graph_launch_us(ls->kind, base.out)) {
+    long glaunch_us = loop_graph_launch_us(ls->kind, base.out);
+    if (glaunch_us) {
         /* the plain run launches no graph: its time is the same without this */
-        snprintf(glaunch, sizeof glaunch, "FAKECUDA_GRAPH_LAUNCH_US=%ld", loop_graph_launch_us(ls->kind, base.out));
+        snprintf(glaunch, sizeof glaunch, "FAKECUDA_GRAPH_LAUNCH_US=%ld", glaunch_us);
         env[n++] = glaunch;
     }
     env[n++] = "GRAPHSHIM_REPORT=@/report.json";
