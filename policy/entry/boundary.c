@@ -62,6 +62,8 @@ void gs__engine_boundary(const struct gs_call *c)
         }
         if (GS_UNLIKELY(atomic_load_explicit(&gs__xs_members, memory_order_relaxed)))
             gs__xg_member_boundary(s); /* a member's boundary ends its group */
+        if (GS_UNLIKELY(!s->ready)) /* blocking or not: a stream of records and waits alone too */
+            gs__stream_make_ready(s);
         gs__legacy_rule(s);
         gs__resolve(s, GS_BAIL_BOUNDARY + c->cls);
         if (c->cls == GS_SYNC)

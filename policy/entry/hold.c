@@ -297,12 +297,8 @@ static inline __attribute__((always_inline)) struct gs_stream *op_stream(CUstrea
         app_capturing(s);
         return NULL;
     }
-    if (GS_UNLIKELY(!s->ready)) {
-        gs__lock(&s->lock);
-        if (!s->ready)
-            gs__stream_ready(s);
-        gs__unlock(&s->lock);
-    }
+    if (GS_UNLIKELY(!s->ready))
+        gs__stream_make_ready(s);
     if (atomic_load_explicit(&gs__legacy_holding, memory_order_relaxed) ||
         (s->kind == GS_STREAM_LEGACY && atomic_load_explicit(&gs__blocking_holding, memory_order_relaxed)))
         gs__legacy_rule(s);

@@ -103,6 +103,10 @@ static inline struct gs_stream *gs__stream_get(CUstream handle)
 
 /* Learns the stream's context and flags; called locked. */
 void gs__stream_ready(struct gs_stream *s);
+/* s, unlocked, ready: learned once, by whichever of its first op or first
+** boundary comes first (a stream that only records events and waits is
+** blocking or not all the same, for the legacy rule). */
+void gs__stream_make_ready(struct gs_stream *s);
 /* The stream held ops of s are issued to from this thread. */
 CUstream gs__issue_stream(const struct gs_stream *s);
 /* Held ops of s went out on st (gs__issue_stream's): where that is the legacy

@@ -212,6 +212,16 @@ void gs__stream_ready(struct gs_stream *s)
     s->usable_w = 1;
 }
 
+void gs__stream_make_ready(struct gs_stream *s)
+{
+    if (s->ready)
+        return;
+    gs__lock(&s->lock);
+    if (!s->ready)
+        gs__stream_ready(s);
+    gs__unlock(&s->lock);
+}
+
 /* The stream the held ops of s are issued to from this thread.  Another thread
 ** cannot name s's per-thread stream; the legacy stream orders the same way (the
 ** per-thread stream synchronizes with it). */

@@ -32,7 +32,7 @@ static struct rule rules[] = {
     {"many-params", "params"}, {"big-struct", "params"},
     {"body-poll", "watchdog"}, {"body-module", "module"}, {"two-ctx", "current"},
     {"two-ctx-pt", "current"}, {"two-proc", "watchdog"}, {"host-bind", "host-bind"},
-    {"copy-range", "copy-range"}, {"event-legacy", "legacy"},
+    {"copy-range", "copy-range"}, {"event-legacy", "legacy"}, {"legacy-records", "legacy"},
     /* Each rule's other ways in, where a planted bug in one (tests/mutants/list)
     ** went unseen: a record on the per-thread stream (cuEventRecord_ptsz), the
     ** older host function (cuStreamAddCallback), a synchronous byte memset, an

@@ -168,6 +168,36 @@ static void event_legacy(int iters)
     }
 }
 
+/* A blocking stream that runs no op of its own, only records: its record
+** still orders after the legacy stream's earlier work, so it issues what the
+** legacy stream holds (graphshim learns a stream's flags at its first op or
+** boundary, whichever comes first; learned at ops alone, such a stream was
+** taken for a non-blocking one and its record went out before the work).  The
+** legacy stream's iteration is learned where it synchronizes (the first
+** half), and held whole where the record ends it (the second). */
+static void legacy_records(int iters)
+{
+    CUstream blocking;
+    CUevent e;
+    CUdeviceptr x = dev();
+    float *out = pinned();
+    CHECK(cuStreamCreate(&blocking, 0));
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    for (int it = 0; it < iters; it++) {
+        input(CU_STREAM_LEGACY, x, it);
+        axpb(CU_STREAM_LEGACY, x);
+        copy(CU_STREAM_LEGACY, P(out), x);
+        if (it < iters / 2) {
+            CHECK(cuStreamSynchronize(CU_STREAM_LEGACY));
+        } else {
+            CHECK(cuEventRecord(e, blocking));
+            spin_on(e);
+        }
+        show(it, "out", out);
+    }
+    CHECK(cuCtxSynchronize());
+}
+
 /* Another thread's launch on the legacy stream, with the primary context. */
 static void *legacy_nudge(void *arg)
 {
@@ -256,6 +286,7 @@ const struct gp_scenario gp_threads[] = {
     {"threads", threads},
     {"race-ctx-sync", race_ctx_sync},
     {"event-legacy", event_legacy},
+    {"legacy-records", legacy_records},
     {"ptds-legacy", ptds_legacy},
     {"event-pt", event_pt},
     {NULL, NULL},
