@@ -195,11 +195,12 @@ void gs__stream_ready(struct gs_stream *s)
     ** rule current by none, and the current context is read. */
     if (s->key)
         s->ctx_w = s->key;
-    else if (GS_REAL(cuCtxGetCurrent)(&s->ctx_w) != CUDA_SUCCESS || !s->ctx)
+    else if (!gs__real[GS_ID_cuCtxGetCurrent] || GS_REAL(cuCtxGetCurrent)(&s->ctx_w) != CUDA_SUCCESS || !s->ctx)
         return;
     if (s->kind == GS_STREAM_CREATED) {
         CUcontext c = NULL;
-        if (!gs__real[GS_ID_cuStreamGetCtx] || GS_REAL(cuStreamGetCtx)(s->handle, &c) != CUDA_SUCCESS ||
+        if (!gs__real[GS_ID_cuStreamGetCtx] || !gs__real[GS_ID_cuStreamGetFlags] ||
+            GS_REAL(cuStreamGetCtx)(s->handle, &c) != CUDA_SUCCESS ||
             GS_REAL(cuStreamGetFlags)(s->handle, &flags) != CUDA_SUCCESS)
             return;
         s->ctx_w = c;
