@@ -24,7 +24,9 @@
 ** around the next op, the context pushed and popped, a module loaded and
 ** unloaded, a fan-out (up to 10 events recorded on one stream, every other
 ** stream waiting on one), records with flags 0 (cuEventRecordWithFlags) and
-** interprocess events.  With up to 6 streams and 12 event slots, a group may find no
+** interprocess events.  Now and then a relay (a blocking stream that runs no
+** op of its own) hands the legacy stream's work on: its record orders after
+** that work by the implicit synchronization alone.  With up to 6 streams and 12 event slots, a group may find no
 ** room for a member or an event.  Kernels take a fixed value
 ** or the step's number.  The host synchronizes every M steps (each stream in
 ** turn, or the context), and at the end prints a digest of every buffer and of
@@ -39,7 +41,7 @@
 #define XS_W 8
 #define XS_BUFS 6
 #define XS_EVENTS 12
-#define XS_STREAMS 6 /* created; then the legacy and the per-thread stream */
+#define XS_STREAMS 6 /* created; then the legacy and the per-thread stream, and the relay */
 #define XS_MAX_OPS 160
 /* The flag of the events the program makes after its set-up, by which the
 ** call log tells them from graphshim's (fuzz_xinject.c): a destroy of a
@@ -60,11 +62,13 @@ struct xop {
 struct xs {
     uint64_t rng, frng; /* frng: handoffs by events made for them (a draw of its own: the
                         ** programs of the other draws stay as they were) */
+    uint64_t rrng;      /* the relay's draws, of their own too */
     int ns, steps, every, ctxsync, specials, wide, last_ev;
     int pair; /* stream 1 blocking, the origin not (a group must not take 1's ops) */
     int implicit; /* the next handoff that may go by the legacy stream's implicit synchronization does */
+    int relay;    /* stream ns + 2: blocking, no op of its own, records that hand on the legacy stream's work */
     unsigned sflags[XS_STREAMS], evflags[XS_EVENTS];
-    CUstream s[XS_STREAMS + 2], cs; /* cs: the program's own capture's */
+    CUstream s[XS_STREAMS + 3], cs; /* cs: the program's own capture's */
     CUevent ev[XS_EVENTS];
     CUdeviceptr buf[XS_BUFS], cbuf;
     CUcontext ctx, ctx2;
@@ -121,6 +125,18 @@ static int xs_need(struct xs *X, int s, int b)
     if (((s == X->ns && xs_blocking(X, o_)) || (o_ == X->ns && xs_blocking(X, s))) &&
         (X->implicit || chance(&X->rng, 50))) {
         X->implicit = 0;
+        X->owner[b] = s;
+        return 0;
+    }
+    if (o_ == X->ns && X->relay && chance(&X->rrng, 50)) {
+        /* through the relay: its record orders after the legacy stream's
+        ** earlier work by the implicit synchronization alone, and s waits for it */
+        struct xop *r = xs_add(X, X_HANDOFF, X->ns + 2);
+        if (!r)
+            return -1;
+        r->s2 = s;
+        r->ev = (int)rnd(&X->rrng, XS_EVENTS);
+        X->evmask[r->ev] = 0;
         X->owner[b] = s;
         return 0;
     }
@@ -464,6 +480,8 @@ static int xs_setup(struct xs *X)
             return 1;
     X->s[X->ns] = CU_STREAM_LEGACY;
     X->s[X->ns + 1] = CU_STREAM_PER_THREAD;
+    if (X->relay && cuStreamCreate(&X->s[X->ns + 2], 0))
+        return 1;
     for (int i = 0; i < XS_EVENTS; i++)
         if (cuEventCreate(&X->ev[i], X->evflags[i]))
             return 1;
@@ -518,6 +536,7 @@ int fuzz_xs_main(int argc, char **argv)
 
     X.rng = strtoull(argc > 2 ? argv[2] : "1", NULL, 0) * 0x9E3779B97F4A7C15ull + 41;
     X.frng = X.rng ^ 0xD1B54A32D192ED03ull;
+    X.rrng = X.rng ^ 0x8CB92BA72F3D8DD7ull;
     X.specials = chance(&X.rng, 50);
     /* wide: 6 non-blocking streams, untimed events, fan-outs of 9 or 10
     ** events from the origin: a group finds no room for its fifth member or
@@ -538,6 +557,7 @@ int fuzz_xs_main(int argc, char **argv)
     X.steps = 20 + (int)rnd(&X.rng, 100);
     X.every = everies[rnd(&X.rng, 4)];
     X.ctxsync = chance(&X.rng, 30);
+    X.relay = (X.specials || X.pair) && chance(&X.rrng, 30);
     do {
         X.n = 0;
         xs_gen(&X);
