@@ -43,6 +43,7 @@ struct period {
     CUevent e1, e2;
     CUdeviceptr buf;
     int p, every, end;
+    int early; /* the synchronize comes before the step's end, not after it */
     long steps;
     volatile long calls; /* host functions run */
 };
@@ -123,19 +124,29 @@ int fuzz_periods_main(int argc, char **argv)
     P.p = chance(&x, 60) ? 1 + (int)rnd(&x, 40) : 41 + (int)rnd(&x, PERIOD_MAX_OPS - 40);
     P.end = (int)rnd(&x, NENDS);
     P.every = everies[rnd(&x, 3)];
-    if (getenv("FUZZ_PERIOD_SHORT") && chance(&x, 50)) /* steps of 1 to 4 ops, ended by nothing, 10 a synchronize */
+    /* steps of 1 to 4 ops, 10 a synchronize, ended by nothing; or by a record,
+    ** with the synchronize before it: the steps' sequence, shorter than
+    ** GRAPHSHIM_MIN_OPS, is learned where the synchronize ends it and
+    ** replayed where the records do */
+    if (getenv("FUZZ_PERIOD_SHORT") && chance(&x, 50)) {
         P.p = 1 + (int)rnd(&x, 4), P.end = END_NONE, P.every = 10;
+        if (chance(&x, 50))
+            P.end = END_RECORD, P.early = 1;
+    }
     P.steps = (2000 + (long)rnd(&x, 6000)) / P.p + 8;
     P.nk = P.p > 520 && chance(&x, 50) ? P.p : PERIOD_KERNELS;
     if (period_setup(&P))
         return fprintf(stderr, "fuzzprog periods: driver setup failed\n"), 2;
-    printf("periods seed %s step %d end %s synchronize every %d steps %ld kernels %d\n", argc > 2 ? argv[2] : "1",
-           P.p, end_names[P.end], P.every, P.steps, P.nk);
+    printf("periods seed %s step %d end %s%s synchronize every %d steps %ld kernels %d\n", argc > 2 ? argv[2] : "1",
+           P.p, end_names[P.end], P.early ? " (after the synchronize)" : "", P.every, P.steps, P.nk);
     for (long n = 0; n < P.steps; n++) {
         for (int i = 0; i < P.p; i++)
             rc |= period_op(&P, i, n);
+        int sync = P.every && n % P.every == P.every - 1;
+        if (sync && P.early)
+            rc |= cuStreamSynchronize(P.s);
         rc |= period_end(&P);
-        if (P.every && n % P.every == P.every - 1)
+        if (sync && !P.early)
             rc |= cuStreamSynchronize(P.s);
     }
     uint64_t word[32] = {0}, dig = 0;
