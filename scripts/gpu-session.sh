@@ -75,7 +75,9 @@ for p in ${PARTS:-xs-apps xs-gpu-test}; do
     apps) PAIRS=$PAIRS CHECK=0 OUT=$W/apps timeout "$TMO" bash bench/apps.sh >/dev/null 2>&1
         cp "$W/apps/apps.txt" "$OUT/apps.txt" ;;
     steps) PAIRS=$PAIRS OUT=$W/steps timeout "$TMO" bash bench/steps.sh >"$OUT/steps.txt" 2>&1
-        # the training loop's reports (its exit report on stderr, the JSON)
+        # the runs' logs (an exit status other than 0 says which), the training
+        # loop's reports (its exit report on stderr, the JSON)
+        cp "$W"/steps/*.log "$OUT/" 2>/dev/null
         for d in "$W"/steps/sync*; do
             cp "$d/mlp_adamw.shim.err" "$OUT/mlp_adamw.$(basename "$d").err" 2>/dev/null
             cp "$d"/report.mlp_adamw.*.json "$OUT/" 2>/dev/null

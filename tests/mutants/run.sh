@@ -7,11 +7,12 @@
 #
 #   bash tests/mutants/run.sh [--list FILE] [--only ID,ID...] [--scratch DIR] [--judge fuzz]
 #
-# --judge fuzz: the differential fuzzer alone is the judge, not the suites: a
-# bounded run over a fixed range of seeds (FUZZ_JUDGE_START, default 1;
+# --judge fuzz: the differential fuzzer alone is the judge, not the suites:
+# bounded runs over fixed ranges of seeds (FUZZ_JUDGE_START, default 1;
 # FUZZ_JUDGE_COUNT seeds, default 120; at most FUZZ_JUDGE_SECONDS, default 60,
-# a bug), stopped at the first difference, which must not occur on the tree
-# without the bug (its seed run again there).  Missed bugs are counted, not
+# a bug; then the phases of fuzz_judge below, 105 s more), stopped at the first
+# difference, which must not occur on the tree without the bug (its seed run
+# again there).  Missed bugs are counted, not
 # failed: the run exits 0 and its last line says how many the fuzzer caught.
 # FUZZ_JUDGE_ARGS: more fuzzrun options, for the judge's runs and the seed's
 # run without the bug (`--loops --setting xs`: the programs across streams
@@ -72,15 +73,39 @@ suites() {
     return 0
 }
 
-# The fuzzer as the judge: prints "fuzz SEED" for the first seed that differed,
-# or nothing.
+# The fuzzer as the judge, in phases, each until its first difference or its
+# time is up, the next only where it found none (FUZZ_JUDGE_PHASES; only "all"
+# where FUZZ_JUDGE_ARGS names settings of its own):
+#   all     every knob setting, loop program and one injected fault a seed
+#   faults  injected faults alone, 4 a seed (FUZZ_JUDGE_FAULT_SECONDS, 60):
+#           the all phase's seeds meet few of the faults a bug needs
+#   plain   the knob settings alone, no loop program and no fault, on seeds
+#           past the all phase's (FUZZ_JUDGE_PLAIN_SECONDS, 45)
+# Prints "fuzzrun SEED PHASE" for the first seed that differed, or nothing.
+phase_range() {
+    case $1 in
+    all) echo "--start ${FUZZ_JUDGE_START:-1} --count ${FUZZ_JUDGE_COUNT:-120} --seconds ${FUZZ_JUDGE_SECONDS:-60}" ;;
+    faults) echo "--start 1 --count 2000 --seconds ${FUZZ_JUDGE_FAULT_SECONDS:-60}" ;;
+    plain) echo "--start $(( ${FUZZ_JUDGE_START:-1} + ${FUZZ_JUDGE_COUNT:-120} )) --count 480 --seconds ${FUZZ_JUDGE_PLAIN_SECONDS:-45}" ;;
+    esac
+}
+phase_mode() {
+    case $1 in
+    faults) echo "--inject-only --inject 4" ;;
+    plain) echo "--inject 0 --loops-every 1000000 --xs-extra 0" ;;
+    esac
+}
+phases=${FUZZ_JUDGE_PHASES:-all faults plain}
+[ -n "${FUZZ_JUDGE_ARGS:-}" ] && phases=${FUZZ_JUDGE_PHASES:-all}
 fuzz_judge() {
-    local log=$1
-    build/tests/fuzzrun --jobs "$jobs" --start "${FUZZ_JUDGE_START:-1}" --count "${FUZZ_JUDGE_COUNT:-120}" \
-        --seconds "${FUZZ_JUDGE_SECONDS:-60}" --first --timeout 20 --max-threads 8 ${FUZZ_JUDGE_ARGS:-} >"$log" 2>&1 &&
-        return 0
-    echo "fuzzrun $(grep -m1 -oE 'DIFFERENCE seed [0-9]+' "$log" | awk '{ print $3 }')"
-    return 1
+    local log=$1 p
+    for p in $phases; do
+        build/tests/fuzzrun --jobs "$jobs" $(phase_range "$p") $(phase_mode "$p") --first --timeout 20 --max-threads 8 \
+            ${FUZZ_JUDGE_ARGS:-} >"$log" 2>&1 && continue
+        echo "fuzzrun $(grep -m1 -oE 'DIFFERENCE seed [0-9]+' "$log" | awk '{ print $3 }') $p"
+        return 1
+    done
+    return 0
 }
 
 judge_run() {
@@ -93,7 +118,8 @@ passes_unplanted() {
     local bin=$1 name=$2
     [ -n "$name" ] || return 1
     if [ "$bin" = fuzzrun ]; then
-        build/tests/fuzzrun --seed "$name" --max-threads 8 --timeout 20 ${FUZZ_JUDGE_ARGS:-} >unplanted.log 2>&1
+        build/tests/fuzzrun --seed "$name" $(phase_mode "${3:-all}") --max-threads 8 --timeout 20 ${FUZZ_JUDGE_ARGS:-} \
+            >unplanted.log 2>&1
         return
     fi
     build/tests/$bin -j"$jobs" --filter "${name/::/\/}" >unplanted.log 2>&1 &&
@@ -149,7 +175,7 @@ for i in $(seq 1 "$n"); do
         mv "$f.orig" "$f" && touch "$f"
         if build && passes_unplanted $by; then
             what=${by#* }
-            [ "$judge" = fuzz ] && what="the fuzzer, seed $what"
+            [ "$judge" = fuzz ] && what="the fuzzer, seed ${what% *} (phase ${what##* })"
             say "caught  $id ($(( $(date +%s) - s0 )) s) by $what [${rules[i]}]"
             caught=$((caught + 1))
         else
