@@ -70,7 +70,9 @@ struct gs_node_gain {
     uint8_t replay_slow;     /* of replay_n timed replays, those slower than eager_ns;
                              ** in a trial, of replay_n pairs (a window or a trial: at most 8) */
     uint8_t replay_slower;   /* of a window's, those longer than eager_ns at all (rule gain-strict) */
-    uint16_t replay_n;
+    uint8_t replay_n;
+    uint8_t bound_slow : 4;  /* never timed eagerly: of bound_n replays, those slow against eager_bound_ns */
+    uint8_t bound_n : 4;
     uint64_t eager_ns;       /* its time, first op to the end its segment is timed to (rules/gain.c),
                              ** when last run eagerly */
     uint64_t eager_issue_ns; /* of that, the host's: first op to the synchronize's call */
@@ -79,7 +81,9 @@ struct gs_node_gain {
     /* For the report: what the check measured, never cleared. */
     uint64_t eager_last_ns;  /* the last eager time measured (eager_ns: 0 while it is to be measured again) */
     uint64_t timed_sum_ns;   /* the time of its timed replays, first op to synchronize, in all */
-    uint64_t timed_replays;  /* its replays timed so (not the first, which built its graph) */
+    uint32_t timed_replays;  /* its replays timed so (not the first, which built its graph) */
+    uint32_t eager_bound_ns; /* the shortest run whose ops were held, then issued eagerly (under 4.3 s):
+                             ** no eager run takes longer (rule gain-bound; 0: none) */
 };
 
 /* Its graph, kept by the graph cache (graph/graph_cache.c, graph_exec.c). */

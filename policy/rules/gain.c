@@ -262,12 +262,14 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
         t->gain.gain_fresh = 1;
         return;
     }
+    if (s->gain_w.last_how == -1) /* held, then issued eagerly: no eager run is longer */
+        gs__gain_bound(t, d);
     if (s->gain_w.last_how != 1 || t->runs.replays <= 1)
         return;
     t->gain.timed_sum_ns += d; /* the report's, also where no eager time judges it */
     t->gain.timed_replays++;
     if (!t->gain.eager_ns) {
-        never_timed(s, t);
+        gs__gain_bound_loses(t, d) ? no_gain(s, t) : never_timed(s, t); /* slower than its held runs? */
         return;
     }
     gs__debug("a %u-op sequence took %.1f us replayed (%.1f us eagerly)", t->depth, d / 1e3, t->gain.eager_ns / 1e3);
@@ -312,15 +314,17 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
 }
 
 /* Is a segment that ended for reason (enum gs_bail) timed?  Where a synchronize
-** ended it, to its return; an event record (or wait) or a host function, to the
-** stream's next op or a synchronize's return (rule gain-step); the next step
+** ended it, to its return; an event record (or wait), a host function, or a
+** call outside a group's narrow case that ended its group, to the stream's next
+** op or a synchronize's return (rules gain-step, gain-group-end); the next step
 ** (rules/step.c), to that step's first op, what the program sees of a loop
 ** that runs ahead of the GPU (rule gain-next). */
 static int timed_end(int reason)
 {
     return reason == GS_BAIL_BOUNDARY + GS_SYNC || (reason == GS_BAIL_STEP && !GS_DROPPED(GS_RULE_GAIN_NEXT)) ||
            (!GS_DROPPED(GS_RULE_GAIN_STEP) &&
-            (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN));
+            (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN)) ||
+           (reason == GS_BAIL_XSTREAM && !GS_DROPPED(GS_RULE_GAIN_GROUP_END));
 }
 
 /* Is t a sequence shorter than GRAPHSHIM_MIN_OPS that is graphed (stable, or
@@ -368,7 +372,7 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     s->gain_w.last_open = s->gain_w.last_term && reason != GS_BAIL_BOUNDARY + GS_SYNC;
     s->gain_w.last_start = s->seg.seg_start;
     s->gain_w.last_issued = s->gain_w.last_term ? gs__now_ns() : 0;
-    s->gain_w.last_how = replayed && !s->seg.seg_resumed ? 1 : s->seg_held ? -1 : 0;
+    s->gain_w.last_how = replayed ? (s->seg.seg_resumed ? -2 : 1) : s->seg_held ? -1 : 0;
     s->gain_w.last_evicted = s->trie.evicted;
 }
 

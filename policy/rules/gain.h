@@ -80,6 +80,32 @@ static inline int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
 }
 #define GS_GAIN_REPLAYS 8
 #define GS_GAIN_FIRST 4
+/* Rule gain-bound.  A run whose ops were held and then issued eagerly (a bail)
+** took at least as long as an eager run would: the shortest such time is an
+** upper bound of the eager time.  A graph never timed eagerly (its eager runs
+** held as a prefix, or bailing out where it runs eagerly to be timed: a group
+** across streams whose prefix is held for another sequence) whose replays took
+** twice that bound or more in three of GS_GAIN_FIRST loses for sure, whatever
+** pace the program changed to since (a host 3 % slower each iteration keeps
+** its graph: engine's drift-prefix).  gs__gain_bound keeps the bound;
+** gs__gain_bound_loses counts a replay of d ns, and says 1 where the graph
+** loses. */
+static inline void gs__gain_bound(struct gs_node *t, uint64_t d)
+{
+    if (d && d < UINT32_MAX && (!t->gain.eager_bound_ns || d < t->gain.eager_bound_ns))
+        t->gain.eager_bound_ns = (uint32_t)d;
+}
+static inline int gs__gain_bound_loses(struct gs_node *t, uint64_t d)
+{
+    if (GS_DROPPED(GS_RULE_GAIN_BOUND) || !t->gain.eager_bound_ns || t->gain.eager_last_ns)
+        return 0;
+    t->gain.bound_slow += d > 2ull * t->gain.eager_bound_ns;
+    if (++t->gain.bound_n < GS_GAIN_FIRST)
+        return 0;
+    int v = gs__gain_verdict(t->gain.bound_slow, t->gain.bound_n, GS_GAIN_FIRST);
+    t->gain.bound_slow = 0, t->gain.bound_n = 0;
+    return v == 0;
+}
 #define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */
 
 #endif

@@ -108,7 +108,7 @@ struct gs_gain_seg {
     struct gs_node *last_term;
     uint64_t last_start, last_evicted;
     uint64_t last_issued;     /* when the call that ended it was made */
-    int last_how;             /* it ran: 0 eagerly, 1 as graphs, -1 partly each */
+    int last_how;             /* it ran: 0 eagerly, 1 as graphs, -1 held, then eagerly, -2 partly as graphs */
     int last_open;            /* an event record or a host function ended it: timed at the
                               ** stream's next op, or a synchronize's return */
     uint32_t timing_eager;    /* segments still to end whose ops no loop body may hold: a

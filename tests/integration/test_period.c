@@ -172,14 +172,21 @@ Test(period, a_short_graph_that_event_records_end_is_judged, .timeout = 60)
 ** gain-unpaired).  The 4 ops before each synchronize, a
 ** prefix of those 8, were held so when asked to run eagerly: they are asked
 ** again at their 8th, 16th, ... replay (rule gain-retime), timed once the 8-op
-** graph is gone, and dropped too.  Without either rule, a graph is kept for
-** good. */
+** graph is gone, and dropped too.  Rule gain-bound drops both as well, once
+** their replays took twice their held runs' time (over the fake a held run
+** takes as long as an eager one): without it and either rule, a graph is kept
+** for good (without gain-unpaired alone, the 8-op graph is dropped 4 replays
+** later; without gain-bound alone, gain-retime drops the 4-op one). */
 Test(period, graphs_whose_eager_runs_are_held_are_judged_still, .timeout = 60)
 {
-    cr_assert_lt(losing_replays("step2x10", "100", "20000", NULL, 8), 20);
-    cr_assert_lt(losing_replays("step2x10", "100", "20000", NULL, 4), 40);
-    cr_assert_gt(losing_replays("step2x10", "100", "20000", "gain-unpaired", 8), 150, "without gain-unpaired");
-    cr_assert_gt(losing_replays("step2x10", "100", "20000", "gain-retime", 4), 80, "without gain-retime");
+    cr_assert_lt(losing_replays("step2x10", "100", "20000", NULL, 8), 10);
+    cr_assert_lt(losing_replays("step2x10", "100", "20000", NULL, 4), 10);
+    cr_assert_geq(losing_replays("step2x10", "100", "20000", "gain-unpaired", 8), 12, "without gain-unpaired");
+    cr_assert_gt(losing_replays("step2x10", "100", "20000", "gain-unpaired,gain-bound", 8), 150,
+                 "without gain-unpaired and gain-bound");
+    cr_assert_lt(losing_replays("step2x10", "100", "20000", "gain-bound", 4), 40, "without gain-bound");
+    cr_assert_gt(losing_replays("step2x10", "100", "20000", "gain-retime,gain-bound", 4), 80,
+                 "without gain-retime and gain-bound");
 }
 
 /* 10 steps a synchronize: each step one graph from the second segment on (but
@@ -290,6 +297,62 @@ Test(period, a_module_unload_forgets_the_step, .timeout = 60)
     cr_assert_eq(seq(report, 50, "replays"), 12 - 3 - 2, "%s", report);
     cr_assert_geq(seq(report, 36, "replays"), 2 * 95, "%s", report);
     free(report);
+}
+
+/* How much longer, in ms, a program across streams of the fuzzer's (fuzzprog
+** xs SEED; FUZZ_XS_LIST=1 lists its step) takes with graphshim where a graph
+** launch costs 20 ms and a launch 1 us, rule (where not NULL) dropped: both
+** runs on the virtual clocks, in the fake's dependency order, with groups
+** across streams.  The outputs must be the same. */
+static long long xs_slower_ms(const char *seed, const char *rule)
+{
+    char drop[64];
+    const char *argv[] = {BUILD_DIR "/tests/fuzzprog", "xs", seed, NULL};
+    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_GRAPH_LAUNCH_US=20000",
+                         "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", "FAKECUDA_ORDER=deps",
+                         "GRAPHSHIM_XSTREAM=1", "FAKECUDA_STATS=@/stats", NULL, NULL};
+    struct run base, r;
+    long long t[2];
+
+    if (rule) {
+        snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
+        env[8] = drop;
+    }
+    run_prog(&base, RUN_BARE, env, argv, 30);
+    run_prog(&r, run_lib(env), env, argv, 30);
+    cr_assert_eq(r.status, 0, "xs %s under graphshim: %s", seed, r.err);
+    cr_assert_str_eq(r.out, base.out, "xs %s: graphshim changed the output", seed);
+    for (int i = 0; i < 2; i++) {
+        char *stats = run_file(i ? &r : &base, "stats");
+        const char *c = stats ? strstr(stats, "clock_ns ") : NULL;
+        cr_assert_not_null(c, "xs %s: no clock in the fake's stats", seed);
+        t[i] = strtoll(c + 9, NULL, 10);
+        free(stats);
+    }
+    run_free(&base), run_free(&r);
+    return (t[1] - t[0]) / 1000000;
+}
+
+/* A group of two streams a step, a context synchronize after each (fuzzprog xs
+** 126): asked to run eagerly to be timed, its run meets a prefix that another
+** sequence holds, is held, and bails out: never timed eagerly, its graph was
+** replayed 60 times (1.2 s).  A run held and then issued eagerly takes no less
+** than an eager one: replays slower than the shortest such run lose (rule
+** gain-bound). */
+Test(period, a_graph_never_timed_eagerly_loses_to_its_held_runs, .timeout = 60)
+{
+    cr_assert_lt(xs_slower_ms("126", NULL), 300);
+    cr_assert_geq(xs_slower_ms("126", "gain-bound"), 1000, "without gain-bound");
+}
+
+/* A group of two streams a step, ended each step by a call outside its narrow
+** case, no synchronize until the end (fuzzprog xs 155): timed to the origin's
+** next op, as a step an event record ends (rule gain-group-end); without the
+** rule never timed, its graph was replayed 66 times (1.3 s). */
+Test(period, a_group_that_an_outside_call_ends_is_judged, .timeout = 60)
+{
+    cr_assert_lt(xs_slower_ms("155", NULL), 400);
+    cr_assert_geq(xs_slower_ms("155", "gain-group-end"), 1000, "without gain-group-end");
 }
 
 /* Eight layers of three kernels on their own weights: the same shapes every
