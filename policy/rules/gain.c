@@ -45,41 +45,10 @@ static void time_eagerly_once(struct gs_stream *s, struct gs_node *t)
     time_eagerly(s, 2);
 }
 
-/* Did t's last eager run keep the GPU busy (gs__gain_gpu_bound)?  Holding made
-** the GPU start late by the issue time (four 4096-cubed products: 0.2-0.4 %
-** slower replayed, within the 10 % any graph may lose to noise, and within the
-** noise of one eager time): it is judged strictly, and in pairs after its first
-** window. */
-static int gpu_bound(const struct gs_node *t)
-{
-    return gs__gain_gpu_bound(t->gain.eager_ns, t->gain.eager_issue_ns);
-}
-
-/* Do t's replays save the program (almost) no driver call (rule gain-calls)?
-** Their graph launches and the nodes set before them are 90 % of the launches
-** its eager runs make, or more: a JAX step of four launches replays as a graph
-** launch and three node sets.  Such a graph can gain only on the GPU, and the
-** held work it launches starts late there. */
-static int saves_no_call(const struct gs_node *t)
-{
-    return !GS_DROPPED(GS_RULE_GAIN_CALLS) && t->runs.replays &&
-           (t->cost.graph_launches + t->cost.nodes_set) * 10 >= (uint64_t)t->depth * t->runs.replays * 9;
-}
-
-/* Is t's graph judged strictly (a replay is slow where it took longer at all)?
-** A sequence on trial, shorter than GRAPHSHIM_MIN_OPS, a busy GPU's, and one
-** whose replays save no driver call. */
-static int judged_strictly(const struct gs_node *t)
-{
-    if (saves_no_call(t))
-        return 1;
-    return t->depth < (uint32_t)gs__cfg.min_ops || gpu_bound(t);
-}
-
 /* How much longer a replay took to count as slow, in words for the debug log. */
 static const char *slow_words(const struct gs_node *t)
 {
-    return judged_strictly(t) ? "longer" : "more than 10% longer";
+    return gs__gain_judged_strictly(t) ? "longer" : "more than 10% longer";
 }
 
 /* The graph of t runs eagerly for good (no-gain). */
@@ -97,7 +66,7 @@ static void no_gain(struct gs_stream *s, struct gs_node *t)
 /* Counts a timed replay of t, d ns long, in its window: slow, and longer at all. */
 static void replay_timed(struct gs_node *t, uint64_t d)
 {
-    t->gain.replay_slow += (uint8_t)gs__gain_slow(t->gain.eager_ns, d, judged_strictly(t));
+    t->gain.replay_slow += (uint8_t)gs__gain_slow(t->gain.eager_ns, d, gs__gain_judged_strictly(t));
     t->gain.replay_slower += (uint8_t)gs__gain_slow(t->gain.eager_ns, d, 1);
     t->gain.replay_n++;
 }
@@ -223,6 +192,20 @@ static void never_timed(struct gs_stream *s, struct gs_node *t)
     time_eagerly_once(s, t);
 }
 
+/* A replay of t, never timed eagerly, d ns long: 1 where it and two of the
+** three before it took twice t's bound or more (rule gain-bound, gain.h). */
+static int bound_loses(struct gs_node *t, uint64_t d)
+{
+    if (GS_DROPPED(GS_RULE_GAIN_BOUND) || !t->gain.eager_bound_ns || t->gain.eager_last_ns)
+        return 0;
+    t->gain.bound_slow += d > 2ull * t->gain.eager_bound_ns;
+    if (++t->gain.bound_n < GS_GAIN_FIRST)
+        return 0;
+    int lost = gs__gain_verdict(t->gain.bound_slow, t->gain.bound_n, GS_GAIN_FIRST) == 0;
+    t->gain.bound_slow = 0, t->gain.bound_n = 0;
+    return lost;
+}
+
 /* Were the first GS_GAIN_FIRST timed replays of t's graph slow (three in four,
 ** gs__gain_verdict)?  Its first window ends there (rule gain-first): a capture
 ** that does not pay is found after a few replays, not GS_GAIN_REPLAYS.  One that
@@ -262,14 +245,14 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
         t->gain.gain_fresh = 1;
         return;
     }
-    if (s->gain_w.last_how == -1) /* held, then issued eagerly: no eager run is longer */
-        gs__gain_bound(t, d);
+    if (s->gain_w.last_how == -1 && d < UINT32_MAX && (!t->gain.eager_bound_ns || d < t->gain.eager_bound_ns))
+        t->gain.eager_bound_ns = (uint32_t)d; /* held, then issued eagerly: no eager run is longer (gain.h) */
     if (s->gain_w.last_how != 1 || t->runs.replays <= 1)
         return;
     t->gain.timed_sum_ns += d; /* the report's, also where no eager time judges it */
     t->gain.timed_replays++;
     if (!t->gain.eager_ns) {
-        gs__gain_bound_loses(t, d) ? no_gain(s, t) : never_timed(s, t); /* slower than its held runs? */
+        bound_loses(t, d) ? no_gain(s, t) : never_timed(s, t); /* slower than its held runs? */
         return;
     }
     gs__debug("a %u-op sequence took %.1f us replayed (%.1f us eagerly)", t->depth, d / 1e3, t->gain.eager_ns / 1e3);
@@ -288,7 +271,7 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
     /* A window within the 10 % whose replays took longer at all in 3 of 4 is
     ** tried too (rule gain-strict): a graph that loses a few per cent for good
     ** passes every window; the trial's pairs judge it strictly. */
-    int longer = v == 1 && !GS_DROPPED(GS_RULE_GAIN_STRICT) && !judged_strictly(t) &&
+    int longer = v == 1 && !GS_DROPPED(GS_RULE_GAIN_STRICT) && !gs__gain_judged_strictly(t) &&
                  gs__gain_verdict(t->gain.replay_slower, t->gain.replay_n, GS_GAIN_REPLAYS) == 0;
     t->gain.replay_n = 0, t->gain.replay_slow = 0, t->gain.replay_slower = 0; /* a fresh window */
     if ((v == 0 || longer) && !t->gain.gain_skip) {
@@ -306,7 +289,7 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
         ** the loop. */
         int stepped = t->gain.gain_end == GS_EVENT + 1 || t->gain.gain_end == GS_HOSTFN + 1;
         t->gain.gain_warm = 1;
-        if (gpu_bound(t) || (stepped && !GS_DROPPED(GS_RULE_GAIN_PAIRS)))
+        if (gs__gain_node_gpu_bound(t) || (stepped && !GS_DROPPED(GS_RULE_GAIN_PAIRS)))
             trial_start(s, t, TRIAL_WARM); /* its eager runs timed warm, each between replays */
         else if (t->gain.gain_end != GS_GAIN_END_STEP)
             time_eagerly_again(s, t);

@@ -80,6 +80,37 @@ static inline int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
 }
 #define GS_GAIN_REPLAYS 8
 #define GS_GAIN_FIRST 4
+/* Did the last eager run of node t keep the GPU busy (gs__gain_gpu_bound)?
+** Holding made the GPU start late by the issue time (four 4096-cubed products: 0.2-0.4 %
+** slower replayed, within the 10 % any graph may lose to noise, and within the
+** noise of one eager time): it is judged strictly, and in pairs after its first
+** window. */
+static inline int gs__gain_node_gpu_bound(const struct gs_node *t)
+{
+    return gs__gain_gpu_bound(t->gain.eager_ns, t->gain.eager_issue_ns);
+}
+
+/* Do t's replays save the program (almost) no driver call (rule gain-calls)?
+** Their graph launches and the nodes set before them are 90 % of the launches
+** its eager runs make, or more: a JAX step of four launches replays as a graph
+** launch and three node sets.  Such a graph can gain only on the GPU, and the
+** held work it launches starts late there. */
+static inline int gs__gain_saves_no_call(const struct gs_node *t)
+{
+    return !GS_DROPPED(GS_RULE_GAIN_CALLS) && t->runs.replays &&
+           (t->cost.graph_launches + t->cost.nodes_set) * 10 >= (uint64_t)t->depth * t->runs.replays * 9;
+}
+
+/* Is t's graph judged strictly (a replay is slow where it took longer at all)?
+** A sequence on trial, shorter than GRAPHSHIM_MIN_OPS, a busy GPU's, and one
+** whose replays save no driver call. */
+static inline int gs__gain_judged_strictly(const struct gs_node *t)
+{
+    if (gs__gain_saves_no_call(t))
+        return 1;
+    return t->depth < (uint32_t)gs__cfg.min_ops || gs__gain_node_gpu_bound(t);
+}
+
 /* Rule gain-bound.  A run whose ops were held and then issued eagerly (a bail)
 ** took at least as long as an eager run would: the shortest such time is an
 ** upper bound of the eager time.  A graph never timed eagerly (its eager runs
@@ -87,25 +118,8 @@ static inline int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
 ** across streams whose prefix is held for another sequence) whose replays took
 ** twice that bound or more in three of GS_GAIN_FIRST loses for sure, whatever
 ** pace the program changed to since (a host 3 % slower each iteration keeps
-** its graph: engine's drift-prefix).  gs__gain_bound keeps the bound;
-** gs__gain_bound_loses counts a replay of d ns, and says 1 where the graph
-** loses. */
-static inline void gs__gain_bound(struct gs_node *t, uint64_t d)
-{
-    if (d && d < UINT32_MAX && (!t->gain.eager_bound_ns || d < t->gain.eager_bound_ns))
-        t->gain.eager_bound_ns = (uint32_t)d;
-}
-static inline int gs__gain_bound_loses(struct gs_node *t, uint64_t d)
-{
-    if (GS_DROPPED(GS_RULE_GAIN_BOUND) || !t->gain.eager_bound_ns || t->gain.eager_last_ns)
-        return 0;
-    t->gain.bound_slow += d > 2ull * t->gain.eager_bound_ns;
-    if (++t->gain.bound_n < GS_GAIN_FIRST)
-        return 0;
-    int v = gs__gain_verdict(t->gain.bound_slow, t->gain.bound_n, GS_GAIN_FIRST);
-    t->gain.bound_slow = 0, t->gain.bound_n = 0;
-    return v == 0;
-}
+** its graph: engine's drift-prefix; gain.c's bound_loses). */
+
 #define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */
 
 #endif
