@@ -162,7 +162,7 @@ Test(steps, a_step_whose_replays_save_no_call_is_judged_strictly, .timeout = 90)
 ** save three driver calls of four, so windows allow them the 10 % any graph
 ** may lose to noise, and the held step loses 7-8 % for good.  The trial after
 ** its first window judges each replay strictly against the eager runs around it
-** (rule gain-pairs) and runs it eagerly for good. */
+** (rule gain-pairs) and runs it eagerly for good, with gain-strict or without. */
 Test(steps, a_step_that_loses_less_than_windows_allow_is_found_by_its_trial, .timeout = 90)
 {
     struct step_run off, on;
@@ -171,6 +171,13 @@ Test(steps, a_step_that_loses_less_than_windows_allow_is_found_by_its_trial, .ti
     cr_assert(strstr(off.report, "\"gain\": \"pays\""), "%s", off.report);
     cr_assert_eq(total(off.report, "nodes_patched"), 0, "%s", off.report);
     step_free(&off), step_free(&on);
+    /* The warm trial after the first window finds it alone: a window's 3 of 4
+    ** replays longer at all (rule gain-strict) would start a trial too. */
+    double alone = step_ratio("event", (const char *[]){LONG_SAME_ARGS, NULL},
+                              (const char *[]){"GRAPHSHIM_TEST_DROP_RULE=gain-strict", NULL}, &on);
+    cr_assert_geq(alone, 0.999, "without gain-strict the warm trial kept a losing graph: %.3f\n%s", alone, on.text);
+    cr_assert_eq(total(strstr(on.report, "\"bails\""), "no-gain"), 1, "%s", on.report);
+    step_free(&on);
 }
 
 /* The same four launches ended by a synchronize (no record, no second stream),
