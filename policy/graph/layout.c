@@ -84,28 +84,26 @@ static CUresult param_info(CUfunction f, int by_kernel, int i, size_t *o, size_t
 }
 
 /* f's name, asked as a CUkernel (by_kernel) or a CUfunction, into *name: 0
-** read; 1 none to be had (f is a handle of the other kind); -1 the driver
-** refused it.  Both entry points are there (init.c's check_driver). */
+** read, -1 none given.  Both entry points are there (init.c's check_driver). */
 static int name_of(CUfunction f, int by_kernel, const char **name)
 {
     CUresult rc;
 
     *name = NULL;
     rc = by_kernel ? GS_REAL(cuKernelGetName)(name, (CUkernel)f) : GS_REAL(cuFuncGetName)(name, f);
-    if (rc == CUDA_SUCCESS && *name)
-        return 0;
-    return rc == CUDA_SUCCESS || rc == CUDA_ERROR_INVALID_HANDLE ? 1 : -1;
+    return rc == CUDA_SUCCESS && *name ? 0 : -1;
 }
 
 /* f's name, asked as by_kernel's kind first and as the other where that gives
-** none, into *name: name_of's answer, the other kind's where it gives one. */
+** none: 0 read, -1 neither kind gave one.  A refusal is not taken for a handle
+** of the other kind by its code: the driver's refusal of a handle it does not
+** name (CUDA_ERROR_INVALID_HANDLE) is the code the kind that fits may give
+** too, so a name neither kind gives is unknown. */
 static int name_any(CUfunction f, int by_kernel, const char **name)
 {
-    int r = name_of(f, by_kernel, name), r2;
-
-    if (r != 0 && (r2 = name_of(f, !by_kernel, name)) != 1)
-        r = r2;
-    return r;
+    if (name_of(f, by_kernel, name) == 0 || name_of(f, !by_kernel, name) == 0)
+        return 0;
+    return -1; /* unknown: may be NCCL's */
 }
 
 /* NCCL's kernels make progress with host-side state that a replay cannot

@@ -101,12 +101,17 @@ Test(ranks, collectives_are_never_held_whatever_the_knobs)
 
 /* A kernel whose name the driver refuses to give may be a collective: its
 ** launches pass through.  Taken for no collective, NCCL's kernel was held and
-** captured (the fuzzer's seed 242 under FAKECUDA_FAIL=cuFuncGetName:1:801). */
+** captured (the fuzzer's seed 242 under FAKECUDA_FAIL=cuFuncGetName:1:801).
+** A refusal by CUDA_ERROR_INVALID_HANDLE, the code the other kind of handle
+** gives, was taken for "no name to be had" (the fuzzer's seed 2130, loop
+** setting collective, graphshim's own cuKernelGetName failing so). */
 Test(ranks, a_kernel_whose_name_is_refused_is_never_held)
 {
     static const char *const faults[] = {"FAKECUDA_FAIL=cuFuncGetName:1+:CUDA_ERROR_OUT_OF_MEMORY",
                                          "FAKECUDA_FAIL=cuFuncGetName:1+:CUDA_ERROR_NOT_SUPPORTED,"
-                                         "cuKernelGetName:1+:CUDA_ERROR_NOT_SUPPORTED"};
+                                         "cuKernelGetName:1+:CUDA_ERROR_NOT_SUPPORTED",
+                                         "FAKECUDA_FAIL=cuFuncGetName:1+:CUDA_ERROR_INVALID_HANDLE,"
+                                         "cuKernelGetName:1+:CUDA_ERROR_INVALID_HANDLE"};
     const char *argv[] = {GUARDPROG, "collectives", "12", NULL};
     struct run base;
 
