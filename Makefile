@@ -38,7 +38,8 @@
 #              exit (policy/base/prof.h); bench/profile.sh runs it on bench workloads
 #   coverage   the lines and branches of policy/, interpose/ and driver/ that
 #              generated programs reach (a fuzz run over the test build with
-#              gcov's counters), and the hooks.def rows they call
+#              gcov's counters, its assertions and rule switches compiled away
+#              as in the library users run), and the hooks.def rows they call
 #              (scripts/coverage.sh; COVERAGE_SECONDS, default 300;
 #              COVERAGE_INJECT injected faults a seed, default 3)
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches

@@ -7,7 +7,9 @@
 ** and aborts with the place and the condition where it is false, so every
 ** scenario and every fuzzed program checks them for nothing.  The library
 ** users run compiles each to nothing (the condition is type-checked, never
-** evaluated): a condition must have no side effect.
+** evaluated): a condition must have no side effect.  So does the coverage
+** build (-DGS_COVERAGE, make coverage), which counts the branches of the
+** library users run.
 **
 ** GS_ASSERT_LOCKED(s), in lock.h: the calling thread holds s's lock, where a
 ** function says "called locked".
@@ -17,7 +19,7 @@
 
 #include "../../driver/driver.h" /* GS_LIKELY */
 
-#ifdef GS_TEST
+#if defined(GS_TEST) && !defined(GS_COVERAGE)
 __attribute__((noreturn, cold)) void gs__assert_fail(const char *cond, const char *file, int line);
 #define GS_ASSERT(c) (GS_LIKELY(c) ? (void)0 : gs__assert_fail(#c, __FILE__, __LINE__))
 #else

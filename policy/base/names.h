@@ -96,7 +96,9 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(GAIN_SHORT_END, "gain-short-end", "a graphed sequence shorter than GRAPHSHIM_MIN_OPS is timed whatever ended it") \
     X(GAIN_EVENT_SYNC, "gain-event-sync", "the segments an event's synchronize ends are timed to its return") \
     X(GAIN_GROUP_END, "gain-group-end", "a group across streams that a call outside its narrow case ends is timed to its origin's next op") \
+    X(GAIN_ORDER_END, "gain-order-end", "a segment that the legacy stream's order issues is timed to the stream's next op") \
     X(GAIN_BOUND, "gain-bound", "a graph never timed eagerly whose replays took twice its held runs' time or more runs eagerly for good") \
+    X(GAIN_BOUND_LONGER, "gain-bound-longer", "an eager run of a longer sequence, ended as a graph's replays end, bounds the eager time of the graph it begins with") \
     X(GAIN_RETIME, "gain-retime", "a graph never timed eagerly asks for an eager run again at its 8th, 16th, 32nd, ... replay") \
     X(GAIN_STRICT, "gain-strict", "a window of replays longer than the eager time at all in 3 of 4, within the 10 % windows allow, starts a trial") \
     X(GAIN_PAIRS, "gain-pairs", "a step an event record or a host function ends is tried once warm; a trial's replay slower than the eager runs around it is slow, over half slow drops it") \
@@ -116,10 +118,15 @@ enum gs_rule {
 
 /* GS_DROPPED(rule): is rule turned off?  Only the test build (-DGS_TEST) has
 ** the switch; in the library users run it is the constant 0, and every branch
-** on it is compiled away. */
+** on it is compiled away.  So in the coverage build (-DGS_COVERAGE), which
+** counts the branches of the library users run: a rule dropped there is not. */
 #ifdef GS_TEST
 extern uint64_t gs__dropped_rules;
+#ifdef GS_COVERAGE
+#define GS_DROPPED(rule) (0 && (rule))
+#else
 #define GS_DROPPED(rule) GS_UNLIKELY((gs__dropped_rules >> (rule)) & 1)
+#endif
 
 /* Sets gs__dropped_rules from GRAPHSHIM_TEST_DROP_RULE (a rule's name, or
 ** several separated by commas), and says on one line, whatever GRAPHSHIM_LOG

@@ -1,10 +1,7 @@
 /*
-** gain.c: the gain check.  A segment is timed from its first op to the
-** synchronize's return that ended it (or the query's that found the stream
-** idle: rule gain-query), or, ended by an event record or a host function, to
-** the stream's next op or a synchronize's return (rule gain-step), or, a step
-** that runs into the next, to that step's first op (rule gain-next).
-** Replays are judged in windows against the eager time; a window that finds
+** gain.c: the gain check.  A segment is timed from its first op to the end
+** that timed_end() names: the return of the synchronize that ended it, the
+** stream's next op, the next step's first op.  Replays are judged in windows against the eager time; a window that finds
 ** them slow, or a graph's first, starts a paired trial, whose verdict keeps the
 ** graph or runs the sequence eagerly for good (no-gain).
 */
@@ -192,6 +189,18 @@ static void never_timed(struct gs_stream *s, struct gs_node *t)
     time_eagerly_once(s, t);
 }
 
+/* t ran eagerly in d ns: no graphed sequence it begins with, never timed
+** eagerly and whose segments end as t's did, takes longer eagerly (rule
+** gain-bound-longer: a prefix whose runs alone are replayed, and whose eager
+** runs go on into t, is timed by no run of its own). */
+static void bound_shorter(const struct gs_node *t, uint64_t d)
+{
+    for (struct gs_node *a = t->parent; a && a->depth && d < UINT32_MAX; a = a->parent)
+        if (a->cache.exec && !a->gain.eager_last_ns && a->gain.gain_end == t->gain.gain_end &&
+            !GS_DROPPED(GS_RULE_GAIN_BOUND_LONGER) && (!a->gain.eager_bound_ns || d < a->gain.eager_bound_ns))
+            a->gain.eager_bound_ns = (uint32_t)d;
+}
+
 /* A replay of t, never timed eagerly, d ns long: 1 where it and two of the
 ** three before it took twice t's bound or more (rule gain-bound, gain.h). */
 static int bound_loses(struct gs_node *t, uint64_t d)
@@ -238,6 +247,7 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
     d = end_ns - s->gain_w.last_start;
     if (s->gain_w.last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
+        bound_shorter(t, d);
         trial_eager(s, t, t->gain.eager_ns, d);
         t->gain.eager_ns = d;
         t->gain.eager_last_ns = d;
@@ -297,9 +307,11 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
 }
 
 /* Is a segment that ended for reason (enum gs_bail) timed?  Where a synchronize
-** ended it, to its return; an event record (or wait), a host function, or a
-** call outside a group's narrow case that ended its group, to the stream's next
-** op or a synchronize's return (rules gain-step, gain-group-end); the next step
+** ended it, to its return; an event record (or wait), a host function, a call
+** outside a group's narrow case that ended its group, or an op whose order
+** after the legacy stream's issued it (a blocking stream's work before a
+** legacy-stream op), to the stream's next op or a synchronize's return (rules
+** gain-step, gain-group-end, gain-order-end); the next step
 ** (rules/step.c), to that step's first op, what the program sees of a loop
 ** that runs ahead of the GPU (rule gain-next). */
 static int timed_end(int reason)
@@ -307,7 +319,8 @@ static int timed_end(int reason)
     return reason == GS_BAIL_BOUNDARY + GS_SYNC || (reason == GS_BAIL_STEP && !GS_DROPPED(GS_RULE_GAIN_NEXT)) ||
            (!GS_DROPPED(GS_RULE_GAIN_STEP) &&
             (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN)) ||
-           (reason == GS_BAIL_XSTREAM && !GS_DROPPED(GS_RULE_GAIN_GROUP_END));
+           (reason == GS_BAIL_XSTREAM && !GS_DROPPED(GS_RULE_GAIN_GROUP_END)) ||
+           (reason == GS_BAIL_OTHER_STREAM && !GS_DROPPED(GS_RULE_GAIN_ORDER_END));
 }
 
 /* Is t a sequence shorter than GRAPHSHIM_MIN_OPS that is graphed (stable, or

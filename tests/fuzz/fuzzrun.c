@@ -3,7 +3,7 @@
 **
 **   fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] [--jobs J]
 **           [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops]
-**           [--loops-every N] [--setting P] [--xs-extra N]
+**           [--loops-every N] [--setting P] [--xs-extra N] [--no-drop]
 **
 ** Runs fuzzprog for seed after seed (from --start, default 1) until --seconds
 ** have passed (or --count seeds ran: a fixed range; --first: until the first
@@ -27,7 +27,10 @@
 ** seed still, each followed by K runs that fail one of graphshim's own calls
 ** in a group's paths (fuzz_xinject.c); --loops --setting P runs only the loop
 ** settings whose name begins with P (--setting xs: the programs across
-** streams alone, as make mutants' judge of their planted bugs).  A difference (a timeout included) is
+** streams alone, as make mutants' judge of their planted bugs); --no-drop
+** skips the loop settings that turn a rule off (GRAPHSHIM_TEST_DROP_RULE:
+** make coverage's build counts the library users run, which has no such
+** switch).  A difference (a timeout included) is
 ** printed with the seed, the setting, the fault and a diff.  At the end it
 ** prints how many programs ran and differed, and, per setting, how much the
 ** engine did (sums from the GRAPHSHIM_REPORT of each run), so that one can see
@@ -84,8 +87,12 @@ static int g_loops_only; /* --loops: the loop programs' time settings alone */
 static const char *g_setting = ""; /* --setting P: with --loops, those whose name begins with P */
 
 /* Does --setting choose the loop setting ls (or --loops none was given)? */
+static int g_no_drop; /* --no-drop: no setting that turns a rule off */
 static int loop_chosen(const struct loop_setting *ls)
 {
+    for (int i = 0; g_no_drop && ls->env[i]; i++)
+        if (!strncmp(ls->env[i], "GRAPHSHIM_TEST_DROP_RULE=", 25))
+            return 0;
     return !g_loops_only || strncmp(ls->name, g_setting, strlen(g_setting)) == 0;
 }
 static long g_loops_every = 1; /* --loops-every N: the loop programs with every Nth seed only */
@@ -564,7 +571,7 @@ static int run_seed(long seed, int verbose)
     }
     /* the programs across streams with every seed: short, and each reaches rules others do not */
     for (int i = 0; i < nloop_settings && !g_inject_only && !g_free; i++)
-        if (seed % g_loops_every == 0 || loop_settings[i].kind == LOOP_XS)
+        if ((seed % g_loops_every == 0 || loop_settings[i].kind == LOOP_XS) && loop_chosen(&loop_settings[i]))
             diffs += loop_run(seed, &loop_settings[i]);
     for (int j = 0; j < g_xs_extra && seed >= 0 && seed < XS_DOMAIN && !g_inject_only && !g_free; j++)
         for (int i = 0; i < nloop_settings; i++)
@@ -606,7 +613,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: fuzzrun [--seconds N] [--seed S] [--start S] [--count N] [--first] [--free] "
                     "[--jobs J] [--timeout T] [--max-threads M] [--inject K] [--inject-only] [--inject-all] [--loops] "
-                    "[--loops-every N] [--setting P] [--xs-extra N]\n");
+                    "[--loops-every N] [--setting P] [--xs-extra N] [--no-drop]\n");
     exit(2);
 }
 
@@ -621,7 +628,7 @@ static void parse_args(int argc, char **argv, struct args *o)
 {
     static const struct { const char *name; int *flag; } flags[] = {
         {"--inject-only", &g_inject_only}, {"--inject-all", &g_inject_all}, {"--free", &g_free},
-        {"--loops", &g_loops_only}};
+        {"--loops", &g_loops_only}, {"--no-drop", &g_no_drop}};
     for (int i = 1; i < argc; i++) {
         int f = 0;
         for (; f < (int)(sizeof flags / sizeof flags[0]) && strcmp(argv[i], flags[f].name); f++) {

@@ -355,6 +355,36 @@ Test(period, a_group_that_an_outside_call_ends_is_judged, .timeout = 60)
     cr_assert_geq(xs_slower_ms("155", "gain-group-end"), 1000, "without gain-group-end");
 }
 
+/* A one-op graph a step, its eager runs going on into a two-op sequence that
+** the record after the second op ends, which is timed (fuzzprog xs 40): never
+** timed alone, its replays (20 ms each) were kept 100 steps.  The longer
+** sequence's eager run, ended as the graph's replays end, bounds the graph's
+** eager time (rule gain-bound-longer). */
+Test(period, a_prefix_graph_is_bounded_by_the_longer_eager_run, .timeout = 60)
+{
+    cr_assert_lt(xs_slower_ms("40", NULL), 700);
+    cr_assert_geq(xs_slower_ms("40", "gain-bound-longer"), 1500, "without gain-bound-longer");
+}
+
+/* A blocking stream's segment that a legacy-stream op issues, every step
+** (fuzzprog xs 74): timed to the stream's next op (rule gain-order-end);
+** without the rule its graph was never timed and kept (2.9 s lost). */
+Test(period, a_segment_the_legacy_stream_issues_is_judged, .timeout = 60)
+{
+    cr_assert_lt(xs_slower_ms("74", NULL), 1300);
+    cr_assert_geq(xs_slower_ms("74", "gain-order-end"), 2500, "without gain-order-end");
+}
+
+/* A graph never timed eagerly, its eager runs held as a prefix (fuzzprog xs
+** 196): asked for an eager run again at its 8th, 16th, 32nd, ... replay (rule
+** gain-retime), it is timed and dropped; asked once only, it was kept (4.2 s
+** lost). */
+Test(period, a_graph_never_timed_is_asked_again, .timeout = 60)
+{
+    cr_assert_lt(xs_slower_ms("196", NULL), 1000);
+    cr_assert_geq(xs_slower_ms("196", "gain-retime"), 3000, "without gain-retime");
+}
+
 /* Eight layers of three kernels on their own weights: the same shapes every
 ** three ops, but no op repeats byte for byte, so no step: the segment is
 ** replayed whole, not in pieces. */
