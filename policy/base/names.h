@@ -92,6 +92,7 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(GAIN_STEP, "gain-step", "a sequence an event record or a host function ends is timed to the stream's next op") \
     X(GAIN_NEXT, "gain-next", "a step that runs into the next is timed to the next step's first op") \
     X(GAIN_QUERY, "gain-query", "a sequence a stream query ends is timed to the query that finds the stream idle") \
+    X(GAIN_QUERY_ON, "gain-query-on", "a sequence a query found busy waits to be timed past the records and host functions after the query") \
     X(GAIN_UNPAIRED, "gain-unpaired", "a trial that times too few pairs drops a graph whose replays took twice its eager time on average") \
     X(GAIN_SHORT_END, "gain-short-end", "a graphed sequence shorter than GRAPHSHIM_MIN_OPS is timed whatever ended it") \
     X(GAIN_EVENT_SYNC, "gain-event-sync", "the segments an event's synchronize ends are timed to its return") \

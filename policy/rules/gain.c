@@ -330,14 +330,18 @@ static int graphed_short(const struct gs_node *t)
     return (t->stable || t->eager_once) && !GS_DROPPED(GS_RULE_GAIN_SHORT_END);
 }
 
-/* Is a segment of no op that reason ended a poll of the stream (a query, or a
-** synchronize after one), while the segment before waits to be timed?  Only a
-** query that found the stream busy returns without timing it (any other
-** synchronize's return times it): its time runs on to the query that finds
-** the stream idle, or the synchronize's return (rule gain-query). */
-static int polled(const struct gs_stream *s, int reason)
+/* Does the segment before wait on to be timed, past a segment of no op that
+** reason ended?  One timed to the next op (an event record ended it) does.  One
+** that a query found busy does too, past a synchronize (a poll: rule
+** gain-query; any other synchronize's return times it) and past the records
+** and host functions after the query (rule gain-query-on: else a record after
+** every busy query left the step untimed, eagerly and replayed): its time runs
+** on to the query that finds the stream idle or a synchronize's return. */
+static int waits(const struct gs_stream *s, int reason)
 {
-    return reason == GS_BAIL_BOUNDARY + GS_SYNC && s->gain_w.last_term && !GS_DROPPED(GS_RULE_GAIN_QUERY);
+    if (!s->gain_w.last_term || s->gain_w.last_open)
+        return s->gain_w.last_open;
+    return reason == GS_BAIL_BOUNDARY + GS_SYNC ? !GS_DROPPED(GS_RULE_GAIN_QUERY) : !GS_DROPPED(GS_RULE_GAIN_QUERY_ON);
 }
 
 void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, int replayed)
@@ -353,7 +357,7 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     ** recorded, a synchronize after the record) leaves the step before it to be
     ** timed at the next op; a pause, or a capture of the program's own, does
     ** not: the step's time would be the pause's. */
-    if ((s->gain_w.last_open || polled(s, reason)) && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
+    if (waits(s, reason) && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
         reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
         return;
     /* Timed: a learned segment whose end timed_end() times, long enough to be

@@ -375,6 +375,17 @@ Test(period, a_segment_the_legacy_stream_issues_is_judged, .timeout = 60)
     cr_assert_geq(xs_slower_ms("74", "gain-order-end"), 2500, "without gain-order-end");
 }
 
+/* A one-op step ended by a query that finds the stream busy, then event
+** records, a context synchronize every step (fuzzprog xs 255): the records
+** dropped the step the query left to be timed, eagerly and replayed, and its
+** graph was kept, never judged (0.94 s lost).  Its time runs on past them to
+** the synchronize (rule gain-query-on). */
+Test(period, a_step_a_busy_query_ends_is_timed_past_the_records, .timeout = 60)
+{
+    cr_assert_lt(xs_slower_ms("255", NULL), 500);
+    cr_assert_geq(xs_slower_ms("255", "gain-query-on"), 800, "without gain-query-on");
+}
+
 /* A graph never timed eagerly, its eager runs held as a prefix (fuzzprog xs
 ** 196): asked for an eager run again at its 8th, 16th, 32nd, ... replay (rule
 ** gain-retime), it is timed and dropped; asked once only, it was kept (4.2 s
