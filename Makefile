@@ -40,7 +40,7 @@
 #              generated programs reach (a fuzz run over the test build with
 #              gcov's counters, its assertions and rule switches compiled away
 #              as in the library users run), and the hooks.def rows they call
-#              (scripts/coverage.sh; COVERAGE_SECONDS, default 300;
+#              (scripts/coverage.sh; COVERAGE_SECONDS, default 600;
 #              COVERAGE_INJECT injected faults a seed, default 3)
 #   test-lib   $(BUILD)/test/libgraphshim.so: the test build, with the switches
 #              that exist only to prove graphshim (GRAPHSHIM_TEST_FAULT)
@@ -280,7 +280,7 @@ $(BUILD)/test/graphshim: $(BUILD)/graphshim
 test-lib: $(BUILD)/test/libgraphshim.so $(BUILD)/test/graphshim
 
 # Coverage by generated programs alone: its own build tree, $(BUILD)/cov.
-COVERAGE_SECONDS ?= 300
+COVERAGE_SECONDS ?= 600
 .PHONY: coverage
 coverage: | criterion-check
 	BUILD=$(BUILD)/cov SECONDS_BUDGET=$(COVERAGE_SECONDS) bash scripts/coverage.sh
