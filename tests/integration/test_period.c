@@ -333,67 +333,45 @@ static long long xs_slower_ms(const char *seed, const char *rule)
     return (t[1] - t[0]) / 1000000;
 }
 
-/* A group of two streams a step, a context synchronize after each (fuzzprog xs
-** 126): asked to run eagerly to be timed, its run meets a prefix that another
-** sequence holds, is held, and bails out: never timed eagerly, its graph was
-** replayed 60 times (1.2 s).  A run held and then issued eagerly takes no less
-** than an eager one: replays slower than the shortest such run lose (rule
-** gain-bound). */
-Test(period, a_graph_never_timed_eagerly_loses_to_its_held_runs, .timeout = 60)
+/* xs programs whose graphs lose (20 ms a graph launch) where no window of
+** timed replays against timed eager runs judges them, each kept by the
+** engine without the rule named (ms lost: under `with`, at least `without`):
+** - xs 126, gain-bound: a group of two streams a step, a context synchronize
+**   after each; asked to run eagerly to be timed, its run meets a prefix that
+**   another sequence holds, is held, and bails out: never timed eagerly.  A
+**   run held and then issued eagerly takes no less than an eager one.
+** - xs 155, gain-group-end: a group ended each step by a call outside its
+**   narrow case, no synchronize until the end: timed to the origin's next op.
+** - xs 40, gain-bound-longer: a one-op graph whose eager runs go on into a
+**   two-op sequence that a record ends: never timed alone; the longer
+**   sequence's eager run, ended as the graph's replays end, bounds it.
+** - xs 74, gain-order-end: a blocking stream's segment that a legacy-stream op
+**   issues every step: timed to the stream's next op.
+** - xs 255, gain-query-on: a one-op step ended by a query that finds the
+**   stream busy, then records, a context synchronize every step: the records
+**   dropped the step the query left to be timed, eagerly and replayed.
+** - xs 196, gain-retime: a graph never timed eagerly, its eager runs held as
+**   a prefix: asked once only, it was kept. */
+struct losing_case {
+    char seed[8], rule[24];
+    int with, without;
+};
+
+static struct losing_case losing[] = {
+    {"126", "gain-bound", 300, 1000},       {"155", "gain-group-end", 400, 1000},
+    {"40", "gain-bound-longer", 700, 1500}, {"74", "gain-order-end", 1300, 2500},
+    {"255", "gain-query-on", 500, 800},     {"196", "gain-retime", 1000, 3000},
+};
+
+ParameterizedTestParameters(period, a_losing_graph_is_judged_however_its_step_ends)
 {
-    cr_assert_lt(xs_slower_ms("126", NULL), 300);
-    cr_assert_geq(xs_slower_ms("126", "gain-bound"), 1000, "without gain-bound");
+    return cr_make_param_array(struct losing_case, losing, sizeof losing / sizeof losing[0]);
 }
 
-/* A group of two streams a step, ended each step by a call outside its narrow
-** case, no synchronize until the end (fuzzprog xs 155): timed to the origin's
-** next op, as a step an event record ends (rule gain-group-end); without the
-** rule never timed, its graph was replayed 66 times (1.3 s). */
-Test(period, a_group_that_an_outside_call_ends_is_judged, .timeout = 60)
+ParameterizedTest(struct losing_case *c, period, a_losing_graph_is_judged_however_its_step_ends, .timeout = 60)
 {
-    cr_assert_lt(xs_slower_ms("155", NULL), 400);
-    cr_assert_geq(xs_slower_ms("155", "gain-group-end"), 1000, "without gain-group-end");
-}
-
-/* A one-op graph a step, its eager runs going on into a two-op sequence that
-** the record after the second op ends, which is timed (fuzzprog xs 40): never
-** timed alone, its replays (20 ms each) were kept 100 steps.  The longer
-** sequence's eager run, ended as the graph's replays end, bounds the graph's
-** eager time (rule gain-bound-longer). */
-Test(period, a_prefix_graph_is_bounded_by_the_longer_eager_run, .timeout = 60)
-{
-    cr_assert_lt(xs_slower_ms("40", NULL), 700);
-    cr_assert_geq(xs_slower_ms("40", "gain-bound-longer"), 1500, "without gain-bound-longer");
-}
-
-/* A blocking stream's segment that a legacy-stream op issues, every step
-** (fuzzprog xs 74): timed to the stream's next op (rule gain-order-end);
-** without the rule its graph was never timed and kept (2.9 s lost). */
-Test(period, a_segment_the_legacy_stream_issues_is_judged, .timeout = 60)
-{
-    cr_assert_lt(xs_slower_ms("74", NULL), 1300);
-    cr_assert_geq(xs_slower_ms("74", "gain-order-end"), 2500, "without gain-order-end");
-}
-
-/* A one-op step ended by a query that finds the stream busy, then event
-** records, a context synchronize every step (fuzzprog xs 255): the records
-** dropped the step the query left to be timed, eagerly and replayed, and its
-** graph was kept, never judged (0.94 s lost).  Its time runs on past them to
-** the synchronize (rule gain-query-on). */
-Test(period, a_step_a_busy_query_ends_is_timed_past_the_records, .timeout = 60)
-{
-    cr_assert_lt(xs_slower_ms("255", NULL), 500);
-    cr_assert_geq(xs_slower_ms("255", "gain-query-on"), 800, "without gain-query-on");
-}
-
-/* A graph never timed eagerly, its eager runs held as a prefix (fuzzprog xs
-** 196): asked for an eager run again at its 8th, 16th, 32nd, ... replay (rule
-** gain-retime), it is timed and dropped; asked once only, it was kept (4.2 s
-** lost). */
-Test(period, a_graph_never_timed_is_asked_again, .timeout = 60)
-{
-    cr_assert_lt(xs_slower_ms("196", NULL), 1000);
-    cr_assert_geq(xs_slower_ms("196", "gain-retime"), 3000, "without gain-retime");
+    cr_assert_lt(xs_slower_ms(c->seed, NULL), c->with, "xs %s", c->seed);
+    cr_assert_geq(xs_slower_ms(c->seed, c->rule), c->without, "xs %s without %s", c->seed, c->rule);
 }
 
 /* Eight layers of three kernels on their own weights: the same shapes every
