@@ -1,9 +1,10 @@
 /*
 ** gain.c: the gain check.  A segment is timed from its first op to the end
 ** that timed_end() names: the return of the synchronize that ended it, the
-** stream's next op, the next step's first op.  Replays are judged in windows against the eager time; a window that finds
-** them slow, or a graph's first, starts a paired trial, whose verdict keeps the
-** graph or runs the sequence eagerly for good (no-gain).
+** stream's next op, the next step's first op.  Replays are judged in windows
+** against the eager time; a window that finds them slow, or a graph's first,
+** starts a paired trial, whose verdict keeps the graph or runs the sequence
+** eagerly for good (no-gain).
 */
 #define GS_OWNS_GAIN /* this file writes its rooms (state.h, GS_ROOM) */
 #define _GNU_SOURCE
@@ -311,9 +312,8 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
 ** outside a group's narrow case that ended its group, or an op whose order
 ** after the legacy stream's issued it (a blocking stream's work before a
 ** legacy-stream op), to the stream's next op or a synchronize's return (rules
-** gain-step, gain-group-end, gain-order-end); the next step
-** (rules/step.c), to that step's first op, what the program sees of a loop
-** that runs ahead of the GPU (rule gain-next). */
+** gain-step, gain-group-end, gain-order-end); the next step (rules/step.c), to
+** its first op, what the program sees of a loop ahead of the GPU (gain-next). */
 static int timed_end(int reason)
 {
     return reason == GS_BAIL_BOUNDARY + GS_SYNC || (reason == GS_BAIL_STEP && !GS_DROPPED(GS_RULE_GAIN_NEXT)) ||
