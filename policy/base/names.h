@@ -93,13 +93,14 @@ extern atomic_long gs__calls_by_class[GS_NCLASSES];
     X(GAIN_NEXT, "gain-next", "a step that runs into the next is timed to the next step's first op") \
     X(GAIN_QUERY, "gain-query", "a sequence a stream query ends is timed to the query that finds the stream idle") \
     X(GAIN_QUERY_ON, "gain-query-on", "a sequence a query found busy waits to be timed past the records and host functions after the query") \
+    X(GAIN_QUERY_NEXT, "gain-query-next", "a sequence a query found busy, not timed by a later query or synchronize, is timed to the stream's next op") \
     X(GAIN_UNPAIRED, "gain-unpaired", "a trial that times too few pairs drops a graph whose replays took twice its eager time on average") \
     X(GAIN_SHORT_END, "gain-short-end", "a graphed sequence shorter than GRAPHSHIM_MIN_OPS is timed whatever ended it") \
     X(GAIN_EVENT_SYNC, "gain-event-sync", "the segments an event's synchronize ends are timed to its return") \
     X(GAIN_GROUP_END, "gain-group-end", "a group across streams that a call outside its narrow case ends is timed to its origin's next op") \
     X(GAIN_ORDER_END, "gain-order-end", "a segment that the legacy stream's order issues is timed to the stream's next op") \
+    X(GAIN_OWN_TIME, "gain-own-time", "a segment's time leaves out the host's time in the driver for other streams' graphs") \
     X(GAIN_BOUND, "gain-bound", "a graph never timed eagerly whose replays took twice its held runs' time or more runs eagerly for good") \
-    X(GAIN_BOUND_LONGER, "gain-bound-longer", "an eager run of a longer sequence, ended as a graph's replays end, bounds the eager time of the graph it begins with") \
     X(GAIN_RETIME, "gain-retime", "a graph never timed eagerly asks for an eager run again at its 8th, 16th, 32nd, ... replay") \
     X(GAIN_STRICT, "gain-strict", "a window of replays longer than the eager time at all in 3 of 4, within the 10 % windows allow, starts a trial") \
     X(GAIN_PAIRS, "gain-pairs", "a step an event record or a host function ends is tried once warm; a trial's replay slower than the eager runs around it is slow, over half slow drops it") \

@@ -1,7 +1,7 @@
 /*
 ** gain.c: the gain check.  A segment is timed from its first op to the end
-** that timed_end() names: the return of the synchronize that ended it, the
-** stream's next op, the next step's first op.  Replays are judged in windows
+** that gs__gain_timed_end() names (gain.h): the return of the synchronize that
+** ended it, the stream's next op, the next step's first op.  Replays are judged in windows
 ** against the eager time; a window that finds them slow, or a graph's first,
 ** starts a paired trial, whose verdict keeps the graph or runs the sequence
 ** eagerly for good (no-gain).
@@ -22,8 +22,7 @@ _Static_assert(GS_GAIN_BACKOFF_MAX < 8, "gs_node_gain.gain_backoff: 3 bits");
 ** them: no loop body either, or a sequence whose ops repeat is never timed. */
 static void time_eagerly(struct gs_stream *s, uint32_t n)
 {
-    if (s->gain_w.timing_eager < n)
-        s->gain_w.timing_eager = n;
+    s->gain_w.timing_eager = s->gain_w.timing_eager < n ? n : s->gain_w.timing_eager;
 }
 
 /* The sequence ending at t runs eagerly again (its warmup's times), to be
@@ -190,18 +189,6 @@ static void never_timed(struct gs_stream *s, struct gs_node *t)
     time_eagerly_once(s, t);
 }
 
-/* t ran eagerly in d ns: no graphed sequence it begins with, never timed
-** eagerly and whose segments end as t's did, takes longer eagerly (rule
-** gain-bound-longer: a prefix whose runs alone are replayed, and whose eager
-** runs go on into t, is timed by no run of its own). */
-static void bound_shorter(const struct gs_node *t, uint64_t d)
-{
-    for (struct gs_node *a = t->parent; a && a->depth && d < UINT32_MAX; a = a->parent)
-        if (a->cache.exec && !a->gain.eager_last_ns && a->gain.gain_end == t->gain.gain_end &&
-            !GS_DROPPED(GS_RULE_GAIN_BOUND_LONGER) && (!a->gain.eager_bound_ns || d < a->gain.eager_bound_ns))
-            a->gain.eager_bound_ns = (uint32_t)d;
-}
-
 /* A replay of t, never timed eagerly, d ns long: 1 where it and two of the
 ** three before it took twice t's bound or more (rule gain-bound, gain.h). */
 static int bound_loses(struct gs_node *t, uint64_t d)
@@ -226,6 +213,19 @@ static int slow_from_the_first(const struct gs_node *t)
            gs__gain_verdict(t->gain.replay_slow, t->gain.replay_n, GS_GAIN_FIRST) == 0;
 }
 
+/* d, a segment's time on the host's clock, less what the thread spent in the
+** driver for other streams' graphs since the segment began (their launches and
+** node sets: a stream's eager run between them took as long as its replay),
+** where the thread timing it began it (rule gain-own-time). */
+static uint64_t own_time(const struct gs_stream *s, uint64_t d)
+{
+    uint64_t now = gs__thread_driver_ns, o = now - s->gain_w.last_own;
+
+    if (GS_DROPPED(GS_RULE_GAIN_OWN_TIME) || gs__tid() != s->gain_w.last_tid || now < s->gain_w.last_own || o >= d)
+        return d;
+    return d - o;
+}
+
 /* After a synchronize returned, or at the stream's first op after a segment
 ** that an event record or a host function ended (gs__gain_step_began): the
 ** segment of s that ended there took from its first op until end_ns.  Counted for the sequence, eager or replayed (the first
@@ -245,10 +245,9 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
     s->gain_w.last_open = 0;
     if (!t || s->gain_w.last_evicted != s->trie.evicted)
         return;
-    d = end_ns - s->gain_w.last_start;
+    d = own_time(s, end_ns - s->gain_w.last_start);
     if (s->gain_w.last_how == 0) {
         gs__debug("a %u-op sequence took %.1f us eagerly", t->depth, d / 1e3);
-        bound_shorter(t, d);
         trial_eager(s, t, t->gain.eager_ns, d);
         t->gain.eager_ns = d;
         t->gain.eager_last_ns = d;
@@ -307,22 +306,6 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
     }
 }
 
-/* Is a segment that ended for reason (enum gs_bail) timed?  Where a synchronize
-** ended it, to its return; an event record (or wait), a host function, a call
-** outside a group's narrow case that ended its group, or an op whose order
-** after the legacy stream's issued it (a blocking stream's work before a
-** legacy-stream op), to the stream's next op or a synchronize's return (rules
-** gain-step, gain-group-end, gain-order-end); the next step (rules/step.c), to
-** its first op, what the program sees of a loop ahead of the GPU (gain-next). */
-static int timed_end(int reason)
-{
-    return reason == GS_BAIL_BOUNDARY + GS_SYNC || (reason == GS_BAIL_STEP && !GS_DROPPED(GS_RULE_GAIN_NEXT)) ||
-           (!GS_DROPPED(GS_RULE_GAIN_STEP) &&
-            (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN)) ||
-           (reason == GS_BAIL_XSTREAM && !GS_DROPPED(GS_RULE_GAIN_GROUP_END)) ||
-           (reason == GS_BAIL_OTHER_STREAM && !GS_DROPPED(GS_RULE_GAIN_ORDER_END));
-}
-
 /* Is t a sequence shorter than GRAPHSHIM_MIN_OPS that is graphed (stable, or
 ** run eagerly once to be timed)? */
 static int graphed_short(const struct gs_node *t)
@@ -360,17 +343,19 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     if (waits(s, reason) && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
         reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
         return;
-    /* Timed: a learned segment whose end timed_end() times, long enough to be
+    /* Timed: a learned segment whose end gs__gain_timed_end() times, long enough to be
     ** graphed (a shorter one is not worth the clock read), or graphed already
     ** (stable), whatever its length: a one-op sequence learned where a
     ** synchronize ended it and replayed where an event record ends it (rule
     ** gain-short-end). */
     s->gain_w.last_term = t && (t->depth >= (uint32_t)gs__gain_min_ops(reason) || graphed_short(t)) &&
-                                  s->seg.clean && s->seg.seg_start && timed_end(reason)
+                                  s->seg.clean && s->seg.seg_start && gs__gain_timed_end(reason)
                               ? t
                               : NULL;
     s->gain_w.last_open = s->gain_w.last_term && reason != GS_BAIL_BOUNDARY + GS_SYNC;
     s->gain_w.last_start = s->seg.seg_start;
+    s->gain_w.last_own = s->seg.seg_start_driver + s->seg_cost.seg_driver_ns;
+    s->gain_w.last_tid = s->seg.seg_start_tid;
     s->gain_w.last_issued = s->gain_w.last_term ? gs__now_ns() : 0;
     s->gain_w.last_how = replayed ? (s->seg.seg_resumed ? -2 : 1) : s->seg_held ? -1 : 0;
     s->gain_w.last_evicted = s->trie.evicted;
@@ -379,6 +364,8 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
 void gs__gain_step_began(struct gs_stream *s)
 {
     GS_ASSERT_LOCKED(s);
+    if (!s->gain_w.last_open && GS_DROPPED(GS_RULE_GAIN_QUERY_NEXT))
+        return;
     if (gs__cfg.gain_check)
         segment_timed(s, gs__now_ns());
     s->gain_w.last_term = NULL;

@@ -34,8 +34,9 @@ static inline int gs__gain_gpu_bound(uint64_t eager_ns, uint64_t issue_ns)
     return !GS_DROPPED(GS_RULE_BUSY_GPU) && issue_ns && eager_ns > GS_GPU_BOUND * issue_ns;
 }
 /* The stream's first op after a segment that an event record or a host
-** function ended (s->gain.last_open): that segment took until now.  Called
-** locked. */
+** function ended (s->gain.last_open), or a query that found the stream busy
+** (rule gain-query-next: the program went on without waiting for it): that
+** segment took until now.  Called locked. */
 void gs__gain_step_began(struct gs_stream *s);
 /* An op of s, matched at c (or NULL), before it is held or issued: the step
 ** before it is timed where no synchronize ended it (gs__gain_step_began), and
@@ -43,7 +44,7 @@ void gs__gain_step_began(struct gs_stream *s);
 ** Called locked. */
 static inline void gs__gain_op(struct gs_stream *s, const struct gs_node *c)
 {
-    if (GS_UNLIKELY(s->gain.last_open))
+    if (GS_UNLIKELY(s->gain.last_term != NULL))
         gs__gain_step_began(s);
     gs__seg_timed_from(s, c);
 }
@@ -119,6 +120,22 @@ static inline int gs__gain_judged_strictly(const struct gs_node *t)
 ** twice that bound or more in three of GS_GAIN_FIRST loses for sure, whatever
 ** pace the program changed to since (a host 3 % slower each iteration keeps
 ** its graph: engine's drift-prefix; gain.c's bound_loses). */
+
+/* Is a segment that ended for reason (enum gs_bail) timed?  Where a synchronize
+** ended it, to its return; an event record (or wait), a host function, a call
+** outside a group's narrow case that ended its group, or an op whose order
+** after the legacy stream's issued it (a blocking stream's work before a
+** legacy-stream op), to the stream's next op or a synchronize's return (rules
+** gain-step, gain-group-end, gain-order-end); the next step (rules/step.c), to
+** its first op, what the program sees of a loop ahead of the GPU (gain-next). */
+static inline int gs__gain_timed_end(int reason)
+{
+    return reason == GS_BAIL_BOUNDARY + GS_SYNC || (reason == GS_BAIL_STEP && !GS_DROPPED(GS_RULE_GAIN_NEXT)) ||
+           (!GS_DROPPED(GS_RULE_GAIN_STEP) &&
+            (reason == GS_BAIL_BOUNDARY + GS_EVENT || reason == GS_BAIL_BOUNDARY + GS_HOSTFN)) ||
+           (reason == GS_BAIL_XSTREAM && !GS_DROPPED(GS_RULE_GAIN_GROUP_END)) ||
+           (reason == GS_BAIL_OTHER_STREAM && !GS_DROPPED(GS_RULE_GAIN_ORDER_END));
+}
 
 #define GS_GAIN_BACKOFF_MAX 6 /* a trial that keeps a graph lets 1, 3, ... 63 windows pass */
 

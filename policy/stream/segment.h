@@ -31,6 +31,11 @@
 #include "../base/assert.h"
 #include "state.h"
 
+/* Host ns the calling thread spent in the driver setting nodes and launching
+** graphs, of any stream (gs__seg_cost_add): the gain check leaves the other
+** streams' part out of a segment's time (rule gain-own-time). */
+extern _Thread_local uint64_t gs__thread_driver_ns;
+
 /* Streams that hold work, for the legacy-stream rule (seg_set_hold keeps them). */
 extern atomic_int gs__blocking_holding, gs__legacy_holding;
 /* The watchdog sleeps on gs__watchdog_idle until woken while no stream holds
@@ -188,8 +193,11 @@ static inline void gs__seg_rewind(struct gs_stream *s)
 static inline void gs__seg_timed_from(struct gs_stream *s, const struct gs_node *c)
 {
     if (!s->seg.seg_start && gs__cfg.gain_check && c && c->depth == 1 &&
-        (c->nchildren || gs__cfg.min_ops <= 1 || (gs__cfg.short_trial && !c->ungraphable)))
+        (c->nchildren || gs__cfg.min_ops <= 1 || (gs__cfg.short_trial && !c->ungraphable))) {
         s->seg_w.seg_start = gs__now_ns();
+        s->seg_w.seg_start_driver = gs__thread_driver_ns;
+        s->seg_w.seg_start_tid = gs__tid();
+    }
 }
 
 /* s, holding nothing, begins to hold the ops of a loop body (stream/body.c). */
@@ -204,6 +212,7 @@ static inline void gs__seg_hold_body(struct gs_stream *s)
 ** nodes set in place before them, and host ns in the driver for both. */
 static inline void gs__seg_cost_add(struct gs_stream *s, uint64_t launches, uint64_t nodes_set, uint64_t driver_ns)
 {
+    gs__thread_driver_ns += driver_ns;
     s->seg_cost_w.seg_launches += launches;
     s->seg_cost_w.seg_nodes_set += nodes_set;
     s->seg_cost_w.seg_driver_ns += driver_ns;

@@ -71,12 +71,12 @@ enum { GS_HOLD_NONE, GS_HOLD_TRIE, GS_HOLD_BODY };
 
 /* The segment's records (stream/segment.h, segment.c, GS_OWNS_SEG): whether every op of it
 ** succeeded, whether it held again after held ops went out before its end, when
-** it began to be timed, the watchdog's clock, and the graphs' build time when
-** it began. */
+** it began to be timed, the watchdog's clock, and the graphs' build time when it began. */
 struct gs_seg {
     int clean;                /* every op of the segment issued so far succeeded */
     int seg_resumed;          /* it held ops again after held ones went out before its end */
     uint64_t seg_start;       /* monotonic ns of its first op, where the gain check times it; 0: none */
+    uint64_t seg_start_driver; int seg_start_tid; /* then, that op's thread and its gs__thread_driver_ns */
     _Atomic uint64_t held_since; /* monotonic ns of the first op held now; 0: none (read by the watchdog) */
     uint64_t seg_built_mark;  /* graphs.capture_ns + instantiate_ns when the segment began */
 };
@@ -109,10 +109,10 @@ struct gs_gain_seg {
     uint64_t last_start, last_evicted;
     uint64_t last_issued;     /* when the call that ended it was made */
     int last_how;             /* it ran: 0 eagerly, 1 as graphs, -1 held, then eagerly, -2 partly as graphs */
-    int last_open;            /* an event record or a host function ended it: timed at the
-                              ** stream's next op, or a synchronize's return */
-    uint32_t timing_eager;    /* segments still to end whose ops no loop body may hold: a
-                              ** sequence runs eagerly to be timed */
+    int last_open;            /* an event record or a host function ended it: timed at the next op */
+    uint32_t timing_eager;    /* segments still to end whose ops no loop body may hold (run eagerly, timed) */
+    uint64_t last_own; int last_tid; /* its first op's thread; that thread's gs__thread_driver_ns
+                                     ** then, plus the segment's own driver ns (rule gain-own-time) */
 };
 
 /* One-op sequences whose graph failed, by key (rules/capture.c): learned anew
