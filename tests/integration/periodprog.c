@@ -23,10 +23,12 @@
 **                a second stream waits for it and runs a host function there
 **   step36-query step36x100, each step followed by a query of an event long done
 **   step36-poll  step36x100, the host polling the stream with cuStreamQuery
-**                after each step until it is idle
+**                after each step until it is idle (then PERIODPROG_AFTER_US
+**                of host work, below)
 **   step36-evsync step36x100, each step followed by an event recorded on a
 **                second stream and its cuEventSynchronize (a synchronize of
-**                no stream: it ends the first stream's segment too)
+**                no stream: it ends the first stream's segment too; then
+**                PERIODPROG_AFTER_US of host work)
 **   step1-record one kernel and an event record, 50 times, then the kernel
 **                again before the synchronize: a one-op sequence learned where
 **                the synchronize ends it, replayed where the records do
@@ -112,6 +114,18 @@ static void step2000(void)
         launch((int)(j % 5), 1, buf[j % NBUF], j);
 }
 
+/* PERIODPROG_AFTER_US=n: the host's own work after each step's wait (poll
+** and evsync), n us on the fake driver's clock: what a step's time to the
+** wait's return leaves out, and its time to the next op takes in. */
+static void host_after(void)
+{
+    static long us = -1;
+    if (us < 0)
+        us = getenv("PERIODPROG_AFTER_US") ? atol(getenv("PERIODPROG_AFTER_US")) : 0;
+    if (us > 0)
+        fakecuda_advance_ns((uint64_t)us * 1000);
+}
+
 /* reps steps after a head of `head` ops of other work; where `breaks`, the
 ** 51st step of iterations 3 and 5 is broken. */
 static void steps36(int it, int reps, int head, int breaks)
@@ -158,12 +172,14 @@ static void scenario(const char *name, int it)
             while ((rc = cuStreamQuery(st)) == CUDA_ERROR_NOT_READY)
                 ;
             CHECK(rc);
+            host_after();
         }
     else if (strcmp(name, "step36-evsync") == 0)
         for (int r = 0; r < 100; r++) {
             step36(0);
             CHECK(cuEventRecord(ev, st2));
             CHECK(cuEventSynchronize(ev));
+            host_after();
         }
     else if (strcmp(name, "step1-record") == 0) {
         for (int r = 0; r < 50; r++) {

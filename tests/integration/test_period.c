@@ -144,6 +144,38 @@ Test(period, a_step_that_a_polled_query_ends_is_judged, .timeout = 60)
     step_loses_and_runs_eagerly("step36-poll", "gain-query,gain-query-next");
 }
 
+/* The eager time of scenario's 36-op step, 5 ms of the host's own work after
+** each step's wait, rule dropped (or none). */
+static long eager_us_after_wait(const char *scenario, const char *rule)
+{
+    char drop[64];
+    const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "PERIODPROG_AFTER_US=5000",
+                         "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
+    if (rule) {
+        snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
+        env[4] = drop;
+    }
+    char *report = report_of(scenario, "6", env);
+    long us = seq(report, 36, "eager_us");
+
+    cr_assert_geq(us, 0, "%s: no eager time: %s", scenario, report);
+    free(report);
+    return us;
+}
+
+/* A step the host polls to idle, or waits for by an event's synchronize, then
+** 5 ms of its own work: timed to the query that finds the stream idle (rule
+** gain-query) or to the synchronize's return (rule gain-event-sync), the GPU's
+** time, not the host's after it; without the rule, at the next op (rule
+** gain-query-next), the 5 ms in. */
+Test(period, a_step_is_timed_to_the_wait_not_to_the_host_after_it, .timeout = 60)
+{
+    cr_assert_lt(eager_us_after_wait("step36-poll", NULL), 4000);
+    cr_assert_geq(eager_us_after_wait("step36-poll", "gain-query"), 5000, "without gain-query");
+    cr_assert_lt(eager_us_after_wait("step36-evsync", NULL), 4000);
+    cr_assert_geq(eager_us_after_wait("step36-evsync", "gain-event-sync"), 5000, "without gain-event-sync");
+}
+
 /* An event recorded on a second stream and synchronized after each step: the
 ** event's synchronize ends the step's segment (a synchronize of no stream) and
 ** its return times it (rule gain-event-sync); without it, the next op does
