@@ -1,10 +1,10 @@
 /*
 ** gain.c: the gain check.  A segment is timed from its first op to the end
 ** that gs__gain_timed_end() names (gain.h): the return of the synchronize that
-** ended it, the stream's next op, the next step's first op.  Replays are judged in windows
-** against the eager time; a window that finds them slow, or a graph's first,
-** starts a paired trial, whose verdict keeps the graph or runs the sequence
-** eagerly for good (no-gain).
+** ended it, the stream's next op, the next step's first op.  Replays are
+** judged in windows against the eager time; a window that finds them slow, or
+** a graph's first, starts a paired trial, whose verdict keeps the graph or
+** runs the sequence eagerly for good (no-gain).
 */
 #define GS_OWNS_GAIN /* this file writes its rooms (state.h, GS_ROOM) */
 #define _GNU_SOURCE
@@ -22,7 +22,8 @@ _Static_assert(GS_GAIN_BACKOFF_MAX < 8, "gs_node_gain.gain_backoff: 3 bits");
 ** them: no loop body either, or a sequence whose ops repeat is never timed. */
 static void time_eagerly(struct gs_stream *s, uint32_t n)
 {
-    s->gain_w.timing_eager = s->gain_w.timing_eager < n ? n : s->gain_w.timing_eager;
+    if (s->gain_w.timing_eager < n)
+        s->gain_w.timing_eager = n;
 }
 
 /* The sequence ending at t runs eagerly again (its warmup's times), to be
@@ -189,8 +190,16 @@ static void never_timed(struct gs_stream *s, struct gs_node *t)
     time_eagerly_once(s, t);
 }
 
-/* A replay of t, never timed eagerly, d ns long: 1 where it and two of the
-** three before it took twice t's bound or more (rule gain-bound, gain.h). */
+/* Rule gain-bound.  A run whose ops were held and then issued eagerly (a bail)
+** took at least as long as an eager run would: the shortest such time is an
+** upper bound of the eager time (eager_bound_ns).  A graph never timed eagerly
+** (its eager runs held as a prefix, or bailing out where it runs eagerly to be
+** timed: a group across streams whose prefix is held for another sequence)
+** whose replays took twice that bound or more in three of GS_GAIN_FIRST loses
+** for sure, whatever pace the program changed to since (a host 3 % slower each
+** iteration keeps its graph: engine's drift-prefix).  A replay of t, never
+** timed eagerly, d ns long: 1 where it and two of the three before it took
+** twice t's bound or more. */
 static int bound_loses(struct gs_node *t, uint64_t d)
 {
     if (GS_DROPPED(GS_RULE_GAIN_BOUND) || !t->gain.eager_bound_ns || t->gain.eager_last_ns)
@@ -256,7 +265,7 @@ static void segment_timed(struct gs_stream *s, uint64_t end_ns)
         return;
     }
     if (s->gain_w.last_how == -1 && d < UINT32_MAX && (!t->gain.eager_bound_ns || d < t->gain.eager_bound_ns))
-        t->gain.eager_bound_ns = (uint32_t)d; /* held, then issued eagerly: no eager run is longer (gain.h) */
+        t->gain.eager_bound_ns = (uint32_t)d; /* held, then issued eagerly: no eager run is longer (gain-bound) */
     if (s->gain_w.last_how != 1 || t->runs.replays <= 1)
         return;
     t->gain.timed_sum_ns += d; /* the report's, also where no eager time judges it */
@@ -343,8 +352,8 @@ void gs__gain_segment_ended(struct gs_stream *s, struct gs_node *t, int reason, 
     if (waits(s, reason) && (!t || !t->depth) && reason >= GS_BAIL_BOUNDARY &&
         reason != GS_BAIL_BOUNDARY + GS_CAPTURE)
         return;
-    /* Timed: a learned segment whose end gs__gain_timed_end() times, long enough to be
-    ** graphed (a shorter one is not worth the clock read), or graphed already
+    /* Timed: a learned segment whose end gs__gain_timed_end() times, long
+    ** enough to be graphed (a shorter one is not worth the clock read), or graphed already
     ** (stable), whatever its length: a one-op sequence learned where a
     ** synchronize ended it and replayed where an event record ends it (rule
     ** gain-short-end). */

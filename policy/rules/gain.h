@@ -82,10 +82,10 @@ static inline int gs__gain_verdict(uint32_t slow, uint32_t n, uint32_t window)
 #define GS_GAIN_REPLAYS 8
 #define GS_GAIN_FIRST 4
 /* Did the last eager run of node t keep the GPU busy (gs__gain_gpu_bound)?
-** Holding made the GPU start late by the issue time (four 4096-cubed products: 0.2-0.4 %
-** slower replayed, within the 10 % any graph may lose to noise, and within the
-** noise of one eager time): it is judged strictly, and in pairs after its first
-** window. */
+** Holding made the GPU start late by the issue time (four 4096-cubed products:
+** 0.2-0.4 % slower replayed, within the 10 % any graph may lose to noise, and
+** within the noise of one eager time): it is judged strictly, and in pairs
+** after its first window. */
 static inline int gs__gain_node_gpu_bound(const struct gs_node *t)
 {
     return gs__gain_gpu_bound(t->gain.eager_ns, t->gain.eager_issue_ns);
@@ -111,15 +111,6 @@ static inline int gs__gain_judged_strictly(const struct gs_node *t)
         return 1;
     return t->depth < (uint32_t)gs__cfg.min_ops || gs__gain_node_gpu_bound(t);
 }
-
-/* Rule gain-bound.  A run whose ops were held and then issued eagerly (a bail)
-** took at least as long as an eager run would: the shortest such time is an
-** upper bound of the eager time.  A graph never timed eagerly (its eager runs
-** held as a prefix, or bailing out where it runs eagerly to be timed: a group
-** across streams whose prefix is held for another sequence) whose replays took
-** twice that bound or more in three of GS_GAIN_FIRST loses for sure, whatever
-** pace the program changed to since (a host 3 % slower each iteration keeps
-** its graph: engine's drift-prefix; gain.c's bound_loses). */
 
 /* Is a segment that ended for reason (enum gs_bail) timed?  Where a synchronize
 ** ended it, to its return; an event record (or wait), a host function, a call

@@ -43,7 +43,7 @@ int gs__seg_hold_tree(struct gs_stream *s)
     return resumed;
 }
 
-_Thread_local uint64_t gs__thread_driver_ns;
+GS_TLS uint64_t gs__thread_driver_ns;
 
 void gs__seg_begin(struct gs_stream *s, struct gs_node *start, struct gs_node *replayed)
 {

@@ -34,7 +34,7 @@
 /* Host ns the calling thread spent in the driver setting nodes and launching
 ** graphs, of any stream (gs__seg_cost_add): the gain check leaves the other
 ** streams' part out of a segment's time (rule gain-own-time). */
-extern _Thread_local uint64_t gs__thread_driver_ns;
+extern GS_TLS uint64_t gs__thread_driver_ns;
 
 /* Streams that hold work, for the legacy-stream rule (seg_set_hold keeps them). */
 extern atomic_int gs__blocking_holding, gs__legacy_holding;

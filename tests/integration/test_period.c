@@ -83,6 +83,15 @@ Test(period, a_step_repeated_100_times_a_synchronize_is_replayed_as_one_graph_a_
     free(report);
 }
 
+/* "GRAPHSHIM_TEST_DROP_RULE=rule" in buf, or NULL where rule is NULL (none). */
+static const char *drop_var(char *buf, size_t len, const char *rule)
+{
+    if (!rule)
+        return NULL;
+    snprintf(buf, len, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
+    return buf;
+}
+
 /* The report of scenario (iters iterations) where a graph launch costs the
 ** host graph_us and a launch 1 us (the fake's virtual clock, graphshim's
 ** too), the gain check on, without rule where one is named. */
@@ -93,10 +102,7 @@ static char *losing_report(const char *scenario, const char *iters, const char *
                          "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
 
     snprintf(glaunch, sizeof glaunch, "FAKECUDA_GRAPH_LAUNCH_US=%s", graph_us);
-    if (rule) {
-        snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
-        env[5] = drop;
-    }
+    env[5] = drop_var(drop, sizeof drop, rule);
     return report_of(scenario, iters, env);
 }
 
@@ -150,11 +156,7 @@ static long eager_us_after_wait(const char *scenario, const char *rule)
 {
     char drop[64];
     const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "PERIODPROG_AFTER_US=5000",
-                         "GRAPHSHIM_GAIN_CHECK=1", NULL, NULL};
-    if (rule) {
-        snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
-        env[4] = drop;
-    }
+                         "GRAPHSHIM_GAIN_CHECK=1", drop_var(drop, sizeof drop, rule), NULL};
     char *report = report_of(scenario, "6", env);
     long us = seq(report, 36, "eager_us");
 
@@ -345,14 +347,10 @@ static long long xs_slower_ms(const char *seed, const char *rule)
     const char *argv[] = {BUILD_DIR "/tests/fuzzprog", "xs", seed, NULL};
     const char *env[] = {"FAKECUDA_CLOCK=virtual", "GRAPHSHIM_TEST_CLOCK=fake", "FAKECUDA_GRAPH_LAUNCH_US=20000",
                          "FAKECUDA_LAUNCH_US=1", "GRAPHSHIM_CHUNK_OPS=0", "FAKECUDA_ORDER=deps",
-                         "GRAPHSHIM_XSTREAM=1", "FAKECUDA_STATS=@/stats", NULL, NULL};
+                         "GRAPHSHIM_XSTREAM=1", "FAKECUDA_STATS=@/stats", drop_var(drop, sizeof drop, rule), NULL};
     struct run base, r;
     long long t[2];
 
-    if (rule) {
-        snprintf(drop, sizeof drop, "GRAPHSHIM_TEST_DROP_RULE=%s", rule);
-        env[8] = drop;
-    }
     run_prog(&base, RUN_BARE, env, argv, 30);
     run_prog(&r, run_lib(env), env, argv, 30);
     cr_assert_eq(r.status, 0, "xs %s under graphshim: %s", seed, r.err);
